@@ -1,0 +1,44 @@
+# longdoc: every set-up step lives here, so a fresh clone needs only `make demo` / `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+TOOLS := $(VENV)/tools
+STAMP := $(VENV)/.installed
+TOOLS_STAMP := $(TOOLS)/.installed
+CORPUS ?= ../shared/corpus
+export LONGDOC_HOME ?= $(CURDIR)/.longdoc
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test lint-template unit clean
+
+install: $(STAMP) $(TOOLS_STAMP)
+
+# torch first, pinned to the CPU wheel this machine kind keeps on disk (pip's find-links),
+# so sentence-transformers never pulls a multi-GB CUDA build.
+$(STAMP): pyproject.toml layers/longdoc/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check "torch==2.13.0"
+	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[local,dev]"
+	touch $@
+
+# SAM CLI pins its own boto3/pydantic/watchdog versions: it gets a venv of its own.
+$(TOOLS_STAMP):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli cfn-lint
+	touch $@
+
+demo: $(STAMP)
+	$(BIN)/python scripts/demo.py --corpus $(CORPUS) --out out
+
+lint-template: $(TOOLS_STAMP)
+	$(TOOLS)/bin/cfn-lint template.yaml
+	$(TOOLS)/bin/sam validate --lint --template template.yaml --region us-east-1
+
+test: $(STAMP) lint-template
+	$(BIN)/python -m pytest tests
+
+clean:
+	rm -rf $(VENV) .longdoc out .aws-sam

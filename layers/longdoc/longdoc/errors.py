@@ -1,0 +1,61 @@
+"""Named errors. Their class names double as Step Functions error names (``errorType``)."""
+
+from __future__ import annotations
+
+
+class LongdocError(Exception):
+    """Base class for every error longdoc raises on purpose."""
+
+
+class DocumentError(LongdocError):
+    """A document cannot be ingested. ``source`` names the file, ``reason`` says why.
+
+    Raised before anything is written, so a failed document leaves nothing half-ingested.
+    """
+
+    def __init__(self, source: str, reason: str):
+        self.source = source
+        self.reason = reason
+        super().__init__(f"{source}: {reason}")
+
+
+class UnknownClauseType(LongdocError):
+    """A requested clause type is not in the catalogue; ``suggestions`` lists the closest names."""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        self.name = name
+        self.suggestions = suggestions
+        hint = f"; closest: {', '.join(suggestions)}" if suggestions else ""
+        super().__init__(f"unknown clause type {name!r}{hint}")
+
+
+class NotFound(LongdocError):
+    """A document, run or checkpoint does not exist."""
+
+
+class ConfigError(LongdocError):
+    """Settings are missing or contradictory (e.g. AWS mode without a table name)."""
+
+
+class CheckpointConflict(LongdocError):
+    """Another invocation saved the checkpoint first (conditional write lost)."""
+
+
+class CheckpointSchemaError(LongdocError):
+    """A checkpoint was written by an incompatible CASE_FACTS schema version."""
+
+
+class ModelThrottled(LongdocError):
+    """The model API kept answering 429/529 after the SDK's own retries; retry later."""
+
+
+class ModelUnavailable(LongdocError):
+    """The model API kept answering 5xx or dropped connections after the SDK's retries."""
+
+
+class ModelRequestError(LongdocError):
+    """The model API rejected the request (4xx other than 429); retrying will not help."""
+
+
+class ModelRefused(LongdocError):
+    """The model stopped with ``stop_reason == "refusal"``; the run fails with it recorded."""

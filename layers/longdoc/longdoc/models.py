@@ -1,0 +1,313 @@
+"""Pydantic schemas shared by every layer of longdoc.
+
+All offsets are character offsets (``str`` indices) into :attr:`ParsedDocument.text`;
+all token counts are estimates from :func:`longdoc.domain.tokens.estimate_tokens`;
+pages are 1-based physical page indexes (``None`` for formats without pages).
+Exact values (money, ids, dates) are strings end to end and never floats.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+CASE_FACTS_SCHEMA_VERSION = 1
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PageSpan(_Frozen):
+    """One page of a parsed document: ``text[char_start:char_end]`` is its text.
+
+    ``page`` is the 1-based physical page index; ``None`` for text formats without pages.
+    """
+
+    page: int | None
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+
+
+class ParsedDocument(_Frozen):
+    """A document decoded once into one text with a page map.
+
+    Shapes: ``text`` is the whole document text (pages joined by ``"\\n\\n"``);
+    ``pages`` lists one :class:`PageSpan` per page in order (one span with
+    ``page=None`` for plain text and Markdown). ``content_sha256`` is the hex digest
+    of the source bytes; ``doc_version`` is its first 16 hex characters.
+    """
+
+    source: str
+    media_type: str
+    content_sha256: str
+    text: str
+    pages: list[PageSpan]
+
+    @property
+    def doc_version(self) -> str:
+        """First 16 hex characters of the source bytes' SHA-256."""
+        return self.content_sha256[:16]
+
+    @property
+    def page_count(self) -> int:
+        """Number of physical pages (0 for formats without pages)."""
+        return sum(1 for p in self.pages if p.page is not None)
+
+    def page_at(self, offset: int) -> int | None:
+        """Return the page holding character ``offset`` of :attr:`text` (``None`` without pages)."""
+        for span in self.pages:
+            if span.char_start <= offset < span.char_end:
+                return span.page
+        if self.pages and offset >= self.pages[-1].char_end:
+            return self.pages[-1].page
+        # Offset falls on a page separator: attribute it to the next page.
+        for span in self.pages:
+            if offset < span.char_start:
+                return span.page
+        return None
+
+
+class Chunk(_Frozen):
+    """A retrievable piece of a document, cut at its real joints.
+
+    ``chunk_id`` is ``"{doc_id}:{doc_version[:8]}:{ordinal:04d}"`` and is stable while the
+    document bytes do not change. ``text == document.text[char_start:char_end]``.
+    ``section_id`` is the number people cite (``"4.2"``), with ``#n`` when a section is
+    split (``"4.2#2"``), or ``None`` when the text precedes any numbered section.
+    ``page_spans`` maps chunk-relative offsets to pages (one entry per page touched).
+    ``token_count`` is an estimate; ``content_hash`` is SHA-256 hex of ``text``.
+    """
+
+    chunk_id: str
+    doc_id: str
+    doc_version: str
+    ordinal: int = Field(ge=0)
+    source: str
+    page_start: int | None
+    page_end: int | None
+    section_id: str | None
+    heading_path: list[str] = Field(default_factory=list)
+    text: str
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+    token_count: int = Field(ge=0)
+    content_hash: str
+    page_spans: list[PageSpan] = Field(default_factory=list)
+
+    def page_of(self, offset_in_chunk: int) -> int | None:
+        """Return the page of a chunk-relative character offset (``None`` without pages)."""
+        absolute = self.char_start + offset_in_chunk
+        page = self.page_start
+        for span in self.page_spans:
+            if absolute >= span.char_start:
+                page = span.page
+        return page
+
+
+class DocumentRecord(BaseModel):
+    """Registry entry for one ingested document version.
+
+    ``status`` is ``INGESTING`` while work is under way, ``READY`` when chunks are stored
+    and indexed, ``FAILED`` with ``reason`` otherwise. Durations are seconds.
+    """
+
+    doc_id: str
+    doc_version: str
+    source: str
+    status: Literal["INGESTING", "READY", "FAILED"]
+    reason: str | None = None
+    pages: int = 0
+    chunks: int = 0
+    content_sha256: str = ""
+    embedding_model: str | None = None
+    updated_at: str = ""
+    duration_seconds: str | None = None
+
+
+class Citation(BaseModel):
+    """Where an extraction comes from: a chunk, the page of the quote, and the verbatim quote."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str = Field(min_length=1)
+    page: int | None = None
+    section_id: str | None = None
+    quote: str = Field(min_length=1)
+
+
+class Extraction(BaseModel):
+    """One resolved clause type: ``found`` with at least one citation, or ``not_found`` with none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    clause_type: str
+    status: Literal["found", "not_found"]
+    clause_text: str | None = None
+    citations: list[Citation] = Field(default_factory=list)
+    model: str = ""
+    session: int = 0
+
+    @model_validator(mode="after")
+    def _citations_match_status(self) -> "Extraction":
+        if self.status == "found" and not self.citations:
+            raise ValueError("a found extraction needs at least one citation")
+        if self.status == "not_found" and self.citations:
+            raise ValueError("a not_found extraction carries no citations")
+        return self
+
+
+class Usage(BaseModel):
+    """Token usage summed over model calls (all values are tokens)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def add(self, other: "Usage") -> "Usage":
+        """Return the element-wise sum of two usages."""
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+
+class ResolvedClause(BaseModel):
+    """CASE_FACTS summary of one resolved clause type (pages and section, never the text)."""
+
+    status: Literal["found", "not_found"]
+    pages: list[int] = Field(default_factory=list)
+    section_ids: list[str] = Field(default_factory=list)
+
+
+class CaseFacts(BaseModel):
+    """The immutable-by-the-model facts pinned at the top of every session's prompt.
+
+    Only the harness changes it (after each verified tool call). ``exact_values`` are
+    verbatim strings (``"$247.83"``), copied byte for byte into every prompt.
+    ``schema_version`` guards checkpoints written by other code versions.
+    """
+
+    schema_version: int = CASE_FACTS_SCHEMA_VERSION
+    run_id: str
+    doc_id: str
+    doc_version: str
+    clause_types: list[str]
+    extracted_count: int = 0
+    resolved: dict[str, ResolvedClause] = Field(default_factory=dict)
+    decisions: list[str] = Field(default_factory=list)
+    exact_values: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def pending(self) -> list[str]:
+        """Requested clause types not yet resolved, in request order."""
+        return [c for c in self.clause_types if c not in self.resolved]
+
+
+class Checkpoint(BaseModel):
+    """Durable state between sessions; ``version`` increases by one per save (optimistic concurrency)."""
+
+    run_id: str
+    version: int = Field(ge=0)
+    case_facts: CaseFacts
+    sessions: int = 0
+    last_stop_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    updated_at: str = ""
+
+
+class RunRecord(BaseModel):
+    """One extraction run as the API and CLI report it."""
+
+    run_id: str
+    doc_id: str
+    doc_version: str
+    clause_types: list[str]
+    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "FAILED"] = "PENDING"
+    model: str = ""
+    max_tokens: int = 4096
+    top_k: int = 5
+    facts: dict[str, str] = Field(default_factory=dict)
+    execution_arn: str | None = None
+    error: str | None = None
+    cause: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+
+
+# --- Messages-API-shaped model exchange (our own types; the Claude adapter converts) ---
+
+
+class TextBlock(BaseModel):
+    """A text content block (Messages API shape)."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ToolUseBlock(BaseModel):
+    """A tool call emitted by the model (Messages API shape); ``input`` is the parsed JSON."""
+
+    type: Literal["tool_use"] = "tool_use"
+    id: str
+    name: str
+    input: dict[str, Any]
+
+
+class ToolResultBlock(BaseModel):
+    """The harness's answer to one tool call (Messages API shape)."""
+
+    type: Literal["tool_result"] = "tool_result"
+    tool_use_id: str
+    content: str
+    is_error: bool = False
+
+
+ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+
+StopReason = Literal[
+    "end_turn",
+    "max_tokens",
+    "tool_use",
+    "pause_turn",
+    "refusal",
+    "stop_sequence",
+    "model_context_window_exceeded",
+]
+
+
+class Message(BaseModel):
+    """One conversation turn. ``content`` is a string or a list of blocks."""
+
+    role: Literal["user", "assistant"]
+    content: str | list[dict[str, Any]]
+
+
+class ModelRequest(BaseModel):
+    """Everything one model call needs, in Messages API order.
+
+    ``system`` and ``tools`` are the static, cacheable prefix (blocks may carry
+    ``cache_control``); ``messages`` carry CASE_FACTS, retrieved chunks and the task.
+    ``max_tokens`` caps output tokens for this call.
+    """
+
+    system: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    messages: list[Message]
+    max_tokens: int = Field(gt=0)
+    tool_choice: dict[str, Any] = Field(default_factory=lambda: {"type": "auto"})
+
+
+class ModelResponse(BaseModel):
+    """A model's reply in Messages API shape, whichever model produced it."""
+
+    id: str
+    model: str
+    content: list[TextBlock | ToolUseBlock]
+    stop_reason: StopReason
+    usage: Usage

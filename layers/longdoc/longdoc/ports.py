@@ -1,0 +1,115 @@
+"""Small typed interfaces between domain code and the outside world.
+
+Each port has an AWS adapter and a local stand-in in :mod:`longdoc.adapters`; the
+contract tests in ``tests/functional/test_contracts.py`` run against every adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from longdoc.models import (
+    Checkpoint,
+    Chunk,
+    DocumentRecord,
+    Extraction,
+    ModelRequest,
+    ModelResponse,
+    RunRecord,
+)
+
+
+@runtime_checkable
+class BlobStore(Protocol):
+    """Byte objects by key (S3 bucket, or a local folder). Keys use ``/`` separators."""
+
+    def get(self, key: str) -> bytes:
+        """Return the object's bytes. Raises :class:`longdoc.errors.NotFound` if absent."""
+        ...
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key`` atomically (readers see old or new, never half)."""
+        ...
+
+    def exists(self, key: str) -> bool:
+        """Return whether ``key`` exists."""
+        ...
+
+    def delete(self, key: str) -> None:
+        """Delete ``key``; deleting a missing key is not an error."""
+        ...
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """Document registry, runs, checkpoints and extractions (DynamoDB, or SQLite locally)."""
+
+    def put_document(self, record: DocumentRecord) -> None:
+        """Create or replace the registry entry for ``(doc_id, doc_version)`` and mark it latest."""
+        ...
+
+    def get_document(self, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
+        """Return one version (the latest when ``doc_version`` is None) or None."""
+        ...
+
+    def put_run(self, run: RunRecord) -> None:
+        """Create or replace a run record."""
+        ...
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """Return the run or None."""
+        ...
+
+    def load_checkpoint(self, run_id: str) -> Checkpoint | None:
+        """Return the latest checkpoint of a run or None.
+
+        Raises :class:`longdoc.errors.CheckpointSchemaError` for an unknown schema version.
+        """
+        ...
+
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Save ``checkpoint`` if the stored version is ``checkpoint.version - 1`` (or none at 0...1).
+
+        Raises :class:`longdoc.errors.CheckpointConflict` when another writer won.
+        """
+        ...
+
+    def put_extraction(self, run_id: str, extraction: Extraction) -> None:
+        """Store an extraction keyed by ``(run_id, clause_type)``; repeating it is a no-op overwrite."""
+        ...
+
+    def list_extractions(self, run_id: str) -> list[Extraction]:
+        """Return a run's extractions in insertion order of their clause types."""
+        ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Text to dense vectors. ``dimension`` is the vector length; vectors are L2-normalised."""
+
+    name: str
+    dimension: int
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed chunk texts for indexing (``input_type="document"``)."""
+        ...
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed a retrieval query (``input_type="query"``)."""
+        ...
+
+
+@runtime_checkable
+class Model(Protocol):
+    """One Messages-API-shaped call. ``name`` is recorded on every result it produces."""
+
+    name: str
+
+    def create(self, request: ModelRequest) -> ModelResponse:
+        """Run one model call.
+
+        Raises :class:`longdoc.errors.ModelThrottled`, :class:`longdoc.errors.ModelUnavailable`
+        or :class:`longdoc.errors.ModelRequestError` after the client's own retries.
+        """
+        ...
