@@ -1,0 +1,1 @@
+"""Packaged data files for longdoc (the default clause-type catalogue)."""
