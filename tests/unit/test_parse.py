@@ -1,0 +1,353 @@
+"""Tests for :func:`longdoc.domain.parse.parse_document` on the shared real-document corpus."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from longdoc.domain.parse import parse_document
+from longdoc.errors import DocumentError
+from longdoc.models import ParsedDocument
+
+GDPR_PDF = "gdpr-council-position-5419-16.pdf"
+C0_EXCEPT_TAB_LF = re.compile(r"[\x00-\x08\x0b-\x1f]")
+
+
+@pytest.fixture(scope="module")
+def corpus_dir() -> Path:
+    """The read-only shared corpus, ``../shared/corpus`` relative to the repository."""
+    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
+    assert path.is_dir(), f"shared corpus missing at {path}"
+    return path
+
+
+@pytest.fixture(scope="module")
+def gdpr(corpus_dir: Path) -> ParsedDocument:
+    """The 261-page GDPR Council position, parsed once for the module."""
+    return parse_document(GDPR_PDF, (corpus_dir / GDPR_PDF).read_bytes())
+
+
+def _reason(source: str, data: bytes, **limits: int) -> str:
+    """Parse and return the DocumentError reason, failing if parsing succeeds."""
+    with pytest.raises(DocumentError) as caught:
+        parse_document(source, data, **limits)
+    assert caught.value.source == source
+    return caught.value.reason
+
+
+# --- PDFs --------------------------------------------------------------------------
+
+
+def test_gdpr_pdf_has_261_contiguous_pages_in_order(gdpr: ParsedDocument) -> None:
+    # Given the GDPR Council position PDF (261 pages per the corpus manifest)
+    # When it is parsed (fixture)
+    # Then there is one span per physical page, numbered 1..261, in order
+    assert gdpr.media_type == "application/pdf"
+    assert gdpr.page_count == 261
+    assert [span.page for span in gdpr.pages] == list(range(1, 262))
+    # And the spans tile the text with exactly one "\n" between consecutive pages
+    assert gdpr.pages[0].char_start == 0
+    assert gdpr.pages[-1].char_end == len(gdpr.text)
+    for previous, current in zip(gdpr.pages, gdpr.pages[1:]):
+        assert current.char_start == previous.char_end + 1
+        assert gdpr.text[previous.char_end] == "\n"
+    # And every page has text, without a leading or trailing newline of its own
+    page_texts = [gdpr.text[s.char_start : s.char_end] for s in gdpr.pages]
+    assert all(t and t[0] != "\n" and t[-1] != "\n" for t in page_texts)
+    assert "\n".join(page_texts) == gdpr.text
+
+
+def test_gdpr_page_at_finds_the_physical_page_of_known_phrases(gdpr: ParsedDocument) -> None:
+    # Given phrases whose pages were checked by hand (gold case hand-005, Articles 83 and 99)
+    breach = "not later than 72 hours after having become aware of it"
+    # When their offsets are looked up
+    hits = [m.start() for m in re.finditer(re.escape(breach), gdpr.text)]
+    # Then the breach deadline is on physical pages 54 (recital 85) and 163 (Article 33)
+    assert [gdpr.page_at(offset) for offset in hits] == [54, 163]
+    assert gdpr.page_at(gdpr.text.index("up to 20 000 000 EUR")) == 247
+    article_99 = gdpr.text.index("Article 99\nEntry into force and application")
+    assert gdpr.page_at(article_99) == 261
+    # And pages are physical, not printed: the header "... sr 100" sits on physical page 101
+    assert gdpr.page_at(gdpr.text.index("5419/16 AV/NT/sr 100\n")) == 101
+
+
+def test_page_at_at_page_edges_and_separators(gdpr: ParsedDocument) -> None:
+    # Given page 54's span
+    span = gdpr.pages[53]
+    # When offsets on its first and last characters, its trailing separator and the
+    # very end of the text are looked up
+    # Then the edges belong to page 54, the separator to page 55, past-the-end to 261
+    assert gdpr.page_at(span.char_start) == 54
+    assert gdpr.page_at(span.char_end - 1) == 54
+    assert gdpr.text[span.char_end] == "\n"
+    assert gdpr.page_at(span.char_end) == 55
+    assert gdpr.page_at(len(gdpr.text)) == 261
+
+
+def test_pdfs_encrypted_with_an_empty_user_password_open(corpus_dir: Path) -> None:
+    # Given owner-only encrypted PDFs with an empty user password (AES-128 and RC4-40)
+    policy = (corpus_dir / "canadian-comprehensive-homeowners-policy.pdf").read_bytes()
+    dmca = (corpus_dir / "dmca-1998-copyright-office-summary.pdf").read_bytes()
+    # When they are parsed without a password
+    policy_doc = parse_document("policy.pdf", policy)
+    dmca_doc = parse_document("dmca.pdf", dmca)
+    # Then every page is there and text comes out on the right pages
+    assert (policy_doc.page_count, dmca_doc.page_count) == (13, 18)
+    clause = policy_doc.text.index("required under sub-condition (1) of this condition")
+    assert policy_doc.page_at(clause) == 12
+    # And the DMCA running header "... Page N" sits on physical page N for all 18 pages
+    headers = re.finditer(r"Summary December 1998 Page (\d+)", dmca_doc.text)
+    found = [(int(m.group(1)), dmca_doc.page_at(m.start())) for m in headers]
+    assert found == [(n, n) for n in range(1, 19)]
+
+
+def test_a_blank_page_gets_an_empty_span(corpus_dir: Path) -> None:
+    # Given the homeowners policy, whose 13th (last) page is blank
+    name = "canadian-comprehensive-homeowners-policy.pdf"
+    # When it is parsed
+    doc = parse_document(name, (corpus_dir / name).read_bytes())
+    # Then page 13 has an empty span just after page 12's separator
+    last = doc.pages[-1]
+    assert (last.page, last.char_end - last.char_start) == (13, 0)
+    assert last.char_start == doc.pages[-2].char_end + 1 == len(doc.text)
+    # And the other pages have text
+    assert all(s.char_end > s.char_start for s in doc.pages[:-1])
+
+
+BAD_OUTCOMES: dict[str, int | str] = {
+    # name -> page count of the ParsedDocument, or key words of the DocumentError reason
+    "empty-0-bytes.pdf": "empty file (0 bytes)",
+    "password-example.pdf": "encrypted: a password is required",
+    "unreadable-page-tree.pdf": "corrupt or unreadable PDF (PDFium: data format error)",
+    "scanned-grumman-service-kit-no-text.pdf": "no text layer on any of the 2 pages",
+    "malformed-from-issue-932.pdf": 1,
+    "scanned-vicksburg-with-ocr-layer.pdf": 6,
+    "nics-rotated-90.pdf": 1,
+    "duplicate-chars-fake-bold.pdf": 20,
+    "ligatures-latex-paper.pdf": 8,
+}
+
+
+def test_every_bad_file_has_an_expected_outcome(corpus_dir: Path) -> None:
+    # Given the bad/ folder
+    # When its files are listed
+    names = {p.name for p in (corpus_dir / "bad").iterdir() if p.is_file()}
+    # Then each one is covered by the parametrised outcome test below
+    assert names == set(BAD_OUTCOMES)
+
+
+@pytest.mark.parametrize(("name", "expected"), sorted(BAD_OUTCOMES.items()))
+def test_bad_files_end_in_a_clear_outcome(
+    corpus_dir: Path, name: str, expected: int | str
+) -> None:
+    # Given a malformed, encrypted, scanned or otherwise hard file
+    data = (corpus_dir / "bad" / name).read_bytes()
+    if isinstance(expected, int):
+        # When it is parsed
+        doc = parse_document(name, data)
+        # Then it yields the expected pages, every one carrying clean text
+        assert doc.page_count == expected
+        assert doc.text.strip()
+        assert not C0_EXCEPT_TAB_LF.search(doc.text)
+        assert "\r" not in doc.text and "\ufffe" not in doc.text
+    else:
+        # When it is parsed, Then it fails with a reason naming the problem
+        assert expected in _reason(name, data)
+
+
+def test_pdfium_line_end_hyphens_become_a_hyphen_and_line_break(corpus_dir: Path) -> None:
+    # Given PDFs where pdfium replaces a line-end hyphen with U+FFFE and drops the break
+    vicksburg = (corpus_dir / "bad" / "scanned-vicksburg-with-ocr-layer.pdf").read_bytes()
+    register = (corpus_dir / "federal-register-2020-17221.pdf").read_bytes()
+    # When they are parsed
+    ocr = parse_document("vicksburg.pdf", vicksburg)
+    rule = parse_document("register.pdf", register)
+    # Then the printed hyphen and the line break are restored, not deleted
+    assert "These shells are vis-\nitors we do not care to" in ocr.text
+    assert "How-\never, they" in ocr.text
+    # And real compound hyphens survive (deleting the marker would make "FAAapproved")
+    assert "FAA-\napproved" in rule.text
+    assert "FAAapproved" not in rule.text
+    assert "\ufffe" not in ocr.text + rule.text and "\x02" not in ocr.text + rule.text
+
+
+def test_pdf_text_lines_have_no_trailing_whitespace(gdpr: ParsedDocument) -> None:
+    # Given the parsed GDPR PDF (pdfium emits "\r\n" and trailing spaces)
+    # When its lines are inspected
+    lines = gdpr.text.split("\n")
+    # Then no line ends in whitespace and no carriage return is left
+    assert all(line == line.rstrip() for line in lines)
+    assert "\r" not in gdpr.text
+
+
+def test_pdf_content_wins_over_a_text_extension(corpus_dir: Path) -> None:
+    # Given a real one-page PDF stored under a .txt name
+    data = (corpus_dir / "scotus-transcript-p1.pdf").read_bytes()
+    # When it is parsed
+    doc = parse_document("transcript.txt", data)
+    # Then it is read as a PDF
+    assert (doc.media_type, doc.page_count) == ("application/pdf", 1)
+
+
+def test_pdf_header_after_leading_junk_is_found_within_1024_bytes(corpus_dir: Path) -> None:
+    # Given a PDF preceded by junk: 1000 bytes (allowed) and 1100 bytes (too far)
+    data = (corpus_dir / "scotus-transcript-p1.pdf").read_bytes()
+    near, far = b"x" * 1000 + data, b"x" * 1100 + data
+    # When both are parsed
+    # Then the first opens and the second is refused as not a PDF
+    assert parse_document("near.pdf", near).page_count == 1
+    assert "content is not a PDF" in _reason("far.pdf", far)
+
+
+def test_truncated_pdf_is_corrupt(corpus_dir: Path) -> None:
+    # Given the first 3,000 bytes of a real PDF
+    data = (corpus_dir / "scotus-transcript-p1.pdf").read_bytes()[:3000]
+    # When it is parsed, Then PDFium's reason is given
+    assert _reason("cut.pdf", data) == "corrupt or unreadable PDF (PDFium: data format error)"
+
+
+def test_pdf_without_pages_is_refused_even_after_a_password_failure(corpus_dir: Path) -> None:
+    # Given a well-formed PDF with an empty page tree, written by pdfium itself, parsed
+    # right after a password-protected PDF (pdfium's last-error code is then stale)
+    empty = pdfium.PdfDocument.new()
+    buffer = io.BytesIO()
+    empty.save(buffer)
+    empty.close()
+    locked = (corpus_dir / "bad" / "password-example.pdf").read_bytes()
+    assert "password" in _reason("locked.pdf", locked)
+    # When it is parsed, Then it is refused for having no pages, not for a password
+    assert _reason("blank.pdf", buffer.getvalue()) == "PDF has no pages"
+
+
+# --- text --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "chars"),
+    [
+        ("Apache-2.0.txt", 11358),
+        ("GPL-3.0.txt", 35149),
+        ("gdpr-regulation-2016-679-eurlex.txt", 353042),
+    ],
+)
+def test_text_files_give_one_unpaged_span(corpus_dir: Path, name: str, chars: int) -> None:
+    # Given a real UTF-8 text file (character counts from the corpus manifest)
+    data = (corpus_dir / name).read_bytes()
+    # When it is parsed
+    doc = parse_document(name, data)
+    # Then the whole text is one span without a page
+    assert doc.media_type == "text/plain"
+    assert len(doc.text) == chars
+    assert [(s.page, s.char_start, s.char_end) for s in doc.pages] == [(None, 0, chars)]
+    assert doc.page_count == 0
+    assert doc.page_at(chars // 2) is None
+    assert doc.text == data.decode("utf-8")
+
+
+def test_markdown_extension_gives_markdown_media_type(corpus_dir: Path) -> None:
+    # Given text bytes under .md and .MARKDOWN names
+    data = (corpus_dir / "MPL-2.0.txt").read_bytes()
+    # When they are parsed, Then the media type follows the extension, case-insensitively
+    assert parse_document("notes/mpl.md", data).media_type == "text/markdown"
+    assert parse_document("MPL.MARKDOWN", data).media_type == "text/markdown"
+    assert parse_document("mpl.text", data).media_type == "text/plain"
+
+
+def test_text_normalisation_keeps_meaning() -> None:
+    # Given UTF-8 text with a BOM, CRLF and CR line ends, trailing spaces, a form feed,
+    # a tab, a bell character and a soft hyphen used as a visible hyphen
+    data = "\ufeffRule 13a\u00ad15(e)  \r\n\tIndented\r\rold Mac\x0c\x07end \n".encode()
+    # When it is parsed
+    doc = parse_document("sample.txt", data)
+    # Then line ends are "\n", controls and trailing spaces are gone, the tab stays,
+    # the soft hyphen reads as "-", and nothing else changes
+    assert doc.text == "Rule 13a-15(e)\n\tIndented\n\nold Macend\n"
+
+
+def test_text_that_is_not_utf8_falls_back_to_cp1252() -> None:
+    # Given Windows-1252 bytes (é = 0xE9, curly quotes 0x93/0x94, euro 0x80)
+    data = b"Caf\xe9 \x93quoted\x94 \x80100"
+    # When they are parsed, Then they decode as cp1252
+    assert parse_document("menu.txt", data).text == "Caf\u00e9 \u201cquoted\u201d \u20ac100"
+
+
+def test_text_that_is_neither_utf8_nor_cp1252_is_refused() -> None:
+    # Given bytes invalid in UTF-8 and undefined in cp1252 (0x81)
+    # When they are parsed, Then the file is refused as not UTF-8
+    assert "not UTF-8 text" in _reason("odd.txt", b"abc \x81 def")
+
+
+def test_nul_bytes_mean_binary_content(corpus_dir: Path) -> None:
+    # Given a real text file with a NUL byte inside, and UTF-16 text
+    data = (corpus_dir / "Apache-2.0.txt").read_bytes()
+    with_nul = data[:100] + b"\x00" + data[100:]
+    utf16 = "Apache License".encode("utf-16")
+    # When they are parsed, Then both are refused as binary
+    assert _reason("x.txt", with_nul) == "binary content, not text (it contains NUL bytes)"
+    assert "save it as UTF-8" in _reason("x.txt", utf16)
+
+
+def test_whitespace_only_text_is_refused() -> None:
+    # Given a text file holding only blank lines and spaces
+    # When it is parsed, Then it is refused
+    assert "only whitespace" in _reason("blank.md", b"  \r\n\t\n  ")
+
+
+# --- format and limits -------------------------------------------------------------
+
+
+def test_pdf_extension_on_text_bytes_is_refused(corpus_dir: Path) -> None:
+    # Given the Apache licence text named x.pdf
+    data = (corpus_dir / "Apache-2.0.txt").read_bytes()
+    # When it is parsed, Then the lie is named
+    assert _reason("x.pdf", data).startswith("extension says PDF but the content is not a PDF")
+
+
+def test_unsupported_extensions_are_refused(corpus_dir: Path) -> None:
+    # Given text bytes under a .docx name and under a name without an extension
+    data = (corpus_dir / "Apache-2.0.txt").read_bytes()
+    # When they are parsed, Then the reason names the type and the supported ones
+    assert _reason("contract.docx", data) == (
+        "unsupported file type '.docx' (supported: .pdf, .txt, .text, .md, .markdown)"
+    )
+    assert _reason("LICENSE", data).startswith("unsupported file type (no extension)")
+
+
+def test_size_cap_gives_size_and_limit_in_bytes(corpus_dir: Path) -> None:
+    # Given the 1,315,109-byte GDPR PDF and a 1,000,000-byte cap
+    data = (corpus_dir / GDPR_PDF).read_bytes()
+    # When it is parsed, Then it is refused with both numbers
+    reason = _reason(GDPR_PDF, data, max_bytes=1_000_000)
+    assert reason == "file too large: 1315109 bytes, over the limit of 1000000 bytes"
+    # And a file exactly at the cap is accepted
+    text = (corpus_dir / "Apache-2.0.txt").read_bytes()
+    assert parse_document("a.txt", text, max_bytes=len(text)).text
+
+
+def test_page_cap(corpus_dir: Path) -> None:
+    # Given the 261-page GDPR PDF and a 100-page cap
+    data = (corpus_dir / GDPR_PDF).read_bytes()
+    # When it is parsed, Then it is refused with the page count and the cap
+    assert _reason(GDPR_PDF, data, max_pages=100) == (
+        "too many pages: 261, over the limit of 100 pages"
+    )
+
+
+def test_hash_and_doc_version_are_deterministic(corpus_dir: Path, gdpr: ParsedDocument) -> None:
+    # Given the GDPR PDF's bytes and the corpus SHA256SUMS entry for it
+    data = (corpus_dir / GDPR_PDF).read_bytes()
+    lines = (corpus_dir / "SHA256SUMS").read_text().splitlines()
+    sums = {name: digest for digest, name in (line.split(maxsplit=1) for line in lines)}
+    # When it is parsed again under another name
+    again = parse_document("uploads/renamed.pdf", data)
+    # Then hash, version and text are the same and match the published checksum
+    assert again.content_sha256 == gdpr.content_sha256 == hashlib.sha256(data).hexdigest()
+    assert gdpr.content_sha256 == sums[f"./{GDPR_PDF}"]
+    assert gdpr.doc_version == "c0ef013c239389bb"
+    assert again.text == gdpr.text and again.pages == gdpr.pages
+    assert again.source == "uploads/renamed.pdf"
