@@ -1,0 +1,1 @@
+"""Loopback fakes of external HTTP APIs for tests (never touch the internet)."""

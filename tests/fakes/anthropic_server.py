@@ -1,0 +1,289 @@
+"""A loopback fake of the Anthropic Messages API (``POST /v1/messages``) for tests.
+
+It speaks enough of the wire format for the real ``anthropic`` SDK: success bodies carry
+``id``, ``type="message"``, ``role``, ``model``, ``content``, ``stop_reason``,
+``stop_sequence`` and ``usage``; errors use the API's error shape
+``{"type": "error", "error": {"type": ..., "message": ...}}`` (shapes from
+https://docs.anthropic.com/en/api/messages and https://docs.anthropic.com/en/api/errors).
+
+Usage::
+
+    with FakeAnthropic() as fake:
+        fake.enqueue(error_reply(429, retry_after_ms=1), message_reply([text_block("hi")]))
+        model = ClaudeModel("test-key-not-real", "claude-x", base_url=fake.base_url)
+        ...
+        assert len(fake.requests) == 2
+
+Each request takes the next scripted reply; when the queue is empty the ``responder``
+(``responder(request_json) -> Reply``) computes one; without a responder the fake answers
+HTTP 500 ``"no scripted response"``. Only 127.0.0.1 is bound (port chosen by the OS).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+#: ``error.type`` the API uses for each HTTP status (https://docs.anthropic.com/en/api/errors).
+ERROR_TYPES: dict[int, str] = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    504: "timeout_error",
+    529: "overloaded_error",
+}
+
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer.
+
+    ``status``/``body``/``headers`` form the HTTP response (``body`` is JSON-encoded);
+    ``delay`` is seconds to wait before answering; ``drop`` closes the connection without
+    any response (the client sees a dropped connection). A success body whose ``model``
+    is ``None`` gets the request's ``model`` filled in.
+    """
+
+    status: int = 200
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    drop: bool = False
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """A request the fake received: ``path``, lower-cased ``headers``, parsed JSON ``body``."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+    @property
+    def api_key(self) -> str | None:
+        """The API key the client sent: ``x-api-key``, else an ``authorization: Bearer`` token.
+
+        Which header carries it depends on the SDK version (``anthropic`` 2.x sends Bearer).
+        """
+        if "x-api-key" in self.headers:
+            return self.headers["x-api-key"]
+        scheme, _, token = self.headers.get("authorization", "").partition(" ")
+        return token if scheme.lower() == "bearer" and token else None
+
+
+Responder = Callable[[Any], Reply]
+
+
+def text_block(text: str) -> dict[str, Any]:
+    """A ``text`` content block."""
+    return {"type": "text", "text": text}
+
+
+def tool_use_block(name: str, input: dict[str, Any], id: str | None = None) -> dict[str, Any]:
+    """A ``tool_use`` content block; ``id`` defaults to a fresh ``toolu_fake_N``."""
+    return {"type": "tool_use", "id": id or f"toolu_fake_{next(_ids):04d}", "name": name, "input": input}
+
+
+def usage_json(
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    cache_creation_input_tokens: int | None = 0,
+    cache_read_input_tokens: int | None = 0,
+) -> dict[str, Any]:
+    """A ``usage`` object (token counts); pass ``None`` to send JSON null for a cache field."""
+    return {
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cache_creation_input_tokens": cache_creation_input_tokens,
+        "cache_read_input_tokens": cache_read_input_tokens,
+    }
+
+
+def message_reply(
+    content: list[dict[str, Any]],
+    stop_reason: str | None = "end_turn",
+    usage: dict[str, Any] | None = None,
+    *,
+    model: str | None = None,
+    id: str | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """A 200 reply carrying a Messages API ``message``.
+
+    ``usage`` defaults to :func:`usage_json`; ``model=None`` echoes the request's model.
+    """
+    body = {
+        "id": id or f"msg_fake_{next(_ids):04d}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage if usage is not None else usage_json(),
+    }
+    return Reply(status=200, body=body, delay=delay)
+
+
+def error_reply(
+    status: int,
+    message: str = "scripted error",
+    *,
+    error_type: str | None = None,
+    retry_after_ms: int | None = None,
+    delay: float = 0.0,
+) -> Reply:
+    """An error reply in the API's shape; ``error_type`` defaults from :data:`ERROR_TYPES`.
+
+    ``retry_after_ms`` sets the ``retry-after-ms`` header, which the SDK obeys, so retries
+    in tests take milliseconds instead of the SDK's 0.5-8 s backoff.
+    """
+    kind = error_type or ERROR_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
+    headers = {"retry-after-ms": str(retry_after_ms)} if retry_after_ms is not None else {}
+    body = {"type": "error", "error": {"type": kind, "message": message}}
+    return Reply(status=status, body=body, headers=headers, delay=delay)
+
+
+def dropped_connection(delay: float = 0.0) -> Reply:
+    """A reply that closes the socket without answering (client sees a connection error)."""
+    return Reply(drop=True, delay=delay)
+
+
+class FakeAnthropic:
+    """Loopback HTTP server faking ``POST /v1/messages``; starts on construction.
+
+    Attributes:
+        base_url: ``http://127.0.0.1:<port>`` to pass as the SDK's ``base_url``.
+        requests: every request received, in arrival order (:class:`RecordedRequest`).
+        responder: optional ``responder(request_json) -> Reply`` used when the queue is empty.
+
+    Use as a context manager or call :meth:`close`. Thread-safe: the server runs in a
+    daemon thread and handles each connection in its own thread.
+    """
+
+    def __init__(self, responder: Responder | None = None) -> None:
+        self.responder: Responder | None = responder
+        self.requests: list[RecordedRequest] = []
+        self._queue: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server.daemon_threads = True
+        host, port = self._server.server_address[:2]
+        self.base_url = f"http://{host}:{port}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-anthropic", daemon=True
+        )
+        self._thread.start()
+
+    def enqueue(self, *replies: Reply) -> None:
+        """Append scripted replies; each request consumes one, in order."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def pending(self) -> int:
+        """Number of scripted replies not yet consumed."""
+        with self._lock:
+            return len(self._queue)
+
+    def close(self) -> None:
+        """Stop the server and free the port (idempotent)."""
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+        self._server.server_close()
+
+    def __enter__(self) -> FakeAnthropic:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _next_reply(self, recorded: RecordedRequest) -> Reply:
+        with self._lock:
+            self.requests.append(recorded)
+            if recorded.method != "POST" or recorded.path.split("?")[0] != "/v1/messages":
+                return error_reply(404, f"fake serves POST /v1/messages only, not {recorded.method} {recorded.path}")
+            if self._queue:
+                return self._queue.popleft()
+            responder = self.responder
+        if responder is not None:
+            return responder(recorded.body)
+        return error_reply(500, "no scripted response")
+
+
+def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, like the real API
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            self._handle()
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._handle()
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except json.JSONDecodeError:
+                body = raw.decode("utf-8", "replace")
+            recorded = RecordedRequest(
+                method=self.command,
+                path=self.path,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                body=body,
+            )
+            try:
+                reply = fake._next_reply(recorded)
+            except Exception as exc:  # a broken responder should fail loudly, not hang
+                reply = error_reply(500, f"fake responder raised {exc!r}")
+            if reply.delay:
+                time.sleep(reply.delay)
+            if reply.drop:
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+            payload = reply.body
+            if payload is not None and payload.get("type") == "message" and payload.get("model") is None:
+                request_model = body.get("model") if isinstance(body, dict) else None
+                payload = {**payload, "model": request_model or "claude-fake"}
+            data = json.dumps(payload if payload is not None else {}).encode()
+            self.send_response(reply.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.send_header("request-id", f"req_fake_{next(_ids):04d}")
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+            return
+
+    return Handler

@@ -1,0 +1,271 @@
+"""ClaudeModel against a loopback fake of the Messages API, through the real ``anthropic`` SDK."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from longdoc.adapters.claude import ClaudeModel
+from longdoc.errors import ModelRequestError, ModelThrottled, ModelUnavailable
+from longdoc.models import Message, ModelRequest, TextBlock, ToolUseBlock, Usage
+from longdoc.ports import Model
+from tests.fakes.anthropic_server import (
+    FakeAnthropic,
+    Reply,
+    dropped_connection,
+    error_reply,
+    message_reply,
+    text_block,
+    tool_use_block,
+    usage_json,
+)
+
+TEST_KEY = "test-key-not-real"
+MODEL_ID = "claude-test-model"
+
+SYSTEM = [
+    {"type": "text", "text": "You extract clauses and cite them."},
+    {"type": "text", "text": "Clause catalogue: governing_law, termination.", "cache_control": {"type": "ephemeral"}},
+]
+TOOLS = [
+    {
+        "name": "record_extraction",
+        "description": "Record one extracted clause with citations.",
+        "input_schema": {
+            "type": "object",
+            "properties": {"clause_type": {"type": "string"}, "quote": {"type": "string"}},
+            "required": ["clause_type", "quote"],
+        },
+        "cache_control": {"type": "ephemeral"},
+    }
+]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+def _model(fake: FakeAnthropic, max_retries: int = 1) -> ClaudeModel:
+    return ClaudeModel(TEST_KEY, MODEL_ID, base_url=fake.base_url, max_retries=max_retries, timeout=10.0)
+
+
+def _request() -> ModelRequest:
+    return ModelRequest(
+        system=SYSTEM,
+        tools=TOOLS,
+        messages=[Message(role="user", content=[{"type": "text", "text": "CASE_FACTS: {}\nFind governing_law."}])],
+        max_tokens=1024,
+    )
+
+
+def test_tool_use_reply_is_converted_exactly(fake: FakeAnthropic) -> None:
+    # Given a reply with thinking, text and tool_use blocks and full usage figures
+    tool_input = {"clause_type": "governing_law", "quote": "laws of the State of Delaware", "page": 7}
+    fake.enqueue(
+        message_reply(
+            [
+                {"type": "thinking", "thinking": "look at section 12", "signature": "sig"},
+                text_block("Recording it."),
+                tool_use_block("record_extraction", tool_input, id="toolu_01"),
+            ],
+            stop_reason="tool_use",
+            usage=usage_json(1200, 85, cache_creation_input_tokens=900, cache_read_input_tokens=300),
+            id="msg_01",
+        )
+    )
+    model = _model(fake)
+    # When the model is called
+    response = model.create(_request())
+    # Then the blocks, stop reason and usage come back exactly, thinking dropped
+    assert isinstance(model, Model)
+    assert model.name == MODEL_ID
+    assert response.id == "msg_01"
+    assert response.model == MODEL_ID
+    assert response.content == [
+        TextBlock(text="Recording it."),
+        ToolUseBlock(id="toolu_01", name="record_extraction", input=tool_input),
+    ]
+    assert response.stop_reason == "tool_use"
+    assert response.usage == Usage(
+        input_tokens=1200, output_tokens=85, cache_creation_input_tokens=900, cache_read_input_tokens=300
+    )
+
+
+def test_null_cache_usage_becomes_zero(fake: FakeAnthropic) -> None:
+    # Given a reply whose cache usage fields are JSON null
+    fake.enqueue(
+        message_reply(
+            [text_block("done")],
+            usage=usage_json(40, 2, cache_creation_input_tokens=None, cache_read_input_tokens=None),
+        )
+    )
+    # When the model is called
+    response = _model(fake).create(_request())
+    # Then the cache counts are 0
+    assert response.usage == Usage(input_tokens=40, output_tokens=2)
+    assert response.stop_reason == "end_turn"
+
+
+def test_request_body_and_headers(fake: FakeAnthropic) -> None:
+    # Given a scripted success
+    fake.enqueue(message_reply([text_block("ok")]))
+    request = _request()
+    # When the model is called
+    _model(fake).create(request)
+    # Then one request carried the key, system blocks with cache_control, tools, messages, tool_choice
+    assert len(fake.requests) == 1
+    sent = fake.requests[0]
+    assert sent.method == "POST"
+    assert sent.path == "/v1/messages"
+    # (anthropic 2.x sends the key as "authorization: Bearer"; older SDKs used "x-api-key")
+    assert sent.api_key == TEST_KEY
+    assert sent.headers.get("x-api-key") == TEST_KEY or sent.headers["authorization"] == f"Bearer {TEST_KEY}"
+    assert sent.body["model"] == MODEL_ID
+    assert sent.body["max_tokens"] == 1024
+    assert sent.body["system"] == SYSTEM
+    assert sent.body["system"][1]["cache_control"] == {"type": "ephemeral"}
+    assert sent.body["tools"] == TOOLS
+    assert sent.body["messages"] == [m.model_dump() for m in request.messages]
+    assert sent.body["tool_choice"] == {"type": "auto"}
+    assert "stream" not in sent.body or sent.body["stream"] is False
+
+
+def test_rate_limit_then_success_is_retried_by_sdk(fake: FakeAnthropic) -> None:
+    # Given one 429 (asking for a 1 ms wait) and then a success
+    fake.enqueue(error_reply(429, "slow down", retry_after_ms=1), message_reply([text_block("ok")]))
+    # When the model is called with one SDK retry allowed
+    response = _model(fake, max_retries=1).create(_request())
+    # Then the SDK retried and the call succeeded
+    assert response.content == [TextBlock(text="ok")]
+    assert len(fake.requests) == 2
+
+
+def test_persistent_rate_limit_raises_model_throttled(fake: FakeAnthropic) -> None:
+    # Given only 429s
+    fake.enqueue(*[error_reply(429, "Number of request tokens has exceeded your rate limit", retry_after_ms=1)] * 3)
+    # When the model is called with one retry
+    with pytest.raises(ModelThrottled) as caught:
+        _model(fake, max_retries=1).create(_request())
+    # Then it is ModelThrottled, caused by the SDK's RateLimitError, after 2 attempts
+    import anthropic
+
+    assert isinstance(caught.value.__cause__, anthropic.RateLimitError)
+    assert "429" in str(caught.value) and "rate limit" in str(caught.value)
+    assert len(fake.requests) == 2
+
+
+def test_overloaded_529_raises_model_throttled(fake: FakeAnthropic) -> None:
+    # Given only 529 overloaded errors
+    fake.enqueue(*[error_reply(529, "Overloaded", retry_after_ms=1)] * 3)
+    # When the model is called with one retry
+    with pytest.raises(ModelThrottled) as caught:
+        _model(fake, max_retries=1).create(_request())
+    # Then it is ModelThrottled naming the overload, after 2 attempts
+    assert "529" in str(caught.value) and "overloaded_error" in str(caught.value)
+    assert caught.value.__cause__ is not None and caught.value.__cause__.status_code == 529  # type: ignore[attr-defined]
+    assert len(fake.requests) == 2
+
+
+def test_persistent_500_raises_model_unavailable(fake: FakeAnthropic) -> None:
+    # Given only 500s
+    fake.enqueue(*[error_reply(500, "Internal server error", retry_after_ms=1)] * 3)
+    # When the model is called with two retries
+    with pytest.raises(ModelUnavailable) as caught:
+        _model(fake, max_retries=2).create(_request())
+    # Then it is ModelUnavailable after 3 attempts
+    assert "500" in str(caught.value)
+    assert len(fake.requests) == 3
+
+
+def test_dropped_connection_raises_model_unavailable(fake: FakeAnthropic) -> None:
+    # Given a server that drops every connection without answering
+    fake.enqueue(dropped_connection(), dropped_connection())
+    # When the model is called with one retry (SDK backoff ~0.5 s)
+    with pytest.raises(ModelUnavailable) as caught:
+        _model(fake, max_retries=1).create(_request())
+    # Then it is ModelUnavailable caused by the SDK's APIConnectionError, after 2 attempts
+    import anthropic
+
+    assert isinstance(caught.value.__cause__, anthropic.APIConnectionError)
+    assert len(fake.requests) == 2
+
+
+def test_bad_request_raises_model_request_error_without_retry(fake: FakeAnthropic) -> None:
+    # Given a 400 with the API's error message
+    api_message = "messages.0.content: Input should be a valid list"
+    fake.enqueue(error_reply(400, api_message), message_reply([text_block("never reached")]))
+    # When the model is called with retries allowed
+    with pytest.raises(ModelRequestError) as caught:
+        _model(fake, max_retries=2).create(_request())
+    # Then it is ModelRequestError with status, type and message, and no retry happened
+    assert "400" in str(caught.value)
+    assert "invalid_request_error" in str(caught.value)
+    assert api_message in str(caught.value)
+    assert len(fake.requests) == 1
+    assert fake.pending == 1
+
+
+def test_unknown_stop_reason_maps_to_end_turn_with_warning(
+    fake: FakeAnthropic, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given a stop reason this code does not know
+    fake.enqueue(message_reply([text_block("hm")], stop_reason="brand_new_reason"))
+    # When the model is called
+    with caplog.at_level(logging.WARNING, logger="longdoc.adapters.claude"):
+        response = _model(fake).create(_request())
+    # Then it is treated as end_turn and a warning names the original
+    assert response.stop_reason == "end_turn"
+    assert "brand_new_reason" in caplog.text
+
+
+def test_empty_tools_omit_tool_choice(fake: FakeAnthropic) -> None:
+    # Given a request without tools
+    fake.enqueue(message_reply([text_block("plain")]))
+    request = ModelRequest(system=SYSTEM, tools=[], messages=[Message(role="user", content="hi")], max_tokens=50)
+    # When the model is called
+    _model(fake).create(request)
+    # Then neither tools nor tool_choice are sent (the API rejects tool_choice without tools)
+    body = fake.requests[0].body
+    assert "tools" not in body and "tool_choice" not in body
+    assert body["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_fake_responder_and_empty_queue(fake: FakeAnthropic) -> None:
+    # Given an empty queue and no responder
+    model = _model(fake, max_retries=0)
+    # When the model is called, Then the fake's 500 surfaces as ModelUnavailable with its message
+    with pytest.raises(ModelUnavailable, match="no scripted response"):
+        model.create(_request())
+
+    # Given a responder that echoes the last user message
+    def echo(body: dict) -> Reply:
+        return message_reply([text_block(f"echo: {body['messages'][-1]['content']}")])
+
+    fake.responder = echo
+    # When the model is called
+    response = model.create(ModelRequest(system=[], tools=[], messages=[Message(role="user", content="ping")], max_tokens=5))
+    # Then the reply was computed from the request
+    assert response.content == [TextBlock(text="echo: ping")]
+
+
+def test_module_import_does_not_load_anthropic() -> None:
+    # Given a fresh interpreter
+    code = "import sys, longdoc.adapters.claude; print('anthropic' in sys.modules)"
+    # When only the adapter module is imported
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    # Then the SDK has not been imported (it loads lazily in ClaudeModel.__init__)
+    assert out.stdout.strip() == "False"
+
+
+def test_repr_hides_the_key(fake: FakeAnthropic) -> None:
+    # Given a model built with a key
+    model = _model(fake)
+    # When it is rendered, Then the key does not appear
+    assert TEST_KEY not in repr(model)
+    assert MODEL_ID in repr(model)
