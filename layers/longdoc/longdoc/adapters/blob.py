@@ -1,0 +1,153 @@
+"""BlobStore adapters: a local folder (:class:`LocalBlobStore`) and S3 (:class:`S3BlobStore`).
+
+Both implement :class:`longdoc.ports.BlobStore`: bytes by ``/``-separated key, atomic
+overwrite, :class:`longdoc.errors.NotFound` for a missing key, idempotent delete.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from longdoc.errors import NotFound
+
+# Error codes S3 uses for a missing object: ``NoSuchKey`` from GetObject, and a bare
+# ``404`` (HEAD responses carry no body) from HeadObject.
+# Source: https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
+_S3_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+
+
+class LocalBlobStore:
+    """Blobs as files under ``root``; key ``"a/b.pdf"`` is the file ``root / "a" / "b.pdf"``.
+
+    Keys must be relative and made of non-empty segments other than ``.`` and ``..``
+    (a folder cannot represent the rest faithfully, and ``..`` would escape ``root``);
+    anything else raises :class:`ValueError`. Writes go to a temporary file in the
+    target folder followed by :func:`os.replace`, which POSIX and Windows perform
+    atomically within one file system, so readers see the old or the new bytes, never
+    a mix. Safe to share between threads.
+    """
+
+    def __init__(self, root: Path) -> None:
+        """Use ``root`` (created on first write if missing) as the store's folder."""
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        """Map ``key`` to its file path. Raises :class:`ValueError` for an unsafe key."""
+        if not key or key.startswith(("/", "\\")) or PurePosixPath(key).is_absolute():
+            raise ValueError(f"blob key must be a non-empty relative path: {key!r}")
+        parts = key.split("/")
+        for part in parts:
+            if part in ("", ".", "..") or "\\" in part or "\x00" in part:
+                raise ValueError(f"blob key has an unsafe segment {part!r}: {key!r}")
+        if Path(parts[0]).drive:  # "C:" on Windows
+            raise ValueError(f"blob key must be a relative path: {key!r}")
+        return self.root.joinpath(*parts)
+
+    def get(self, key: str) -> bytes:
+        """Return the bytes stored under ``key``.
+
+        Raises :class:`longdoc.errors.NotFound` (naming the key) if absent, and
+        :class:`ValueError` for an unsafe key.
+        """
+        path = self._path(key)
+        try:
+            return path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise NotFound(f"blob not found: {key}") from None
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key`` atomically (temp file in the same folder, then replace).
+
+        Parent folders are created as needed. Raises :class:`ValueError` for an unsafe
+        key and :class:`OSError` if the file system refuses; on failure the previous
+        bytes (if any) stay in place and no temporary file is left behind.
+        """
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, path)
+        except BaseException:
+            Path(tmp_name).unlink(missing_ok=True)
+            raise
+
+    def exists(self, key: str) -> bool:
+        """Return whether a blob is stored under ``key``. Raises :class:`ValueError` for an unsafe key."""
+        return self._path(key).is_file()
+
+    def delete(self, key: str) -> None:
+        """Delete ``key``; a missing key is not an error. Raises :class:`ValueError` for an unsafe key."""
+        self._path(key).unlink(missing_ok=True)
+
+
+class S3BlobStore:
+    """Blobs as objects in one S3 bucket; the key is the object key, unchanged.
+
+    ``client`` is a boto3 S3 client; when omitted one is created on first use (once per
+    instance, using the default credential chain and region). Encryption at rest is the
+    bucket's default encryption, so ``put`` sends a plain PutObject. A single PutObject
+    is atomic: S3 readers see the whole old or whole new object
+    (https://docs.aws.amazon.com/AmazonS3/latest/userguide/Welcome.html#ConsistencyModel).
+    """
+
+    def __init__(self, bucket: str, client: Any | None = None) -> None:
+        """Store blobs in ``bucket``, through ``client`` if given."""
+        self.bucket = bucket
+        self._client = client
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> Any:
+        """The boto3 S3 client, created on first access (thread-safe, once per instance)."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    import boto3
+
+                    self._client = boto3.client("s3")
+        return self._client
+
+    def get(self, key: str) -> bytes:
+        """Return the object's bytes.
+
+        Raises :class:`longdoc.errors.NotFound` (naming the key) for NoSuchKey/404 and
+        lets any other ``botocore`` error propagate.
+        """
+        from botocore.exceptions import ClientError
+
+        try:
+            response = self.client.get_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _S3_MISSING_CODES:
+                raise NotFound(f"blob not found: s3://{self.bucket}/{key}") from None
+            raise
+        body: bytes = response["Body"].read()
+        return body
+
+    def put(self, key: str, data: bytes) -> None:
+        """Store ``data`` under ``key`` with one PutObject (atomic; up to 5 GB per S3 limits)."""
+        self.client.put_object(Bucket=self.bucket, Key=key, Body=data)
+
+    def exists(self, key: str) -> bool:
+        """Return whether the object exists (HeadObject; 404 means no, other errors propagate)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _S3_MISSING_CODES:
+                return False
+            raise
+        return True
+
+    def delete(self, key: str) -> None:
+        """Delete the object; S3 DeleteObject succeeds for a missing key too."""
+        self.client.delete_object(Bucket=self.bucket, Key=key)

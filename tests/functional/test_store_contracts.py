@@ -1,0 +1,528 @@
+"""Contract tests: every BlobStore and every StateStore adapter behaves the same.
+
+The local adapters run on ``tmp_path``; the AWS adapters run on moto's in-process S3 and
+DynamoDB (no network). DynamoDB-only and SQLite-only checks sit at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from longdoc.adapters.blob import LocalBlobStore, S3BlobStore
+from longdoc.adapters.state import CHECKPOINT_TTL_SECONDS, DynamoStateStore, SqliteStateStore
+from longdoc.errors import CheckpointConflict, CheckpointSchemaError, NotFound
+from longdoc.models import (
+    CASE_FACTS_SCHEMA_VERSION,
+    CaseFacts,
+    Checkpoint,
+    Citation,
+    DocumentRecord,
+    Extraction,
+    ResolvedClause,
+    RunRecord,
+    Usage,
+)
+from longdoc.ports import BlobStore, StateStore
+
+BUCKET = "longdoc-test-bucket"
+TABLE = "longdoc-test-table"
+UNICODE_KEY = "incoming/Master Services Agreement (v2) – Ünïcode.pdf"
+EXACT = "$247.83"
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dummy region and credentials so boto3 never looks for real ones."""
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+def create_table(client: Any) -> None:
+    """Create the single table as template.yaml declares it: pk/sk strings, TTL on expires_at."""
+    client.create_table(
+        TableName=TABLE,
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    client.update_time_to_live(
+        TableName=TABLE,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": "expires_at"},
+    )
+
+
+@pytest.fixture(params=["local", "s3"])
+def blobs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[BlobStore]:
+    """A LocalBlobStore on tmp_path, or an S3BlobStore (lazy client) on a moto bucket."""
+    if request.param == "local":
+        yield LocalBlobStore(tmp_path / "blobs")
+        return
+    request.getfixturevalue("aws_env")
+    with mock_aws():
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        yield S3BlobStore(BUCKET)
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def state(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore]:
+    """A SqliteStateStore on tmp_path, or a DynamoStateStore (lazy client) on a moto table."""
+    if request.param == "sqlite":
+        yield SqliteStateStore(tmp_path / "state" / "longdoc.sqlite3")
+        return
+    request.getfixturevalue("aws_env")
+    with mock_aws():
+        create_table(boto3.client("dynamodb"))
+        yield DynamoStateStore(TABLE)
+
+
+def make_document(version: str, status: str = "READY", pages: int = 3) -> DocumentRecord:
+    """A registry entry for document ``msa`` at ``version``."""
+    return DocumentRecord(
+        doc_id="msa", doc_version=version, source=UNICODE_KEY, status=status,  # type: ignore[arg-type]
+        pages=pages, chunks=pages * 4, content_sha256=version * 4,
+        updated_at="2025-01-31T12:00:00+00:00", duration_seconds="1.250",
+    )
+
+
+def make_checkpoint(version: int, *, run_id: str = "run-1", decision: str = "",
+                    schema_version: int = CASE_FACTS_SCHEMA_VERSION) -> Checkpoint:
+    """A checkpoint at ``version`` carrying the exact value ``$247.83``."""
+    facts = CaseFacts(
+        schema_version=schema_version, run_id=run_id, doc_id="msa", doc_version="abcd1234abcd1234",
+        clause_types=["governing_law", "payment_terms"], extracted_count=version,
+        resolved={"governing_law": ResolvedClause(status="found", pages=[7], section_ids=["12.1"])},
+        decisions=[d for d in [decision] if d], exact_values={"monthly_fee": EXACT},
+    )
+    return Checkpoint(run_id=run_id, version=version, case_facts=facts, sessions=version,
+                      usage=Usage(input_tokens=1200 * version, output_tokens=80))
+
+
+def make_extraction(clause_type: str, quote: str = "governed by the laws of Delaware") -> Extraction:
+    """A found extraction with one citation."""
+    return Extraction(
+        clause_type=clause_type, status="found", clause_text=quote, model="baseline", session=1,
+        citations=[Citation(chunk_id="msa:abcd1234:0007", page=7, section_id="12.1", quote=quote)],
+    )
+
+
+# ------------------------------------------------------------------------- BlobStore
+
+
+def test_blob_adapters_satisfy_the_port(blobs: BlobStore) -> None:
+    # Given an adapter / Then it is a BlobStore by the runtime-checkable Protocol
+    assert isinstance(blobs, BlobStore)
+
+
+def test_blob_put_get_exists_delete(blobs: BlobStore) -> None:
+    # Given an empty store
+    assert blobs.exists("docs/a.txt") is False
+    # When a blob is stored
+    blobs.put("docs/a.txt", b"hello\x00world")
+    # Then it can be read back byte for byte and exists
+    assert blobs.get("docs/a.txt") == b"hello\x00world"
+    assert blobs.exists("docs/a.txt") is True
+    # When it is deleted (twice: the second delete is not an error)
+    blobs.delete("docs/a.txt")
+    blobs.delete("docs/a.txt")
+    # Then it is gone
+    assert blobs.exists("docs/a.txt") is False
+
+
+def test_blob_get_missing_raises_not_found_naming_the_key(blobs: BlobStore) -> None:
+    # Given an empty store / When a missing key is read / Then NotFound names the key
+    with pytest.raises(NotFound, match="missing/thing.pdf"):
+        blobs.get("missing/thing.pdf")
+
+
+def test_blob_overwrite_replaces_whole_content(blobs: BlobStore) -> None:
+    # Given a long blob
+    blobs.put("k/v.bin", b"x" * 100_000)
+    # When it is overwritten with shorter bytes
+    blobs.put("k/v.bin", b"short")
+    # Then only the new bytes remain (no tail of the old content)
+    assert blobs.get("k/v.bin") == b"short"
+
+
+def test_blob_unicode_key_with_spaces(blobs: BlobStore) -> None:
+    # Given a key with spaces, parentheses, an en dash and diacritics
+    data = "Fee: $247.83 – Ünïcode".encode()
+    # When it is stored
+    blobs.put(UNICODE_KEY, data)
+    # Then it round-trips and can be deleted
+    assert blobs.exists(UNICODE_KEY)
+    assert blobs.get(UNICODE_KEY) == data
+    blobs.delete(UNICODE_KEY)
+    assert not blobs.exists(UNICODE_KEY)
+
+
+def test_blob_empty_bytes(blobs: BlobStore) -> None:
+    # Given an empty payload / When stored / Then it exists and reads back empty
+    blobs.put("empty", b"")
+    assert blobs.exists("empty") and blobs.get("empty") == b""
+
+
+@pytest.mark.parametrize("key", ["../escape.txt", "a/../../b", "/etc/passwd", "a//b", "./a", ""])
+def test_local_blob_rejects_unsafe_keys(tmp_path: Path, key: str) -> None:
+    # Given a local store
+    store = LocalBlobStore(tmp_path / "root")
+    # When an unsafe key is used / Then every operation raises ValueError and nothing is written
+    for call in (lambda: store.put(key, b"x"), lambda: store.get(key),
+                 lambda: store.exists(key), lambda: store.delete(key)):
+        with pytest.raises(ValueError):
+            call()
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_local_blob_put_leaves_no_temp_files_and_keeps_old_bytes_on_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a stored blob
+    store = LocalBlobStore(tmp_path)
+    store.put("a/b.txt", b"old")
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b.txt"]
+
+    # When the final rename fails mid-write
+    def broken_replace(src: str, dst: Any) -> None:
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk went away"):
+        store.put("a/b.txt", b"new")
+
+    # Then the old bytes are intact and the temporary file was removed
+    assert store.get("a/b.txt") == b"old"
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b.txt"]
+
+
+def test_local_blob_readers_never_see_a_partial_write(tmp_path: Path) -> None:
+    # Given a blob alternating between two 2 MB payloads written by one thread
+    store = LocalBlobStore(tmp_path)
+    payloads = (b"A" * 2_000_000, b"B" * 2_000_000)
+    store.put("big.bin", payloads[0])
+    stop = threading.Event()
+
+    def writer() -> None:
+        i = 0
+        while not stop.is_set():
+            i += 1
+            store.put("big.bin", payloads[i % 2])
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    # When another thread reads it repeatedly
+    try:
+        seen = {store.get("big.bin") in payloads for _ in range(200)}
+    finally:
+        stop.set()
+        thread.join()
+    # Then every read returned one whole payload
+    assert seen == {True}
+
+
+def test_s3_blob_client_is_created_once(aws_env: None) -> None:
+    # Given an S3 store without an injected client
+    with mock_aws():
+        boto3.client("s3").create_bucket(Bucket=BUCKET)
+        store = S3BlobStore(BUCKET)
+        # When it is used twice / Then the same lazily created client serves both calls
+        store.put("a", b"1")
+        first = store.client
+        store.put("b", b"2")
+        assert store.client is first
+        assert store.get("a") == b"1"
+
+
+# ------------------------------------------------------------------------- StateStore
+
+
+def test_state_adapters_satisfy_the_port(state: StateStore) -> None:
+    # Given an adapter / Then it is a StateStore by the runtime-checkable Protocol
+    assert isinstance(state, StateStore)
+
+
+def test_documents_latest_pointer_follows_last_put(state: StateStore) -> None:
+    # Given no document / Then lookups return None
+    assert state.get_document("msa") is None
+    # When version 1 is ingested, then version 2
+    v1, v2 = make_document("1111aaaa1111aaaa"), make_document("2222bbbb2222bbbb", pages=9)
+    state.put_document(v1)
+    assert state.get_document("msa") == v1
+    state.put_document(v2)
+    # Then latest is v2, and both versions stay readable by version
+    assert state.get_document("msa") == v2
+    assert state.get_document("msa", "1111aaaa1111aaaa") == v1
+    assert state.get_document("msa", "2222bbbb2222bbbb") == v2
+    assert state.get_document("msa", "ffffffffffffffff") is None
+    assert state.get_document("other") is None
+
+
+def test_document_replace_same_version_updates_status(state: StateStore) -> None:
+    # Given a document being ingested
+    state.put_document(make_document("1111aaaa1111aaaa", status="INGESTING"))
+    # When the same version is replaced as FAILED with a reason
+    failed = make_document("1111aaaa1111aaaa", status="FAILED").model_copy(
+        update={"reason": "encrypted PDF"})
+    state.put_document(failed)
+    # Then the stored record is the replacement
+    got = state.get_document("msa")
+    assert got is not None and got.status == "FAILED" and got.reason == "encrypted PDF"
+
+
+def test_runs_round_trip(state: StateStore) -> None:
+    # Given a run with exact facts
+    run = RunRecord(run_id="run-7", doc_id="msa", doc_version="abcd1234abcd1234",
+                    clause_types=["governing_law"], status="RUNNING", model="baseline",
+                    facts={"monthly_fee": EXACT}, created_at="2025-01-31T12:00:00+00:00")
+    assert state.get_run("run-7") is None
+    # When stored, then replaced with a final status
+    state.put_run(run)
+    assert state.get_run("run-7") == run
+    done = run.model_copy(update={"status": "SUCCEEDED", "execution_arn": "arn:aws:states:x"})
+    state.put_run(done)
+    # Then the replacement is returned and the exact value is unchanged
+    got = state.get_run("run-7")
+    assert got == done
+    assert got is not None and got.facts["monthly_fee"].encode() == b"$247.83"
+
+
+def test_checkpoint_versions_advance_one_by_one(state: StateStore) -> None:
+    # Given no checkpoint
+    assert state.load_checkpoint("run-1") is None
+    # When versions 1, 2 and 3 are saved in order
+    for version in (1, 2, 3):
+        checkpoint = make_checkpoint(version, decision=f"session {version}")
+        state.save_checkpoint(checkpoint)
+        # Then each load returns exactly what was saved
+        assert state.load_checkpoint("run-1") == checkpoint
+    # And skipping or repeating a version conflicts
+    with pytest.raises(CheckpointConflict):
+        state.save_checkpoint(make_checkpoint(5))
+    with pytest.raises(CheckpointConflict):
+        state.save_checkpoint(make_checkpoint(3))
+    with pytest.raises(CheckpointConflict):
+        state.save_checkpoint(make_checkpoint(1))
+    loaded = state.load_checkpoint("run-1")
+    assert loaded is not None and loaded.version == 3
+
+
+def test_checkpoint_conflicting_writers_exactly_one_wins(state: StateStore) -> None:
+    # Given version 1 saved
+    state.save_checkpoint(make_checkpoint(1))
+    # When two writers both save version 2
+    winner, loser = make_checkpoint(2, decision="writer A"), make_checkpoint(2, decision="writer B")
+    state.save_checkpoint(winner)
+    with pytest.raises(CheckpointConflict, match="run-1"):
+        state.save_checkpoint(loser)
+    # Then the first writer's checkpoint is the stored one
+    assert state.load_checkpoint("run-1") == winner
+
+
+def test_checkpoint_first_save_conflicts_when_one_exists(state: StateStore) -> None:
+    # Given two invocations that both start a run
+    state.save_checkpoint(make_checkpoint(1, decision="A"))
+    # When the second also saves version 1 / Then it loses
+    with pytest.raises(CheckpointConflict):
+        state.save_checkpoint(make_checkpoint(1, decision="B"))
+    loaded = state.load_checkpoint("run-1")
+    assert loaded is not None and loaded.case_facts.decisions == ["A"]
+
+
+def test_checkpoint_schema_mismatch_raises(state: StateStore) -> None:
+    # Given a checkpoint written by code with another CASE_FACTS schema version
+    state.save_checkpoint(make_checkpoint(1, schema_version=CASE_FACTS_SCHEMA_VERSION + 41))
+    # When it is loaded / Then CheckpointSchemaError names both versions
+    with pytest.raises(CheckpointSchemaError) as info:
+        state.load_checkpoint("run-1")
+    message = str(info.value)
+    assert str(CASE_FACTS_SCHEMA_VERSION + 41) in message
+    assert f"schema_version {CASE_FACTS_SCHEMA_VERSION}" in message
+
+
+def test_exact_value_round_trips_byte_identical(state: StateStore) -> None:
+    # Given a checkpoint and an extraction carrying "$247.83"
+    checkpoint = make_checkpoint(1)
+    extraction = make_extraction("payment_terms", quote=f"a monthly fee of {EXACT}")
+    # When both are stored and read back
+    state.save_checkpoint(checkpoint)
+    state.put_extraction("run-1", extraction)
+    loaded = state.load_checkpoint("run-1")
+    [listed] = state.list_extractions("run-1")
+    # Then the serialised forms are byte-identical to the originals
+    assert loaded is not None
+    assert loaded.case_facts.exact_values["monthly_fee"].encode() == b"$247.83"
+    assert loaded.model_dump_json() == checkpoint.model_dump_json()
+    assert listed.model_dump_json() == extraction.model_dump_json()
+    assert listed.citations[0].quote.endswith("$247.83")
+
+
+def test_extractions_overwrite_by_clause_type_and_keep_first_order(state: StateStore) -> None:
+    # Given extractions written for three clause types, deliberately not alphabetical
+    state.put_extraction("run-1", make_extraction("termination"))
+    state.put_extraction("run-1", make_extraction("governing_law"))
+    state.put_extraction("run-1", make_extraction("assignment"))
+    # When the first clause type is written again with new content
+    replacement = make_extraction("termination", quote="either party may terminate")
+    state.put_extraction("run-1", replacement)
+    # Then there is one item per clause type, in first-write order, with the new content
+    listed = state.list_extractions("run-1")
+    assert [e.clause_type for e in listed] == ["termination", "governing_law", "assignment"]
+    assert listed[0] == replacement
+    # And other runs are unaffected
+    assert state.list_extractions("run-2") == []
+
+
+def test_not_found_extraction_round_trips(state: StateStore) -> None:
+    # Given a not_found extraction / When stored / Then it reads back equal
+    missing = Extraction(clause_type="non_compete", status="not_found", model="baseline")
+    state.put_extraction("run-1", missing)
+    assert state.list_extractions("run-1") == [missing]
+
+
+# ------------------------------------------------------------------------- DynamoDB only
+
+
+def test_dynamo_items_use_the_documented_layout_and_ttl(aws_env: None) -> None:
+    # Given a DynamoDB store on a moto table
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        create_table(client)
+        store = DynamoStateStore(TABLE, client=client)
+        # When a document, a run, a checkpoint and an extraction are written
+        store.put_document(make_document("1111aaaa1111aaaa"))
+        store.put_run(RunRecord(run_id="run-1", doc_id="msa", doc_version="1111aaaa1111aaaa",
+                                clause_types=["governing_law"]))
+        before = int(time.time())
+        store.save_checkpoint(make_checkpoint(1))
+        store.put_extraction("run-1", make_extraction("governing_law"))
+        items = {(i["pk"]["S"], i["sk"]["S"]): i for i in client.scan(TableName=TABLE)["Items"]}
+
+    # Then the keys match the single-table layout
+    assert set(items) == {
+        ("DOC#msa", "VERSION#1111aaaa1111aaaa"), ("DOC#msa", "LATEST"),
+        ("RUN#run-1", "RUN"), ("RUN#run-1", "CHECKPOINT"), ("RUN#run-1", "EXTRACTION#governing_law"),
+    }
+    assert items[("DOC#msa", "LATEST")]["doc_version"] == {"S": "1111aaaa1111aaaa"}
+    assert items[("DOC#msa", "VERSION#1111aaaa1111aaaa")]["status"] == {"S": "READY"}
+    assert items[("RUN#run-1", "RUN")]["status"] == {"S": "PENDING"}
+    # And the checkpoint has an integer expires_at about 30 days ahead and a numeric version
+    checkpoint = items[("RUN#run-1", "CHECKPOINT")]
+    assert checkpoint["version"] == {"N": "1"}
+    expires_at = checkpoint["expires_at"]["N"]
+    assert expires_at.isdigit()
+    assert before + CHECKPOINT_TTL_SECONDS <= int(expires_at) <= int(time.time()) + CHECKPOINT_TTL_SECONDS
+    assert CHECKPOINT_TTL_SECONDS == 30 * 86_400
+    # And results never expire
+    for key, item in items.items():
+        if key[1] != "CHECKPOINT":
+            assert "expires_at" not in item, key
+    # And the extraction keeps its first-write order as an integer
+    extraction = items[("RUN#run-1", "EXTRACTION#governing_law")]
+    assert extraction["order"]["N"].isdigit() and extraction["created_at"]["S"].endswith("+00:00")
+
+
+def test_dynamo_extraction_overwrite_keeps_order_and_created_at(aws_env: None) -> None:
+    # Given one extraction written once
+    with mock_aws():
+        client = boto3.client("dynamodb")
+        create_table(client)
+        store = DynamoStateStore(TABLE, client=client)
+        key = {"pk": {"S": "RUN#run-1"}, "sk": {"S": "EXTRACTION#governing_law"}}
+        store.put_extraction("run-1", make_extraction("governing_law"))
+        first = client.get_item(TableName=TABLE, Key=key)["Item"]
+        # When it is written again
+        store.put_extraction("run-1", make_extraction("governing_law", quote="laws of New York"))
+        second = client.get_item(TableName=TABLE, Key=key)["Item"]
+    # Then order and created_at are unchanged and the body is the new one
+    assert second["order"] == first["order"]
+    assert second["created_at"] == first["created_at"]
+    assert "laws of New York" in second["body"]["S"]
+
+
+# ------------------------------------------------------------------------- SQLite only
+
+
+def race_checkpoint_saves(store: StateStore, version: int, writers: int) -> dict[int, str]:
+    """Let ``writers`` threads save ``version`` at the same moment; return writer -> outcome."""
+    barrier = threading.Barrier(writers)
+    outcomes: dict[int, str] = {}
+
+    def save(writer: int) -> None:
+        candidate = make_checkpoint(version, decision=f"writer {writer}")
+        barrier.wait()
+        try:
+            store.save_checkpoint(candidate)
+            outcomes[writer] = "won"
+        except CheckpointConflict:
+            outcomes[writer] = "conflict"
+
+    threads = [threading.Thread(target=save, args=(w,)) for w in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_sqlite_threads_racing_save_checkpoint(tmp_path: Path) -> None:
+    # Given a SQLite store shared by eight threads and a saved version 1
+    store = SqliteStateStore(tmp_path / "race.sqlite3")
+    store.save_checkpoint(make_checkpoint(1))
+    for version in (2, 3, 4):
+        # When all threads save the same next version at once
+        outcomes = race_checkpoint_saves(store, version, writers=8)
+        # Then exactly one wins, the rest get CheckpointConflict, and the winner is stored
+        winners = [w for w, outcome in outcomes.items() if outcome == "won"]
+        assert len(outcomes) == 8 and len(winners) == 1
+        loaded = store.load_checkpoint("run-1")
+        assert loaded is not None and loaded.version == version
+        assert loaded.case_facts.decisions == [f"writer {winners[0]}"]
+
+
+def test_sqlite_threads_writing_extractions_lose_nothing(tmp_path: Path) -> None:
+    # Given a SQLite store used from six threads at once
+    store = SqliteStateStore(tmp_path / "x.sqlite3")
+    names = [f"clause_{i:02d}" for i in range(6)]
+    threads = [threading.Thread(target=store.put_extraction, args=("run-1", make_extraction(n)))
+               for n in names]
+    # When every thread writes a different clause type
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Then all six are stored once each
+    assert sorted(e.clause_type for e in store.list_extractions("run-1")) == names
+
+
+def test_sqlite_uses_wal_and_survives_reopen(tmp_path: Path) -> None:
+    # Given a store with a run written
+    path = tmp_path / "state.sqlite3"
+    SqliteStateStore(path).put_run(RunRecord(run_id="r", doc_id="d", doc_version="v",
+                                             clause_types=["a"]))
+    # When the file is opened again by a new instance
+    reopened = SqliteStateStore(path)
+    # Then the run is there and the journal mode is WAL
+    assert reopened.get_run("r") is not None
+    conn = sqlite3.connect(path)
+    try:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    finally:
+        conn.close()
