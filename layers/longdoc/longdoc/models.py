@@ -69,6 +69,15 @@ class ParsedDocument(_Frozen):
         return None
 
 
+class SectionSpan(_Frozen):
+    """A numbered section (or the preamble, ``section_id=None``) as a range of document text."""
+
+    section_id: str | None
+    heading_path: list[str] = Field(default_factory=list)
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+
+
 class Chunk(_Frozen):
     """A retrievable piece of a document, cut at its real joints.
 
@@ -76,7 +85,8 @@ class Chunk(_Frozen):
     document bytes do not change. ``text == document.text[char_start:char_end]``.
     ``section_id`` is the number people cite (``"4.2"``), with ``#n`` when a section is
     split (``"4.2#2"``), or ``None`` when the text precedes any numbered section.
-    ``page_spans`` maps chunk-relative offsets to pages (one entry per page touched).
+    ``page_spans`` and ``section_spans`` (absolute offsets) list the pages and whole
+    sections the chunk touches, so a quote resolves to exactly one page and one section.
     ``token_count`` is an estimate; ``content_hash`` is SHA-256 hex of ``text``.
     """
 
@@ -94,7 +104,14 @@ class Chunk(_Frozen):
     char_end: int = Field(ge=0)
     token_count: int = Field(ge=0)
     content_hash: str
+    oversize: bool = False
     page_spans: list[PageSpan] = Field(default_factory=list)
+    section_spans: list[SectionSpan] = Field(default_factory=list)
+
+    @property
+    def section_ids(self) -> list[str]:
+        """Every section id in the chunk, in order (several when small sections share it)."""
+        return [s.section_id for s in self.section_spans if s.section_id]
 
     def page_of(self, offset_in_chunk: int) -> int | None:
         """Return the page of a chunk-relative character offset (``None`` without pages)."""
@@ -104,6 +121,17 @@ class Chunk(_Frozen):
             if absolute >= span.char_start:
                 page = span.page
         return page
+
+    def section_of(self, offset_in_chunk: int) -> str | None:
+        """Return the section id (with split suffix) of a chunk-relative character offset."""
+        if len(self.section_spans) <= 1:
+            return self.section_id
+        absolute = self.char_start + offset_in_chunk
+        found = self.section_spans[0].section_id
+        for span in self.section_spans:
+            if absolute >= span.char_start:
+                found = span.section_id
+        return found
 
 
 class DocumentRecord(BaseModel):

@@ -1,7 +1,7 @@
 """Small typed interfaces between domain code and the outside world.
 
 Each port has an AWS adapter and a local stand-in in :mod:`longdoc.adapters`; the
-contract tests in ``tests/functional/test_contracts.py`` run against every adapter.
+contract tests in ``tests/functional/test_*_contracts.py`` run against every adapter.
 """
 
 from __future__ import annotations
@@ -97,6 +97,25 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> list[float]:
         """Embed a retrieval query (``input_type="query"``)."""
+        ...
+
+
+@runtime_checkable
+class VectorIndex(Protocol):
+    """Vectors with chunk metadata, filtered by document (Pinecone, or LanceDB locally)."""
+
+    def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> int:
+        """Insert or replace one vector per chunk (id = ``chunk_id``); returns the count upserted."""
+        ...
+
+    def query(
+        self, vector: Sequence[float], doc_id: str, doc_version: str, top_k: int
+    ) -> list[tuple[str, float]]:
+        """Return up to ``top_k`` ``(chunk_id, score)`` pairs of that document version, best first."""
+        ...
+
+    def delete_document(self, doc_id: str, doc_version: str) -> None:
+        """Remove every vector of one document version."""
         ...
 
 

@@ -1,0 +1,129 @@
+"""API function: start extraction runs and read their results (IAM-authorised REST API).
+
+Routes: ``POST /extractions`` (202 with the run id), ``GET /extractions/{id}``,
+``GET /documents/{doc_id}``, ``GET /openapi.json``. Bodies are validated by pydantic through
+Powertools' resolver; domain errors map to status codes in one place below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from typing import Annotated, Any
+
+import boto3
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Header
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Field
+
+from longdoc import wiring
+from longdoc.config import get_settings
+from longdoc.domain.session import run_result, start_run
+from longdoc.errors import LongdocError, NotFound, UnknownClauseType
+from longdoc.observability import logger, metrics, tracer
+
+app = APIGatewayRestResolver(enable_validation=True)
+
+
+class ExtractionRequest(BaseModel):
+    """Body of ``POST /extractions``."""
+
+    doc_id: str = Field(min_length=1, max_length=128)
+    doc_version: str | None = Field(None, min_length=1, max_length=64)
+    clause_types: list[str] = Field(min_length=1, max_length=64)
+    max_tokens: int | None = Field(None, ge=64, le=64000)
+    top_k: int | None = Field(None, ge=1, le=50)
+    facts: dict[str, str] = Field(default_factory=dict, description="exact values pinned into CASE_FACTS")
+
+
+@lru_cache(maxsize=1)
+def _sfn():
+    return boto3.client("stepfunctions")
+
+
+def _error(status: int, message: str, **extra: Any) -> Response:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON,
+                    body=json.dumps({"message": message, **extra}))
+
+
+@app.exception_handler(RequestValidationError)
+def _invalid(exc: RequestValidationError) -> Response:
+    fields = [".".join(str(p) for p in e.get("loc", ()) if p != "body") for e in exc.errors()]
+    return _error(400, "invalid request", fields=fields, errors=[e.get("msg") for e in exc.errors()])
+
+
+@app.exception_handler(UnknownClauseType)
+def _unknown(exc: UnknownClauseType) -> Response:
+    return _error(400, str(exc), field="clause_types", suggestions=exc.suggestions)
+
+
+@app.exception_handler(NotFound)
+def _not_found(exc: NotFound) -> Response:
+    return _error(404, str(exc))
+
+
+@app.exception_handler(LongdocError)
+def _bad(exc: LongdocError) -> Response:
+    return _error(400, str(exc))
+
+
+@app.post("/extractions")
+def create_extraction(
+    body: ExtractionRequest,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> Response:
+    """Start a run; the Idempotency-Key (or the body's hash) names it, so a retry starts nothing new."""
+    settings = get_settings()
+    seed = idempotency_key or body.model_dump_json()
+    run_id = "run-" + hashlib.sha256(seed.encode()).hexdigest()[:16]
+    state = wiring.state_store()
+    existing = state.get_run(run_id)
+    if existing is None:
+        run = start_run(state, wiring.deps().catalogue, doc_id=body.doc_id, doc_version=body.doc_version,
+                        clause_types=body.clause_types, model_name=wiring.model_name(settings),
+                        max_tokens=body.max_tokens or settings.max_tokens, top_k=body.top_k or settings.top_k,
+                        facts=body.facts, run_id=run_id)
+        execution = _sfn().start_execution(
+            stateMachineArn=settings.state_machine_arn, name=run_id,
+            input=json.dumps({"run_id": run.run_id, "doc_id": run.doc_id, "iteration": 0,
+                              "max_iterations": settings.max_iterations}),
+        )
+        state.put_run(run.model_copy(update={"execution_arn": execution["executionArn"], "status": "RUNNING"}))
+        existing = state.get_run(run_id)
+    return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
+                    body=json.dumps({"run_id": existing.run_id, "status": existing.status,
+                                     "execution_arn": existing.execution_arn}))
+
+
+@app.get("/extractions/<run_id>")
+def get_extraction(run_id: str) -> dict[str, Any]:
+    """Status, progress and (when done) the extractions with citations."""
+    return run_result(wiring.state_store(), run_id)
+
+
+@app.get("/documents/<doc_id>")
+def get_document(doc_id: str) -> dict[str, Any]:
+    """The registry entry of a document's latest version."""
+    record = wiring.state_store().get_document(doc_id)
+    if record is None:
+        raise NotFound(f"document {doc_id} does not exist")
+    return record.model_dump()
+
+
+@app.get("/openapi.json")
+def openapi() -> Response:
+    """The API's OpenAPI document."""
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON,
+                    body=app.get_openapi_json_schema(title="longdoc", version="0.1.0"))
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, log_event=False)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    """Resolve an API Gateway REST event."""
+    return app.resolve(event, context)

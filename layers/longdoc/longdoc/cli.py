@@ -1,0 +1,256 @@
+"""``longdoc`` command line: the same handlers and state machine as AWS, on one machine.
+
+Commands (scripts rely on their JSON shapes):
+  longdoc ingest PATH... [--json]
+  longdoc chunks DOC_ID [--version V] [--json]
+  longdoc extract DOC_ID --clause-types a,b,c [--max-tokens N] [--top-k K] [--fact k=v]... [--json]
+  longdoc clause-types [--json]
+
+Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
+failure, with a one-line reason on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import quote_plus
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+class CliError(Exception):
+    """A failure reported as one line on stderr with exit status 1."""
+
+
+def _functions_dir() -> Path:
+    return Path(os.environ.get("LONGDOC_FUNCTIONS_DIR", REPO_ROOT / "functions"))
+
+
+def _statemachine_path() -> Path:
+    return Path(os.environ.get("LONGDOC_STATEMACHINE", REPO_ROOT / "statemachine" / "extract.asl.json"))
+
+
+def load_handler(function: str) -> ModuleType:
+    """Import ``functions/<function>/app.py`` (the deployable handler) as a module.
+
+    Raises CliError when the file is missing (e.g. the package was installed without the repo).
+    """
+    path = _functions_dir() / function / "app.py"
+    if not path.exists():
+        raise CliError(f"handler not found: {path} (set LONGDOC_FUNCTIONS_DIR)")
+    name = f"longdoc_function_{function}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def s3_event_for(key: str, size: int, bucket: str = "local") -> dict[str, Any]:
+    """An SQS-wrapped S3 ObjectCreated event for ``key``, URL-encoded as S3 sends keys."""
+    record = {"eventVersion": "2.1", "eventSource": "aws:s3", "awsRegion": "us-east-1",
+              "eventName": "ObjectCreated:Put",
+              "s3": {"bucket": {"name": bucket, "arn": f"arn:aws:s3:::{bucket}"},
+                     "object": {"key": quote_plus(key, safe="/"), "size": size}}}
+    message_id = hashlib.sha256(key.encode()).hexdigest()[:32]
+    return {"Records": [{"messageId": message_id, "receiptHandle": message_id,
+                         "body": json.dumps({"Records": [record]}), "attributes": {}, "messageAttributes": {},
+                         "md5OfBody": "", "eventSource": "aws:sqs",
+                         "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:longdoc-local-ingest",
+                         "awsRegion": "us-east-1"}]}
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it."""
+    from longdoc import wiring
+    from longdoc.domain.ingest import INCOMING_PREFIX, doc_id_for_key
+    from longdoc.local.engine import LocalContext
+
+    handler = load_handler("ingest").handler
+    failures = 0
+    for raw in args.paths:
+        path = Path(raw)
+        try:
+            if not path.is_file():
+                raise CliError(f"{path}: no such file")
+            data = path.read_bytes()
+            key = INCOMING_PREFIX + path.name
+            wiring.blob_store().put(key, data)
+            response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
+            doc_id = doc_id_for_key(key)
+            record = wiring.state_store().get_document(doc_id, hashlib.sha256(data).hexdigest()[:16])
+            if response.get("batchItemFailures") or record is None:
+                raise CliError(f"{path}: ingest failed (see the log above); retry later")
+            if record.status != "READY":
+                raise CliError(f"{path}: {record.reason or record.status}")
+        except Exception as exc:  # one bad file never stops the others
+            failures += 1
+            reason = str(exc) if isinstance(exc, CliError) else f"{path}: {type(exc).__name__}: {exc}"
+            print(f"longdoc: {reason}", file=sys.stderr)
+            continue
+        row = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
+               "pages": record.pages, "chunks": record.chunks}
+        if args.json:
+            print(json.dumps(row))
+        else:
+            print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  ({path})")
+    return 1 if failures else 0
+
+
+def cmd_chunks(args: argparse.Namespace) -> int:
+    """Print a document version's chunks (all fields with --json)."""
+    from longdoc import wiring
+    from longdoc.domain.ingest import load_chunks
+
+    record = wiring.state_store().get_document(args.doc_id, args.version)
+    if record is None or record.status != "READY":
+        raise CliError(f"document {args.doc_id} is not ingested")
+    chunks = load_chunks(wiring.blob_store(), record.doc_id, record.doc_version)
+    if args.json:
+        print(json.dumps([c.model_dump(mode="json", exclude={"page_spans", "section_spans"}) | {"section_ids": c.section_ids}
+                          for c in chunks], ensure_ascii=False, indent=1))
+        return 0
+    for c in chunks:
+        pages = "-" if c.page_start is None else f"{c.page_start}-{c.page_end}"
+        print(f"{c.chunk_id}  p.{pages:<8} §{(c.section_id or '-'):<12} {c.token_count:>5} tok  "
+              f"{' > '.join(c.heading_path)[:60]}")
+    return 0
+
+
+def _parse_facts(items: list[str]) -> dict[str, str]:
+    facts: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"--fact expects key=value, got {item!r}")
+        facts[key.strip()] = value  # the value stays byte for byte
+    return facts
+
+
+def print_table(result: dict[str, Any], out=sys.stdout) -> None:
+    """Print extractions as a table: clause type, status, page, section, quote."""
+    rows = [("CLAUSE TYPE", "STATUS", "PAGE", "SECTION", "QUOTE")]
+    for e in result["extractions"]:
+        cite = e["citations"][0] if e["citations"] else {}
+        quote = " ".join((cite.get("quote") or "").split())
+        rows.append((e["clause_type"], e["status"], str(cite.get("page") or "-"), cite.get("section_id") or "-",
+                     (quote[:70] + "…") if len(quote) > 70 else quote))
+    widths = [min(max(len(r[i]) for r in rows), 34) for i in range(4)]
+    for r in rows:
+        print("  ".join(r[i][:34].ljust(widths[i]) for i in range(4)) + "  " + r[4], file=out)
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    """Start a run and execute the real state machine locally until it succeeds or fails."""
+    from longdoc import wiring
+    from longdoc.config import get_settings
+    from longdoc.domain.session import run_result, start_run
+    from longdoc.local.engine import run_state_machine
+
+    settings = get_settings()
+    deps = wiring.deps()
+    run = start_run(deps.state, deps.catalogue, doc_id=args.doc_id, doc_version=args.version,
+                    clause_types=[c for c in args.clause_types.split(",") if c.strip()],
+                    model_name=wiring.model_name(settings), max_tokens=args.max_tokens or settings.max_tokens,
+                    top_k=args.top_k or settings.top_k, facts=_parse_facts(args.fact))
+    handler = load_handler("extract").handler
+    execution = run_state_machine(
+        _statemachine_path(), {"ExtractFunctionArn": handler},
+        {"run_id": run.run_id, "doc_id": run.doc_id, "iteration": 0,
+         "max_iterations": args.max_iterations or settings.max_iterations},
+        name=run.run_id,
+    )
+    run_dir = settings.home / "runs" / run.run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "history.json").write_text(json.dumps(execution.history, indent=1))
+    result = run_result(deps.state, run.run_id)
+    result["status"] = execution.status if execution.status in ("SUCCEEDED", "FAILED") else "FAILED"
+    result["execution"] = {"arn": execution.execution_arn, "history": str(run_dir / "history.json"),
+                           "events": len(execution.history), "error": execution.error, "cause": execution.cause}
+    (run_dir / "result.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    else:
+        print(f"run {result['run_id']}  doc {result['doc_id']}  {result['status']}  model {result['model']}  "
+              f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
+        print_table(result)
+    if result["status"] != "SUCCEEDED":
+        print(f"longdoc: run {run.run_id} failed: {execution.error}: {execution.cause}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_clause_types(args: argparse.Namespace) -> int:
+    """List the clause-type catalogue (defaults plus ``LONGDOC_CLAUSE_CATALOGUE``)."""
+    from longdoc.config import get_settings
+    from longdoc.domain.catalogue import load_catalogue
+
+    catalogue = load_catalogue(get_settings().clause_catalogue)
+    if args.json:
+        print(json.dumps([c.model_dump() for c in catalogue], indent=1))
+    else:
+        for c in catalogue:
+            print(f"{c.name:<40} {c.description[:90]}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    parser = argparse.ArgumentParser(prog="longdoc", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("ingest", help="parse, chunk, embed and index documents")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_ingest)
+    p = sub.add_parser("chunks", help="list a document's chunks")
+    p.add_argument("doc_id")
+    p.add_argument("--version", default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_chunks)
+    p = sub.add_parser("extract", help="extract clause types with citations")
+    p.add_argument("doc_id")
+    p.add_argument("--clause-types", required=True, help="comma-separated clause type names")
+    p.add_argument("--version", default=None)
+    p.add_argument("--max-tokens", type=int, default=None, help="output tokens per model call")
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--max-iterations", type=int, default=None)
+    p.add_argument("--fact", action="append", default=[], metavar="KEY=VALUE",
+                   help="an exact value pinned into CASE_FACTS (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_extract)
+    p = sub.add_parser("clause-types", help="list known clause types")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_clause_types)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``longdoc`` console script; returns the exit status."""
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LONGDOC_LOG_LEVEL", "WARNING"))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = build_parser().parse_args(argv)
+    logging.getLogger("moto").setLevel(logging.CRITICAL)  # the local engine's own chatter
+    from longdoc.errors import LongdocError
+
+    try:
+        return args.func(args)
+    except (CliError, LongdocError) as exc:
+        print(f"longdoc: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,439 @@
+"""Section-aware chunking: split a document at its real joints.
+
+Boundary precedence: numbered section, then paragraph, then sentence. A chunk never
+ends mid-sentence and never holds part of one section together with part of another;
+several small *whole* sections may share a chunk. A section longer than the target is
+split at paragraph (then sentence) boundaries and keeps its number with a suffix
+(``4.2#1``, ``4.2#2``); each continuation starts with an overlap of whole sentences
+from the same section (10-20% of the target, :attr:`Settings.chunk_overlap`).
+
+Section detection: ``4`` / ``4.2`` / ``4.2.1`` numbered headings, ``Section 3.2``,
+``Article 17``, ``ARTICLE IV``, ``Chapter``/``Part``/``Schedule``/``Exhibit``/``Annex``
+keyword headings, and Markdown ``#`` headings. A bare number only starts a section when it
+fits the document's numbering sequence and reads as a heading, so a body line such as
+``14 days after the leak`` is never section 14.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from longdoc.domain.tokens import estimate_tokens
+from longdoc.models import Chunk, PageSpan, ParsedDocument, SectionSpan
+
+_KEYWORD_LEVEL = {
+    "part": 1, "chapter": 1, "schedule": 1, "exhibit": 1, "annex": 1, "appendix": 1,
+    "section": 2, "article": 3,
+}
+_KEYWORD_RE = re.compile(
+    r"^(?P<kw>PART|Part|CHAPTER|Chapter|SCHEDULE|Schedule|EXHIBIT|Exhibit|ANNEX|Annex|"
+    r"APPENDIX|Appendix|SECTION|Section|ARTICLE|Article)\s+"
+    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+|[A-Z])(?![\w.]*\w)\.?"
+    r"(?P<rest>\s*[:.\-–—]?\s*.*)$"
+)
+_NUMERIC_RE = re.compile(r"^(?P<num>\d{1,3}(?:\.\d{1,3}){0,4})(?P<dot>\.?)(?:\s+(?P<rest>.*))?$")
+_MD_RE = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<rest>\S.*)$")
+_LIST_START_RE = re.compile(r"^\s*(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")
+_SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+_ABBREV = {
+    "e.g", "i.e", "etc", "inc", "ltd", "co", "corp", "no", "nos", "sec", "art", "arts", "para",
+    "paras", "cf", "vs", "v", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "u.s", "u.k", "p", "pp",
+    "fig", "vol", "ch", "cl", "approx", "dept", "est", "op", "seq", "viz", "al", "n.v", "s.a",
+    "b.v", "l.p", "llc", "plc", "gmbh", "ag", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+    "sep", "sept", "oct", "nov", "dec",
+}
+
+
+@dataclass
+class _Heading:
+    line_start: int
+    body_start: int  # where the heading's own line ends (body may continue on the same line)
+    section_id: str | None
+    label: str
+    level: int
+
+
+@dataclass
+class _Section:
+    section_id: str | None
+    heading_path: list[str]
+    start: int
+    end: int
+
+
+@dataclass
+class _Draft:
+    start: int
+    end: int
+    sections: list[_Section] = field(default_factory=list)
+    section_id: str | None = None
+    oversize: bool = False
+
+
+def _roman_to_int(token: str) -> int | None:
+    values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+    if not token or any(ch not in values for ch in token):
+        return None
+    total = 0
+    for i, ch in enumerate(token):
+        v = values[ch]
+        total += -v if i + 1 < len(token) and values[token[i + 1]] > v else v
+    return total
+
+
+def _label(line: str) -> str:
+    """A heading's label for ``heading_path``: the number and title, without inline body text."""
+    if len(line) <= 60:
+        return line
+    m = re.match(r"^(.{4,80}?[.:])(?=\s|$)", line)
+    return m.group(1) if m else line[:80].rstrip()
+
+
+def _title_like(rest: str) -> bool:
+    """Whether text after a number reads as a heading title (short, capitalised words)."""
+    rest = rest.strip()
+    if not rest:
+        return True
+    if not (rest[0].isupper() or rest[0] in "\"“'‘("):
+        return False
+    head = re.split(r"[.:;]\s|[.:;]$", rest, maxsplit=1)[0].strip(" .:;\"“”")
+    words = head.split()
+    if not words or len(words) > 10:
+        return False
+    if head.isupper():
+        return True
+    content = [w for w in words if len(w) > 3]
+    if not content:
+        return True
+    capitalised = sum(1 for w in content if w[0].isupper() or w[0] in "\"“(")
+    return capitalised / len(content) >= 0.6
+
+
+def _parse_number(num: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in num.split("."))
+
+
+def _plausible_next(prev: tuple[int, ...] | None, cand: tuple[int, ...]) -> tuple[bool, bool]:
+    """Return ``(plausible, exact)``: can ``cand`` follow ``prev`` in a numbering sequence?
+
+    ``exact`` is True for the immediate successor (4.2 -> 4.3, 4.2 -> 5, 4.2 -> 4.2.1).
+    A gap of up to two numbers (deleted or reserved sections) is plausible but not exact.
+    """
+    if prev is None:
+        return cand[0] <= 1 and all(p <= 1 for p in cand[1:]), cand[0] <= 1
+    if cand[: len(prev)] == prev and len(cand) == len(prev) + 1 and cand[-1] in (0, 1):
+        return True, True
+    for i in range(min(len(prev), len(cand))):
+        if cand[:i] != prev[:i]:
+            break
+        step = cand[i] - prev[i]
+        tail_ok = all(p in (0, 1) for p in cand[i + 1 :])
+        if 1 <= step <= 3 and tail_ok:
+            return True, step == 1
+    return False, False
+
+
+_TOC_RE = re.compile(r"(?:\.{3,}|…+|\s)\s*(?:\d{1,4}|[ivxlc]{1,6})$")
+
+
+def _find_headings(text: str, typical_line: int) -> list[_Heading]:
+    """Scan line starts for section headings, validating bare numbers against the sequence.
+
+    A heading must start a paragraph (the previous line is blank, short, or ends a
+    sentence); table-of-contents lines (ending in a page number) are skipped.
+    """
+    headings: list[_Heading] = []
+    last_numeric: tuple[int, ...] | None = None
+    pos = 0
+    prev = ""
+    for line in text.split("\n"):
+        line_start = pos
+        pos += len(line) + 1
+        stripped = line.strip()
+        previous, prev = prev, stripped
+        if not stripped or len(stripped) > 300:
+            continue
+        starts_paragraph = (
+            not previous
+            or previous.endswith((".", ":", ";", "?", "!"))
+            or len(previous) < 0.75 * typical_line
+        )
+        if not starts_paragraph or _TOC_RE.search(stripped) and len(stripped) < typical_line:
+            continue
+        lead = len(line) - len(line.lstrip())
+        m = _MD_RE.match(stripped)
+        if m:
+            title = m.group("rest").strip()
+            num = re.match(r"^(\d+(?:\.\d+)*)\.?\s", title + " ")
+            headings.append(_Heading(line_start + lead, pos - 1, num.group(1) if num else None,
+                                     title[:100], len(m.group("hashes"))))
+            continue
+        m = _KEYWORD_RE.match(stripped)
+        if m:
+            rest = m.group("rest").strip(" :.-–—")
+            if rest and not (rest[0].isupper() or rest[0].isdigit() or rest[0] in "\"“(["):
+                continue  # "Section 3.2 of this Agreement ..." is a cross-reference
+            kw = m.group("kw").lower()
+            num = m.group("num")
+            section_id = f"{kw.capitalize()} {num.upper() if _roman_to_int(num) else num}"
+            headings.append(_Heading(line_start + lead, pos - 1, section_id,
+                                     _label(stripped), _KEYWORD_LEVEL[kw]))
+            value = int(num) if num.isdigit() else None
+            if kw in ("article", "section") and value is not None:
+                last_numeric = (value,)
+            elif kw in ("section",) and re.fullmatch(r"\d+(\.\d+)+", num):
+                last_numeric = _parse_number(num)
+            continue
+        m = _NUMERIC_RE.match(stripped)
+        if not m:
+            continue
+        rest = (m.group("rest") or "").strip()
+        if rest and not (rest[0].isupper() or rest[0] in "\"“'‘("):
+            continue  # "14 days after the leak": a sentence, not a heading
+        cand = _parse_number(m.group("num"))
+        if len(cand) == 1 and not m.group("dot") and not rest:
+            continue  # a lone page or line number
+        plausible, exact = _plausible_next(last_numeric, cand)
+        if not plausible and cand == (1,) and rest and _title_like(rest):
+            plausible, exact = True, True  # numbering restarts (a schedule or exhibit)
+        if not plausible:
+            continue
+        if not _title_like(rest) and not (exact and len(cand) >= 2):
+            continue
+        last_numeric = cand
+        label = _label(stripped)
+        headings.append(_Heading(line_start + lead, pos - 1, m.group("num"), label, 3 + len(cand)))
+    return headings
+
+
+def _sections(text: str, typical_line: int) -> list[_Section]:
+    """Cut the text into sections at headings; text before the first heading is the preamble."""
+    headings = _find_headings(text, typical_line)
+    sections: list[_Section] = []
+    stack: list[_Heading] = []
+    if not headings or headings[0].line_start > 0:
+        end = headings[0].line_start if headings else len(text)
+        if text[:end].strip():
+            sections.append(_Section(None, [], 0, end))
+    for i, h in enumerate(headings):
+        while stack and stack[-1].level >= h.level:
+            stack.pop()
+        stack.append(h)
+        end = headings[i + 1].line_start if i + 1 < len(headings) else len(text)
+        section_id = h.section_id
+        if section_id is None:
+            section_id = next((s.section_id for s in reversed(stack) if s.section_id), None)
+        sections.append(_Section(section_id, [s.label for s in stack], h.line_start, end))
+    return sections
+
+
+def _paragraph_breaks(text: str, start: int, end: int, typical_line: int) -> list[int]:
+    """Offsets (absolute) where a new paragraph starts inside ``text[start:end]``."""
+    breaks: list[int] = []
+    pos = start
+    lines = text[start:end].split("\n")
+    prev: str | None = None
+    for line in lines:
+        if prev is not None:
+            p = prev.rstrip()
+            if (
+                not p
+                or not line.strip()
+                or _LIST_START_RE.match(line)
+                or (p.endswith((".", ":", ";", "?", "!")) and len(p) < 0.75 * typical_line)
+            ):
+                if line.strip():
+                    breaks.append(pos)
+        prev = line
+        pos += len(line) + 1
+    return breaks
+
+
+def _sentence_breaks(text: str, start: int, end: int) -> list[int]:
+    """Offsets (absolute) where a new sentence starts inside ``text[start:end]``."""
+    breaks: list[int] = []
+    segment = text[start:end]
+    for m in _SENT_END_RE.finditer(segment):
+        before = segment[max(0, m.start() - 12) : m.start()]
+        word = re.split(r"[\s(\[]", before)[-1].lower().rstrip(".")
+        if word in _ABBREV or (len(word) == 1 and word.isalpha()):
+            continue
+        nxt = m.end()
+        while nxt < len(segment) and segment[nxt].isspace():
+            nxt += 1
+        if nxt < len(segment):
+            breaks.append(start + nxt)
+    return breaks
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _units(text: str, sec: _Section, typical_line: int, max_tokens: int) -> list[tuple[int, int]]:
+    """Split a section into paragraphs, and paragraphs over ``max_tokens`` into sentences."""
+    cuts = [sec.start, *_paragraph_breaks(text, sec.start, sec.end, typical_line), sec.end]
+    units: list[tuple[int, int]] = []
+    for a, b in zip(cuts, cuts[1:]):
+        a, b = _trim(text, a, b)
+        if a >= b:
+            continue
+        if estimate_tokens(text[a:b]) <= max_tokens:
+            units.append((a, b))
+            continue
+        s_cuts = [a, *_sentence_breaks(text, a, b), b]
+        for sa, sb in zip(s_cuts, s_cuts[1:]):
+            sa, sb = _trim(text, sa, sb)
+            if sa < sb:
+                units.append((sa, sb))
+    return units
+
+
+def _overlap_start(text: str, prev_start: int, prev_end: int, budget_chars: int) -> int:
+    """Start of the trailing whole sentences of ``text[prev_start:prev_end]`` within the budget."""
+    starts = [prev_start, *_sentence_breaks(text, prev_start, prev_end)]
+    best = prev_end
+    for s in reversed(starts):
+        if prev_end - s > budget_chars:
+            break
+        best = s
+    return best
+
+
+def _split_section(
+    text: str, sec: _Section, target: int, max_tokens: int, overlap: float, typical_line: int
+) -> list[_Draft]:
+    units = _units(text, sec, typical_line, max_tokens)
+    drafts: list[_Draft] = []
+    cur: list[tuple[int, int]] = []
+    cur_tokens = 0
+    for unit in units:
+        t = estimate_tokens(text[unit[0] : unit[1]])
+        if cur and cur_tokens + t > target and not (cur_tokens < target // 2 and cur_tokens + t <= max_tokens):
+            drafts.append(_Draft(cur[0][0], cur[-1][1]))
+            cur, cur_tokens = [], 0
+        cur.append(unit)
+        cur_tokens += t
+    if cur:
+        drafts.append(_Draft(cur[0][0], cur[-1][1]))
+    budget_chars = int(target * overlap * 4)
+    content_starts = [d.start for d in drafts]
+    for i, d in enumerate(drafts):
+        d.oversize = estimate_tokens(text[d.start : d.end]) > max_tokens
+        if i > 0:
+            d.start = _overlap_start(text, content_starts[i - 1], content_starts[i], budget_chars)
+        d.section_id = f"{sec.section_id}#{i + 1}" if sec.section_id and len(drafts) > 1 else sec.section_id
+        d.sections = [_Section(d.section_id, sec.heading_path, d.start, d.end)]
+    return drafts
+
+
+def _typical_line_length(text: str) -> int:
+    lengths = sorted(len(line) for line in text.split("\n") if line.strip())
+    if not lengths:
+        return 80
+    return max(20, lengths[int(len(lengths) * 0.9) - 1 if len(lengths) > 1 else 0])
+
+
+def chunk_document(
+    doc: ParsedDocument,
+    doc_id: str,
+    *,
+    target_tokens: int = 1000,
+    max_tokens: int = 2000,
+    overlap: float = 0.15,
+) -> list[Chunk]:
+    """Split a parsed document into chunks at section, paragraph and sentence boundaries.
+
+    Sizes are estimated tokens (:func:`estimate_tokens`); ``overlap`` is the share of
+    ``target_tokens`` repeated (as whole sentences of the same section) at the start of
+    each continuation chunk of a split section. A single sentence over ``max_tokens``
+    stays whole and is flagged ``oversize``. Returns chunks in document order with
+    ordinals from 0; ids depend only on ``doc_id``, the document bytes and position.
+    Raises ValueError when ``target_tokens > max_tokens``.
+    """
+    if target_tokens > max_tokens:
+        raise ValueError(f"target_tokens {target_tokens} exceeds max_tokens {max_tokens}")
+    text = doc.text
+    typical_line = _typical_line_length(text)
+    drafts: list[_Draft] = []
+    open_merge: _Draft | None = None  # a chunk of whole sections that may take more
+    for sec in _sections(text, typical_line):
+        start, end = _trim(text, sec.start, sec.end)
+        if start >= end:
+            continue
+        sec = _Section(sec.section_id, sec.heading_path, start, end)
+        tokens = estimate_tokens(text[start:end])
+        if tokens <= target_tokens:
+            if open_merge and estimate_tokens(text[open_merge.start : end]) <= target_tokens:
+                open_merge.end = end
+                open_merge.sections.append(sec)
+                continue
+            open_merge = _Draft(start, end, [sec], None)
+            drafts.append(open_merge)
+            continue
+        open_merge = None
+        drafts.extend(_split_section(text, sec, target_tokens, max_tokens, overlap, typical_line))
+
+    page_starts = [p.char_start for p in doc.pages]
+    chunks: list[Chunk] = []
+    for ordinal, d in enumerate(drafts):
+        body = text[d.start : d.end]
+        first = max(0, bisect.bisect_right(page_starts, d.start) - 1)
+        last = max(0, bisect.bisect_right(page_starts, max(d.start, d.end - 1)) - 1)
+        spans = [
+            PageSpan(page=p.page, char_start=max(p.char_start, d.start), char_end=min(p.char_end, d.end))
+            for p in doc.pages[first : last + 1]
+        ]
+        spans = [s for s in spans if s.char_end > s.char_start] or spans[:1]
+        sections = [
+            SectionSpan(section_id=s.section_id, heading_path=s.heading_path,
+                        char_start=max(s.start, d.start), char_end=min(s.end, d.end))
+            for s in d.sections
+        ]
+        chunks.append(
+            Chunk(
+                chunk_id=f"{doc_id}:{doc.doc_version[:8]}:{ordinal:04d}",
+                doc_id=doc_id,
+                doc_version=doc.doc_version,
+                ordinal=ordinal,
+                source=doc.source,
+                page_start=spans[0].page if spans else None,
+                page_end=spans[-1].page if spans else None,
+                section_id=d.section_id
+                if d.section_id is not None
+                else next((s.section_id for s in d.sections if s.section_id), None),
+                heading_path=d.sections[0].heading_path if d.sections else [],
+                text=body,
+                char_start=d.start,
+                char_end=d.end,
+                token_count=estimate_tokens(body),
+                content_hash=hashlib.sha256(body.encode("utf-8")).hexdigest(),
+                oversize=d.oversize,
+                page_spans=spans,
+                section_spans=sections,
+            )
+        )
+    return chunks
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Return ``(start, end)`` offsets of the sentences of ``text`` (trimmed, in order).
+
+    Uses the same boundary rules as the chunker (terminal punctuation followed by a capital,
+    digit or opening quote, with common legal abbreviations such as ``Sec.`` and ``Inc.`` kept
+    inside the sentence); line breaks inside a sentence do not end it.
+    """
+    cuts = [0, *_sentence_breaks(text, 0, len(text)), len(text)]
+    out: list[tuple[int, int]] = []
+    for a, b in zip(cuts, cuts[1:]):
+        a, b = _trim(text, a, b)
+        if a < b:
+            out.append((a, b))
+    return out

@@ -1,0 +1,121 @@
+"""Builds adapters from :class:`~longdoc.config.Settings`, lazily and once per process.
+
+``mode="aws"``: S3, DynamoDB, Voyage, Pinecone and Claude (keys from Secrets Manager).
+``mode="local"``: a folder for S3, SQLite for DynamoDB, LanceDB for Pinecone, MiniLM for
+Voyage, and Claude when ``ANTHROPIC_API_KEY`` is set or the offline baseline otherwise.
+Nothing is created at import time (Lambda cold start, test isolation).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from longdoc.config import Settings, get_settings
+from longdoc.errors import ConfigError
+from longdoc.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+
+
+def _require(value: str | None, name: str) -> str:
+    if not value:
+        raise ConfigError(f"LONGDOC_{name.upper()} must be set in aws mode")
+    return value
+
+
+@lru_cache(maxsize=1)
+def blob_store() -> BlobStore:
+    """The document/chunk blob store for the current mode."""
+    s = get_settings()
+    if s.mode == "aws":
+        from longdoc.adapters.blob import S3BlobStore
+
+        return S3BlobStore(_require(s.bucket, "bucket"))
+    from longdoc.adapters.blob import LocalBlobStore
+
+    return LocalBlobStore(s.home / "bucket")
+
+
+@lru_cache(maxsize=1)
+def state_store() -> StateStore:
+    """The registry/run/checkpoint store for the current mode."""
+    s = get_settings()
+    if s.mode == "aws":
+        from longdoc.adapters.state import DynamoStateStore
+
+        return DynamoStateStore(_require(s.table, "table"))
+    from longdoc.adapters.state import SqliteStateStore
+
+    s.home.mkdir(parents=True, exist_ok=True)
+    return SqliteStateStore(s.home / "state.sqlite3")
+
+
+@lru_cache(maxsize=1)
+def embedder() -> Embedder:
+    """The embedding model for the current mode."""
+    s = get_settings()
+    if s.mode == "aws":
+        from longdoc.adapters.embedders import VoyageEmbedder
+        from longdoc.adapters.secrets import api_key
+
+        return VoyageEmbedder(api_key("VOYAGE_API_KEY", s.voyage_secret_name), s.voyage_model, s.embedding_dimension)
+    from longdoc.adapters.embedders import MiniLMEmbedder
+
+    return MiniLMEmbedder()
+
+
+@lru_cache(maxsize=1)
+def vector_index() -> VectorIndex:
+    """The vector index for the current mode, sized to the embedder's dimension."""
+    s = get_settings()
+    if s.mode == "aws":
+        from longdoc.adapters.secrets import api_key
+        from longdoc.adapters.vector_index import PineconeIndex
+
+        return PineconeIndex(api_key("PINECONE_API_KEY", s.pinecone_secret_name),
+                             _require(s.pinecone_index_host, "pinecone_index_host"), s.pinecone_namespace,
+                             s.embedding_dimension)
+    from longdoc.adapters.vector_index import LanceDBIndex
+
+    return LanceDBIndex(s.home / "lancedb", embedder().dimension)
+
+
+def model_name(settings: Settings | None = None) -> str:
+    """Name of the model that :func:`model` builds (``offline-extractive-baseline-v1`` or a Claude id)."""
+    s = settings or get_settings()
+    if s.model == "baseline" or (s.model == "auto" and s.mode == "local" and not os.environ.get("ANTHROPIC_API_KEY")):
+        from longdoc.adapters.baseline import BASELINE_NAME
+
+        return BASELINE_NAME
+    return s.claude_model
+
+
+@lru_cache(maxsize=1)
+def model() -> Model:
+    """The model: Claude (``LONGDOC_MODEL=claude`` or a key present) or the offline baseline."""
+    s = get_settings()
+    name = model_name(s)
+    from longdoc.adapters.baseline import BASELINE_NAME, OfflineBaselineModel
+
+    if name == BASELINE_NAME:
+        return OfflineBaselineModel()
+    from longdoc.adapters.claude import ClaudeModel
+    from longdoc.adapters.secrets import api_key
+
+    key = api_key("ANTHROPIC_API_KEY", s.anthropic_secret_name if s.mode == "aws" else None)
+    return ClaudeModel(key, s.claude_model, base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+def deps():
+    """All adapters a session needs, as :class:`longdoc.domain.session.Deps`."""
+    from longdoc.domain.catalogue import load_catalogue
+    from longdoc.domain.session import Deps
+
+    return Deps(state=state_store(), blobs=blob_store(), embedder=embedder(), index=vector_index(),
+                model=model(), catalogue=load_catalogue(get_settings().clause_catalogue))
+
+
+def reset() -> None:
+    """Forget cached settings and adapters (tests, or the CLI after changing the environment)."""
+    get_settings.cache_clear()
+    for fn in (blob_store, state_store, embedder, vector_index, model):
+        fn.cache_clear()
