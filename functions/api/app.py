@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from longdoc import wiring
 from longdoc.config import get_settings
+from longdoc.domain.catalogue import load_catalogue
 from longdoc.domain.session import run_result, start_run
 from longdoc.errors import LongdocError, NotFound, UnknownClauseType
 from longdoc.observability import logger, metrics, tracer
@@ -83,7 +84,7 @@ def create_extraction(
     state = wiring.state_store()
     existing = state.get_run(run_id)
     if existing is None:
-        run = start_run(state, wiring.deps().catalogue, doc_id=body.doc_id, doc_version=body.doc_version,
+        run = start_run(state, load_catalogue(settings.clause_catalogue), doc_id=body.doc_id, doc_version=body.doc_version,
                         clause_types=body.clause_types, model_name=wiring.model_name(settings),
                         max_tokens=body.max_tokens or settings.max_tokens, top_k=body.top_k or settings.top_k,
                         facts=body.facts, run_id=run_id)

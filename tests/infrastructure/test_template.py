@@ -1,0 +1,652 @@
+"""Static checks of the SAM application in ``template.yaml``.
+
+These tests read the template (and the state machine definition it points at) as data
+and assert the security, reliability and wiring properties the deployment relies on.
+They never call AWS. ``make lint-template`` runs cfn-lint and ``sam validate --lint``
+separately; :func:`test_cfn_lint_reports_no_findings` repeats the cfn-lint run when the
+tools virtualenv exists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from longdoc.config import Settings
+
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATE_PATH = REPO / "template.yaml"
+CFN_LINT = REPO / ".venv" / "tools" / "bin" / "cfn-lint"
+
+FUNCTIONS = ("IngestFunction", "ExtractFunction", "ApiFunction")
+
+
+# --------------------------------------------------------------------------- loading
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML SafeLoader that turns CloudFormation short-form tags into long-form dicts.
+
+    ``!Ref X`` -> ``{"Ref": "X"}``, ``!GetAtt A.B`` -> ``{"Fn::GetAtt": ["A", "B"]}``,
+    ``!Condition C`` -> ``{"Condition": "C"}`` and any other ``!Name v`` ->
+    ``{"Fn::Name": v}`` (CloudFormation template reference, intrinsic functions).
+    """
+
+
+def _construct_cfn_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> dict[str, Any]:
+    """Build the long-form dict for one short-form tag (see :class:`_CfnLoader`)."""
+    if isinstance(node, yaml.ScalarNode):
+        value: Any = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
+    if tag_suffix == "Ref":
+        return {"Ref": value}
+    if tag_suffix == "Condition":
+        return {"Condition": value}
+    if tag_suffix == "GetAtt" and isinstance(value, str):
+        resource, _, attribute = value.partition(".")
+        return {"Fn::GetAtt": [resource, attribute]}
+    return {f"Fn::{tag_suffix}": value}
+
+
+_CfnLoader.add_multi_constructor("!", _construct_cfn_tag)
+
+
+def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
+    """Parse a CloudFormation/SAM YAML template into plain dicts (long-form intrinsics)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+
+
+@pytest.fixture(scope="module")
+def template() -> dict[str, Any]:
+    """The parsed ``template.yaml``."""
+    return load_template()
+
+
+@pytest.fixture(scope="module")
+def resources(template: dict[str, Any]) -> dict[str, Any]:
+    """``Resources`` section of the template."""
+    return template["Resources"]
+
+
+def props(resources: dict[str, Any], logical_id: str) -> dict[str, Any]:
+    """``Properties`` of one resource (KeyError when the resource is missing)."""
+    return resources[logical_id]["Properties"]
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Yield every dict, list and scalar nested in ``node`` (depth first, node included)."""
+    yield node
+    if isinstance(node, dict):
+        for value in node.values():
+            yield from walk(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from walk(item)
+
+
+def as_list(value: Any) -> list[Any]:
+    """IAM allows a single value or a list for Action/Resource: always return a list."""
+    return value if isinstance(value, list) else [value]
+
+
+def inline_statements(function_props: dict[str, Any]) -> list[dict[str, Any]]:
+    """IAM statements of the inline policy documents in a SAM ``Policies`` list."""
+    statements: list[dict[str, Any]] = []
+    for policy in as_list(function_props.get("Policies", [])):
+        if isinstance(policy, dict) and "Statement" in policy:
+            statements.extend(as_list(policy["Statement"]))
+    return statements
+
+
+def sub_text(value: Any) -> str:
+    """The template string of an ``Fn::Sub`` (short or list form) or a plain string."""
+    if isinstance(value, str):
+        return value
+    sub = value["Fn::Sub"]
+    return sub if isinstance(sub, str) else sub[0]
+
+
+def evaluate(node: Any, pseudo: dict[str, str]) -> Any:
+    """Evaluate the few intrinsics used in resource names: Ref (pseudo only), Select, Split, Sub.
+
+    Raises ``NotImplementedError`` for anything else, so a test never silently passes
+    on an expression it did not understand.
+    """
+    if isinstance(node, str | int):
+        return node
+    if isinstance(node, dict) and len(node) == 1:
+        (key, arg), = node.items()
+        if key == "Ref":
+            return pseudo[arg]
+        if key == "Fn::Split":
+            return evaluate(arg[1], pseudo).split(arg[0])
+        if key == "Fn::Select":
+            return evaluate(arg[1], pseudo)[int(arg[0])]
+        if key == "Fn::Sub":
+            text, variables = (arg, {}) if isinstance(arg, str) else (arg[0], arg[1])
+            values = {**pseudo, **{k: evaluate(v, pseudo) for k, v in variables.items()}}
+            return re.sub(r"\$\{([^}!]+)\}", lambda m: str(values[m.group(1)]), text)
+    raise NotImplementedError(f"cannot evaluate {node!r}")
+
+
+# --------------------------------------------------------------------------- storage
+
+
+def test_bucket_blocks_public_access_encrypts_and_versions(resources: dict[str, Any]) -> None:
+    # Given the documents bucket
+    bucket = props(resources, "DocumentsBucket")
+    # When its access, encryption, versioning and ownership settings are read
+    block = bucket["PublicAccessBlockConfiguration"]
+    sse = bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    # Then all four public-access blocks are on, SSE-S3 is the default, versioning is on
+    # and ACLs are disabled.
+    assert block == {
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
+    assert sse == [{"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]
+    assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
+    assert bucket["OwnershipControls"]["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
+
+
+def test_bucket_policy_denies_requests_without_tls(resources: dict[str, Any]) -> None:
+    # Given the bucket policy
+    policy = props(resources, "DocumentsBucketPolicy")
+    # When the statements that deny on aws:SecureTransport=false are selected
+    deny = [
+        s
+        for s in policy["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Deny" and s.get("Condition", {}).get("Bool", {}).get("aws:SecureTransport") == "false"
+    ]
+    # Then one statement denies every S3 action, to everyone, on the bucket and its objects
+    assert policy["Bucket"] == {"Ref": "DocumentsBucket"}
+    assert len(deny) == 1
+    assert deny[0]["Principal"] == "*"
+    assert deny[0]["Action"] == "s3:*"
+    assert deny[0]["Resource"] == [
+        {"Fn::GetAtt": ["DocumentsBucket", "Arn"]},
+        {"Fn::Sub": "${DocumentsBucket.Arn}/*"},
+    ]
+
+
+def test_bucket_notifies_ingest_queue_for_incoming_prefix_only(resources: dict[str, Any]) -> None:
+    # Given the bucket's notification configuration
+    bucket = resources["DocumentsBucket"]
+    queue_configs = bucket["Properties"]["NotificationConfiguration"]["QueueConfigurations"]
+    # When the single queue configuration is read
+    assert len(queue_configs) == 1
+    config = queue_configs[0]
+    # Then object creation under incoming/ (and nothing else) goes to the ingest queue,
+    # and the bucket waits for the queue policy that lets S3 send.
+    assert config["Event"] == "s3:ObjectCreated:*"
+    assert config["Queue"] == {"Fn::GetAtt": ["IngestQueue", "Arn"]}
+    assert config["Filter"]["S3Key"]["Rules"] == [{"Name": "prefix", "Value": "incoming/"}]
+    assert bucket["DependsOn"] == "IngestQueuePolicy"
+
+
+def test_queue_policy_source_arn_matches_bucket_name_without_referencing_bucket(
+    resources: dict[str, Any],
+) -> None:
+    # Given the bucket name expression and the queue policy's aws:SourceArn condition
+    bucket_name = props(resources, "DocumentsBucket")["BucketName"]
+    statement = props(resources, "IngestQueuePolicy")["PolicyDocument"]["Statement"][0]
+    source_arn = statement["Condition"]["ArnEquals"]["aws:SourceArn"]
+    # When both are evaluated for a sample stack
+    pseudo = {
+        "AWS::Partition": "aws",
+        "AWS::AccountId": "123456789012",
+        "AWS::StackId": "arn:aws:cloudformation:eu-west-1:123456789012:stack/LongDoc-Dev/1b2c3d4e-aaaa-11ef-9f0a-0a1b2c3d4e5f",
+        "Stage": "dev",
+    }
+    name = evaluate(bucket_name, pseudo)
+    # Then the policy names exactly that bucket, only S3 from this account may send,
+    # and the policy does not reference the bucket resource (which depends on it: a cycle).
+    assert evaluate(source_arn, pseudo) == f"arn:aws:s3:::{name}"
+    assert statement["Principal"] == {"Service": "s3.amazonaws.com"}
+    assert statement["Action"] == "sqs:SendMessage"
+    assert statement["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    referenced = {
+        n["Ref"] if "Ref" in n else n["Fn::GetAtt"][0]
+        for n in walk(props(resources, "IngestQueuePolicy"))
+        if isinstance(n, dict) and ("Ref" in n or "Fn::GetAtt" in n)
+    }
+    assert referenced == {"IngestQueue", "AWS::AccountId", "AWS::StackId"}
+
+
+def test_bucket_name_is_valid_for_any_stack_name_and_longest_stage(
+    template: dict[str, Any], resources: dict[str, Any]
+) -> None:
+    # Given a stack name with capitals and the longest Stage the parameter pattern accepts
+    stage_pattern = template["Parameters"]["Stage"]["AllowedPattern"]
+    longest_stage = "s" * 10
+    assert re.fullmatch(stage_pattern, longest_stage)
+    assert not re.fullmatch(stage_pattern, "Dev")
+    pseudo = {
+        "AWS::AccountId": "123456789012",
+        "AWS::StackId": "arn:aws:cloudformation:ap-southeast-2:123456789012:stack/My-Big-STACK/51af3dc0-da77-11e4-872e-1234567db123",
+        "Stage": longest_stage,
+    }
+    # When the bucket name is evaluated
+    name = evaluate(props(resources, "DocumentsBucket")["BucketName"], pseudo)
+    # Then it obeys the S3 general-purpose bucket naming rules (3-63 chars, lowercase,
+    # digits, hyphens, starts/ends with a letter or digit) and ends with the stack-id group.
+    assert name == "longdoc-ssssssssss-documents-123456789012-1234567db123"
+    assert re.fullmatch(r"[a-z0-9][a-z0-9-]{1,61}[a-z0-9]", name)
+
+
+def test_table_is_on_demand_with_pitr_ttl_and_retained(template: dict[str, Any], resources: dict[str, Any]) -> None:
+    # Given the DynamoDB table
+    table = resources["Table"]
+    table_props = table["Properties"]
+    # When its key schema, billing and protection settings are read
+    keys = {k["AttributeName"]: k["KeyType"] for k in table_props["KeySchema"]}
+    # Then it is pk/sk, on demand, recoverable, expires items on expires_at and survives
+    # stack deletion/replacement (with deletion protection in prod).
+    assert keys == {"pk": "HASH", "sk": "RANGE"}
+    assert table_props["BillingMode"] == "PAY_PER_REQUEST"
+    assert table_props["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert table_props["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
+    assert table_props["SSESpecification"] == {"SSEEnabled": True}
+    assert table_props["DeletionProtectionEnabled"] == {"Fn::If": ["IsProd", True, False]}
+    assert template["Conditions"]["IsProd"] == {"Fn::Equals": [{"Ref": "Stage"}, "prod"]}
+    assert table["DeletionPolicy"] == "Retain"
+    assert table["UpdateReplacePolicy"] == "Retain"
+
+
+# --------------------------------------------------------------------------- ingest
+
+
+def test_queue_visibility_timeout_covers_six_ingest_timeouts(resources: dict[str, Any]) -> None:
+    # Given the ingest queue and the ingest function
+    queue = props(resources, "IngestQueue")
+    ingest_timeout = props(resources, "IngestFunction")["Timeout"]
+    # When the visibility timeout is compared with the function timeout
+    # Then it is at least 6x, the AWS Lambda guide's rule for SQS event sources
+    assert ingest_timeout == 900
+    assert queue["VisibilityTimeout"] >= 6 * ingest_timeout
+    assert queue["VisibilityTimeout"] <= 43200  # SQS maximum (12 h)
+
+
+def test_ingest_queue_redrives_to_encrypted_dlq(resources: dict[str, Any]) -> None:
+    # Given both queues
+    queue = props(resources, "IngestQueue")
+    dlq = props(resources, "IngestDLQ")
+    # When the redrive policy and retention are read
+    redrive = queue["RedrivePolicy"]
+    # Then failures move to the DLQ after 5 receives, the DLQ keeps them longer than the
+    # source queue (14 days), and both queues are encrypted with SQS-managed keys.
+    assert redrive == {"deadLetterTargetArn": {"Fn::GetAtt": ["IngestDLQ", "Arn"]}, "maxReceiveCount": 5}
+    assert dlq["MessageRetentionPeriod"] == 14 * 24 * 3600
+    assert dlq["MessageRetentionPeriod"] > queue["MessageRetentionPeriod"]
+    assert queue["SqsManagedSseEnabled"] is True
+    assert dlq["SqsManagedSseEnabled"] is True
+
+
+def test_ingest_event_source_reports_partial_failures_with_bounded_concurrency(
+    template: dict[str, Any], resources: dict[str, Any]
+) -> None:
+    # Given the ingest function's SQS event
+    events = props(resources, "IngestFunction")["Events"]
+    assert list(events) == ["IncomingDocument"]
+    event = events["IncomingDocument"]
+    parameter = template["Parameters"]["IngestMaxConcurrency"]
+    # When its properties are read
+    sqs = event["Properties"]
+    # Then it reads the ingest queue, reports per-message failures and is capped by the
+    # parameter, whose bounds match Lambda's MaximumConcurrency range (2-1000).
+    assert event["Type"] == "SQS"
+    assert sqs["Queue"] == {"Fn::GetAtt": ["IngestQueue", "Arn"]}
+    assert sqs["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert sqs["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "IngestMaxConcurrency"}}
+    assert sqs["BatchSize"] == 5
+    assert sqs["MaximumBatchingWindowInSeconds"] == 10
+    assert parameter["MinValue"] == 2
+    assert parameter["MaxValue"] == 1000
+    assert 2 <= parameter["Default"] <= 1000
+
+
+# --------------------------------------------------------------------------- extract
+
+
+def test_state_machine_substitutions_match_asl_placeholders(resources: dict[str, Any]) -> None:
+    # Given the state machine resource and the ASL file it points at
+    machine = props(resources, "ExtractStateMachine")
+    assert machine["DefinitionUri"] == "statemachine/extract.asl.json"
+    asl_text = (REPO / machine["DefinitionUri"]).read_text(encoding="utf-8")
+    # When the ${...} placeholders are collected
+    placeholders = set(re.findall(r"\$\{([^}]+)\}", asl_text))
+    asl = json.loads(asl_text)
+    # Then every placeholder has a substitution and every substitution is used,
+    # and the definition is well-formed JSON with a reachable start state.
+    assert placeholders == set(machine["DefinitionSubstitutions"])
+    assert machine["DefinitionSubstitutions"]["ExtractFunctionArn"] == {"Fn::GetAtt": ["ExtractFunction", "Arn"]}
+    assert asl["StartAt"] in asl["States"]
+    assert machine["Type"] == "STANDARD"
+
+
+def test_state_machine_logs_without_execution_data_and_traces(resources: dict[str, Any]) -> None:
+    # Given the state machine and its log group
+    machine = props(resources, "ExtractStateMachine")
+    log_group = props(resources, "StateMachineLogGroup")
+    # When its logging and tracing settings are read
+    logging = machine["Logging"]
+    # Then all events are logged to the stack's log group, without execution payloads,
+    # the log group has a retention, and X-Ray tracing is on.
+    assert logging["Level"] == "ALL"
+    assert logging["IncludeExecutionData"] is False
+    assert logging["Destinations"] == [
+        {"CloudWatchLogsLogGroup": {"LogGroupArn": {"Fn::GetAtt": ["StateMachineLogGroup", "Arn"]}}}
+    ]
+    assert log_group["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    assert machine["Tracing"] == {"Enabled": True}
+
+
+def test_state_machine_may_invoke_only_the_extract_function(resources: dict[str, Any]) -> None:
+    # Given the state machine's policies
+    policies = props(resources, "ExtractStateMachine")["Policies"]
+    # When the SAM policy templates are collected
+    templates = [p for p in policies if isinstance(p, dict) and "Statement" not in p]
+    # Then the only invoke grant is for the extract function, and the only other
+    # permissions are the CloudWatch Logs delivery actions Step Functions needs.
+    assert templates == [{"LambdaInvokePolicy": {"FunctionName": {"Ref": "ExtractFunction"}}}]
+    actions = {a for s in inline_statements({"Policies": policies}) for a in as_list(s["Action"])}
+    assert actions == _LOG_DELIVERY_ACTIONS
+
+
+# Step Functions developer guide, "Logging using CloudWatch Logs" (IAM policy for logging).
+_LOG_DELIVERY_ACTIONS = {
+    "logs:CreateLogDelivery",
+    "logs:GetLogDelivery",
+    "logs:UpdateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+}
+
+
+# --------------------------------------------------------------------------- functions
+
+
+def test_globals_set_runtime_architecture_tracing_and_shared_layer(template: dict[str, Any]) -> None:
+    # Given the function globals
+    glob = template["Globals"]["Function"]
+    env = glob["Environment"]["Variables"]
+    # When they are read
+    # Then every function runs Python 3.12 on arm64 with X-Ray active and the shared layer,
+    # in aws mode, and Powertools keeps handler responses out of traces.
+    assert glob["Runtime"] == "python3.12"
+    assert glob["Architectures"] == ["arm64"]
+    assert glob["Tracing"] == "Active"
+    assert glob["Layers"] == [{"Ref": "SharedLayer"}]
+    assert env["LONGDOC_MODE"] == "aws"
+    assert env["LONGDOC_TABLE"] == {"Ref": "Table"}
+    assert env["LONGDOC_BUCKET"] == {"Ref": "DocumentsBucket"}
+    assert env["POWERTOOLS_SERVICE_NAME"] == "longdoc"
+    assert env["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"
+
+
+def test_shared_layer_is_built_for_the_function_runtime(resources: dict[str, Any]) -> None:
+    # Given the shared layer
+    layer = resources["SharedLayer"]
+    # When its build metadata is read
+    # Then SAM builds it from the package folder for python3.12/arm64
+    assert layer["Properties"]["ContentUri"] == "layers/longdoc/"
+    assert layer["Properties"]["CompatibleRuntimes"] == ["python3.12"]
+    assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
+    assert layer["Metadata"] == {"BuildMethod": "python3.12", "BuildArchitecture": "arm64"}
+    assert (REPO / "layers" / "longdoc" / "requirements.txt").is_file()
+    assert (REPO / "layers" / "longdoc" / "longdoc" / "__init__.py").is_file()
+
+
+@pytest.mark.parametrize("logical_id", FUNCTIONS)
+def test_functions_point_at_code_folders_and_logs_with_retention(
+    resources: dict[str, Any], logical_id: str
+) -> None:
+    # Given one function
+    function = props(resources, logical_id)
+    # When its code folder and log group are resolved
+    code_dir = REPO / function["CodeUri"]
+    log_group_id = function["LoggingConfig"]["LogGroup"]["Ref"]
+    log_group = props(resources, log_group_id)
+    # Then the folder exists with a requirements.txt, the handler is app.handler, and the
+    # function logs to a stack-owned log group with the configured retention.
+    assert function["Handler"] == "app.handler"
+    assert (code_dir / "requirements.txt").is_file()
+    assert re.search(r"^def handler\(", (code_dir / "app.py").read_text(encoding="utf-8"), re.MULTILINE)
+    assert resources[log_group_id]["Type"] == "AWS::Logs::LogGroup"
+    assert log_group["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    assert log_group["LogGroupName"]["Fn::Sub"].startswith("/aws/lambda/${AWS::StackName}-")
+
+
+def test_environment_variables_are_known_settings(template: dict[str, Any], resources: dict[str, Any]) -> None:
+    # Given every LONGDOC_* variable the template sets (globals and per function)
+    env_maps = [template["Globals"]["Function"]["Environment"]["Variables"]]
+    env_maps += [props(resources, f).get("Environment", {}).get("Variables", {}) for f in FUNCTIONS]
+    names = {name for env in env_maps for name in env if name.startswith("LONGDOC_")}
+    # When they are mapped to longdoc.config.Settings fields (env prefix LONGDOC_)
+    unknown = {n for n in names if n.removeprefix("LONGDOC_").lower() not in Settings.model_fields}
+    # Then each one configures a real setting (a typo would be silently ignored at runtime)
+    assert names == {
+        "LONGDOC_MODE",
+        "LONGDOC_TABLE",
+        "LONGDOC_BUCKET",
+        "LONGDOC_STATE_MACHINE_ARN",
+        "LONGDOC_MODEL",
+        "LONGDOC_CLAUDE_MODEL",
+        "LONGDOC_ANTHROPIC_SECRET_NAME",
+        "LONGDOC_VOYAGE_SECRET_NAME",
+        "LONGDOC_PINECONE_SECRET_NAME",
+        "LONGDOC_PINECONE_INDEX_HOST",
+        "LONGDOC_PINECONE_NAMESPACE",
+        "LONGDOC_VOYAGE_MODEL",
+        "LONGDOC_EMBEDDING_DIMENSION",
+    }
+    assert unknown == set()
+
+
+def test_secret_access_is_limited_to_the_named_secrets(resources: dict[str, Any]) -> None:
+    # Given the secret names each function needs
+    expected = {
+        "IngestFunction": {"VoyageSecretName", "PineconeSecretName"},
+        "ExtractFunction": {"AnthropicSecretName", "VoyageSecretName", "PineconeSecretName"},
+        "ApiFunction": set(),
+    }
+    for logical_id, names in expected.items():
+        # When the secretsmanager grants of the function are collected
+        grants = [
+            s
+            for s in inline_statements(props(resources, logical_id))
+            if any(a.startswith("secretsmanager:") for a in as_list(s["Action"]))
+        ]
+        arns = [sub_text(r) for s in grants for r in as_list(s["Resource"])]
+        # Then it may only read (GetSecretValue) exactly those secrets, by name + suffix
+        assert all(as_list(s["Action"]) == ["secretsmanager:GetSecretValue"] for s in grants), logical_id
+        found = set()
+        for arn in arns:
+            match = re.fullmatch(
+                r"arn:\$\{AWS::Partition\}:secretsmanager:\$\{AWS::Region\}:\$\{AWS::AccountId\}"
+                r":secret:\$\{(\w+)\}-\?\?\?\?\?\?",
+                arn,
+            )
+            assert match, arn
+            found.add(match.group(1))
+        assert found == names, logical_id
+
+
+def test_s3_grants_are_scoped_to_prefixes(resources: dict[str, Any]) -> None:
+    # Given the S3 statements of the ingest and extract functions
+    def s3_grants(logical_id: str) -> dict[str, set[str]]:
+        grants: dict[str, set[str]] = {}
+        for statement in inline_statements(props(resources, logical_id)):
+            actions = [a for a in as_list(statement["Action"]) if a.startswith("s3:")]
+            for resource in as_list(statement["Resource"]):
+                if actions:
+                    grants.setdefault(sub_text(resource), set()).update(actions)
+        return grants
+
+    prefix = "arn:${AWS::Partition}:s3:::${DocumentsBucket}/"
+    # When they are grouped by resource
+    # Then ingest reads incoming/ and manages chunks/, extract only reads chunks/,
+    # and the API has no S3 access at all.
+    assert s3_grants("IngestFunction") == {
+        prefix + "incoming/*": {"s3:GetObject", "s3:GetObjectVersion"},
+        prefix + "chunks/*": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+    }
+    assert s3_grants("ExtractFunction") == {prefix + "chunks/*": {"s3:GetObject"}}
+    assert s3_grants("ApiFunction") == {}
+
+
+def test_api_function_may_start_and_describe_only_its_state_machine(resources: dict[str, Any]) -> None:
+    # Given the API function
+    function = props(resources, "ApiFunction")
+    statements = {s["Sid"]: s for s in inline_statements(function)}
+    # When its Step Functions grants are read
+    start = statements["StartExtractions"]
+    describe = statements["DescribeExtractions"]
+    # Then it starts executions of the extract state machine and describes only those
+    env = function["Environment"]["Variables"]
+    extract_env = props(resources, "ExtractFunction")["Environment"]["Variables"]
+    assert env["LONGDOC_STATE_MACHINE_ARN"] == {"Ref": "ExtractStateMachine"}
+    # (runs record the model name when created, so the API must agree with the extractor)
+    assert (env["LONGDOC_MODEL"], env["LONGDOC_CLAUDE_MODEL"]) == (
+        extract_env["LONGDOC_MODEL"],
+        extract_env["LONGDOC_CLAUDE_MODEL"],
+    )
+    assert start["Action"] == "states:StartExecution"
+    assert start["Resource"] == {"Ref": "ExtractStateMachine"}
+    assert describe["Action"] == "states:DescribeExecution"
+    assert describe["Resource"]["Fn::Sub"][0].endswith(":execution:${StateMachineName}:*")
+    assert describe["Resource"]["Fn::Sub"][1] == {"StateMachineName": {"Fn::GetAtt": ["ExtractStateMachine", "Name"]}}
+    assert {"DynamoDBCrudPolicy": {"TableName": {"Ref": "Table"}}} in function["Policies"]
+
+
+# --------------------------------------------------------------------------- API
+
+
+def test_every_api_route_requires_iam_auth(resources: dict[str, Any]) -> None:
+    # Given the API and every Api event of every function
+    api = props(resources, "Api")
+    routes: dict[tuple[str, str], dict[str, Any]] = {}
+    for resource in resources.values():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        for event in resource["Properties"].get("Events", {}).values():
+            if event["Type"] == "Api":
+                routes[(event["Properties"]["Method"], event["Properties"]["Path"])] = event["Properties"]
+    # When the routes are compared with the API's auth settings
+    # Then the four routes exist, all on this API, none overrides the IAM default, and
+    # API Gateway (not the caller) holds the Lambda invoke permission.
+    assert set(routes) == {
+        ("post", "/extractions"),
+        ("get", "/extractions/{id}"),
+        ("get", "/documents/{doc_id}"),
+        ("get", "/openapi.json"),
+    }
+    assert api["Auth"]["DefaultAuthorizer"] == "AWS_IAM"
+    assert api["Auth"]["InvokeRole"] == "NONE"
+    for route in routes.values():
+        assert route["RestApiId"] == {"Ref": "Api"}
+        assert route.get("Auth", {}).get("Authorizer", "AWS_IAM") == "AWS_IAM"
+    assert api["StageName"] == {"Ref": "Stage"}
+    assert api["TracingEnabled"] is True
+    assert props(resources, "ApiFunction")["Timeout"] <= 29
+
+
+# --------------------------------------------------------------------------- hygiene
+
+
+def test_no_broad_permissions(resources: dict[str, Any]) -> None:
+    # Given every policy document and SAM policy list in the template
+    statements: list[dict[str, Any]] = []
+    managed: list[str] = []
+    for resource in resources.values():
+        for node in walk(resource.get("Properties", {})):
+            if isinstance(node, dict) and "Statement" in node:
+                statements.extend(as_list(node["Statement"]))
+        for policy in as_list(resource.get("Properties", {}).get("Policies", [])):
+            if isinstance(policy, str):
+                managed.append(policy)
+    # When the Allow statements are inspected
+    allows = [s for s in statements if s["Effect"] == "Allow"]
+    # Then no *FullAccess managed policy is attached, no action is a wildcard, and
+    # Resource "*" appears only for the log-delivery actions that support nothing else.
+    assert not [m for m in managed if "FullAccess" in m]
+    for statement in allows:
+        actions = as_list(statement["Action"])
+        assert not [a for a in actions if a == "*" or a.endswith(":*")], statement
+        if "*" in as_list(statement.get("Resource")):
+            assert all(a.startswith("logs:") for a in actions), statement
+    assert len(allows) >= 8
+
+
+_KEY_PATTERNS = (
+    re.compile(r"sk-ant-"),  # Anthropic
+    re.compile(r"pcsk_"),  # Pinecone
+    re.compile(r"(?<![A-Za-z0-9])pa-[A-Za-z0-9_-]{8,}"),  # Voyage AI
+    re.compile(r"AKIA[0-9A-Z]{16}"),  # AWS access key id
+)
+
+
+@pytest.mark.parametrize("relative", ["template.yaml", "samconfig.toml", "docs/deploy.md"])
+def test_no_api_keys_in_deployment_files(relative: str) -> None:
+    # Given a deployment file
+    path = REPO / relative
+    if not path.exists():
+        pytest.skip(f"{relative} not written yet")
+    text = path.read_text(encoding="utf-8")
+    # When it is scanned for provider key prefixes
+    hits = [p.pattern for p in _KEY_PATTERNS if p.search(text)]
+    # Then none is found
+    assert hits == []
+
+
+def test_outputs_expose_the_deployed_resources(template: dict[str, Any]) -> None:
+    # Given the template outputs
+    outputs = template["Outputs"]
+    # When their names and values are read
+    # Then the operator gets every name/URL the docs and scripts use
+    assert set(outputs) >= {
+        "DocumentsBucketName",
+        "IngestQueueUrl",
+        "IngestDLQUrl",
+        "TableName",
+        "ExtractStateMachineArn",
+        "ApiUrl",
+        "ExtractFunctionName",
+    }
+    assert outputs["DocumentsBucketName"]["Value"] == {"Ref": "DocumentsBucket"}
+    assert outputs["ExtractStateMachineArn"]["Value"] == {"Ref": "ExtractStateMachine"}
+    assert outputs["ApiUrl"]["Value"] == {
+        "Fn::Sub": "https://${Api}.execute-api.${AWS::Region}.${AWS::URLSuffix}/${Stage}"
+    }
+
+
+@pytest.mark.skipif(not CFN_LINT.exists(), reason="tools venv not installed (make install)")
+def test_cfn_lint_reports_no_findings() -> None:
+    # Given the cfn-lint from the tools virtualenv
+    # When it lints the template
+    result = subprocess.run(
+        [str(CFN_LINT), "--", str(TEMPLATE_PATH)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=REPO,
+    )
+    # Then it exits 0 with no findings
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip() == ""
