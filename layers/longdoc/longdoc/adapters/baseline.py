@@ -68,6 +68,15 @@ class OfflineBaselineModel:
                     best = (score, chunk_id, pages, sentence)
         return best
 
+    @staticmethod
+    def _summary(quote: str, limit: int = 200) -> str:
+        """clause_text: the quote's words, whitespace collapsed, cut at a word within ``limit`` chars."""
+        words = " ".join(quote.split())
+        if len(words) <= limit:
+            return words
+        cut = words[:limit]
+        return cut[: cut.rfind(" ")] if " " in cut else cut
+
     def _block(self, definition: dict, chunks: list[tuple[str, str, str]]) -> ToolUseBlock:
         score, chunk_id, pages, sentence = self._best(definition, chunks)
         if score < self.threshold:
@@ -82,7 +91,7 @@ class OfflineBaselineModel:
             first_page = pages.split("-")[0]
             name, payload = EXTRACT_TOOL, {
                 "clause_type": definition["name"],
-                "clause_text": " ".join(quote.split()),
+                "clause_text": self._summary(quote),
                 "citations": [
                     {"chunk_id": chunk_id, "page": int(first_page) if first_page.isdigit() else None, "quote": quote}
                 ],

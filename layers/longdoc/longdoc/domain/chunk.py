@@ -21,7 +21,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from longdoc.domain.tokens import estimate_tokens
+from longdoc.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
 from longdoc.models import Chunk, PageSpan, ParsedDocument, SectionSpan
 
 _KEYWORD_LEVEL = {
@@ -34,7 +34,10 @@ _KEYWORD_RE = re.compile(
     r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+|[A-Z])(?![\w.]*\w)\.?"
     r"(?P<rest>\s*[:.\-–—]?\s*.*)$"
 )
-_NUMERIC_RE = re.compile(r"^(?P<num>\d{1,3}(?:\.\d{1,3}){0,4})(?P<dot>\.?)(?:\s+(?P<rest>.*))?$")
+# "4.2 Title", "4.2. Title", "4.2" alone, and "1.Title" (PDF text often drops the space after the dot).
+_NUMERIC_RE = re.compile(
+    r"^(?P<num>\d{1,3}(?:\.\d{1,3}){0,4})(?:(?P<dot>\.?)(?:\s+(?P<rest>.*))?|\.(?P<tight>[A-Z“\"].*))$"
+)
 _MD_RE = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<rest>\S.*)$")
 _LIST_START_RE = re.compile(r"^\s*(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
@@ -139,7 +142,7 @@ def _plausible_next(prev: tuple[int, ...] | None, cand: tuple[int, ...]) -> tupl
 _TOC_RE = re.compile(r"(?:\.{3,}|…+|\s)\s*(?:\d{1,4}|[ivxlc]{1,6})$")
 
 
-def _find_headings(text: str, typical_line: int) -> list[_Heading]:
+def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list[_Heading]:
     """Scan line starts for section headings, validating bare numbers against the sequence.
 
     A heading must start a paragraph (the previous line is blank, short, or ends a
@@ -161,10 +164,12 @@ def _find_headings(text: str, typical_line: int) -> list[_Heading]:
             or previous.endswith((".", ":", ";", "?", "!"))
             or len(previous) < 0.75 * typical_line
         )
-        if not starts_paragraph or _TOC_RE.search(stripped) and len(stripped) < typical_line:
+        bare_keyword = re.fullmatch(r"[A-Za-z]+\s+(?:\d+[A-Za-z]?|[IVXLC]+)\.?", stripped)
+        toc_like = _TOC_RE.search(stripped) and len(stripped) < typical_line and not bare_keyword
+        if not starts_paragraph or toc_like:  # "Article 5" alone is a heading, not a TOC entry
             continue
         lead = len(line) - len(line.lstrip())
-        m = _MD_RE.match(stripped)
+        m = _MD_RE.match(stripped) if markdown else None
         if m:
             title = m.group("rest").strip()
             num = re.match(r"^(\d+(?:\.\d+)*)\.?\s", title + " ")
@@ -190,11 +195,11 @@ def _find_headings(text: str, typical_line: int) -> list[_Heading]:
         m = _NUMERIC_RE.match(stripped)
         if not m:
             continue
-        rest = (m.group("rest") or "").strip()
+        rest = (m.group("rest") or m.group("tight") or "").strip()
         if rest and not (rest[0].isupper() or rest[0] in "\"“'‘("):
             continue  # "14 days after the leak": a sentence, not a heading
         cand = _parse_number(m.group("num"))
-        if len(cand) == 1 and not m.group("dot") and not rest:
+        if len(cand) == 1 and not m.group("dot") and not m.group("tight") and not rest:
             continue  # a lone page or line number
         plausible, exact = _plausible_next(last_numeric, cand)
         if not plausible and cand == (1,) and rest and _title_like(rest):
@@ -209,9 +214,9 @@ def _find_headings(text: str, typical_line: int) -> list[_Heading]:
     return headings
 
 
-def _sections(text: str, typical_line: int) -> list[_Section]:
+def _sections(text: str, typical_line: int, markdown: bool = False) -> list[_Section]:
     """Cut the text into sections at headings; text before the first heading is the preamble."""
-    headings = _find_headings(text, typical_line)
+    headings = _find_headings(text, typical_line, markdown)
     sections: list[_Section] = []
     stack: list[_Heading] = []
     if not headings or headings[0].line_start > 0:
@@ -315,20 +320,23 @@ def _split_section(
     cur: list[tuple[int, int]] = []
     cur_tokens = 0
     for unit in units:
-        t = estimate_tokens(text[unit[0] : unit[1]])
-        if cur and cur_tokens + t > target and not (cur_tokens < target // 2 and cur_tokens + t <= max_tokens):
+        # Measure the joined span (units plus the whitespace between them), not a sum of parts.
+        joined = estimate_tokens(text[cur[0][0] if cur else unit[0] : unit[1]])
+        if cur and joined > target and not (cur_tokens < target // 2 and joined <= max_tokens):
             drafts.append(_Draft(cur[0][0], cur[-1][1]))
-            cur, cur_tokens = [], 0
+            cur = []
+            joined = estimate_tokens(text[unit[0] : unit[1]])
         cur.append(unit)
-        cur_tokens += t
+        cur_tokens = joined
     if cur:
         drafts.append(_Draft(cur[0][0], cur[-1][1]))
     budget_chars = int(target * overlap * 4)
     content_starts = [d.start for d in drafts]
     for i, d in enumerate(drafts):
         d.oversize = estimate_tokens(text[d.start : d.end]) > max_tokens
-        if i > 0:
-            d.start = _overlap_start(text, content_starts[i - 1], content_starts[i], budget_chars)
+        if i > 0:  # the overlap never pushes a chunk that fits over max_tokens
+            room = max_tokens * CHARS_PER_TOKEN - (d.end - d.start)
+            d.start = _overlap_start(text, content_starts[i - 1], content_starts[i], min(budget_chars, room))
         d.section_id = f"{sec.section_id}#{i + 1}" if sec.section_id and len(drafts) > 1 else sec.section_id
         d.sections = [_Section(d.section_id, sec.heading_path, d.start, d.end)]
     return drafts
@@ -364,7 +372,7 @@ def chunk_document(
     typical_line = _typical_line_length(text)
     drafts: list[_Draft] = []
     open_merge: _Draft | None = None  # a chunk of whole sections that may take more
-    for sec in _sections(text, typical_line):
+    for sec in _sections(text, typical_line, doc.media_type == "text/markdown"):
         start, end = _trim(text, sec.start, sec.end)
         if start >= end:
             continue
