@@ -1,26 +1,61 @@
-"""Shared fixtures: the real corpus and gold sets in ../shared (never copied into the repo)."""
+"""Shared pytest fixtures: where the read-only corpus and gold cases live, and a parse cache.
+
+The shared corpus sits next to the repository (``../shared/corpus`` relative to the repo
+root, i.e. ``/work/shared/corpus``). Tests that use it must fail loudly when it is missing,
+never skip: a silently skipped corpus test hides a broken checkout.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
+from longdoc.domain.parse import parse_document
+from longdoc.models import ParsedDocument
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
+"""The repository root (the folder holding ``pyproject.toml``)."""
+
 SHARED = (REPO_ROOT / ".." / "shared").resolve()
+"""The shared, read-only data folder beside the repository (never copied into it)."""
+
+
+def _shared_dir(name: str) -> Path:
+    """Return ``SHARED/<name>``; fail the test (not skip) if it is absent."""
+    path = SHARED / name
+    if not path.is_dir():
+        pytest.fail(f"shared {name} folder missing at {path} (expected ../shared/{name} next to the repo)")
+    return path
 
 
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
-    """``../shared/corpus`` beside the repo; fails clearly if it is missing."""
-    path = SHARED / "corpus"
-    assert path.is_dir(), f"corpus not found at {path}: clone next to ../shared"
-    return path
+    """The read-only shared corpus (``../shared/corpus``, resolved). Fails if it is missing."""
+    return _shared_dir("corpus")
 
 
 @pytest.fixture(scope="session")
 def gold_dir() -> Path:
-    """``../shared/gold`` beside the repo; fails clearly if it is missing."""
-    path = SHARED / "gold"
-    assert path.is_dir(), f"gold cases not found at {path}: clone next to ../shared"
-    return path
+    """The read-only labelled gold cases (``../shared/gold``, resolved). Fails if missing."""
+    return _shared_dir("gold")
+
+
+@pytest.fixture(scope="session")
+def parse_corpus(corpus_dir: Path) -> Callable[[str], ParsedDocument]:
+    """Return ``parse(relative_path) -> ParsedDocument`` for corpus files, cached per session.
+
+    ``relative_path`` is a path under the corpus (``"cuad/gooseheadinsurance-franchise-agreement.pdf"``);
+    it is also the ``source`` recorded on the parsed document. Parsing the 261-page GDPR PDF
+    takes about 0.4 s, so modules share one parse per file.
+    """
+
+    @lru_cache(maxsize=None)
+    def parse(relative_path: str) -> ParsedDocument:
+        path = corpus_dir / relative_path
+        assert path.is_file(), f"corpus file missing: {path}"
+        return parse_document(relative_path, path.read_bytes())
+
+    return parse

@@ -23,7 +23,9 @@ from longdoc.domain.ingest import INCOMING_PREFIX, ingest_document
 from longdoc.errors import DocumentError
 from longdoc.observability import logger, metrics, tracer
 
-processor = BatchProcessor(event_type=EventType.SQS)
+# A batch whose every record failed is still answered with batchItemFailures (not an
+# exception), so a one-message batch reports its failure the same way as a larger one.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 def _record_handler(record: SQSRecord) -> None:
