@@ -76,7 +76,7 @@ def _bad(exc: LongdocError) -> Response:
 def create_extraction(
     body: ExtractionRequest,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
-) -> Response:
+) -> Response[dict[str, Any]]:
     """Start a run; the Idempotency-Key (or the body's hash) names it, so a retry starts nothing new."""
     settings = get_settings()
     seed = idempotency_key or body.model_dump_json()
@@ -96,8 +96,8 @@ def create_extraction(
         state.put_run(run.model_copy(update={"execution_arn": execution["executionArn"], "status": "RUNNING"}))
         existing = state.get_run(run_id)
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
-                    body=json.dumps({"run_id": existing.run_id, "status": existing.status,
-                                     "execution_arn": existing.execution_arn}))
+                    body={"run_id": existing.run_id, "status": existing.status,
+                          "execution_arn": existing.execution_arn})
 
 
 @app.get("/extractions/<run_id>")
@@ -116,7 +116,7 @@ def get_document(doc_id: str) -> dict[str, Any]:
 
 
 @app.get("/openapi.json")
-def openapi() -> Response:
+def openapi() -> Response[str]:
     """The API's OpenAPI document."""
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON,
                     body=app.get_openapi_json_schema(title="longdoc", version="0.1.0"))

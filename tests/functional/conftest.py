@@ -1,0 +1,252 @@
+"""Fixtures for the in-process handler tests: a moto AWS stack wired into :mod:`longdoc.wiring`.
+
+The handlers run exactly as Lambda runs them (``module.handler(event, context)``) in AWS
+mode, against moto's S3 and DynamoDB (and Step Functions, in the API tests). Voyage and Pinecone are replaced
+by the local stand-ins (MiniLM and an on-disk LanceDB table) by monkeypatching the
+``wiring`` factories; the model is the offline baseline. Nothing leaves the machine.
+
+Only non-autouse fixtures live here, so the other functional tests are unaffected.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from longdoc import wiring
+from longdoc.adapters.baseline import OfflineBaselineModel
+from longdoc.adapters.embedders import MiniLMEmbedder
+from longdoc.adapters.vector_index import LanceDBIndex
+from longdoc.config import get_settings
+from longdoc.local.engine import LocalContext
+from longdoc.models import DocumentRecord
+
+REPO = Path(__file__).resolve().parents[2]
+EVENTS = REPO / "events"
+REGION = "us-east-1"
+# The bucket named in events/sqs-s3-*.json, so those files are used unchanged.
+BUCKET = "longdoc-dev-documents-123456789012-0a1b2c3d4e5f"
+TABLE = "longdoc-dev-Table-1A2B3C4D5E6F"
+_FACTORIES = ("blob_store", "state_store", "embedder", "vector_index", "model")
+# The real lru_cached factories, captured before any test monkeypatches them.
+_ORIGINAL_FACTORIES = {name: getattr(wiring, name) for name in _FACTORIES}
+
+
+def _load_event(name: str) -> dict[str, Any]:
+    """Return ``events/{name}`` parsed afresh (so a test may edit it freely)."""
+    return json.loads((EVENTS / name).read_text(encoding="utf-8"))
+
+
+def _emf_documents(stdout: str) -> list[dict[str, Any]]:
+    """Return the CloudWatch Embedded Metric Format documents printed on ``stdout``.
+
+    EMF documents are one-line JSON objects with an ``_aws.CloudWatchMetrics`` key
+    (https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html).
+    """
+    found = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(doc, dict) and "CloudWatchMetrics" in doc.get("_aws", {}):
+            found.append(doc)
+    return found
+
+
+@pytest.fixture
+def load_event() -> Callable[[str], dict[str, Any]]:
+    """``load_event("sqs-s3-object-created.json")`` -> a fresh copy of that file under ``events/``."""
+    return _load_event
+
+
+@pytest.fixture
+def emf_documents() -> Callable[[str], list[dict[str, Any]]]:
+    """``emf_documents(stdout)`` -> the EMF metric documents printed on ``stdout``."""
+    return _emf_documents
+
+
+def _clear_wiring_caches() -> None:
+    """Clear the settings and adapter caches, even while the factories are monkeypatched.
+
+    ``wiring.reset()`` looks the factories up by name, which fails while a test has
+    replaced them with plain functions; the originals captured at import are used instead.
+    """
+    get_settings.cache_clear()
+    for name in _FACTORIES:
+        _ORIGINAL_FACTORIES[name].cache_clear()
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    """One local embedder for the whole session (loading MiniLM takes a few seconds)."""
+    embedder = MiniLMEmbedder()
+    assert len(embedder.embed_query("warm up")) == embedder.dimension
+    return embedder
+
+
+@pytest.fixture
+def fake_aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and region for moto; drops any profile or endpoint override."""
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ENDPOINT_URL", "AWS_LAMBDA_FUNCTION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_REGION", REGION)
+
+
+@dataclass
+class AwsStack:
+    """A moto-backed deployment as the handlers see it.
+
+    ``index`` is the LanceDB table standing in for Pinecone; ``embedder`` is what
+    ``wiring.embedder()`` returns (tests may swap it with :meth:`use_embedder`).
+    """
+
+    bucket: str
+    table: str
+    home: Path
+    s3: Any
+    dynamodb: Any
+    index: LanceDBIndex
+    embedder: Any
+    monkeypatch: pytest.MonkeyPatch
+    upserts: list[int] = field(default_factory=list)
+
+    def use_embedder(self, embedder: Any) -> None:
+        """Make ``wiring.embedder()`` return ``embedder`` from now on."""
+        self.embedder = embedder
+        self.monkeypatch.setattr(wiring, "embedder", lambda: self.embedder)
+
+    def upload(self, key: str, path: Path) -> bytes:
+        """Put the file at ``path`` into the bucket under ``key``; returns its bytes."""
+        data = path.read_bytes()
+        self.s3.put_object(Bucket=self.bucket, Key=key, Body=data)
+        return data
+
+    def keys(self, prefix: str = "") -> list[str]:
+        """All object keys under ``prefix``."""
+        response = self.s3.list_objects_v2(Bucket=self.bucket, Prefix=prefix)
+        return sorted(o["Key"] for o in response.get("Contents", []))
+
+    def items(self) -> list[dict[str, Any]]:
+        """Every item in the table (raw DynamoDB shapes)."""
+        return self.dynamodb.scan(TableName=self.table)["Items"]
+
+
+class _CountingIndex(LanceDBIndex):
+    """LanceDB index that records the size of every upsert call (for idempotency checks)."""
+
+    def __init__(self, path: Path, dimension: int, calls: list[int]):
+        super().__init__(path, dimension)
+        self.calls = calls
+
+    def upsert(self, chunks, vectors):  # type: ignore[no-untyped-def]
+        """Record ``len(chunks)`` then upsert as usual."""
+        self.calls.append(len(chunks))
+        return super().upsert(chunks, vectors)
+
+
+@pytest.fixture
+def aws_stack(
+    fake_aws_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, minilm: MiniLMEmbedder
+) -> Iterator[AwsStack]:
+    """moto S3 bucket + DynamoDB table (pk/sk strings, as in template.yaml), wired in AWS mode.
+
+    Sets ``LONGDOC_MODE=aws``, ``LONGDOC_BUCKET``, ``LONGDOC_TABLE``, ``LONGDOC_HOME`` and
+    ``LONGDOC_MODEL=baseline``; ``wiring.embedder``/``vector_index``/``model`` return MiniLM,
+    a LanceDB table under ``tmp_path`` and the offline baseline. Caches are cleared before
+    and after, so no adapter outlives the moto context.
+    """
+    for name in [k for k in os.environ if k.startswith("LONGDOC_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("LONGDOC_MODE", "aws")
+    monkeypatch.setenv("LONGDOC_BUCKET", BUCKET)
+    monkeypatch.setenv("LONGDOC_TABLE", TABLE)
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
+    _clear_wiring_caches()
+    with mock_aws():
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket=BUCKET)
+        dynamodb = boto3.client("dynamodb", region_name=REGION)
+        dynamodb.create_table(
+            TableName=TABLE,
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
+                                  {"AttributeName": "sk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                       {"AttributeName": "sk", "KeyType": "RANGE"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        upserts: list[int] = []
+        index = _CountingIndex(tmp_path / "lancedb", minilm.dimension, upserts)
+        baseline = OfflineBaselineModel()
+        stack = AwsStack(bucket=BUCKET, table=TABLE, home=tmp_path / "home", s3=s3, dynamodb=dynamodb,
+                         index=index, embedder=minilm, monkeypatch=monkeypatch, upserts=upserts)
+        stack.use_embedder(minilm)
+        monkeypatch.setattr(wiring, "vector_index", lambda: index)
+        monkeypatch.setattr(wiring, "model", lambda: baseline)
+        try:
+            yield stack
+        finally:
+            _clear_wiring_caches()
+
+
+@pytest.fixture
+def ingest_handler():
+    """The ingest function's ``handler`` as Lambda loads it (``functions/ingest/app.py``)."""
+    from longdoc.cli import load_handler
+
+    return load_handler("ingest").handler
+
+
+@pytest.fixture
+def extract_handler():
+    """The extract function's ``handler`` (``functions/extract/app.py``)."""
+    from longdoc.cli import load_handler
+
+    return load_handler("extract").handler
+
+
+@pytest.fixture
+def ingest_context() -> LocalContext:
+    """A Lambda context for the ingest function."""
+    return LocalContext(function_name="longdoc-dev-IngestFunction")
+
+
+@pytest.fixture
+def extract_context() -> LocalContext:
+    """A Lambda context for the extract function."""
+    return LocalContext(function_name="longdoc-dev-ExtractFunction")
+
+
+CONTRACT = "cuad/herimports-maintenance-agreement.pdf"
+"""The document the extract and API tests work on: a real 6-page CUAD maintenance agreement."""
+
+
+@pytest.fixture
+def ingested_contract(aws_stack: AwsStack, corpus_dir: Path) -> DocumentRecord:
+    """Upload and ingest :data:`CONTRACT` into the moto stack; returns its READY registry entry."""
+    from longdoc.domain.ingest import INCOMING_PREFIX, ingest_document
+
+    path = corpus_dir / CONTRACT
+    key = INCOMING_PREFIX + path.name
+    data = aws_stack.upload(key, path)
+    result = ingest_document(key=key, data=data, blobs=wiring.blob_store(), state=wiring.state_store(),
+                             embedder=wiring.embedder(), index=wiring.vector_index())
+    record = wiring.state_store().get_document(result.doc_id, result.doc_version)
+    assert record is not None and record.status == "READY"
+    return record
