@@ -244,7 +244,7 @@ def test_mpl_numbered_sections_found_with_heading_paths(chunked) -> None:
         ["1"] + [f"1.{i}" for i in range(1, 15)]
         + ["2"] + [f"2.{i}" for i in range(1, 8)]
         + ["3"] + [f"3.{i}" for i in range(1, 6)]
-        + ["4", "5", "5.1", "5.2", "5.3", "8", "9", "10", "10.1", "10.2", "10.3", "10.4"]
+        + ["4", "5", "5.1", "5.2", "5.3", "6", "7", "8", "9", "10", "10.1", "10.2", "10.3", "10.4"]
     )
     numbered = [i for i in ids if i[0].isdigit()]
     assert numbered == expected
@@ -274,11 +274,6 @@ def test_mpl_chunks_of_section_3_have_heading_path_under_3_responsibilities(chun
         assert chunk.text.startswith(chunk.section_id + ". ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: MPL 6 and 7 are headings inside '*' ASCII boxes ('*  6. Disclaimer of "
-    "Warranty   *'), which the heading scan does not see, so their text is cited as section 5.3",
-)
 def test_mpl_boxed_sections_6_and_7_are_sections(chunked) -> None:
     # Given MPL, whose sections 6 and 7 are drawn inside boxes of '*'
     parsed, chunks = chunked(MPL)

@@ -31,13 +31,15 @@ _KEYWORD_LEVEL = {
 _KEYWORD_RE = re.compile(
     r"^(?P<kw>PART|Part|CHAPTER|Chapter|SCHEDULE|Schedule|EXHIBIT|Exhibit|ANNEX|Annex|"
     r"APPENDIX|Appendix|SECTION|Section|ARTICLE|Article)\s+"
-    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+|[A-Z])(?![\w.]*\w)\.?"
+    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+|[A-Z])(?![\w.]*\w)(?!\()\.?"
     r"(?P<rest>\s*[:.\-–—]?\s*.*)$"
 )
 # "4.2 Title", "4.2. Title", "4.2" alone, and "1.Title" (PDF text often drops the space after the dot).
 _NUMERIC_RE = re.compile(
     r"^(?P<num>\d{1,3}(?:\.\d{1,3}){0,4})(?:(?P<dot>\.?)(?:\s+(?P<rest>.*))?|\.(?P<tight>[A-Z“\"].*))$"
 )
+_BOX_RE = re.compile(r"^\*\s+(.*?)\s*\*$")
+_RECITAL_RE = re.compile(r"^\((\d{1,3})\)(?:\s+[A-Z“\"]|$)")
 _MD_RE = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<rest>\S.*)$")
 _LIST_START_RE = re.compile(r"^\s*(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
@@ -142,22 +144,61 @@ def _plausible_next(prev: tuple[int, ...] | None, cand: tuple[int, ...]) -> tupl
 _TOC_RE = re.compile(r"(?:\.{3,}|…+|\s)\s*(?:\d{1,4}|[ivxlc]{1,6})$")
 
 
-def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list[_Heading]:
+def _find_headings(
+    text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None
+) -> list[_Heading]:
     """Scan line starts for section headings, validating bare numbers against the sequence.
 
     A heading must start a paragraph (the previous line is blank, short, or ends a
-    sentence); table-of-contents lines (ending in a page number) are skipped.
+    sentence); table-of-contents lines (ending in a page number) are skipped. ``marks``
+    maps the start offset of a heading the format marks itself (HTML, DOCX) to its level;
+    such a line is always a heading, numbered when it starts with a number or keyword.
+    In a preamble that has a ``Whereas`` line, ``(1)``, ``(2)``, ... paragraphs in sequence
+    are recitals (``Recital 1``); elsewhere ``(a)``/``(1)`` items are paragraphs.
+    Lines inside an ASCII box of ``*`` are read without the box.
     """
     headings: list[_Heading] = []
     last_numeric: tuple[int, ...] | None = None
+    marks = marks or {}
+    whereas = False
+    last_recital = 0
+    box_top: int | None = None
     pos = 0
     prev = ""
     for line in text.split("\n"):
         line_start = pos
         pos += len(line) + 1
         stripped = line.strip()
+        boxed = _BOX_RE.match(stripped)
+        if boxed:
+            stripped = boxed.group(1).strip()
+        elif set(stripped) == {"*"}:
+            stripped = ""
         previous, prev = prev, stripped
+        lead = len(line) - len(line.lstrip())
+        if boxed or set(line.strip()) == {"*"}:
+            if not stripped:  # a box border or an empty box line: a heading may start the box
+                box_top = line_start if box_top is None else box_top
+                continue
+            lead = (box_top if box_top is not None else line_start) - line_start
+        box_top = None
+        if line_start + lead in marks and stripped:
+            h = _marked_heading(stripped, line_start + lead, pos - 1, marks[line_start + lead])
+            headings.append(h)
+            num = re.match(r"\d+(?:\.\d+)*", h.section_id or "")
+            if num:
+                last_numeric = _parse_number(num.group())
+            continue
         if not stripped or len(stripped) > 300:
+            continue
+        if not headings and re.match(r"^whereas\b", stripped, re.IGNORECASE):
+            whereas = True
+        in_recitals = whereas and (not headings or (headings[-1].section_id or "").startswith("Recital"))
+        recital = _RECITAL_RE.match(stripped) if in_recitals else None
+        if recital and int(recital.group(1)) == last_recital + 1:
+            last_recital += 1
+            headings.append(_Heading(line_start + lead, pos - 1, f"Recital {last_recital}",
+                                     f"({last_recital})", 2))
             continue
         starts_paragraph = (
             not previous
@@ -168,7 +209,6 @@ def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list
         toc_like = _TOC_RE.search(stripped) and len(stripped) < typical_line and not bare_keyword
         if not starts_paragraph or toc_like:  # "Article 5" alone is a heading, not a TOC entry
             continue
-        lead = len(line) - len(line.lstrip())
         m = _MD_RE.match(stripped) if markdown else None
         if m:
             title = m.group("rest").strip()
@@ -196,12 +236,15 @@ def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list
         if not m:
             continue
         rest = (m.group("rest") or m.group("tight") or "").strip()
-        if rest and not (rest[0].isupper() or rest[0] in "\"“'‘("):
-            continue  # "14 days after the leak": a sentence, not a heading
         cand = _parse_number(m.group("num"))
+        lowercase = bool(rest) and not (rest[0].isupper() or rest[0] in "\"“'‘(")
+        if lowercase and len(cand) < 3:
+            continue  # "14 days after the leak", "2.8 per cent": a sentence, not a heading
         if len(cand) == 1 and not m.group("dot") and not m.group("tight") and not rest:
             continue  # a lone page or line number
         plausible, exact = _plausible_next(last_numeric, cand)
+        if lowercase and not exact:
+            continue  # "4.2.1 the term ..." is a section only as the exact next number
         if not plausible and cand == (1,) and rest and _title_like(rest):
             plausible, exact = True, True  # numbering restarts (a schedule or exhibit)
         if not plausible:
@@ -214,9 +257,25 @@ def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list
     return headings
 
 
-def _sections(text: str, typical_line: int, markdown: bool = False) -> list[_Section]:
+def _marked_heading(line: str, start: int, end: int, level: int) -> _Heading:
+    """A heading the format marks (HTML ``<hN>``, DOCX heading style): number or keyword id."""
+    section_id = None
+    k = _KEYWORD_RE.match(line)
+    if k:
+        num = k.group("num")
+        section_id = f"{k.group('kw').capitalize()} {num.upper() if _roman_to_int(num) else num}"
+    else:
+        n = re.match(r"^(\d{1,3}(?:\.\d{1,3}){0,4})(?:\.|\s|$)", line)
+        if n:
+            section_id = n.group(1)
+    return _Heading(start, end, section_id, line[:100], level)
+
+
+def _sections(
+    text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None
+) -> list[_Section]:
     """Cut the text into sections at headings; text before the first heading is the preamble."""
-    headings = _find_headings(text, typical_line, markdown)
+    headings = _find_headings(text, typical_line, markdown, marks)
     sections: list[_Section] = []
     stack: list[_Heading] = []
     if not headings or headings[0].line_start > 0:
@@ -396,7 +455,8 @@ def chunk_document(
         first = max(0, bisect.bisect_right(page_starts, d.start) - 1)
         last = max(0, bisect.bisect_right(page_starts, max(d.start, d.end - 1)) - 1)
         spans = [
-            PageSpan(page=p.page, char_start=max(p.char_start, d.start), char_end=min(p.char_end, d.end))
+            PageSpan(page=p.page, char_start=max(p.char_start, d.start), char_end=min(p.char_end, d.end),
+                     label=p.label)
             for p in doc.pages[first : last + 1]
         ]
         spans = [s for s in spans if s.char_end > s.char_start] or spans[:1]
