@@ -95,9 +95,11 @@ def test_verify_citation_resolves_the_page_from_the_quote_position(gdpr_chunks) 
 
 
 def test_verify_citation_resolves_section_within_a_chunk_of_several_articles(gdpr_chunks) -> None:
-    # Given the chunk that starts at Article 32 and runs into Article 33 (pages 161-164)
+    # Given the chunk that opens with the heading "Section 2 Security of personal data", holds
+    # Article 32 and runs into Article 33 (pages 161-164)
     chunk = _holding(gdpr_chunks, "not later than 72 hours after having become aware of it", occurrence=1)
-    assert chunk.section_id == "Article 32"
+    assert chunk.section_id == "Section 2"
+    assert chunk.section_ids[:3] == ["Section 2", "Article 32", "Article 33"]
     # When Article 33's breach deadline is cited
     verified = verify_citation(
         Citation(chunk_id=chunk.chunk_id, page=None, quote="not later than 72 hours after having become aware of it"),

@@ -109,6 +109,30 @@ class ParsedDocument(_Frozen):
         return next((p.label for p in self.pages if p.page == page and page is not None), None)
 
 
+class DocumentMetadata(_Frozen):
+    """Optional business metadata of a document, copied onto each of its chunks.
+
+    Sources: S3 object metadata (``x-amz-meta-doc-type`` etc.) or a ``<file>.metadata.json``
+    sidecar for the local CLI. All values are free strings (``term`` e.g. ``"2024-01-01/2024-12-31"``).
+    """
+
+    doc_type: str | None = None
+    line_of_business: str | None = None
+    term: str | None = None
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any] | None) -> "DocumentMetadata":
+        """Build from a dict whose keys may use ``-`` or ``_`` and any case (S3 metadata keys
+        arrive lower-cased with dashes); unknown keys are ignored, values become strings."""
+        wanted = {"doc_type", "line_of_business", "term"}
+        picked: dict[str, str] = {}
+        for key, value in (values or {}).items():
+            name = str(key).strip().lower().replace("-", "_")
+            if name in wanted and value is not None and str(value).strip():
+                picked[name] = str(value).strip()
+        return cls(**picked)
+
+
 class SectionSpan(_Frozen):
     """A numbered section (or the preamble, ``section_id=None``) as a range of document text."""
 

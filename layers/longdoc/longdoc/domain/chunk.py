@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from longdoc.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
-from longdoc.models import Chunk, PageSpan, ParsedDocument, SectionSpan
+from longdoc.models import Chunk, DocumentMetadata, PageSpan, ParsedDocument, SectionSpan
 
 _KEYWORD_LEVEL = {
     "part": 1, "chapter": 1, "schedule": 1, "exhibit": 1, "annex": 1, "appendix": 1,
@@ -43,6 +43,9 @@ _RECITAL_RE = re.compile(r"^\((\d{1,3})\)(?:\s+[A-Z“\"]|$)")
 _MD_RE = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<rest>\S.*)$")
 _LIST_START_RE = re.compile(r"^\s*(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+MAX_OVERLAP = 0.20
+"""Upper bound of the overlap share of the target (the issue's 10-20 % range)."""
+
 _ABBREV = {
     "e.g", "i.e", "etc", "inc", "ltd", "co", "corp", "no", "nos", "sec", "art", "arts", "para",
     "paras", "cf", "vs", "v", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "u.s", "u.k", "p", "pp",
@@ -76,6 +79,8 @@ class _Draft:
     sections: list[_Section] = field(default_factory=list)
     section_id: str | None = None
     oversize: bool = False
+    overlap_chars: int = 0
+    overlap_missing: bool = False
 
 
 def _roman_to_int(token: str) -> int | None:
@@ -360,9 +365,9 @@ def _units(text: str, sec: _Section, typical_line: int, max_tokens: int) -> list
     return units
 
 
-def _overlap_start(text: str, prev_start: int, prev_end: int, budget_chars: int) -> int:
-    """Start of the trailing whole sentences of ``text[prev_start:prev_end]`` within the budget."""
-    starts = [prev_start, *_sentence_breaks(text, prev_start, prev_end)]
+def _overlap_start(text: str, starts: list[int], prev_end: int, budget_chars: int) -> int:
+    """The earliest of ``starts`` (sentence or paragraph starts, ascending) whose tail up to
+    ``prev_end`` fits ``budget_chars``; ``prev_end`` itself when none fits (no overlap)."""
     best = prev_end
     for s in reversed(starts):
         if prev_end - s > budget_chars:
@@ -374,6 +379,14 @@ def _overlap_start(text: str, prev_start: int, prev_end: int, budget_chars: int)
 def _split_section(
     text: str, sec: _Section, target: int, max_tokens: int, overlap: float, typical_line: int
 ) -> list[_Draft]:
+    """Split one long section into drafts at paragraph/sentence joints, with overlap.
+
+    A continuation (``#2``, ``#3``, ...) starts with whole sentences or paragraphs from the
+    end of the previous draft: as many as fit ``overlap * target`` tokens, or, when even the
+    last one does not, the last one if it fits 20 % of the target (the top of the allowed
+    10-20 % range); never so many that the draft passes ``max_tokens``. When nothing fits
+    the draft is marked ``overlap_missing``.
+    """
     units = _units(text, sec, typical_line, max_tokens)
     drafts: list[_Draft] = []
     cur: list[tuple[int, int]] = []
@@ -389,16 +402,43 @@ def _split_section(
         cur_tokens = joined
     if cur:
         drafts.append(_Draft(cur[0][0], cur[-1][1]))
-    budget_chars = int(target * overlap * 4)
+    budget_chars = int(target * overlap * CHARS_PER_TOKEN)
+    wide_chars = int(target * MAX_OVERLAP * CHARS_PER_TOKEN)
+    unit_starts = [u[0] for u in units]
     content_starts = [d.start for d in drafts]
+    content_ends = [d.end for d in drafts]
     for i, d in enumerate(drafts):
         d.oversize = estimate_tokens(text[d.start : d.end]) > max_tokens
         if i > 0:  # the overlap never pushes a chunk that fits over max_tokens
             room = max_tokens * CHARS_PER_TOKEN - (d.end - d.start)
-            d.start = _overlap_start(text, content_starts[i - 1], content_starts[i], min(budget_chars, room))
+            prev_start, prev_end = content_starts[i - 1], content_ends[i - 1]
+            starts = sorted(
+                {prev_start, *_sentence_breaks(text, prev_start, prev_end)}
+                | {u for u in unit_starts if prev_start < u < prev_end}
+            )
+            start = _overlap_start(text, starts, content_starts[i], min(budget_chars, room))
+            if start == content_starts[i]:
+                start = _overlap_start(text, starts, content_starts[i], min(wide_chars, room))
+            d.start = start
+            d.overlap_chars = max(0, prev_end - start) if start < content_starts[i] else 0
+            d.overlap_missing = start == content_starts[i]
         d.section_id = f"{sec.section_id}#{i + 1}" if sec.section_id and len(drafts) > 1 else sec.section_id
         d.sections = [_Section(d.section_id, sec.heading_path, d.start, d.end)]
     return drafts
+
+
+def _heading_only(text: str, sec: _Section, nxt: _Section | None) -> bool:
+    """A section that is just its heading (``CHAPTER III`` + title) and whose next section
+    is its own first child: it belongs with that child, never at the end of a chunk."""
+    body = text[sec.start : sec.end]
+    return (
+        nxt is not None
+        and len(body) <= 200
+        and body.count("\n") <= 2
+        and not body.rstrip().endswith((".", ";"))
+        and len(nxt.heading_path) > len(sec.heading_path)
+        and nxt.heading_path[: len(sec.heading_path)] == sec.heading_path
+    )
 
 
 def _typical_line_length(text: str) -> int:
@@ -415,8 +455,13 @@ def chunk_document(
     target_tokens: int = 1000,
     max_tokens: int = 2000,
     overlap: float = 0.15,
+    metadata: DocumentMetadata | None = None,
 ) -> list[Chunk]:
     """Split a parsed document into chunks at section, paragraph and sentence boundaries.
+
+    ``metadata`` (optional ``doc_type``, ``line_of_business``, ``term``) is copied onto
+    every chunk. A heading-only section (``CHAPTER III`` and its title) always opens the
+    chunk of its first child, never closes the previous one.
 
     Sizes are estimated tokens (:func:`estimate_tokens`); ``overlap`` is the share of
     ``target_tokens`` repeated (as whole sentences of the same section) at the start of
@@ -429,24 +474,42 @@ def chunk_document(
         raise ValueError(f"target_tokens {target_tokens} exceeds max_tokens {max_tokens}")
     text = doc.text
     typical_line = _typical_line_length(text)
+    meta = (metadata or DocumentMetadata()).model_dump()
     drafts: list[_Draft] = []
     open_merge: _Draft | None = None  # a chunk of whole sections that may take more
-    for sec in _sections(text, typical_line, doc.media_type == "text/markdown"):
+    marks = {h.char_start: h.level for h in doc.headings}
+    sections = []
+    for sec in _sections(text, typical_line, doc.media_type == "text/markdown", marks):
         start, end = _trim(text, sec.start, sec.end)
-        if start >= end:
+        if start < end:
+            sections.append(_Section(sec.section_id, sec.heading_path, start, end))
+    heads: list[_Section] = []  # heading-only sections waiting for their first child
+    for i, sec in enumerate(sections):
+        if _heading_only(text, sec, sections[i + 1] if i + 1 < len(sections) else None):
+            heads.append(sec)
             continue
-        sec = _Section(sec.section_id, sec.heading_path, start, end)
-        tokens = estimate_tokens(text[start:end])
+        start, end = sec.start, sec.end
+        group_start = heads[0].start if heads else start
+        group, heads = [*heads, sec], []
+        tokens = estimate_tokens(text[group_start:end])
         if tokens <= target_tokens:
             if open_merge and estimate_tokens(text[open_merge.start : end]) <= target_tokens:
                 open_merge.end = end
-                open_merge.sections.append(sec)
+                open_merge.sections.extend(group)
                 continue
-            open_merge = _Draft(start, end, [sec], None)
+            open_merge = _Draft(group_start, end, group, None)
             drafts.append(open_merge)
             continue
         open_merge = None
-        drafts.extend(_split_section(text, sec, target_tokens, max_tokens, overlap, typical_line))
+        head_tokens = estimate_tokens(text[group_start:start]) if group_start < start else 0
+        parts = _split_section(text, sec, max(1, target_tokens - head_tokens),
+                               max(1, max_tokens - head_tokens), overlap, typical_line)
+        if head_tokens:
+            parts[0].start = group_start
+            parts[0].sections = [*group[:-1], *parts[0].sections]
+        for part in parts:
+            part.oversize = estimate_tokens(text[part.start : part.end]) > max_tokens
+        drafts.extend(parts)
 
     page_starts = [p.char_start for p in doc.pages]
     chunks: list[Chunk] = []
@@ -477,7 +540,8 @@ def chunk_document(
                 section_id=d.section_id
                 if d.section_id is not None
                 else next((s.section_id for s in d.sections if s.section_id), None),
-                heading_path=d.sections[0].heading_path if d.sections else [],
+                heading_path=next((s.heading_path for s in d.sections if s.section_id == d.section_id),
+                                  d.sections[0].heading_path) if d.sections else [],
                 text=body,
                 char_start=d.start,
                 char_end=d.end,
@@ -486,6 +550,10 @@ def chunk_document(
                 oversize=d.oversize,
                 page_spans=spans,
                 section_spans=sections,
+                page_labels=[s.label for s in spans] if spans and spans[0].page is not None else [],
+                overlap_chars=d.overlap_chars,
+                overlap_missing=d.overlap_missing,
+                **meta,
             )
         )
     return chunks
