@@ -377,7 +377,8 @@ def _overlap_start(text: str, starts: list[int], prev_end: int, budget_chars: in
 
 
 def _split_section(
-    text: str, sec: _Section, target: int, max_tokens: int, overlap: float, typical_line: int
+    text: str, sec: _Section, target: int, max_tokens: int, overlap: float, typical_line: int,
+    overlap_of: int | None = None,
 ) -> list[_Draft]:
     """Split one long section into drafts at paragraph/sentence joints, with overlap.
 
@@ -402,8 +403,9 @@ def _split_section(
         cur_tokens = joined
     if cur:
         drafts.append(_Draft(cur[0][0], cur[-1][1]))
-    budget_chars = int(target * overlap * CHARS_PER_TOKEN)
-    wide_chars = int(target * MAX_OVERLAP * CHARS_PER_TOKEN)
+    overlap_of = overlap_of or target  # the job's target, when heads shrank this one
+    budget_chars = int(overlap_of * overlap * CHARS_PER_TOKEN)
+    wide_chars = int(overlap_of * MAX_OVERLAP * CHARS_PER_TOKEN)
     unit_starts = [u[0] for u in units]
     content_starts = [d.start for d in drafts]
     content_ends = [d.end for d in drafts]
@@ -416,12 +418,13 @@ def _split_section(
                 {prev_start, *_sentence_breaks(text, prev_start, prev_end)}
                 | {u for u in unit_starts if prev_start < u < prev_end}
             )
-            start = _overlap_start(text, starts, content_starts[i], min(budget_chars, room))
-            if start == content_starts[i]:
-                start = _overlap_start(text, starts, content_starts[i], min(wide_chars, room))
-            d.start = start
-            d.overlap_chars = max(0, prev_end - start) if start < content_starts[i] else 0
-            d.overlap_missing = start == content_starts[i]
+            gap = content_starts[i] - prev_end  # whitespace between the two drafts
+            start = _overlap_start(text, starts, prev_end, min(budget_chars, room - gap))
+            if start == prev_end:
+                start = _overlap_start(text, starts, prev_end, min(wide_chars, room - gap))
+            d.overlap_missing = start == prev_end
+            d.start = content_starts[i] if d.overlap_missing else start
+            d.overlap_chars = 0 if d.overlap_missing else prev_end - start
         d.section_id = f"{sec.section_id}#{i + 1}" if sec.section_id and len(drafts) > 1 else sec.section_id
         d.sections = [_Section(d.section_id, sec.heading_path, d.start, d.end)]
     return drafts
@@ -503,7 +506,7 @@ def chunk_document(
         open_merge = None
         head_tokens = estimate_tokens(text[group_start:start]) if group_start < start else 0
         parts = _split_section(text, sec, max(1, target_tokens - head_tokens),
-                               max(1, max_tokens - head_tokens), overlap, typical_line)
+                               max(1, max_tokens - head_tokens), overlap, typical_line, target_tokens)
         if head_tokens:
             parts[0].start = group_start
             parts[0].sections = [*group[:-1], *parts[0].sections]
