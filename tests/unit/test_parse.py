@@ -321,11 +321,11 @@ def test_pdf_extension_on_text_bytes_is_refused(corpus_dir: Path) -> None:
 
 
 def test_unsupported_extensions_are_refused(corpus_dir: Path) -> None:
-    # Given text bytes under a .docx name and under a name without an extension
+    # Given text bytes under a .rtf name and under a name without an extension
     data = (corpus_dir / "Apache-2.0.txt").read_bytes()
     # When they are parsed, Then the reason names the type and the supported ones
-    assert _reason("contract.docx", data) == (
-        "unsupported file type '.docx' (supported: .pdf, .txt, .text, .md, .markdown)"
+    assert _reason("contract.rtf", data) == (
+        "unsupported file type '.rtf' (supported: .pdf, .txt, .text, .md, .markdown, .html, .htm, .docx)"
     )
     assert _reason("LICENSE", data).startswith("unsupported file type (no extension)")
 

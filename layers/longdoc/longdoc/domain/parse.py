@@ -46,7 +46,8 @@ from longdoc.domain.cleanup import (
     resolve_hyphens,
 )
 from longdoc.errors import DocumentError
-from longdoc.models import Furniture, PageSpan, ParsedDocument
+from longdoc.domain.formats import docx_to_text, html_to_text
+from longdoc.models import Furniture, HeadingMark, PageSpan, ParsedDocument
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 """Default size cap in bytes (200 MiB), a project limit that keeps a Lambda within memory."""
@@ -63,7 +64,12 @@ TEXT_MEDIA_TYPES: dict[str, str] = {
 }
 """Text extensions (lower case, with the dot) and the media type each one maps to."""
 
-SUPPORTED_EXTENSIONS: tuple[str, ...] = (".pdf", *TEXT_MEDIA_TYPES)
+HTML_MEDIA_TYPE = "text/html"
+DOCX_MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+HTML_EXTENSIONS = (".html", ".htm")
+
+SUPPORTED_EXTENSIONS: tuple[str, ...] = (".pdf", *TEXT_MEDIA_TYPES, *HTML_EXTENSIONS, ".docx")
+_ZIP_MAGIC = b"PK\x03\x04"
 
 _PDF_MAGIC = b"%PDF-"
 # PDF Reference 1.7, Appendix H, note 13: readers accept the header anywhere in the first
@@ -128,6 +134,7 @@ def parse_document(
     media_type = _detect_media_type(source, data)
     furniture: list[Furniture] = []
     needs_ocr: list[int] = []
+    headings: list[HeadingMark] = []
     if media_type == PDF_MEDIA_TYPE:
         raw_texts, pdf_labels, needs_ocr = _pdf_pages(source, data, max_pages)
         cleaned, furniture = find_furniture(raw_texts)
@@ -138,6 +145,21 @@ def parse_document(
             labels = labels_from_furniture(len(page_texts), furniture)
         text = _PAGE_SEPARATOR.join(page_texts)
         pages = _page_spans(page_texts, labels)
+    elif media_type == DOCX_MEDIA_TYPE:
+        try:
+            raw, headings = docx_to_text(data)
+        except Exception as exc:  # docx2python raises KeyError/BadZipFile/XML errors alike
+            raise DocumentError(source, f"corrupt or unreadable DOCX ({type(exc).__name__}: {exc})") from exc
+        text = _normalise(raw, _TEXT_TABLE)
+        if not text.strip():
+            raise DocumentError(source, "no text: the DOCX has no paragraphs with text")
+        pages = [PageSpan(page=None, char_start=0, char_end=len(text))]
+    elif media_type == HTML_MEDIA_TYPE:
+        raw, headings = html_to_text(_decode_text(source, data))
+        text = _normalise(raw, _TEXT_TABLE)
+        if not text.strip():
+            raise DocumentError(source, "no text: the HTML has no visible text")
+        pages = [PageSpan(page=None, char_start=0, char_end=len(text))]
     else:
         text = _normalise(_decode_text(source, data), _TEXT_TABLE)
         if not text.strip():
@@ -150,6 +172,7 @@ def parse_document(
         text=text,
         pages=pages,
         furniture=furniture,
+        headings=headings,
         pages_needing_ocr=needs_ocr,
     )
 
@@ -159,6 +182,14 @@ def _detect_media_type(source: str, data: bytes) -> str:
     extension = PurePosixPath(source).suffix.lower()
     if data.find(_PDF_MAGIC, 0, _PDF_HEADER_WINDOW + len(_PDF_MAGIC) - 1) != -1:
         return PDF_MEDIA_TYPE
+    if data.startswith(_ZIP_MAGIC) and b"word/document.xml" in data:
+        return DOCX_MEDIA_TYPE
+    if extension == ".docx":
+        raise DocumentError(
+            source, "extension says DOCX but the content is not a Word document (no ZIP with word/document.xml)"
+        )
+    if extension in HTML_EXTENSIONS:
+        return HTML_MEDIA_TYPE
     if extension == ".pdf":
         raise DocumentError(
             source,
