@@ -208,6 +208,15 @@ class Chunk(_Frozen):
                 label = span.label
         return label
 
+    def heading_path_of(self, offset_in_chunk: int) -> list[str]:
+        """Return the heading path of the section holding a chunk-relative offset."""
+        absolute = self.char_start + offset_in_chunk
+        path = self.heading_path
+        for span in self.section_spans:
+            if absolute >= span.char_start:
+                path = span.heading_path
+        return list(path)
+
     def section_of(self, offset_in_chunk: int) -> str | None:
         """Return the section id (with split suffix) of a chunk-relative character offset."""
         if len(self.section_spans) <= 1:
@@ -242,7 +251,11 @@ class DocumentRecord(BaseModel):
 
 
 class Citation(BaseModel):
-    """Where an extraction comes from: a chunk, the page of the quote, and the verbatim quote."""
+    """Where an extraction comes from: a chunk, the page of the quote, and the verbatim quote.
+
+    After verification ``page`` (physical, 1-based), ``page_label`` (printed), ``section_id``
+    and ``heading_path`` all describe the quote's first character.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -251,6 +264,7 @@ class Citation(BaseModel):
     section_id: str | None = None
     quote: str = Field(min_length=1)
     page_label: str | None = None
+    heading_path: list[str] = Field(default_factory=list)
 
 
 class Extraction(BaseModel):

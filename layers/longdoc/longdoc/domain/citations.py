@@ -87,4 +87,5 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
         section_id=section_id,
         quote=chunk.text[start:end],
         page_label=label,
+        heading_path=chunk.heading_path_of(start),
     )
