@@ -498,3 +498,25 @@ def test_target_above_max_is_rejected(parse_corpus) -> None:
     # When the target exceeds the max, Then chunking refuses with both numbers in the message
     with pytest.raises(ValueError, match="1200.*1000"):
         chunk_document(parsed, "apache", target_tokens=1200, max_tokens=1000)
+
+
+def test_gdpr_recitals_are_sections_and_chapter_headings_open_their_first_article(chunked) -> None:
+    # Given the GDPR Council position (recitals "(1)".."(173)" after "Whereas:")
+    parsed, chunks = chunked(GDPR)
+    ids = _all_section_ids(chunks)
+    # Then the recitals are sections in sequence, before Chapter I
+    recitals = [i for i in ids if i.startswith("Recital ")]
+    assert recitals == [f"Recital {n}" for n in range(1, 174)]
+    assert ids.index("Recital 173") < ids.index("Chapter I")
+    # And a recital's text resolves to it
+    offset = parsed.text.index("The processing of personal data should be designed to serve mankind")
+    holder = _chunk_at(chunks, offset)
+    assert holder.section_of(offset - holder.char_start) == "Recital 4"
+    # And no chunk ends with a heading-only chapter: "CHAPTER III" opens the chunk of Article 12
+    for chunk in chunks[:-1]:
+        last = chunk.section_spans[-1]
+        assert not (last.section_id or "").startswith("Chapter"), chunk.chunk_id
+    chapter_3 = next(c for c in chunks if "Chapter III" in c.section_ids)
+    assert chapter_3.section_ids[0] == "Chapter III"
+    # And running headers are not in any chunk
+    assert not any("AV/NT/sr" in c.text for c in chunks)
