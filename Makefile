@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint-template unit clean
+.PHONY: install demo test lint-template unit clean bench-chunking
 
 install: $(STAMP) $(TOOLS_STAMP)
 
@@ -32,6 +32,11 @@ $(TOOLS_STAMP):
 
 demo: $(STAMP)
 	$(BIN)/python scripts/demo.py --corpus $(CORPUS) --out out
+
+# On demand: compare our chunker with LangChain/chonkie/semchunk/semantic-text-splitter (see docs/benchmarks.md).
+bench-chunking: $(STAMP)
+	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[bench]"
+	$(BIN)/python benchmarks/chunking.py --corpus $(CORPUS)
 
 lint-template: $(TOOLS_STAMP)
 	$(TOOLS)/bin/cfn-lint template.yaml

@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
 from longdoc.config import get_settings
-from longdoc.domain.ingest import INCOMING_PREFIX, ingest_document
+from longdoc.domain.ingest import INCOMING_PREFIX, METADATA_SUFFIX, ingest_document, read_sidecar
 from longdoc.errors import DocumentError
 from longdoc.observability import logger, metrics, tracer
 
@@ -36,16 +36,21 @@ def _record_handler(record: SQSRecord) -> None:
     settings = get_settings()
     for item in body.get("Records", []):
         key = unquote_plus(item["s3"]["object"]["key"])
+        if key.endswith(METADATA_SUFFIX):
+            logger.info("metadata sidecar; read when its document is ingested", extra={"key": key})
+            continue
         if not key.startswith(INCOMING_PREFIX) or key.endswith("/"):
             logger.info("ignoring key outside incoming/", extra={"key": key})
             continue
         data = wiring.blob_store().get(key)
         try:
+            metadata = read_sidecar(wiring.blob_store(), key)
             result = ingest_document(
                 key=key, data=data, blobs=wiring.blob_store(), state=wiring.state_store(),
                 embedder=wiring.embedder(), index=wiring.vector_index(),
                 target_tokens=settings.chunk_target_tokens, max_tokens=settings.chunk_max_tokens,
-                overlap=settings.chunk_overlap,
+                overlap=settings.chunk_overlap, metadata=metadata,
+                max_bytes=settings.max_document_bytes, max_pages=settings.max_document_pages,
             )
         except DocumentError as exc:
             # The document itself is unusable: recorded as FAILED; redelivery cannot help.

@@ -192,13 +192,13 @@ def test_token_count_within_max_unless_a_single_oversize_sentence(chunked, name,
 
 @pytest.mark.parametrize("settings", SETTINGS[:3], ids=lambda s: f"t{s[0]}-m{s[1]}")
 def test_split_sections_repeat_whole_trailing_sentences_within_budget(chunked, settings) -> None:
-    """Overlap rule: ``X#n+1`` starts with whole sentences from the end of ``X#n``, at most
-    ``overlap * target`` tokens (chars = tokens * 4) and never so many that the chunk passes
-    ``max_tokens``; the overlap is empty only when ``X#n``'s last sentence alone is over that budget.
+    """Overlap rule: ``X#n+1`` starts with whole sentences or paragraphs from the end of ``X#n``:
+    as many as fit ``overlap * target`` tokens, else the last one if it fits 20 % of the target,
+    never so many that the chunk passes ``max_tokens``; ``overlap_chars`` says how much is
+    repeated, and ``overlap_missing`` flags a continuation where nothing whole fits.
     """
     target, max_tokens, overlap = settings
-    budget_chars = int(target * overlap * CHARS_PER_TOKEN)
-    assert overlap <= 0.2
+    wide_chars = int(target * 0.2 * CHARS_PER_TOKEN)
     with_overlap = 0
     pairs = 0
     for name in DOCS:
@@ -206,6 +206,8 @@ def test_split_sections_repeat_whole_trailing_sentences_within_budget(chunked, s
         parsed, chunks = chunked(name, *settings)
         for a, b in zip(chunks, chunks[1:]):
             if not CONTINUATION.search(b.section_id or ""):
+                if b.section_id is not None:  # (a split preamble has no id to suffix)
+                    assert (b.overlap_chars, b.overlap_missing) == (0, False)
                 continue
             pairs += 1
             # Then a continuation follows its predecessor, same section, next suffix, same path
@@ -213,23 +215,27 @@ def test_split_sections_repeat_whole_trailing_sentences_within_budget(chunked, s
             assert a.section_id == f"{base}#{int(n) - 1}"
             assert a.heading_path == b.heading_path
             shared = a.char_end - b.char_start
+            assert b.overlap_chars == max(shared, 0)
+            assert b.overlap_missing == (shared <= 0)
             if shared > 0:
                 with_overlap += 1
                 # And the repeated text is the tail of the previous chunk, starting at one of
-                # its sentence starts (whole sentences), within 20 % of the target
+                # its sentence or paragraph starts (whole units), within 20 % of the target
                 repeated = parsed.text[b.char_start : a.char_end]
                 assert a.text.endswith(repeated) and b.text.startswith(repeated)
                 sentence_starts = [a.char_start + s for s, _ in split_sentences(a.text)]
-                assert b.char_start in sentence_starts, f"{b.chunk_id} starts mid-sentence"
-                assert shared <= budget_chars <= 0.2 * target * CHARS_PER_TOKEN
+                line_start = not parsed.text[: b.char_start].rsplit("\n", 1)[-1].strip()
+                assert b.char_start in sentence_starts or line_start, f"{b.chunk_id} starts mid-sentence"
+                assert shared <= wide_chars
+                assert b.token_count <= max_tokens or b.oversize
             else:
-                # And no overlap only when the previous chunk's last sentence exceeds the budget
+                # And no overlap only when the previous chunk's last sentence exceeds 20 % of the target
                 last_start, last_end = split_sentences(a.text)[-1]
                 room = max_tokens * CHARS_PER_TOKEN - len(b.text)
-                assert last_end - last_start > min(budget_chars, room), f"{b.chunk_id} lacks overlap"
+                assert last_end - last_start > min(wide_chars, room), f"{b.chunk_id} lacks overlap"
     # And the rule was exercised, with most continuations carrying an overlap
     assert pairs >= 10
-    assert with_overlap >= pairs // 3
+    assert with_overlap >= 0.6 * pairs, (with_overlap, pairs)
 
 
 # --- Sections -------------------------------------------------------------------------
@@ -244,7 +250,7 @@ def test_mpl_numbered_sections_found_with_heading_paths(chunked) -> None:
         ["1"] + [f"1.{i}" for i in range(1, 15)]
         + ["2"] + [f"2.{i}" for i in range(1, 8)]
         + ["3"] + [f"3.{i}" for i in range(1, 6)]
-        + ["4", "5", "5.1", "5.2", "5.3", "8", "9", "10", "10.1", "10.2", "10.3", "10.4"]
+        + ["4", "5", "5.1", "5.2", "5.3", "6", "7", "8", "9", "10", "10.1", "10.2", "10.3", "10.4"]
     )
     numbered = [i for i in ids if i[0].isdigit()]
     assert numbered == expected
@@ -274,11 +280,6 @@ def test_mpl_chunks_of_section_3_have_heading_path_under_3_responsibilities(chun
         assert chunk.text.startswith(chunk.section_id + ". ")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known gap: MPL 6 and 7 are headings inside '*' ASCII boxes ('*  6. Disclaimer of "
-    "Warranty   *'), which the heading scan does not see, so their text is cited as section 5.3",
-)
 def test_mpl_boxed_sections_6_and_7_are_sections(chunked) -> None:
     # Given MPL, whose sections 6 and 7 are drawn inside boxes of '*'
     parsed, chunks = chunked(MPL)
@@ -428,10 +429,11 @@ def test_page_of_a_quote_inside_a_multi_page_chunk_is_the_quote_page(chunked) ->
     assert (chunk.page_start, chunk.page_end) == (245, 248)
     assert chunk.page_of(offset - chunk.char_start) == 247
     assert chunk.section_of(offset - chunk.char_start) == "Article 83#1"
-    # And Article 33's breach deadline sits on page 163 inside a chunk that starts at Article 32
+    # And Article 33's breach deadline sits on page 163 inside a chunk that starts at the
+    # heading-only "Section 2" (Security of personal data), then Article 32
     deadline = [m.start() for m in re.finditer("not later than 72 hours after having become aware", parsed.text)][1]
     chunk = _chunk_at(chunks, deadline)
-    assert chunk.section_id == "Article 32" and chunk.page_start < 163 < chunk.page_end + 1
+    assert chunk.section_ids[:2] == ["Section 2", "Article 32"] and chunk.page_start < 163 < chunk.page_end + 1
     assert chunk.page_of(deadline - chunk.char_start) == 163
     assert chunk.section_of(deadline - chunk.char_start) == "Article 33"
 
@@ -496,3 +498,25 @@ def test_target_above_max_is_rejected(parse_corpus) -> None:
     # When the target exceeds the max, Then chunking refuses with both numbers in the message
     with pytest.raises(ValueError, match="1200.*1000"):
         chunk_document(parsed, "apache", target_tokens=1200, max_tokens=1000)
+
+
+def test_gdpr_recitals_are_sections_and_chapter_headings_open_their_first_article(chunked) -> None:
+    # Given the GDPR Council position (recitals "(1)".."(173)" after "Whereas:")
+    parsed, chunks = chunked(GDPR)
+    ids = _all_section_ids(chunks)
+    # Then the recitals are sections in sequence, before Chapter I
+    recitals = [i for i in ids if i.startswith("Recital ")]
+    assert recitals == [f"Recital {n}" for n in range(1, 174)]
+    assert ids.index("Recital 173") < ids.index("Chapter I")
+    # And a recital's text resolves to it
+    offset = parsed.text.index("The processing of personal data should be designed to serve mankind")
+    holder = _chunk_at(chunks, offset)
+    assert holder.section_of(offset - holder.char_start) == "Recital 4"
+    # And no chunk ends with a heading-only chapter: "CHAPTER III" opens the chunk of Article 12
+    for chunk in chunks[:-1]:
+        last = chunk.section_spans[-1]
+        assert not (last.section_id or "").startswith("Chapter"), chunk.chunk_id
+    chapter_3 = next(c for c in chunks if "Chapter III" in c.section_ids)
+    assert chapter_3.section_ids[0] == "Chapter III"
+    # And running headers are not in any chunk
+    assert not any("AV/NT/sr" in c.text for c in chunks)

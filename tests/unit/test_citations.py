@@ -95,9 +95,11 @@ def test_verify_citation_resolves_the_page_from_the_quote_position(gdpr_chunks) 
 
 
 def test_verify_citation_resolves_section_within_a_chunk_of_several_articles(gdpr_chunks) -> None:
-    # Given the chunk that starts at Article 32 and runs into Article 33 (pages 161-164)
+    # Given the chunk that opens with the heading "Section 2 Security of personal data", holds
+    # Article 32 and runs into Article 33 (pages 161-164)
     chunk = _holding(gdpr_chunks, "not later than 72 hours after having become aware of it", occurrence=1)
-    assert chunk.section_id == "Article 32"
+    assert chunk.section_id == "Section 2"
+    assert chunk.section_ids[:3] == ["Section 2", "Article 32", "Article 33"]
     # When Article 33's breach deadline is cited
     verified = verify_citation(
         Citation(chunk_id=chunk.chunk_id, page=None, quote="not later than 72 hours after having become aware of it"),
@@ -108,15 +110,19 @@ def test_verify_citation_resolves_section_within_a_chunk_of_several_articles(gdp
 
 
 def test_quote_straddling_a_page_break_is_cited_on_the_page_where_it_starts(gdpr_chunks) -> None:
-    # Given a quote that runs from the foot of page 163 over the page header onto page 164
-    quote = "mitigate its possible adverse effects. 5419/16 AV/NT/sr 163 DGD 2 EN 4. Where, and in so far as"
+    # Given a quote that runs from the foot of page 163 onto page 164; the running header
+    # between them ("5419/16 AV/NT/sr 163 DGD 2 EN") is furniture, not document text
+    quote = "mitigate its possible adverse effects. 4. Where, and in so far as"
     chunk = next(c for c in gdpr_chunks.values() if find_quote(c.text, quote))
     # When it is verified
     verified = verify_citation(Citation(chunk_id=chunk.chunk_id, page=164, quote=quote), gdpr_chunks)
-    # Then its page is where it starts, and the stored quote keeps the page's line breaks
-    assert verified.page == 163
-    assert verified.quote.startswith("mitigate its possible\nadverse effects.\n5419/16 AV/NT/sr 163\n")
-    assert verified.quote.endswith("4. Where, and in so far as")
+    # Then its page is where it starts, with the page's printed label (162: the unnumbered
+    # cover is physical page 1), and the stored quote keeps the page's line breaks
+    assert (verified.page, verified.page_label) == (163, "162")
+    assert verified.quote == "mitigate its possible\nadverse effects.\n4. Where, and in so far as"
+    # And a quote that includes the header text is not verbatim in the chunk any more
+    with pytest.raises(CitationError):
+        verify_citation(Citation(chunk_id=chunk.chunk_id, quote="adverse effects. 5419/16 AV/NT/sr 163"), gdpr_chunks)
 
 
 def test_unknown_chunk_id_is_rejected_with_the_id_named(gdpr_chunks) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
+from longdoc.domain.cleanup import find_furniture, labels_from_furniture, resolve_hyphens
 from longdoc.domain.parse import parse_document
 from longdoc.errors import DocumentError
 from longdoc.models import ParsedDocument
@@ -72,8 +73,12 @@ def test_gdpr_page_at_finds_the_physical_page_of_known_phrases(gdpr: ParsedDocum
     assert gdpr.page_at(gdpr.text.index("up to 20 000 000 EUR")) == 247
     article_99 = gdpr.text.index("Article 99\nEntry into force and application")
     assert gdpr.page_at(article_99) == 261
-    # And pages are physical, not printed: the header "... sr 100" sits on physical page 101
-    assert gdpr.page_at(gdpr.text.index("5419/16 AV/NT/sr 100\n")) == 101
+    # And pages are physical, not printed: the header "... sr 100" (now furniture, out of the
+    # text) sits on physical page 101, whose printed label is "100"
+    header = next(f for f in gdpr.furniture if f.text == "5419/16 AV/NT/sr 100")
+    assert (header.page, header.position) == (101, "header")
+    assert gdpr.pages[100].label == "100"
+    assert gdpr.label_at(gdpr.text.index("up to 20 000 000 EUR")) == "246"
 
 
 def test_page_at_at_page_edges_and_separators(gdpr: ParsedDocument) -> None:
@@ -100,10 +105,15 @@ def test_pdfs_encrypted_with_an_empty_user_password_open(corpus_dir: Path) -> No
     assert (policy_doc.page_count, dmca_doc.page_count) == (13, 18)
     clause = policy_doc.text.index("required under sub-condition (1) of this condition")
     assert policy_doc.page_at(clause) == 12
-    # And the DMCA running header "... Page N" sits on physical page N for all 18 pages
-    headers = re.finditer(r"Summary December 1998 Page (\d+)", dmca_doc.text)
-    found = [(int(m.group(1)), dmca_doc.page_at(m.start())) for m in headers]
-    assert found == [(n, n) for n in range(1, 19)]
+    # And the DMCA running header "... Page N" is furniture of physical page N (it is out of
+    # the document text), and N is the page's label, also on pages 4 and 8, where PDFium
+    # reads a footnote before the header
+    headers = [f for f in dmca_doc.furniture if "Summary December 1998 Page" in f.text]
+    assert [(f.page, f.text.rsplit(" ", 1)[1]) for f in headers] == [(n, str(n)) for n in range(1, 19)]
+    assert "Summary December 1998 Page" not in dmca_doc.text
+    assert [s.label for s in dmca_doc.pages] == [str(n) for n in range(1, 19)]
+    # And the homeowners policy's own PDF page labels are used as they are
+    assert [s.label for s in policy_doc.pages] == [str(n) for n in range(1, 14)]
 
 
 def test_a_blank_page_gets_an_empty_span(corpus_dir: Path) -> None:
@@ -160,19 +170,21 @@ def test_bad_files_end_in_a_clear_outcome(
         assert expected in _reason(name, data)
 
 
-def test_pdfium_line_end_hyphens_become_a_hyphen_and_line_break(corpus_dir: Path) -> None:
+def test_pdfium_line_end_hyphens_are_joined_when_soft_and_kept_when_compound(corpus_dir: Path) -> None:
     # Given PDFs where pdfium replaces a line-end hyphen with U+FFFE and drops the break
     vicksburg = (corpus_dir / "bad" / "scanned-vicksburg-with-ocr-layer.pdf").read_bytes()
     register = (corpus_dir / "federal-register-2020-17221.pdf").read_bytes()
     # When they are parsed
     ocr = parse_document("vicksburg.pdf", vicksburg)
     rule = parse_document("register.pdf", register)
-    # Then the printed hyphen and the line break are restored, not deleted
-    assert "These shells are vis-\nitors we do not care to" in ocr.text
-    assert "How-\never, they" in ocr.text
-    # And real compound hyphens survive (deleting the marker would make "FAAapproved")
-    assert "FAA-\napproved" in rule.text
-    assert "FAAapproved" not in rule.text
+    # Then soft line-end hyphens are joined into the word (on one line, as PDFium returns it)
+    assert "These shells are visitors we do not care to" in ocr.text
+    assert "However, they" in ocr.text
+    assert "vis-" not in ocr.text and "How-" not in ocr.text
+    # And real compound hyphens survive: an acronym before it, or the hyphenated form used
+    # elsewhere in the document ("FAA-approved", "non-normal", "nose-down")
+    assert "FAA-approved" in rule.text and "FAAapproved" not in rule.text
+    assert "nonnormal" not in rule.text and "nosedown" not in rule.text
     assert "\ufffe" not in ocr.text + rule.text and "\x02" not in ocr.text + rule.text
 
 
@@ -309,11 +321,11 @@ def test_pdf_extension_on_text_bytes_is_refused(corpus_dir: Path) -> None:
 
 
 def test_unsupported_extensions_are_refused(corpus_dir: Path) -> None:
-    # Given text bytes under a .docx name and under a name without an extension
+    # Given text bytes under a .rtf name and under a name without an extension
     data = (corpus_dir / "Apache-2.0.txt").read_bytes()
     # When they are parsed, Then the reason names the type and the supported ones
-    assert _reason("contract.docx", data) == (
-        "unsupported file type '.docx' (supported: .pdf, .txt, .text, .md, .markdown)"
+    assert _reason("contract.rtf", data) == (
+        "unsupported file type '.rtf' (supported: .pdf, .txt, .text, .md, .markdown, .html, .htm, .docx)"
     )
     assert _reason("LICENSE", data).startswith("unsupported file type (no extension)")
 

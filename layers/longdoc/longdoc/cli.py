@@ -74,7 +74,7 @@ def s3_event_for(key: str, size: int, bucket: str = "local") -> dict[str, Any]:
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it."""
     from longdoc import wiring
-    from longdoc.domain.ingest import INCOMING_PREFIX, doc_id_for_key
+    from longdoc.domain.ingest import INCOMING_PREFIX, METADATA_SUFFIX, doc_id_for_key
     from longdoc.local.engine import LocalContext
 
     handler = load_handler("ingest").handler
@@ -86,6 +86,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 raise CliError(f"{path}: no such file")
             data = path.read_bytes()
             key = INCOMING_PREFIX + path.name
+            sidecar = path.with_name(path.name + METADATA_SUFFIX)
+            if sidecar.is_file():  # optional doc_type / line_of_business / term for every chunk
+                wiring.blob_store().put(key + METADATA_SUFFIX, sidecar.read_bytes())
             wiring.blob_store().put(key, data)
             response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
             doc_id = doc_id_for_key(key)
@@ -101,6 +104,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             continue
         row = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
                "pages": record.pages, "chunks": record.chunks}
+        if record.pages_needing_ocr:
+            row["pages_needing_ocr"] = record.pages_needing_ocr
+            print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "
+                  f"{', '.join(map(str, record.pages_needing_ocr))}", file=sys.stderr)
         if args.json:
             print(json.dumps(row))
         else:
@@ -123,8 +130,12 @@ def cmd_chunks(args: argparse.Namespace) -> int:
         return 0
     for c in chunks:
         pages = "-" if c.page_start is None else f"{c.page_start}-{c.page_end}"
-        print(f"{c.chunk_id}  p.{pages:<8} §{(c.section_id or '-'):<12} {c.token_count:>5} tok  "
-              f"{' > '.join(c.heading_path)[:60]}")
+        labels = [label for label in c.page_labels if label]
+        printed = f"(p. {labels[0]}-{labels[-1]})" if labels and labels[0] != labels[-1] else (
+            f"(p. {labels[0]})" if labels else "")
+        sections = ",".join(c.section_ids[:3]) + ("…" if len(c.section_ids) > 3 else "")
+        print(f"{c.chunk_id}  p.{pages:<8} {printed:<14} §{(sections or '-'):<24} {c.token_count:>5} tok  "
+              f"{' > '.join(c.heading_path)[:50]}")
     return 0
 
 
@@ -138,17 +149,26 @@ def _parse_facts(items: list[str]) -> dict[str, str]:
     return facts
 
 
+def _page_cell(page: Any, label: Any) -> str:
+    """``"12 (p. 10)"``: the physical page, then the printed label when it differs."""
+    if page is None:
+        return "-"
+    return f"{page} (p. {label})" if label and str(label) != str(page) else str(page)
+
+
 def print_table(result: dict[str, Any], out=sys.stdout) -> None:
-    """Print extractions as a table: clause type, status, page, section, quote."""
-    rows = [("CLAUSE TYPE", "STATUS", "PAGE", "SECTION", "QUOTE")]
+    """Print extractions as a table: clause type, status, page (label), section, heading path, quote."""
+    rows = [("CLAUSE TYPE", "STATUS", "PAGE", "SECTION", "HEADING PATH", "QUOTE")]
     for e in result["extractions"]:
         cite = e["citations"][0] if e["citations"] else {}
         quote = " ".join((cite.get("quote") or "").split())
-        rows.append((e["clause_type"], e["status"], str(cite.get("page") or "-"), cite.get("section_id") or "-",
-                     (quote[:70] + "…") if len(quote) > 70 else quote))
-    widths = [min(max(len(r[i]) for r in rows), 34) for i in range(4)]
+        path = " > ".join(cite.get("heading_path") or []) or "-"
+        rows.append((e["clause_type"], e["status"], _page_cell(cite.get("page"), cite.get("page_label")),
+                     cite.get("section_id") or "-", (path[:29] + "…") if len(path) > 30 else path,
+                     (quote[:60] + "…") if len(quote) > 60 else quote))
+    widths = [min(max(len(r[i]) for r in rows), 34) for i in range(5)]
     for r in rows:
-        print("  ".join(r[i][:34].ljust(widths[i]) for i in range(4)) + "  " + r[4], file=out)
+        print("  ".join(r[i][:34].ljust(widths[i]) for i in range(5)) + "  " + r[5], file=out)
 
 
 def cmd_extract(args: argparse.Namespace) -> int:

@@ -28,6 +28,10 @@ class Settings(BaseSettings):
     chunk_max_tokens: int = Field(2000, ge=200, le=8000)
     chunk_overlap: float = Field(0.15, ge=0.10, le=0.20)
 
+    # Input caps (project limits: a Lambda's memory and run time), checked before parsing.
+    max_document_bytes: int = Field(200 * 1024 * 1024, ge=1)
+    max_document_pages: int = Field(5000, ge=1)
+
     # Retrieval and extraction.
     top_k: int = Field(5, ge=1, le=50)
     max_tokens: int = Field(4096, ge=64, le=64000)

@@ -22,21 +22,53 @@ class _Frozen(BaseModel):
 class PageSpan(_Frozen):
     """One page of a parsed document: ``text[char_start:char_end]`` is its text.
 
-    ``page`` is the 1-based physical page index; ``None`` for text formats without pages.
+    ``page`` is the 1-based physical page index; ``None`` for formats without pages (text,
+    Markdown, HTML, DOCX). ``label`` is the printed page number (``"iv"``, ``"14"``) from the
+    PDF's page labels or, failing those, from the running header or footer; ``None`` when
+    the page prints none.
     """
 
     page: int | None
     char_start: int = Field(ge=0)
     char_end: int = Field(ge=0)
+    label: str | None = None
+
+
+class Furniture(_Frozen):
+    """A running header or footer line removed from a PDF page's text (kept for reference).
+
+    ``page`` is the 1-based physical page; ``position`` is ``"header"`` (top of the page)
+    or ``"footer"`` (bottom); ``text`` is the line as extracted.
+    """
+
+    page: int
+    position: Literal["header", "footer"]
+    text: str
+
+
+class HeadingMark(_Frozen):
+    """A heading the format itself marks (HTML ``<h1>``-``<h6>``, a DOCX heading style).
+
+    ``text[char_start:char_end]`` is the heading line; ``level`` is 1 (top) to 9.
+    """
+
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+    level: int = Field(ge=1, le=9)
 
 
 class ParsedDocument(_Frozen):
     """A document decoded once into one text with a page map.
 
-    Shapes: ``text`` is the whole document text (pages joined by ``"\\n\\n"``);
-    ``pages`` lists one :class:`PageSpan` per page in order (one span with
-    ``page=None`` for plain text and Markdown). ``content_sha256`` is the hex digest
-    of the source bytes; ``doc_version`` is its first 16 hex characters.
+    Shapes: ``text`` is the whole document text (PDF pages joined by ``"\\n"``), the one
+    text every later offset refers to; for PDFs it is the *cleaned* text (running headers
+    and footers removed, soft line-end hyphens joined, ligatures spelt out), and the
+    removed lines are kept in ``furniture``. ``pages`` lists one :class:`PageSpan` per page
+    in order (one span with ``page=None`` for formats without pages). ``headings`` lists
+    headings the format marks itself (HTML, DOCX); empty for PDF and text, where the
+    chunker detects them. ``pages_needing_ocr`` lists 1-based pages that carry an image
+    but no text layer. ``content_sha256`` is the hex digest of the source bytes;
+    ``doc_version`` is its first 16 hex characters.
     """
 
     source: str
@@ -44,6 +76,9 @@ class ParsedDocument(_Frozen):
     content_sha256: str
     text: str
     pages: list[PageSpan]
+    furniture: list[Furniture] = Field(default_factory=list)
+    headings: list[HeadingMark] = Field(default_factory=list)
+    pages_needing_ocr: list[int] = Field(default_factory=list)
 
     @property
     def doc_version(self) -> str:
@@ -68,6 +103,35 @@ class ParsedDocument(_Frozen):
                 return span.page
         return None
 
+    def label_at(self, offset: int) -> str | None:
+        """Return the printed page label of the page holding ``offset`` (``None`` if unlabelled)."""
+        page = self.page_at(offset)
+        return next((p.label for p in self.pages if p.page == page and page is not None), None)
+
+
+class DocumentMetadata(_Frozen):
+    """Optional business metadata of a document, copied onto each of its chunks.
+
+    Sources: S3 object metadata (``x-amz-meta-doc-type`` etc.) or a ``<file>.metadata.json``
+    sidecar for the local CLI. All values are free strings (``term`` e.g. ``"2024-01-01/2024-12-31"``).
+    """
+
+    doc_type: str | None = None
+    line_of_business: str | None = None
+    term: str | None = None
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any] | None) -> "DocumentMetadata":
+        """Build from a dict whose keys may use ``-`` or ``_`` and any case (S3 metadata keys
+        arrive lower-cased with dashes); unknown keys are ignored, values become strings."""
+        wanted = {"doc_type", "line_of_business", "term"}
+        picked: dict[str, str] = {}
+        for key, value in (values or {}).items():
+            name = str(key).strip().lower().replace("-", "_")
+            if name in wanted and value is not None and str(value).strip():
+                picked[name] = str(value).strip()
+        return cls(**picked)
+
 
 class SectionSpan(_Frozen):
     """A numbered section (or the preamble, ``section_id=None``) as a range of document text."""
@@ -88,6 +152,13 @@ class Chunk(_Frozen):
     ``page_spans`` and ``section_spans`` (absolute offsets) list the pages and whole
     sections the chunk touches, so a quote resolves to exactly one page and one section.
     ``token_count`` is an estimate; ``content_hash`` is SHA-256 hex of ``text``.
+    ``page_labels`` are the printed labels of pages ``page_start..page_end`` in order
+    (``None`` for an unlabelled page; empty without pages). ``overlap_chars`` is how many
+    leading characters repeat the end of the previous chunk (a split section's
+    continuation); ``overlap_missing`` is True on a continuation that could not repeat
+    any whole sentence because the previous chunk's last one is over the overlap budget.
+    ``doc_type``, ``line_of_business`` and ``term`` are optional document metadata (S3
+    object metadata or a ``<file>.metadata.json`` sidecar) copied onto every chunk.
     """
 
     chunk_id: str
@@ -107,6 +178,12 @@ class Chunk(_Frozen):
     oversize: bool = False
     page_spans: list[PageSpan] = Field(default_factory=list)
     section_spans: list[SectionSpan] = Field(default_factory=list)
+    page_labels: list[str | None] = Field(default_factory=list)
+    overlap_chars: int = Field(0, ge=0)
+    overlap_missing: bool = False
+    doc_type: str | None = None
+    line_of_business: str | None = None
+    term: str | None = None
 
     @property
     def section_ids(self) -> list[str]:
@@ -121,6 +198,24 @@ class Chunk(_Frozen):
             if absolute >= span.char_start:
                 page = span.page
         return page
+
+    def label_of(self, offset_in_chunk: int) -> str | None:
+        """Return the printed page label of a chunk-relative offset (``None`` if unlabelled)."""
+        absolute = self.char_start + offset_in_chunk
+        label = self.page_spans[0].label if self.page_spans else None
+        for span in self.page_spans:
+            if absolute >= span.char_start:
+                label = span.label
+        return label
+
+    def heading_path_of(self, offset_in_chunk: int) -> list[str]:
+        """Return the heading path of the section holding a chunk-relative offset."""
+        absolute = self.char_start + offset_in_chunk
+        path = self.heading_path
+        for span in self.section_spans:
+            if absolute >= span.char_start:
+                path = span.heading_path
+        return list(path)
 
     def section_of(self, offset_in_chunk: int) -> str | None:
         """Return the section id (with split suffix) of a chunk-relative character offset."""
@@ -152,10 +247,15 @@ class DocumentRecord(BaseModel):
     embedding_model: str | None = None
     updated_at: str = ""
     duration_seconds: str | None = None
+    pages_needing_ocr: list[int] = Field(default_factory=list)
 
 
 class Citation(BaseModel):
-    """Where an extraction comes from: a chunk, the page of the quote, and the verbatim quote."""
+    """Where an extraction comes from: a chunk, the page of the quote, and the verbatim quote.
+
+    After verification ``page`` (physical, 1-based), ``page_label`` (printed), ``section_id``
+    and ``heading_path`` all describe the quote's first character.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -163,6 +263,8 @@ class Citation(BaseModel):
     page: int | None = None
     section_id: str | None = None
     quote: str = Field(min_length=1)
+    page_label: str | None = None
+    heading_path: list[str] = Field(default_factory=list)
 
 
 class Extraction(BaseModel):

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from longdoc.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
-from longdoc.models import Chunk, PageSpan, ParsedDocument, SectionSpan
+from longdoc.models import Chunk, DocumentMetadata, PageSpan, ParsedDocument, SectionSpan
 
 _KEYWORD_LEVEL = {
     "part": 1, "chapter": 1, "schedule": 1, "exhibit": 1, "annex": 1, "appendix": 1,
@@ -31,16 +31,21 @@ _KEYWORD_LEVEL = {
 _KEYWORD_RE = re.compile(
     r"^(?P<kw>PART|Part|CHAPTER|Chapter|SCHEDULE|Schedule|EXHIBIT|Exhibit|ANNEX|Annex|"
     r"APPENDIX|Appendix|SECTION|Section|ARTICLE|Article)\s+"
-    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+|[A-Z])(?![\w.]*\w)\.?"
+    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+|[A-Z])(?![\w.]*\w)(?!\()\.?"
     r"(?P<rest>\s*[:.\-–—]?\s*.*)$"
 )
 # "4.2 Title", "4.2. Title", "4.2" alone, and "1.Title" (PDF text often drops the space after the dot).
 _NUMERIC_RE = re.compile(
     r"^(?P<num>\d{1,3}(?:\.\d{1,3}){0,4})(?:(?P<dot>\.?)(?:\s+(?P<rest>.*))?|\.(?P<tight>[A-Z“\"].*))$"
 )
+_BOX_RE = re.compile(r"^\*\s+(.*?)\s*\*$")
+_RECITAL_RE = re.compile(r"^\((\d{1,3})\)(?:\s+[A-Z“\"]|$)")
 _MD_RE = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<rest>\S.*)$")
 _LIST_START_RE = re.compile(r"^\s*(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+MAX_OVERLAP = 0.20
+"""Upper bound of the overlap share of the target (the issue's 10-20 % range)."""
+
 _ABBREV = {
     "e.g", "i.e", "etc", "inc", "ltd", "co", "corp", "no", "nos", "sec", "art", "arts", "para",
     "paras", "cf", "vs", "v", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "u.s", "u.k", "p", "pp",
@@ -74,6 +79,8 @@ class _Draft:
     sections: list[_Section] = field(default_factory=list)
     section_id: str | None = None
     oversize: bool = False
+    overlap_chars: int = 0
+    overlap_missing: bool = False
 
 
 def _roman_to_int(token: str) -> int | None:
@@ -142,22 +149,61 @@ def _plausible_next(prev: tuple[int, ...] | None, cand: tuple[int, ...]) -> tupl
 _TOC_RE = re.compile(r"(?:\.{3,}|…+|\s)\s*(?:\d{1,4}|[ivxlc]{1,6})$")
 
 
-def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list[_Heading]:
+def _find_headings(
+    text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None
+) -> list[_Heading]:
     """Scan line starts for section headings, validating bare numbers against the sequence.
 
     A heading must start a paragraph (the previous line is blank, short, or ends a
-    sentence); table-of-contents lines (ending in a page number) are skipped.
+    sentence); table-of-contents lines (ending in a page number) are skipped. ``marks``
+    maps the start offset of a heading the format marks itself (HTML, DOCX) to its level;
+    such a line is always a heading, numbered when it starts with a number or keyword.
+    In a preamble that has a ``Whereas`` line, ``(1)``, ``(2)``, ... paragraphs in sequence
+    are recitals (``Recital 1``); elsewhere ``(a)``/``(1)`` items are paragraphs.
+    Lines inside an ASCII box of ``*`` are read without the box.
     """
     headings: list[_Heading] = []
     last_numeric: tuple[int, ...] | None = None
+    marks = marks or {}
+    whereas = False
+    last_recital = 0
+    box_top: int | None = None
     pos = 0
     prev = ""
     for line in text.split("\n"):
         line_start = pos
         pos += len(line) + 1
         stripped = line.strip()
+        boxed = _BOX_RE.match(stripped)
+        if boxed:
+            stripped = boxed.group(1).strip()
+        elif set(stripped) == {"*"}:
+            stripped = ""
         previous, prev = prev, stripped
+        lead = len(line) - len(line.lstrip())
+        if boxed or set(line.strip()) == {"*"}:
+            if not stripped:  # a box border or an empty box line: a heading may start the box
+                box_top = line_start if box_top is None else box_top
+                continue
+            lead = (box_top if box_top is not None else line_start) - line_start
+        box_top = None
+        if line_start + lead in marks and stripped:
+            h = _marked_heading(stripped, line_start + lead, pos - 1, marks[line_start + lead])
+            headings.append(h)
+            num = re.match(r"\d+(?:\.\d+)*", h.section_id or "")
+            if num:
+                last_numeric = _parse_number(num.group())
+            continue
         if not stripped or len(stripped) > 300:
+            continue
+        if not headings and re.match(r"^whereas\b", stripped, re.IGNORECASE):
+            whereas = True
+        in_recitals = whereas and (not headings or (headings[-1].section_id or "").startswith("Recital"))
+        recital = _RECITAL_RE.match(stripped) if in_recitals else None
+        if recital and int(recital.group(1)) == last_recital + 1:
+            last_recital += 1
+            headings.append(_Heading(line_start + lead, pos - 1, f"Recital {last_recital}",
+                                     f"({last_recital})", 2))
             continue
         starts_paragraph = (
             not previous
@@ -168,7 +214,6 @@ def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list
         toc_like = _TOC_RE.search(stripped) and len(stripped) < typical_line and not bare_keyword
         if not starts_paragraph or toc_like:  # "Article 5" alone is a heading, not a TOC entry
             continue
-        lead = len(line) - len(line.lstrip())
         m = _MD_RE.match(stripped) if markdown else None
         if m:
             title = m.group("rest").strip()
@@ -196,12 +241,15 @@ def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list
         if not m:
             continue
         rest = (m.group("rest") or m.group("tight") or "").strip()
-        if rest and not (rest[0].isupper() or rest[0] in "\"“'‘("):
-            continue  # "14 days after the leak": a sentence, not a heading
         cand = _parse_number(m.group("num"))
+        lowercase = bool(rest) and not (rest[0].isupper() or rest[0] in "\"“'‘(")
+        if lowercase and len(cand) < 3:
+            continue  # "14 days after the leak", "2.8 per cent": a sentence, not a heading
         if len(cand) == 1 and not m.group("dot") and not m.group("tight") and not rest:
             continue  # a lone page or line number
         plausible, exact = _plausible_next(last_numeric, cand)
+        if lowercase and not exact:
+            continue  # "4.2.1 the term ..." is a section only as the exact next number
         if not plausible and cand == (1,) and rest and _title_like(rest):
             plausible, exact = True, True  # numbering restarts (a schedule or exhibit)
         if not plausible:
@@ -214,9 +262,25 @@ def _find_headings(text: str, typical_line: int, markdown: bool = False) -> list
     return headings
 
 
-def _sections(text: str, typical_line: int, markdown: bool = False) -> list[_Section]:
+def _marked_heading(line: str, start: int, end: int, level: int) -> _Heading:
+    """A heading the format marks (HTML ``<hN>``, DOCX heading style): number or keyword id."""
+    section_id = None
+    k = _KEYWORD_RE.match(line)
+    if k:
+        num = k.group("num")
+        section_id = f"{k.group('kw').capitalize()} {num.upper() if _roman_to_int(num) else num}"
+    else:
+        n = re.match(r"^(\d{1,3}(?:\.\d{1,3}){0,4})(?:\.|\s|$)", line)
+        if n:
+            section_id = n.group(1)
+    return _Heading(start, end, section_id, line[:100], level)
+
+
+def _sections(
+    text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None
+) -> list[_Section]:
     """Cut the text into sections at headings; text before the first heading is the preamble."""
-    headings = _find_headings(text, typical_line, markdown)
+    headings = _find_headings(text, typical_line, markdown, marks)
     sections: list[_Section] = []
     stack: list[_Heading] = []
     if not headings or headings[0].line_start > 0:
@@ -301,9 +365,9 @@ def _units(text: str, sec: _Section, typical_line: int, max_tokens: int) -> list
     return units
 
 
-def _overlap_start(text: str, prev_start: int, prev_end: int, budget_chars: int) -> int:
-    """Start of the trailing whole sentences of ``text[prev_start:prev_end]`` within the budget."""
-    starts = [prev_start, *_sentence_breaks(text, prev_start, prev_end)]
+def _overlap_start(text: str, starts: list[int], prev_end: int, budget_chars: int) -> int:
+    """The earliest of ``starts`` (sentence or paragraph starts, ascending) whose tail up to
+    ``prev_end`` fits ``budget_chars``; ``prev_end`` itself when none fits (no overlap)."""
     best = prev_end
     for s in reversed(starts):
         if prev_end - s > budget_chars:
@@ -313,8 +377,17 @@ def _overlap_start(text: str, prev_start: int, prev_end: int, budget_chars: int)
 
 
 def _split_section(
-    text: str, sec: _Section, target: int, max_tokens: int, overlap: float, typical_line: int
+    text: str, sec: _Section, target: int, max_tokens: int, overlap: float, typical_line: int,
+    overlap_of: int | None = None,
 ) -> list[_Draft]:
+    """Split one long section into drafts at paragraph/sentence joints, with overlap.
+
+    A continuation (``#2``, ``#3``, ...) starts with whole sentences or paragraphs from the
+    end of the previous draft: as many as fit ``overlap * target`` tokens, or, when even the
+    last one does not, the last one if it fits 20 % of the target (the top of the allowed
+    10-20 % range); never so many that the draft passes ``max_tokens``. When nothing fits
+    the draft is marked ``overlap_missing``.
+    """
     units = _units(text, sec, typical_line, max_tokens)
     drafts: list[_Draft] = []
     cur: list[tuple[int, int]] = []
@@ -330,16 +403,45 @@ def _split_section(
         cur_tokens = joined
     if cur:
         drafts.append(_Draft(cur[0][0], cur[-1][1]))
-    budget_chars = int(target * overlap * 4)
+    overlap_of = overlap_of or target  # the job's target, when heads shrank this one
+    budget_chars = int(overlap_of * overlap * CHARS_PER_TOKEN)
+    wide_chars = int(overlap_of * MAX_OVERLAP * CHARS_PER_TOKEN)
+    unit_starts = [u[0] for u in units]
     content_starts = [d.start for d in drafts]
+    content_ends = [d.end for d in drafts]
     for i, d in enumerate(drafts):
         d.oversize = estimate_tokens(text[d.start : d.end]) > max_tokens
         if i > 0:  # the overlap never pushes a chunk that fits over max_tokens
             room = max_tokens * CHARS_PER_TOKEN - (d.end - d.start)
-            d.start = _overlap_start(text, content_starts[i - 1], content_starts[i], min(budget_chars, room))
+            prev_start, prev_end = content_starts[i - 1], content_ends[i - 1]
+            starts = sorted(
+                {prev_start, *_sentence_breaks(text, prev_start, prev_end)}
+                | {u for u in unit_starts if prev_start < u < prev_end}
+            )
+            gap = content_starts[i] - prev_end  # whitespace between the two drafts
+            start = _overlap_start(text, starts, prev_end, min(budget_chars, room - gap))
+            if start == prev_end:
+                start = _overlap_start(text, starts, prev_end, min(wide_chars, room - gap))
+            d.overlap_missing = start == prev_end
+            d.start = content_starts[i] if d.overlap_missing else start
+            d.overlap_chars = 0 if d.overlap_missing else prev_end - start
         d.section_id = f"{sec.section_id}#{i + 1}" if sec.section_id and len(drafts) > 1 else sec.section_id
         d.sections = [_Section(d.section_id, sec.heading_path, d.start, d.end)]
     return drafts
+
+
+def _heading_only(text: str, sec: _Section, nxt: _Section | None) -> bool:
+    """A section that is just its heading (``CHAPTER III`` + title) and whose next section
+    is its own first child: it belongs with that child, never at the end of a chunk."""
+    body = text[sec.start : sec.end]
+    return (
+        nxt is not None
+        and len(body) <= 200
+        and body.count("\n") <= 2
+        and not body.rstrip().endswith((".", ";"))
+        and len(nxt.heading_path) > len(sec.heading_path)
+        and nxt.heading_path[: len(sec.heading_path)] == sec.heading_path
+    )
 
 
 def _typical_line_length(text: str) -> int:
@@ -356,8 +458,13 @@ def chunk_document(
     target_tokens: int = 1000,
     max_tokens: int = 2000,
     overlap: float = 0.15,
+    metadata: DocumentMetadata | None = None,
 ) -> list[Chunk]:
     """Split a parsed document into chunks at section, paragraph and sentence boundaries.
+
+    ``metadata`` (optional ``doc_type``, ``line_of_business``, ``term``) is copied onto
+    every chunk. A heading-only section (``CHAPTER III`` and its title) always opens the
+    chunk of its first child, never closes the previous one.
 
     Sizes are estimated tokens (:func:`estimate_tokens`); ``overlap`` is the share of
     ``target_tokens`` repeated (as whole sentences of the same section) at the start of
@@ -370,24 +477,42 @@ def chunk_document(
         raise ValueError(f"target_tokens {target_tokens} exceeds max_tokens {max_tokens}")
     text = doc.text
     typical_line = _typical_line_length(text)
+    meta = (metadata or DocumentMetadata()).model_dump()
     drafts: list[_Draft] = []
     open_merge: _Draft | None = None  # a chunk of whole sections that may take more
-    for sec in _sections(text, typical_line, doc.media_type == "text/markdown"):
+    marks = {h.char_start: h.level for h in doc.headings}
+    sections = []
+    for sec in _sections(text, typical_line, doc.media_type == "text/markdown", marks):
         start, end = _trim(text, sec.start, sec.end)
-        if start >= end:
+        if start < end:
+            sections.append(_Section(sec.section_id, sec.heading_path, start, end))
+    heads: list[_Section] = []  # heading-only sections waiting for their first child
+    for i, sec in enumerate(sections):
+        if _heading_only(text, sec, sections[i + 1] if i + 1 < len(sections) else None):
+            heads.append(sec)
             continue
-        sec = _Section(sec.section_id, sec.heading_path, start, end)
-        tokens = estimate_tokens(text[start:end])
+        start, end = sec.start, sec.end
+        group_start = heads[0].start if heads else start
+        group, heads = [*heads, sec], []
+        tokens = estimate_tokens(text[group_start:end])
         if tokens <= target_tokens:
             if open_merge and estimate_tokens(text[open_merge.start : end]) <= target_tokens:
                 open_merge.end = end
-                open_merge.sections.append(sec)
+                open_merge.sections.extend(group)
                 continue
-            open_merge = _Draft(start, end, [sec], None)
+            open_merge = _Draft(group_start, end, group, None)
             drafts.append(open_merge)
             continue
         open_merge = None
-        drafts.extend(_split_section(text, sec, target_tokens, max_tokens, overlap, typical_line))
+        head_tokens = estimate_tokens(text[group_start:start]) if group_start < start else 0
+        parts = _split_section(text, sec, max(1, target_tokens - head_tokens),
+                               max(1, max_tokens - head_tokens), overlap, typical_line, target_tokens)
+        if head_tokens:
+            parts[0].start = group_start
+            parts[0].sections = [*group[:-1], *parts[0].sections]
+        for part in parts:
+            part.oversize = estimate_tokens(text[part.start : part.end]) > max_tokens
+        drafts.extend(parts)
 
     page_starts = [p.char_start for p in doc.pages]
     chunks: list[Chunk] = []
@@ -396,7 +521,8 @@ def chunk_document(
         first = max(0, bisect.bisect_right(page_starts, d.start) - 1)
         last = max(0, bisect.bisect_right(page_starts, max(d.start, d.end - 1)) - 1)
         spans = [
-            PageSpan(page=p.page, char_start=max(p.char_start, d.start), char_end=min(p.char_end, d.end))
+            PageSpan(page=p.page, char_start=max(p.char_start, d.start), char_end=min(p.char_end, d.end),
+                     label=p.label)
             for p in doc.pages[first : last + 1]
         ]
         spans = [s for s in spans if s.char_end > s.char_start] or spans[:1]
@@ -417,7 +543,8 @@ def chunk_document(
                 section_id=d.section_id
                 if d.section_id is not None
                 else next((s.section_id for s in d.sections if s.section_id), None),
-                heading_path=d.sections[0].heading_path if d.sections else [],
+                heading_path=next((s.heading_path for s in d.sections if s.section_id == d.section_id),
+                                  d.sections[0].heading_path) if d.sections else [],
                 text=body,
                 char_start=d.start,
                 char_end=d.end,
@@ -426,6 +553,10 @@ def chunk_document(
                 oversize=d.oversize,
                 page_spans=spans,
                 section_spans=sections,
+                page_labels=[s.label for s in spans] if spans and spans[0].page is not None else [],
+                overlap_chars=d.overlap_chars,
+                overlap_missing=d.overlap_missing,
+                **meta,
             )
         )
     return chunks

@@ -50,11 +50,26 @@ class CitationError(ValueError):
     """A citation failed verification; the message says what is wrong (sent back to the model)."""
 
 
-def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
-    """Check one citation and return it with its page and section resolved from the quote.
+def resolve_location(chunk: Chunk, start: int) -> tuple[int | None, str | None, str | None]:
+    """Resolve a chunk-relative character offset to ``(page, page_label, section_id)``.
 
-    ``chunks`` maps chunk_id to the document version's chunks. Raises :class:`CitationError`
-    when the chunk is unknown or the quote is not verbatim in it.
+    Exactly one of each: the physical page (1-based; ``None`` for formats without pages),
+    that page's printed label (``None`` when it prints none) and the section (with its
+    split suffix, ``None`` for a preamble) holding the character at ``start``. The extract
+    path calls this through :func:`verify_citation` with the offset of a quote's first
+    character, so a quote is cited on its own page, not the chunk's first page.
+    """
+    return chunk.page_of(start), chunk.label_of(start), chunk.section_of(start)
+
+
+def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
+    """Check one citation and return it with its page, page label and section resolved.
+
+    ``chunks`` maps chunk_id to the document version's chunks. The returned citation's
+    ``page``, ``page_label`` and ``section_id`` come from the quote's first character
+    (:func:`resolve_location`), whatever the model claimed; ``quote`` is the chunk's own
+    text of it. Raises :class:`CitationError` when the chunk is unknown or the quote is
+    not verbatim in it.
     """
     chunk = chunks.get(citation.chunk_id)
     if chunk is None:
@@ -65,9 +80,12 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
             f"quote not found verbatim in chunk {citation.chunk_id}: {citation.quote[:80]!r}"
         )
     start, end = found
+    page, label, section_id = resolve_location(chunk, start)
     return Citation(
         chunk_id=chunk.chunk_id,
-        page=chunk.page_of(start),
-        section_id=chunk.section_of(start),
+        page=page,
+        section_id=section_id,
         quote=chunk.text[start:end],
+        page_label=label,
+        heading_path=chunk.heading_path_of(start),
     )

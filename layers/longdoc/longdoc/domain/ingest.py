@@ -9,6 +9,7 @@ half-ingested. Re-ingesting bytes whose version is already ``READY`` is a no-op.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 import unicodedata
@@ -16,12 +17,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from longdoc.domain.chunk import chunk_document
-from longdoc.domain.parse import parse_document
-from longdoc.errors import DocumentError
-from longdoc.models import Chunk, DocumentRecord
+from longdoc.domain.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, parse_document
+from longdoc.errors import DocumentError, NotFound
+from longdoc.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.ports import BlobStore, Embedder, StateStore, VectorIndex
 
 INCOMING_PREFIX = "incoming/"
+METADATA_SUFFIX = ".metadata.json"
+"""A sidecar ``<file>.metadata.json`` beside a document holds its optional metadata."""
 
 
 def doc_id_for_key(key: str) -> str:
@@ -45,9 +48,38 @@ def chunks_key(doc_id: str, doc_version: str) -> str:
 
 
 def embedding_text(chunk: Chunk) -> str:
-    """The text embedded for a chunk: a one-line locator header, then the chunk's own words."""
+    """The text embedded for a chunk: a one-line locator header, then the chunk's own words.
+
+    ``[doc: contract_v2.pdf | section: 3.2 | path: 3 Terms > 3.2 Fees | page: 14 (p. 12)]``:
+    the page is the physical page of the chunk's first character, with its printed label
+    in brackets when it has one; ``path`` is left out when there is no heading path.
+    """
     page = "n/a" if chunk.page_start is None else str(chunk.page_start)
-    return f"[doc: {chunk.source} | section: {chunk.section_id or '-'} | page: {page}]\n{chunk.text}"
+    label = chunk.page_labels[0] if chunk.page_labels else None
+    if label and label != page:
+        page += f" (p. {label})"
+    path = f" | path: {' > '.join(chunk.heading_path)}" if chunk.heading_path else ""
+    return f"[doc: {chunk.source} | section: {chunk.section_id or '-'}{path} | page: {page}]\n{chunk.text}"
+
+
+def read_sidecar(blobs: BlobStore, key: str) -> DocumentMetadata:
+    """Read ``<key>.metadata.json`` from the blob store, if there is one.
+
+    The sidecar is a JSON object with any of ``doc_type``, ``line_of_business``, ``term``
+    (``-`` or ``_``, any case); other keys are ignored. Returns empty metadata when the
+    sidecar is absent. Raises :class:`DocumentError` when it exists but is not a JSON object.
+    """
+    try:
+        raw = blobs.get(key + METADATA_SUFFIX)
+    except NotFound:
+        return DocumentMetadata()
+    try:
+        values = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DocumentError(key + METADATA_SUFFIX, f"metadata sidecar is not valid JSON ({exc})") from None
+    if not isinstance(values, dict):
+        raise DocumentError(key + METADATA_SUFFIX, "metadata sidecar must be a JSON object")
+    return DocumentMetadata.from_mapping(values)
 
 
 def load_chunks(blobs: BlobStore, doc_id: str, doc_version: str) -> list[Chunk]:
@@ -88,8 +120,17 @@ def ingest_document(
     target_tokens: int = 1000,
     max_tokens: int = 2000,
     overlap: float = 0.15,
+    metadata: DocumentMetadata | dict | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_pages: int = DEFAULT_MAX_PAGES,
 ) -> IngestResult:
     """Ingest ``data`` (the object at ``key``) and return what was stored.
+
+    ``metadata`` (a :class:`DocumentMetadata` or a dict such as S3 object metadata) is
+    copied onto every chunk. ``max_bytes``/``max_pages`` are the parse caps
+    (``Settings.max_document_bytes``/``max_document_pages``). A new ``doc_version`` never
+    touches an older one: its chunks live under their own key and ids, so claims against
+    old terms still resolve.
 
     Raises :class:`DocumentError` (file named, reason given) for unusable input, after
     recording the version as ``FAILED``; other errors (embedder, index, store) are re-raised
@@ -103,8 +144,10 @@ def ingest_document(
     if existing is not None and existing.status == "READY":
         return IngestResult(doc_id, version, source, existing.pages, existing.chunks, True, 0.0)
     try:
-        parsed = parse_document(source, data)
-        chunks = chunk_document(parsed, doc_id, target_tokens=target_tokens, max_tokens=max_tokens, overlap=overlap)
+        parsed = parse_document(source, data, max_bytes=max_bytes, max_pages=max_pages)
+        meta = metadata if isinstance(metadata, DocumentMetadata) else DocumentMetadata.from_mapping(metadata)
+        chunks = chunk_document(parsed, doc_id, target_tokens=target_tokens, max_tokens=max_tokens,
+                                overlap=overlap, metadata=meta)
         if not chunks:
             raise DocumentError(source, "no text to chunk")
     except DocumentError as exc:
@@ -114,7 +157,8 @@ def ingest_document(
         raise
     record = DocumentRecord(doc_id=doc_id, doc_version=version, source=source, status="INGESTING",
                             pages=parsed.page_count, chunks=len(chunks), content_sha256=parsed.content_sha256,
-                            embedding_model=embedder.name, updated_at=_now())
+                            embedding_model=embedder.name, updated_at=_now(),
+                            pages_needing_ocr=parsed.pages_needing_ocr)
     state.put_document(record)
     blob_key = chunks_key(doc_id, version)
     try:

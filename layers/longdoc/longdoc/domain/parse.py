@@ -38,8 +38,16 @@ from pathlib import PurePosixPath
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
+from longdoc.domain.cleanup import (
+    HYPHEN_MARKER,
+    LIGATURES,
+    find_furniture,
+    labels_from_furniture,
+    resolve_hyphens,
+)
 from longdoc.errors import DocumentError
-from longdoc.models import PageSpan, ParsedDocument
+from longdoc.domain.formats import docx_to_text, html_to_text
+from longdoc.models import Furniture, HeadingMark, PageSpan, ParsedDocument
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 """Default size cap in bytes (200 MiB), a project limit that keeps a Lambda within memory."""
@@ -56,7 +64,12 @@ TEXT_MEDIA_TYPES: dict[str, str] = {
 }
 """Text extensions (lower case, with the dot) and the media type each one maps to."""
 
-SUPPORTED_EXTENSIONS: tuple[str, ...] = (".pdf", *TEXT_MEDIA_TYPES)
+HTML_MEDIA_TYPE = "text/html"
+DOCX_MEDIA_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+HTML_EXTENSIONS = (".html", ".htm")
+
+SUPPORTED_EXTENSIONS: tuple[str, ...] = (".pdf", *TEXT_MEDIA_TYPES, *HTML_EXTENSIONS, ".docx")
+_ZIP_MAGIC = b"PK\x03\x04"
 
 _PDF_MAGIC = b"%PDF-"
 # PDF Reference 1.7, Appendix H, note 13: readers accept the header anywhere in the first
@@ -68,7 +81,7 @@ _PAGE_SEPARATOR = "\n"
 # C0 controls except \t (0x09) and \n (0x0A); \r is turned into \n before this runs.
 _DROP_C0 = {code: None for code in range(0x20) if code not in (0x09, 0x0A)}
 _TEXT_TABLE = {**_DROP_C0, 0x00AD: "-"}
-_PDF_TABLE = {**_DROP_C0, 0x00AD: "-", 0xFFFE: "-\n", 0x0002: "-\n"}
+_PDF_TABLE = {**_DROP_C0, **LIGATURES, 0x00AD: "-", 0x0002: HYPHEN_MARKER}
 _TRAILING_SPACE = re.compile(r"[^\S\n]+$", re.MULTILINE)
 _PDFIUM_ERRORS = {
     pdfium_c.FPDF_ERR_UNKNOWN: "unknown error",
@@ -119,10 +132,34 @@ def parse_document(
             source, f"file too large: {len(data)} bytes, over the limit of {max_bytes} bytes"
         )
     media_type = _detect_media_type(source, data)
+    furniture: list[Furniture] = []
+    needs_ocr: list[int] = []
+    headings: list[HeadingMark] = []
     if media_type == PDF_MEDIA_TYPE:
-        page_texts = _pdf_page_texts(source, data, max_pages)
+        raw_texts, pdf_labels, needs_ocr = _pdf_pages(source, data, max_pages)
+        cleaned, furniture = find_furniture(raw_texts)
+        page_texts = resolve_hyphens(cleaned)
+        if any(pdf_labels):
+            labels = pdf_labels
+        else:
+            labels = labels_from_furniture(len(page_texts), furniture)
         text = _PAGE_SEPARATOR.join(page_texts)
-        pages = _page_spans(page_texts)
+        pages = _page_spans(page_texts, labels)
+    elif media_type == DOCX_MEDIA_TYPE:
+        try:
+            raw, headings = docx_to_text(data)
+        except Exception as exc:  # docx2python raises KeyError/BadZipFile/XML errors alike
+            raise DocumentError(source, f"corrupt or unreadable DOCX ({type(exc).__name__}: {exc})") from exc
+        text = _normalise(raw, _TEXT_TABLE)
+        if not text.strip():
+            raise DocumentError(source, "no text: the DOCX has no paragraphs with text")
+        pages = [PageSpan(page=None, char_start=0, char_end=len(text))]
+    elif media_type == HTML_MEDIA_TYPE:
+        raw, headings = html_to_text(_decode_text(source, data))
+        text = _normalise(raw, _TEXT_TABLE)
+        if not text.strip():
+            raise DocumentError(source, "no text: the HTML has no visible text")
+        pages = [PageSpan(page=None, char_start=0, char_end=len(text))]
     else:
         text = _normalise(_decode_text(source, data), _TEXT_TABLE)
         if not text.strip():
@@ -134,6 +171,9 @@ def parse_document(
         content_sha256=hashlib.sha256(data).hexdigest(),
         text=text,
         pages=pages,
+        furniture=furniture,
+        headings=headings,
+        pages_needing_ocr=needs_ocr,
     )
 
 
@@ -142,6 +182,14 @@ def _detect_media_type(source: str, data: bytes) -> str:
     extension = PurePosixPath(source).suffix.lower()
     if data.find(_PDF_MAGIC, 0, _PDF_HEADER_WINDOW + len(_PDF_MAGIC) - 1) != -1:
         return PDF_MEDIA_TYPE
+    if data.startswith(_ZIP_MAGIC) and b"word/document.xml" in data:
+        return DOCX_MEDIA_TYPE
+    if extension == ".docx":
+        raise DocumentError(
+            source, "extension says DOCX but the content is not a Word document (no ZIP with word/document.xml)"
+        )
+    if extension in HTML_EXTENSIONS:
+        return HTML_MEDIA_TYPE
     if extension == ".pdf":
         raise DocumentError(
             source,
@@ -185,8 +233,12 @@ def _normalise(text: str, table: dict[int, str | None]) -> str:
     return _TRAILING_SPACE.sub("", text)
 
 
-def _pdf_page_texts(source: str, data: bytes, max_pages: int) -> list[str]:
-    """Return the normalised text of every page of a PDF, in page order."""
+def _pdf_pages(source: str, data: bytes, max_pages: int) -> tuple[list[str], list[str | None], list[int]]:
+    """Return ``(texts, labels, pages_needing_ocr)`` for every page of a PDF, in page order.
+
+    ``texts`` still hold the hyphen marker U+FFFE (resolved later, with the whole document's
+    vocabulary); ``labels`` are the PDF's own page labels (``None`` where it defines none).
+    """
     pdf = _open_pdf(source, data)
     try:
         page_count = len(pdf)
@@ -194,10 +246,19 @@ def _pdf_page_texts(source: str, data: bytes, max_pages: int) -> list[str]:
             raise DocumentError(
                 source, f"too many pages: {page_count}, over the limit of {max_pages} pages"
             )
-        texts = [
-            _normalise(_raw_page_text(source, pdf, index), _PDF_TABLE).strip("\n")
-            for index in range(page_count)
-        ]
+        texts: list[str] = []
+        labels: list[str | None] = []
+        needs_ocr: list[int] = []
+        for index in range(page_count):
+            raw, has_image = _raw_page_text(source, pdf, index)
+            page_text = _normalise(raw, _PDF_TABLE).strip("\n")
+            texts.append(page_text)
+            if not page_text.strip() and has_image:
+                needs_ocr.append(index + 1)
+            try:
+                labels.append(pdf.get_page_label(index) or None)
+            except pdfium.PdfiumError:  # pragma: no cover - a broken label tree is not fatal
+                labels.append(None)
     finally:
         pdf.close()
     if not any(t.strip() for t in texts):
@@ -205,7 +266,7 @@ def _pdf_page_texts(source: str, data: bytes, max_pages: int) -> list[str]:
             source,
             f"no text layer on any of the {page_count} pages (scanned image; needs OCR)",
         )
-    return texts
+    return texts, labels, needs_ocr
 
 
 def _open_pdf(source: str, data: bytes) -> pdfium.PdfDocument:
@@ -225,16 +286,24 @@ def _open_pdf(source: str, data: bytes) -> pdfium.PdfDocument:
     return pdf
 
 
-def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> str:
-    """Return PDFium's text for page ``index`` (0-based), closing the page objects it opens."""
+def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool]:
+    """Return PDFium's text for page ``index`` (0-based) and whether the page holds an image.
+
+    The image check only runs for a page without text (a scan candidate). Closes every
+    page object it opens.
+    """
     try:
         page = pdf[index]
         try:
             textpage = page.get_textpage()
             try:
-                return textpage.get_text_range()
+                text = textpage.get_text_range()
             finally:
                 textpage.close()
+            has_image = False
+            if not text.strip():
+                has_image = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
+            return text, has_image
         finally:
             page.close()
     except pdfium.PdfiumError as exc:
@@ -254,11 +323,11 @@ def _open_failure_reason(err_code: int) -> str:
     return f"corrupt or unreadable PDF (PDFium: {detail})"
 
 
-def _page_spans(page_texts: list[str]) -> list[PageSpan]:
-    """Return one span per page for texts joined by :data:`_PAGE_SEPARATOR`."""
+def _page_spans(page_texts: list[str], labels: list[str | None]) -> list[PageSpan]:
+    """Return one span per page for texts joined by :data:`_PAGE_SEPARATOR`, with labels."""
     spans: list[PageSpan] = []
     start = 0
-    for number, page_text in enumerate(page_texts, start=1):
-        spans.append(PageSpan(page=number, char_start=start, char_end=start + len(page_text)))
+    for number, (page_text, label) in enumerate(zip(page_texts, labels), start=1):
+        spans.append(PageSpan(page=number, char_start=start, char_end=start + len(page_text), label=label))
         start += len(page_text) + len(_PAGE_SEPARATOR)
     return spans

@@ -1,0 +1,270 @@
+"""Chunking quality and speed: longdoc's chunker against the usual splitters (run on demand).
+
+    make bench-chunking            # installs the `bench` extra, then runs this
+    python benchmarks/chunking.py [--corpus ../shared/corpus] [--target 1000] [--no-long]
+
+Every document in the corpus (top level and ``cuad/``; ``bad/`` skipped) is parsed once
+with :func:`parse_document` and split by each chunker at the same target: ours at
+``target_tokens`` (estimated tokens, 4 characters each) with max = 2 x target; the others
+at ``4 * target`` characters with a 15 % overlap where they take one. Ground truth for
+sections is OUR section detection (the sections :mod:`longdoc.domain.chunk` finds); see
+``docs/benchmarks.md`` for the metric definitions. Ratios are against LangChain's
+``RecursiveCharacterTextSplitter`` measured in the same run. Finally a >= 1,000-page PDF
+is built in /tmp by concatenating corpus PDFs (pypdfium2 ``import_pages``) and parsed +
+chunked once, on one core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "layers" / "longdoc"))
+
+from longdoc.domain import chunk as ours  # noqa: E402
+from longdoc.domain.parse import parse_document  # noqa: E402
+from longdoc.domain.tokens import CHARS_PER_TOKEN, estimate_tokens  # noqa: E402
+from longdoc.models import ParsedDocument  # noqa: E402
+
+TERMINATORS = tuple('.;:!?)]"”')
+LIST_ITEM = re.compile(r"(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")
+Span = tuple[int, int]
+
+
+def documents(corpus: Path) -> list[Path]:
+    """Every corpus document (top level and cuad/), bad/ and manifests skipped."""
+    keep = {".pdf", ".txt", ".md", ".html", ".docx"}
+    files = sorted(p for p in corpus.iterdir() if p.is_file() and p.suffix in keep)
+    files += sorted(p for p in (corpus / "cuad").iterdir() if p.suffix == ".pdf")
+    return files
+
+
+def locate(text: str, pieces: list[str]) -> list[Span]:
+    """Offsets of chunk strings in ``text``, searched forward (whitespace-trimmed)."""
+    spans: list[Span] = []
+    cursor = 0
+    for piece in pieces:
+        piece = piece.strip()
+        if not piece:
+            continue
+        at = text.find(piece, max(0, cursor - len(piece)))
+        if at < 0:
+            at = text.find(piece)
+        if at < 0:
+            continue
+        spans.append((at, at + len(piece)))
+        cursor = at + len(piece)
+    return spans
+
+
+def trim(text: str, span: Span) -> Span:
+    a, b = span
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+def ground_truth(doc: ParsedDocument) -> list[ours._Section]:
+    """Our detected sections over the document text (the reference for every chunker)."""
+    typical = ours._typical_line_length(doc.text)
+    marks = {h.char_start: h.level for h in doc.headings}
+    secs = ours._sections(doc.text, typical, doc.media_type == "text/markdown", marks)
+    out = []
+    for s in secs:
+        a, b = trim(doc.text, (s.start, s.end))
+        if a < b:
+            out.append(ours._Section(s.section_id, s.heading_path, a, b))
+    return out
+
+
+def ends_mid_sentence(text: str, end: int, section_starts: set[int]) -> bool:
+    """The end rule of docs/benchmarks.md: a chunk end must be a joint."""
+    if end >= len(text.rstrip()):
+        return False
+    if text[:end].rstrip().endswith(TERMINATORS):
+        return False
+    after = text[end:]
+    nxt = end + len(after) - len(after.lstrip())
+    if "\n" not in text[end:nxt + 1]:
+        return True
+    if nxt in section_starts or "\n\n" in text[end : nxt + 1] or LIST_ITEM.match(text, nxt):
+        return False
+    return True
+
+
+def measure(doc: ParsedDocument, spans: list[Span], sections: list[ours._Section], target: int,
+            suffixed: set[str] | None = None) -> dict[str, float]:
+    """Per-document counts for one chunker (see docs/benchmarks.md)."""
+    text = doc.text
+    starts = {s.start for s in sections}
+    mid = mixed = 0
+    pieces_per_section: dict[int, int] = {}
+    for a, b in spans:
+        a, b = trim(text, (a, b))
+        mid += ends_mid_sentence(text, b, starts)
+        touched = [i for i, s in enumerate(sections) if s.start < b and a < s.end and text[max(a, s.start):min(b, s.end)].strip()
+                   and not ours._heading_only(text, s, sections[i + 1] if i + 1 < len(sections) else None)]
+        partial = [i for i in touched if not (a <= sections[i].start and sections[i].end <= b)]
+        if len(touched) >= 2 and partial:
+            mixed += 1
+        for i in touched:
+            pieces_per_section[i] = pieces_per_section.get(i, 0) + 1
+    numbered = [i for i, s in enumerate(sections) if s.section_id]
+    if os.environ.get("BENCH_DEBUG") and suffixed is not None and mid:
+        for a, b in spans:
+            a, b = trim(text, (a, b))
+            if ends_mid_sentence(text, b, starts):
+                print("MID", doc.source, repr(text[b - 60 : b + 40]), file=sys.stderr)
+    split_unsuffixed = sum(
+        1 for i in numbered
+        if pieces_per_section.get(i, 0) > 1 and not (suffixed and sections[i].section_id in suffixed)
+    )
+    sizes = [estimate_tokens(text[a:b]) for a, b in spans]
+    return {"chunks": len(spans), "mid": mid, "mixed": mixed, "numbered": len(numbered),
+            "split_unsuffixed": split_unsuffixed, "sizes": sizes}
+
+
+def splitters(target: int) -> dict[str, Callable[[str], list[str]]]:
+    """The competitors, each configured for ``4 * target`` characters (15 % overlap if supported)."""
+    chars = target * CHARS_PER_TOKEN
+    out: dict[str, Callable[[str], list[str]]] = {}
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    lc = RecursiveCharacterTextSplitter(chunk_size=chars, chunk_overlap=int(0.15 * chars))
+    out["langchain-recursive"] = lc.split_text
+    from chonkie import RecursiveChunker
+
+    ch = RecursiveChunker(tokenizer="character", chunk_size=chars)
+    out["chonkie-recursive"] = lambda t: [c.text for c in ch.chunk(t)]
+    import semchunk
+
+    out["semchunk"] = lambda t: semchunk.chunk(t, chunk_size=chars, token_counter=len)
+    from semantic_text_splitter import TextSplitter
+
+    sts = TextSplitter(chars)
+    out["semantic-text-splitter"] = sts.chunks
+    return out
+
+
+def long_pdf(corpus: Path, pages: int = 1000) -> Path:
+    """Concatenate corpus PDFs (pypdfium2 import_pages) into /tmp until >= ``pages`` pages."""
+    import pypdfium2 as pdfium
+
+    out = pdfium.PdfDocument.new()
+    sources = [p for p in documents(corpus) if p.suffix == ".pdf"]
+    while len(out) < pages:
+        for path in sources:
+            src = pdfium.PdfDocument(path.read_bytes())
+            out.import_pages(src)
+            src.close()
+            if len(out) >= pages:
+                break
+    target = Path(tempfile.gettempdir()) / f"longdoc-bench-{len(out)}-pages.pdf"
+    buffer = io.BytesIO()
+    out.save(buffer)
+    out.close()
+    target.write_bytes(buffer.getvalue())
+    return target
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / ".." / "shared" / "corpus")
+    parser.add_argument("--target", type=int, default=1000)
+    parser.add_argument("--no-long", action="store_true", help="skip the 1,000-page PDF")
+    args = parser.parse_args()
+    try:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
+    except (AttributeError, OSError):
+        pass
+    target = args.target
+    docs = []
+    for path in documents(args.corpus):
+        t0 = time.perf_counter()
+        doc = parse_document(path.relative_to(args.corpus).as_posix(), path.read_bytes())
+        docs.append((doc, time.perf_counter() - t0, max(1, doc.page_count)))
+    names = ["longdoc", *splitters(target)]
+    comp = splitters(target)
+    totals = {n: {"chunks": 0, "mid": 0, "mixed": 0, "numbered": 0, "split_unsuffixed": 0, "sizes": [],
+                  "seconds": 0.0, "pages": 0} for n in names}
+    for doc, parse_s, pages in docs:
+        sections = ground_truth(doc)
+        for name in names:
+            t0 = time.perf_counter()
+            if name == "longdoc":
+                chunks = ours.chunk_document(doc, "bench", target_tokens=target, max_tokens=2 * target)
+                spans = [(c.char_start, c.char_end) for c in chunks]
+                suffixed = {sid.split("#")[0] for c in chunks for sid in c.section_ids if "#" in sid}
+            else:
+                spans = locate(doc.text, comp[name](doc.text))
+                suffixed = None
+            elapsed = time.perf_counter() - t0 + parse_s
+            m = measure(doc, spans, sections, target, suffixed)
+            tot = totals[name]
+            for key in ("chunks", "mid", "mixed", "numbered", "split_unsuffixed"):
+                tot[key] += m[key]
+            tot["sizes"].extend(m["sizes"])
+            tot["seconds"] += elapsed
+            tot["pages"] += pages
+    base = totals["langchain-recursive"]
+
+    def share(t: dict, key: str, of: str = "chunks") -> float:
+        return t[key] / t[of] if t[of] else 0.0
+
+    def ratio(value: float, base_value: float) -> str:
+        return "-" if base_value == 0 else f"{value / base_value:.2f}x"
+
+    print(f"{len(docs)} documents, {sum(p for _, _, p in docs)} pages; target {target} tokens "
+          f"(= {target * CHARS_PER_TOKEN} chars); baseline langchain-recursive")
+    header = ("chunker", "chunks", "mid-sentence", "mixed-section", "split-no-suffix", "median tok",
+              "p90 tok", "in [0.5T,2T]", "pages/s")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name in names:
+        t = totals[name]
+        sizes = sorted(t["sizes"])
+        med = statistics.median(sizes)
+        p90 = sizes[int(0.9 * (len(sizes) - 1))]
+        inside = sum(1 for s in sizes if 0.5 * target <= s <= 2 * target) / len(sizes)
+        base_sizes = sorted(base["sizes"])
+        base_inside = sum(1 for s in base_sizes if 0.5 * target <= s <= 2 * target) / len(base_sizes)
+        pps = t["pages"] / t["seconds"]
+        base_pps = base["pages"] / base["seconds"]
+        cells = [
+            name, str(t["chunks"]),
+            f"{share(t, 'mid'):.1%} ({ratio(share(t, 'mid'), share(base, 'mid'))})",
+            f"{share(t, 'mixed'):.1%} ({ratio(share(t, 'mixed'), share(base, 'mixed'))})",
+            f"{share(t, 'split_unsuffixed', 'numbered'):.1%} "
+            f"({ratio(share(t, 'split_unsuffixed', 'numbered'), share(base, 'split_unsuffixed', 'numbered'))})",
+            f"{med:.0f} ({ratio(med, statistics.median(base_sizes))})",
+            f"{p90} ({ratio(p90, base_sizes[int(0.9 * (len(base_sizes) - 1))])})",
+            f"{inside:.0%} ({ratio(inside, base_inside)})",
+            f"{pps:.0f} ({ratio(pps, base_pps)})",
+        ]
+        print("| " + " | ".join(cells) + " |")
+    if not args.no_long:
+        path = long_pdf(args.corpus)
+        data = path.read_bytes()
+        t0 = time.perf_counter()
+        doc = parse_document(path.name, data)
+        t1 = time.perf_counter()
+        chunks = ours.chunk_document(doc, "long", target_tokens=target, max_tokens=2 * target)
+        t2 = time.perf_counter()
+        print(f"\nlong PDF {path} ({doc.page_count} pages, {len(data) / 1e6:.1f} MB): parse {t1 - t0:.1f} s + "
+              f"chunk {t2 - t1:.1f} s = {t2 - t0:.1f} s on one core ({len(chunks)} chunks; target < 60 s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,202 @@
+"""PDF text clean-up that does not change meaning: furniture, hyphens, ligatures, page labels.
+
+All functions work on the per-page texts of one PDF *before* they are joined into the
+document text, so the cleaned text is the one text every offset refers to (the removed
+lines are returned separately and kept on :attr:`ParsedDocument.furniture`).
+
+* **Running headers and footers** (:func:`find_furniture`): a line among the first or last
+  :data:`EDGE_LINES` lines of a page is furniture when its *template* (the line with every
+  digit run replaced by ``#`` and spaces collapsed) occurs in the same edge window on at
+  least half of the pages with text, and on at least :data:`MIN_REPEATS` pages (a template
+of 20 characters or more is then removed wherever it stands on a page, e.g. below a
+footnote that PDFium reads first). Page
+  numbers, ``Page 55 of 80``, ``5419/16 AV/NT/sr 163`` + ``DGD 2 EN``, the Federal
+  Register's GPO printer lines all fit; a heading or table row that happens to repeat on a
+  few pages does not.
+* **Page labels** (:func:`labels_from_furniture`): the printed page number is a number
+  (arabic or lower-case roman) at the start or end of a furniture line or after ``Page``,
+  whose difference to the physical page index is the same on at least
+  :data:`MIN_REPEATS` pages of one template. The PDF's own page labels
+  (ISO 32000-1, 12.4.2 "Page Labels"), when present, win over this.
+* **Line-end hyphens** (:func:`resolve_hyphens`): PDFium replaces a hyphen that ends a
+  line before a letter with U+FFFE and drops the line break (``core/fpdftext/
+  cpdf_textpage.cpp``). It does not know a soft break (``vis-itors``) from a compound
+  (``FAA-approved``, ``twenty-four``), so we decide from the document itself: the hyphen
+  stays when either side is not purely letters, when the right side starts with a capital
+  or the left side is an acronym, when the hyphenated form occurs elsewhere in the
+  document, or when the left side is a common compound prefix (``non``, ``self``, ...)
+  and the joined word occurs nowhere; otherwise the halves are joined. The line break is
+  not restored either way (the word is whole on one line, as PDFium returns it).
+* **Ligatures** (:data:`LIGATURES`): the Unicode presentation forms U+FB00-U+FB06
+  (``ﬁ`` ``ﬂ`` ``ﬀ`` ``ﬃ`` ``ﬄ`` ``ﬅ`` ``ﬆ``) are spelt out as letters, nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter, defaultdict
+
+from longdoc.models import Furniture
+
+EDGE_LINES = 3
+"""How many lines at the top and at the bottom of a page may be furniture."""
+
+MIN_REPEATS = 3
+_ANYWHERE_MIN_CHARS = 20
+"""A furniture template this long is also removed away from the page edges."""
+"""A template or page-number offset must hold on at least this many pages."""
+
+HYPHEN_MARKER = "\ufffe"
+"""PDFium's line-end hyphen marker (older PDFium builds: U+0002, mapped to this one)."""
+
+LIGATURES: dict[int, str] = {
+    0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl", 0xFB05: "st", 0xFB06: "st",
+}
+"""Unicode alphabetic presentation forms (ligatures) and the letters they stand for."""
+
+_COMPOUND_PREFIXES = frozenset({
+    "non", "self", "cross", "well", "ex", "anti", "multi", "half", "twenty", "thirty", "forty",
+    "fifty", "sixty", "seventy", "eighty", "ninety", "all", "post", "semi", "quasi",
+})
+_DIGITS = re.compile(r"\d+")
+_ROMAN = re.compile(r"^[ivxlc]{1,7}$")
+_SPACES = re.compile(r"\s+")
+_SECTION_NUMBER = re.compile(r"^#(?:\.#)+\.?$")
+_WORD = re.compile(r"[^\W\d_]+")
+_HYPHENATED = re.compile(r"[^\W\d_]+-[^\W\d_]+")
+_MARKED = re.compile(rf"(\S*?)([^\W\d_]*){HYPHEN_MARKER}([^\W\d_]*)")
+_LABEL_CANDIDATES = (
+    re.compile(r"^(\d{1,5}|[ivxlc]{1,7})\b"),
+    re.compile(r"\b(\d{1,5}|[ivxlc]{1,7})$"),
+    re.compile(r"\b[Pp]age\s+(\d{1,5}|[ivxlcIVXLC]{1,7})\b"),
+)
+
+
+def template(line: str) -> str:
+    """The shape of a line: digit runs as ``#`` with a number at either end dropped (odd and
+    even pages print the page number on opposite sides), ``"#"`` for a bare number and
+    ``"#r"`` for a lone lower-case roman numeral."""
+    line = _SPACES.sub(" ", line.strip())
+    if _ROMAN.match(line):
+        return "#r"
+    shape = _DIGITS.sub("#", line)
+    core = re.sub(r"^#\s+|\s+#$", "", shape)
+    return core or "#"
+
+
+def _edge_indexes(lines: list[str]) -> list[tuple[int, str]]:
+    """Indexes of the first and last :data:`EDGE_LINES` non-blank lines, with their position."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    top = filled[:EDGE_LINES]
+    bottom = [i for i in filled[-EDGE_LINES:] if i not in top]
+    return [(i, "header") for i in top] + [(i, "footer") for i in bottom]
+
+
+def find_furniture(pages: list[str]) -> tuple[list[str], list[Furniture]]:
+    """Remove running headers and footers from page texts.
+
+    Args:
+        pages: the text of each physical page, in order (``"\\n"`` between lines).
+
+    Returns:
+        ``(cleaned_pages, furniture)``: the page texts without the furniture lines (blank
+        lines left at the page's top or bottom dropped too), and the removed lines with
+        their 1-based page and position, in page order. Documents with fewer than
+        :data:`MIN_REPEATS` pages with text are returned unchanged.
+    """
+    split = [page.split("\n") for page in pages]
+    with_text = sum(1 for page in pages if page.strip())
+    threshold = max(MIN_REPEATS, math.ceil(0.5 * with_text))
+    if with_text < MIN_REPEATS:
+        return list(pages), []
+    counts: Counter[str] = Counter()
+    for lines in split:
+        counts.update({template(lines[i]) for i, _ in _edge_indexes(lines)})
+    # A bare dotted number ("4.2." alone on a line) is a section number, never furniture.
+    repeating = {
+        t for t, n in counts.items() if n >= threshold and not _SECTION_NUMBER.match(t)
+    }
+    cleaned: list[str] = []
+    furniture: list[Furniture] = []
+    for number, lines in enumerate(split, start=1):
+        drop = {i: pos for i, pos in _edge_indexes(lines) if template(lines[i]) in repeating}
+        for i, line in enumerate(lines):  # a long, distinctive one pushed inward by a footnote
+            shape = template(line)
+            if i not in drop and len(shape) >= _ANYWHERE_MIN_CHARS and shape in repeating:
+                drop[i] = "header" if i < len(lines) / 2 else "footer"
+        for i in sorted(drop):
+            furniture.append(Furniture(page=number, position=drop[i], text=lines[i].strip()))
+        kept = [line for i, line in enumerate(lines) if i not in drop]
+        cleaned.append("\n".join(kept).strip("\n"))
+    return cleaned, furniture
+
+
+def _roman_value(token: str) -> int | None:
+    values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+    token = token.lower()
+    if not token or any(ch not in values for ch in token):
+        return None
+    total = 0
+    for i, ch in enumerate(token):
+        v = values[ch]
+        total += -v if i + 1 < len(token) and values[token[i + 1]] > v else v
+    return total
+
+
+def labels_from_furniture(page_count: int, furniture: list[Furniture]) -> list[str | None]:
+    """Read printed page numbers from running headers/footers.
+
+    Returns one label per physical page (``None`` where none is printed). A candidate number
+    (see the module docstring) counts only when ``value - page`` is the same constant on at
+    least :data:`MIN_REPEATS` pages of one template; templates are tried most-covering first
+    and never overwrite a page already labelled.
+    """
+    votes: dict[tuple[str, bool, int], dict[int, str]] = defaultdict(dict)
+    for item in furniture:
+        base = template(item.text)
+        for pattern in _LABEL_CANDIDATES:
+            for m in pattern.finditer(item.text.strip()):
+                token = m.group(1)
+                roman = not token.isdigit()
+                value = _roman_value(token) if roman else int(token)
+                if value is None:
+                    continue
+                votes[(base, roman, value - item.page)].setdefault(item.page, token)
+    labels: list[str | None] = [None] * page_count
+    for key, pages in sorted(votes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if len(pages) < MIN_REPEATS:
+            break
+        for page, token in pages.items():
+            if labels[page - 1] is None:
+                labels[page - 1] = token
+    return labels
+
+
+def resolve_hyphens(pages: list[str]) -> list[str]:
+    """Replace every :data:`HYPHEN_MARKER` with ``""`` (soft break) or ``"-"`` (compound).
+
+    The decision uses the words of all ``pages`` together (see the module docstring).
+    Returns new page texts; pages without a marker are returned unchanged.
+    """
+    if not any(HYPHEN_MARKER in page for page in pages):
+        return list(pages)
+    whole = "\n".join(pages)
+    plain = whole.replace(HYPHEN_MARKER, " ")
+    words = Counter(w.lower() for w in _WORD.findall(plain))
+    hyphenated = {w.lower() for w in _HYPHENATED.findall(plain)}
+
+    def decide(m: re.Match[str]) -> str:
+        lead, left, right = m.group(1), m.group(2), m.group(3)
+        keep = (
+            not left
+            or not right
+            or right[0].isupper()
+            or any(ch.isupper() for ch in left[1:])
+            or f"{left}-{right}".lower() in hyphenated
+            or (left.lower() in _COMPOUND_PREFIXES and (left + right).lower() not in words)
+            or (lead and (lead[-1].isdigit() or lead[-1] in "-/_"))
+        )
+        return f"{lead}{left}{'-' if keep else ''}{right}"
+
+    return [_MARKED.sub(decide, page) if HYPHEN_MARKER in page else page for page in pages]

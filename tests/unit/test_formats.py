@@ -1,0 +1,100 @@
+"""Tests for HTML and DOCX input: headings, lists and Word's automatic numbering survive."""
+
+from __future__ import annotations
+
+from longdoc.domain.chunk import chunk_document
+from longdoc.domain.parse import parse_document
+from tests.unit.docx_builder import DECIMAL_LIST, LETTER_LIST, build_docx, paragraph
+
+
+def _docx() -> bytes:
+    """An agency agreement whose clause numbers exist only in Word's numbering definitions."""
+    return build_docx([
+        paragraph("Agency Agreement", "Title"),
+        paragraph("Definitions", "Heading1", (DECIMAL_LIST, 0)),
+        paragraph("Agency Fees means the fees set out in Schedule 1.", None, (DECIMAL_LIST, 1)),
+        paragraph("the term “Renewal Period” means a further period of twelve months.", None, (DECIMAL_LIST, 2)),
+        paragraph("Term and Termination", "Heading1", (DECIMAL_LIST, 0)),
+        paragraph("This Agreement starts on the Effective Date.", None, (DECIMAL_LIST, 1)),
+        paragraph("14 days after the leak the Agent shall notify the Principal in writing.", None, None),
+        paragraph("Either party may terminate this Agreement:", None, (DECIMAL_LIST, 1)),
+        paragraph("on 30 days' written notice; or", None, (LETTER_LIST, 0)),
+        paragraph("at once for a material breach.", None, (LETTER_LIST, 0)),
+    ])
+
+
+def test_docx_automatic_numbers_come_out_and_become_sections() -> None:
+    # Given a DOCX whose clause numbers (2, 2.1, 2.2, 1.1.1) come from numbering.xml only
+    doc = parse_document("agency.docx", _docx())
+    # Then the text carries the rendered numbers, letter items as (a)/(b), no pages
+    assert doc.media_type.endswith("wordprocessingml.document")
+    assert "1.1 Agency Fees means the fees set out in Schedule 1." in doc.text
+    assert "1.1.1 the term “Renewal Period” means" in doc.text
+    assert "2.2 Either party may terminate this Agreement:" in doc.text
+    assert "(a) on 30 days' written notice; or" in doc.text and "(b) at once" in doc.text
+    assert [(p.page, p.label) for p in doc.pages] == [(None, None)]
+    # And heading styles are marked: Title level 1, Heading1 level 1
+    marked = [doc.text[h.char_start : h.char_end] for h in doc.headings]
+    assert marked == ["Agency Agreement", "1 Definitions", "2 Term and Termination"]
+    # When it is chunked small enough to see each section
+    chunks = chunk_document(doc, "agency", target_tokens=100, max_tokens=200)
+    ids = [sid for c in chunks for sid in c.section_ids]
+    # Then Word's numbers are the section ids, a lowercase exact-successor 1.1.1 included,
+    # and "14 days after the leak" is body text of 2.1, not section 14
+    assert ids == ["1", "1.1", "1.1.1", "2", "2.1", "2.2"]
+    leak = doc.text.index("14 days after the leak")
+    holder = next(c for c in chunks if c.char_start <= leak < c.char_end)
+    assert holder.section_of(leak - holder.char_start) == "2.1"
+    # And DOCX chunks say they have no page
+    assert {(c.page_start, c.page_end, tuple(c.page_labels)) for c in chunks} == {(None, None, ())}
+    # And the heading path nests under the numbered heading
+    span = next(s for c in chunks for s in c.section_spans if s.section_id == "2.2")
+    assert span.heading_path[0] == "2 Term and Termination"
+
+
+def test_docx_name_on_other_bytes_and_corrupt_docx_are_refused() -> None:
+    # Given text bytes named .docx, and a DOCX cut short
+    import pytest
+
+    from longdoc.errors import DocumentError
+
+    with pytest.raises(DocumentError, match="extension says DOCX"):
+        parse_document("x.docx", b"plain text, not a zip")
+    with pytest.raises(DocumentError, match="corrupt or unreadable DOCX"):
+        parse_document("x.docx", _docx()[:-100])
+
+
+HTML = """<!doctype html><html><head><title>ignored</title><style>p{color:red}</style></head>
+<body><h1>Home Policy</h1><p>This   policy covers
+your home.</p>
+<h2>4 Exclusions</h2><p>We do not cover the following.</p>
+<h3>4.2 Escape of water</h3><p>Damage caused by water escaping from a fixed system, unless:</p>
+<ol><li>the leak is sudden; or</li><li>you report it within 14 days.</li></ol>
+<ul><li>Wear and tear</li></ul><script>var x = "not text";</script>
+<h2>5 Claims</h2><p>Tell us at once.</p></body></html>"""
+
+
+def test_html_headings_lists_and_sections() -> None:
+    # Given an HTML policy with h1-h3 headings, an ordered and an unordered list
+    doc = parse_document("policy.html", HTML.encode())
+    # Then the visible text is kept, whitespace collapsed; script, style and title dropped
+    assert doc.media_type == "text/html"
+    assert "This policy covers your home." in doc.text
+    assert "ignored" not in doc.text and "not text" not in doc.text and "color" not in doc.text
+    # And list items are lines with their numbers or bullets
+    assert "1. the leak is sudden; or\n2. you report it within 14 days." in doc.text
+    assert "• Wear and tear" in doc.text
+    # And the headings are marked with their levels
+    assert [(doc.text[h.char_start : h.char_end], h.level) for h in doc.headings] == [
+        ("Home Policy", 1), ("4 Exclusions", 2), ("4.2 Escape of water", 3), ("5 Claims", 2)
+    ]
+    # When it is chunked small
+    chunks = chunk_document(doc, "policy", target_tokens=100, max_tokens=200)
+    spans = [s for c in chunks for s in c.section_spans]
+    # Then headings are section boundaries with numbers and paths
+    assert [s.section_id for s in spans] == [None, "4", "4.2", "5"]
+    esc = next(s for s in spans if s.section_id == "4.2")
+    assert esc.heading_path == ["Home Policy", "4 Exclusions", "4.2 Escape of water"]
+    # And the list items stay inside 4.2, never split off
+    item = doc.text.index("2. you report it within 14 days.")
+    assert esc.char_start < item < esc.char_end

@@ -1,0 +1,163 @@
+"""ingest_document with the local blob and state stores: metadata, versions, OCR pages, caps.
+
+The embedder and index are small in-memory stand-ins (this module tests what ingest
+stores, not retrieval; the adapters have their own contract suites).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pypdfium2 as pdfium
+import pytest
+
+from longdoc.adapters.blob import LocalBlobStore
+from longdoc.adapters.state import SqliteStateStore
+from longdoc.config import Settings
+from longdoc.domain.ingest import embedding_text, ingest_document, load_chunks, read_sidecar
+from longdoc.domain.parse import parse_document
+from longdoc.errors import DocumentError
+from longdoc.models import Chunk
+
+CONTRACT = "cuad/herimports-maintenance-agreement.pdf"
+
+
+class CountingEmbedder:
+    """Embeds every text as a 3-number vector; remembers the texts it saw."""
+
+    name = "fake-embedder"
+    dimension = 3
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.texts.extend(texts)
+        return [[float(len(t)), 0.0, 1.0] for t in texts]
+
+
+class MemoryIndex:
+    """Keeps upserted chunks per (doc_id, doc_version)."""
+
+    def __init__(self) -> None:
+        self.chunks: dict[tuple[str, str], list[Chunk]] = {}
+
+    def upsert(self, chunks, vectors) -> int:  # type: ignore[no-untyped-def]
+        for chunk in chunks:
+            self.chunks.setdefault((chunk.doc_id, chunk.doc_version), []).append(chunk)
+        return len(chunks)
+
+    def delete_document(self, doc_id: str, doc_version: str) -> None:
+        self.chunks.pop((doc_id, doc_version), None)
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> dict:
+    return {"blobs": LocalBlobStore(tmp_path / "bucket"), "state": SqliteStateStore(tmp_path / "state.sqlite3"),
+            "embedder": CountingEmbedder(), "index": MemoryIndex()}
+
+
+def test_changed_document_is_a_new_version_and_old_chunks_stay(stores, corpus_dir: Path) -> None:
+    # Given a contract ingested, then a changed copy of it under the same name
+    original = (corpus_dir / CONTRACT).read_bytes()
+    changed = original + b"\n% amended\n"  # trailing bytes after %%EOF: same text, new bytes
+    first = ingest_document(key="incoming/contract.pdf", data=original, **stores)
+    second = ingest_document(key="incoming/contract.pdf", data=changed, **stores)
+    # Then the second is a new doc_version of the same doc_id
+    assert first.doc_id == second.doc_id == "contract"
+    assert first.doc_version != second.doc_version and not second.skipped
+    # And both versions' chunks remain retrievable by version, with distinct ids
+    old = load_chunks(stores["blobs"], "contract", first.doc_version)
+    new = load_chunks(stores["blobs"], "contract", second.doc_version)
+    assert len(old) == first.chunks and len(new) == second.chunks
+    assert {c.doc_version for c in old} == {first.doc_version}
+    assert not {c.chunk_id for c in old} & {c.chunk_id for c in new}
+    assert set(stores["index"].chunks) == {("contract", first.doc_version), ("contract", second.doc_version)}
+    assert stores["state"].get_document("contract", first.doc_version).status == "READY"
+    # And re-ingesting the original bytes is a no-op
+    again = ingest_document(key="incoming/contract.pdf", data=original, **stores)
+    assert again.skipped and again.doc_version == first.doc_version
+
+
+def test_metadata_is_copied_onto_every_chunk(stores, corpus_dir: Path) -> None:
+    # Given a sidecar in the blob store (as the CLI writes it) and S3-style metadata keys
+    key = "incoming/contract.pdf"
+    stores["blobs"].put(key + ".metadata.json", json.dumps(
+        {"doc_type": "maintenance agreement", "Line-Of-Business": "retail", "term": "2014-2016", "x": 1}).encode())
+    metadata = read_sidecar(stores["blobs"], key)
+    # When the document is ingested with it
+    result = ingest_document(key=key, data=(corpus_dir / CONTRACT).read_bytes(), metadata=metadata, **stores)
+    chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
+    # Then every chunk carries doc id, version, source and the three metadata values
+    assert {(c.doc_id, c.doc_version, c.source, c.doc_type, c.line_of_business, c.term) for c in chunks} == {
+        ("contract", result.doc_version, "contract.pdf", "maintenance agreement", "retail", "2014-2016")}
+    # And a dict from S3 object metadata works the same way
+    meta = {"doc-type": "policy", "term": "2024"}
+    other = ingest_document(key="incoming/c2.pdf", data=(corpus_dir / CONTRACT).read_bytes(), metadata=meta, **stores)
+    assert {(c.doc_type, c.term, c.line_of_business) for c in load_chunks(stores["blobs"], "c2", other.doc_version)} == {
+        ("policy", "2024", None)}
+    # And a missing sidecar means no metadata; a broken one is a clear error
+    assert read_sidecar(stores["blobs"], "incoming/none.pdf").model_dump() == {
+        "doc_type": None, "line_of_business": None, "term": None}
+    stores["blobs"].put("incoming/bad.pdf.metadata.json", b"[1, 2]")
+    with pytest.raises(DocumentError, match="must be a JSON object"):
+        read_sidecar(stores["blobs"], "incoming/bad.pdf")
+
+
+def test_embedding_header_names_doc_section_path_and_page_label(stores, corpus_dir: Path) -> None:
+    # Given the Goosehead agreement, whose printed page numbers ("Page 1 of 80") start on page 3
+    name = "cuad/gooseheadinsurance-franchise-agreement.pdf"
+    result = ingest_document(key="incoming/goosehead.pdf", data=(corpus_dir / name).read_bytes(), **stores)
+    chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
+    # Then a chunk's embedded text starts with a one-line header giving page and printed label
+    chunk = next(c for c in chunks if c.page_start == 20)
+    header, body = embedding_text(chunk).split("\n", 1)
+    assert header.startswith("[doc: goosehead.pdf | section: ")
+    assert header.endswith(f" | page: 20 (p. {chunk.page_labels[0]})]") and chunk.page_labels[0] == "18"
+    assert " > ".join(chunk.heading_path) in header
+    assert body == chunk.text
+    # And the stored chunk text has no running footer "Page N of 80"
+    assert not any("of 80" in c.text for c in chunks)
+
+
+def test_partly_scanned_pdf_reports_the_pages_that_need_ocr(corpus_dir: Path, stores) -> None:
+    # Given a PDF made of a real text page, the two scanned pages of the Grumman kit, and text again
+    text_pdf = pdfium.PdfDocument((corpus_dir / "scotus-transcript-p1.pdf").read_bytes())
+    scan = pdfium.PdfDocument((corpus_dir / "bad/scanned-grumman-service-kit-no-text.pdf").read_bytes())
+    out = pdfium.PdfDocument.new()
+    out.import_pages(text_pdf)
+    out.import_pages(scan)
+    out.import_pages(text_pdf)
+    buffer = io.BytesIO()
+    out.save(buffer)
+    for pdf in (out, scan, text_pdf):
+        pdf.close()
+    # When it is parsed and ingested
+    parsed = parse_document("mixed.pdf", buffer.getvalue())
+    result = ingest_document(key="incoming/mixed.pdf", data=buffer.getvalue(), **stores)
+    # Then pages 2 and 3 are named as needing OCR, on the document and in the registry
+    assert parsed.pages_needing_ocr == [2, 3]
+    assert stores["state"].get_document("mixed", result.doc_version).pages_needing_ocr == [2, 3]
+    # And the all-scanned original still fails, naming the page count
+    with pytest.raises(DocumentError, match="no text layer on any of the 2 pages"):
+        parse_document("scan.pdf", (corpus_dir / "bad/scanned-grumman-service-kit-no-text.pdf").read_bytes())
+
+
+def test_size_and_page_caps_come_from_settings(stores, corpus_dir: Path, monkeypatch) -> None:
+    # Given a page cap of 5 set through the environment, and a 133,480-byte, 6-page contract
+    monkeypatch.setenv("LONGDOC_MAX_DOCUMENT_PAGES", "5")
+    settings = Settings()
+    data = (corpus_dir / CONTRACT).read_bytes()
+    # When it is ingested with the settings' caps
+    # Then it is refused with the count and the cap, and recorded FAILED
+    with pytest.raises(DocumentError) as caught:
+        ingest_document(key="incoming/contract.pdf", data=data, max_bytes=settings.max_document_bytes,
+                        max_pages=settings.max_document_pages, **stores)
+    assert caught.value.reason == "too many pages: 6, over the limit of 5 pages"
+    assert stores["state"].get_document("contract").status == "FAILED"
+    # And a byte cap from the environment refuses it before parsing
+    monkeypatch.setenv("LONGDOC_MAX_DOCUMENT_BYTES", "100000")
+    with pytest.raises(DocumentError, match="file too large: 133480 bytes, over the limit of 100000 bytes"):
+        ingest_document(key="incoming/contract.pdf", data=data, max_bytes=Settings().max_document_bytes, **stores)
