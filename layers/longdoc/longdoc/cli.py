@@ -2,6 +2,7 @@
 
 Commands (scripts rely on their JSON shapes):
   longdoc ingest PATH... [--json]
+  longdoc watch DIR [--once] [--json]
   longdoc chunks DOC_ID [--version V] [--json]
   longdoc extract DOC_ID --clause-types a,b,c [--max-tokens N] [--top-k K] [--fact k=v]... [--json]
   longdoc clause-types [--json]
@@ -100,11 +101,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             print(f"longdoc: {reason}", file=sys.stderr)
             continue
         row = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
-               "pages": record.pages, "chunks": record.chunks}
+               "pages": record.pages, "chunks": record.chunks, "reused": record.reused}
         if args.json:
             print(json.dumps(row))
         else:
-            print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  ({path})")
+            print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  "
+                  f"{row['reused']} embeddings reused  ({path})")
     return 1 if failures else 0
 
 
