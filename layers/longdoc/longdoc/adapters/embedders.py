@@ -240,8 +240,14 @@ class VoyageEmbedder:
         base_url: str | None = None,
         retry_initial: float = 1.0,
         retry_max: float = 20.0,
+        max_request_tokens: int | None = None,
     ):
-        """Create the SDK client (no network call). ``dimension`` is sent as ``output_dimension``."""
+        """Create the SDK client (no network call). ``dimension`` is sent as ``output_dimension``.
+
+        ``max_request_tokens`` lowers the per-request token budget below the model's
+        documented limit (e.g. to stay within a low tokens-per-minute rate limit); the
+        safety margin applies to it too.
+        """
         import voyageai
 
         self.name = model
@@ -249,6 +255,8 @@ class VoyageEmbedder:
         self.total_tokens = 0
         self._client: Any = voyageai.Client(api_key=api_key, max_retries=1, timeout=timeout, base_url=base_url)
         budget = VOYAGE_MAX_TOKENS_PER_REQUEST.get(model, VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST)
+        if max_request_tokens is not None:
+            budget = min(budget, max_request_tokens)
         self._token_budget = int(budget * VOYAGE_TOKEN_SAFETY)
         self.context_tokens = VOYAGE_CONTEXT_TOKENS.get(model, VOYAGE_DEFAULT_CONTEXT_TOKENS)
         self._max_attempts = max_attempts
