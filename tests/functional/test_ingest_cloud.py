@@ -23,7 +23,7 @@ from longdoc.local.engine import LocalContext
 from longdoc.observability import metrics
 from tests.fakes.loopback import Fault, status
 from tests.fakes.pinecone_server import FakePinecone
-from tests.fakes.voyage_server import FakeVoyage
+from tests.fakes.voyage_server import FakeVoyage, count_tokens
 from tests.functional.conftest import _ORIGINAL_FACTORIES, AwsStack, _clear_wiring_caches
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
@@ -139,7 +139,7 @@ def test_happy_path_with_voyage_and_pinecone(
             value = doc.get(name)
             if value is not None:
                 totals[name] = totals.get(name, 0) + (sum(value) if isinstance(value, list) else value)
-    expected_tokens = sum(len(__import__("re").findall(r"\w+|[^\w\s]", t)) for t in calls[0]["input"])
+    expected_tokens = sum(count_tokens(t) for t in calls[0]["input"])
     assert totals == {"Pages": 6, "Chunks": len(chunks), "EmbeddingTokens": expected_tokens,
                       "EmbeddingsReused": 0, "ChunksEmbedded": len(chunks)}
     assert record.embedding_tokens == expected_tokens
