@@ -12,7 +12,10 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint-template unit clean bench-chunking
+# sam build needs python3.12 on PATH for the layer's BuildMethod (pyenv keeps one here).
+PY312_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin) $(wildcard /root/.pyenv/versions/3.12*/bin))
+
+.PHONY: install demo test lint-template package-size unit clean bench-chunking
 
 install: $(STAMP) $(TOOLS_STAMP)
 
@@ -42,7 +45,12 @@ lint-template: $(TOOLS_STAMP)
 	$(TOOLS)/bin/cfn-lint template.yaml
 	$(TOOLS)/bin/sam validate --lint --template template.yaml --region us-east-1
 
-test: $(STAMP) lint-template
+# Builds with `sam build --cached` (first run: minutes; later runs reuse the cache) and fails
+# when any function plus its layers is over Lambda's 250 MB unzipped limit.
+package-size: $(TOOLS_STAMP)
+	PATH="$(PY312_BIN):$$PATH" $(BIN)/python scripts/check_package_size.py --sam $(TOOLS)/bin/sam
+
+test: $(STAMP) lint-template package-size
 	$(BIN)/python -m pytest tests
 
 clean:

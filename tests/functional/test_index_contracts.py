@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,29 +22,62 @@ from longdoc.adapters.vector_index import LanceDBIndex, PineconeIndex
 from longdoc.errors import ConfigError
 from longdoc.models import Chunk
 from longdoc.ports import Embedder, VectorIndex
+from tests.fakes.pinecone_server import FakePinecone
+from tests.fakes.voyage_server import FakeVoyage
 
-# name -> zero-argument factory. Built once per module (loading a model is slow).
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {
-    "minilm": MiniLMEmbedder,
+TEST_KEY = "test-key-not-real"
+
+
+def _voyage(closers: list[Callable[[], None]]) -> Embedder:
+    fake = FakeVoyage()
+    closers.append(fake.close)
+    return VoyageEmbedder(TEST_KEY, base_url=fake.base_url, retry_initial=0.01, retry_max=0.05)
+
+
+def _pinecone(root: Path, closers: list[Callable[[], None]]) -> Callable[[int], Any]:
+    """open_index for a fake Pinecone index whose dimension is fixed by the first call."""
+    fakes: list[FakePinecone] = []
+
+    def open_index(dimension: int) -> PineconeIndex:
+        if not fakes:
+            fakes.append(FakePinecone(dimension=dimension))
+            closers.append(fakes[0].close)
+        return PineconeIndex(TEST_KEY, host=fakes[0].host, namespace="contract", dimension=dimension)
+
+    return open_index
+
+
+# name -> factory(closers) built once per module (loading a model is slow); a factory
+# registers what must be closed afterwards in ``closers``.
+EMBEDDERS: dict[str, Callable[[list[Callable[[], None]]], Embedder]] = {
+    "minilm": lambda closers: MiniLMEmbedder(),
+    "voyage-fake": _voyage,
 }
 
-# name -> factory(tmp_dir) returning open_index(dimension): every call of open_index
-# opens the SAME backing store with the given dimension (used for the mismatch test).
-INDEXES: dict[str, Callable[[Path], Callable[[int], Any]]] = {
-    "lancedb": lambda root: (lambda dimension: LanceDBIndex(root / "lancedb", dimension)),
+# name -> factory(tmp_dir, closers) returning open_index(dimension): every call of
+# open_index opens the SAME backing store with the given dimension (mismatch test).
+INDEXES: dict[str, Callable[[Path, list[Callable[[], None]]], Callable[[int], Any]]] = {
+    "lancedb": lambda root, closers: (lambda dimension: LanceDBIndex(root / "lancedb", dimension)),
+    "pinecone-fake": _pinecone,
 }
 
 DIM = 8  # synthetic vectors for the index contract
 
 
 @pytest.fixture(scope="module", params=sorted(EMBEDDERS))
-def embedder(request: pytest.FixtureRequest) -> Embedder:
-    return EMBEDDERS[request.param]()
+def embedder(request: pytest.FixtureRequest) -> Iterator[Embedder]:
+    closers: list[Callable[[], None]] = []
+    yield EMBEDDERS[request.param](closers)
+    for close in closers:
+        close()
 
 
 @pytest.fixture(params=sorted(INDEXES))
-def open_index(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[int], Any]:
-    return INDEXES[request.param](tmp_path)
+def open_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[int], Any]]:
+    closers: list[Callable[[], None]] = []
+    yield INDEXES[request.param](tmp_path, closers)
+    for close in closers:
+        close()
 
 
 def make_chunk(doc_id: str, doc_version: str, ordinal: int, text: str = "text") -> Chunk:
@@ -369,6 +402,7 @@ def test_pinecone_records_omit_nulls_and_respect_request_limits() -> None:
         "doc_id": "doc",
         "doc_version": "abcdabcdabcdabcd",
         "ordinal": 0,
+        "source": "doc.txt",
         "page_start": 1,
         "page_end": 1,
         "preview": "x" * 200,

@@ -217,20 +217,24 @@ def test_transient_failure_is_redelivered_then_succeeds(
 
     # Then that message is reported for redelivery
     assert response == {"batchItemFailures": [{"itemIdentifier": message_id}]}
-    # And the registry says FAILED with the reason, and nothing half-written is left behind
+    # And the registry says FAILED with the reason and where it stopped (chunks stored, nothing
+    # embedded or indexed), keeping the chunk list so the redelivery can resume
     record = wiring.state_store().get_document(GOOD_DOC_ID)
     assert record.status == "FAILED"
     assert record.reason == "RuntimeError: embedding service unavailable (503)"
-    assert aws_stack.keys("chunks/") == []
+    assert (record.stage, record.embedded, record.upserted, record.attempts) == ("embedding", 0, 0, 1)
+    assert aws_stack.keys("chunks/") == [f"chunks/{GOOD_DOC_ID}/{version}.jsonl"]
     assert aws_stack.index.count() == 0
 
     # When the service is back and SQS redelivers the same message
     aws_stack.use_embedder(minilm)
     response = ingest_handler(event, ingest_context)
 
-    # Then the document is READY with its chunks and vectors
+    # Then the document is READY with its chunks and vectors, on the second attempt
     assert response == {"batchItemFailures": []}
     record = wiring.state_store().get_document(GOOD_DOC_ID)
     assert (record.status, record.reason, record.doc_version) == ("READY", None, version)
+    assert (record.stage, record.embedded, record.upserted, record.attempts) == ("done", record.chunks,
+                                                                                 record.chunks, 2)
     assert aws_stack.keys("chunks/") == [f"chunks/{GOOD_DOC_ID}/{version}.jsonl"]
     assert aws_stack.index.count() == record.chunks

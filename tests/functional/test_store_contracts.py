@@ -287,6 +287,23 @@ def test_document_replace_same_version_updates_status(state: StateStore) -> None
     assert got is not None and got.status == "FAILED" and got.reason == "encrypted PDF"
 
 
+def test_list_document_versions_returns_every_version_with_progress(state: StateStore) -> None:
+    # Given two versions of one document (the newer one mid-ingest with progress) and another document
+    v1 = make_document("1111aaaa1111aaaa").model_copy(update={"updated_at": "2025-01-01T00:00:00+00:00"})
+    v2 = make_document("2222bbbb2222bbbb", status="INGESTING").model_copy(
+        update={"updated_at": "2025-02-01T00:00:00+00:00", "stage": "upserting", "embedded": 40,
+                "upserted": 20, "reused": 35, "previous_version": "1111aaaa1111aaaa",
+                "timings": {"embed": "1.250"}})
+    state.put_document(v2)
+    state.put_document(v1)
+    state.put_document(make_document("3333cccc3333cccc").model_copy(update={"doc_id": "other"}))
+    # When the versions of "msa" are listed
+    versions = state.list_document_versions("msa")
+    # Then both come back, oldest first, progress fields intact; unknown documents list nothing
+    assert versions == [v1, v2]
+    assert state.list_document_versions("nothing-here") == []
+
+
 def test_runs_round_trip(state: StateStore) -> None:
     # Given a run with exact facts
     run = RunRecord(run_id="run-7", doc_id="msa", doc_version="abcd1234abcd1234",

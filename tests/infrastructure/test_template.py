@@ -185,14 +185,13 @@ def test_bucket_notifies_ingest_queue_for_incoming_prefix_only(resources: dict[s
     # Given the bucket's notification configuration
     bucket = resources["DocumentsBucket"]
     queue_configs = bucket["Properties"]["NotificationConfiguration"]["QueueConfigurations"]
-    # When the single queue configuration is read
-    assert len(queue_configs) == 1
-    config = queue_configs[0]
-    # Then object creation under incoming/ (and nothing else) goes to the ingest queue,
-    # and the bucket waits for the queue policy that lets S3 send.
-    assert config["Event"] == "s3:ObjectCreated:*"
-    assert config["Queue"] == {"Fn::GetAtt": ["IngestQueue", "Arn"]}
-    assert config["Filter"]["S3Key"]["Rules"] == [{"Name": "prefix", "Value": "incoming/"}]
+    # When the queue configurations are read
+    # Then object creation and removal under incoming/ (and nothing else) go to the ingest
+    # queue, and the bucket waits for the queue policy that lets S3 send.
+    assert sorted(c["Event"] for c in queue_configs) == ["s3:ObjectCreated:*", "s3:ObjectRemoved:*"]
+    for config in queue_configs:
+        assert config["Queue"] == {"Fn::GetAtt": ["IngestQueue", "Arn"]}
+        assert config["Filter"]["S3Key"]["Rules"] == [{"Name": "prefix", "Value": "incoming/"}]
     assert bucket["DependsOn"] == "IngestQueuePolicy"
 
 
@@ -500,11 +499,13 @@ def test_s3_grants_are_scoped_to_prefixes(resources: dict[str, Any]) -> None:
 
     prefix = "arn:${AWS::Partition}:s3:::${DocumentsBucket}/"
     # When they are grouped by resource
-    # Then ingest reads incoming/ and manages chunks/, extract only reads chunks/,
-    # and the API has no S3 access at all.
+    # Then ingest reads incoming/ and manages chunks/ and its embedding cache, extract only
+    # reads chunks/, and the API has no S3 access at all.
     assert s3_grants("IngestFunction") == {
         prefix + "incoming/*": {"s3:GetObject", "s3:GetObjectVersion"},
         prefix + "chunks/*": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+        prefix + "embeddings/*": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
+        prefix.rstrip("/"): {"s3:ListBucket"},
     }
     assert s3_grants("ExtractFunction") == {prefix + "chunks/*": {"s3:GetObject"}}
     assert s3_grants("ApiFunction") == {}

@@ -2,6 +2,7 @@
 
 Commands (scripts rely on their JSON shapes):
   longdoc ingest PATH... [--json]
+  longdoc watch DIR [--once] [--json]
   longdoc chunks DOC_ID [--version V] [--json]
   longdoc extract DOC_ID --clause-types a,b,c [--max-tokens N] [--top-k K] [--fact k=v]... [--json]
   longdoc clause-types [--json]
@@ -103,7 +104,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             print(f"longdoc: {reason}", file=sys.stderr)
             continue
         row = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
-               "pages": record.pages, "chunks": record.chunks}
+               "pages": record.pages, "chunks": record.chunks, "reused": record.reused}
         if record.pages_needing_ocr:
             row["pages_needing_ocr"] = record.pages_needing_ocr
             print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "
@@ -111,8 +112,47 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(row))
         else:
-            print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  ({path})")
+            print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  "
+                  f"{row['reused']} embeddings reused  ({path})")
     return 1 if failures else 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Treat DIR as the bucket's ``incoming/``: ingest what is there and (without --once) what arrives.
+
+    Prints one line per file (``--json``: the :class:`longdoc.local.watch.Outcome` dict).
+    With ``--once`` the exit status is 1 when any file failed or must be retried.
+    """
+    import threading
+
+    from longdoc.local.watch import Outcome, Watcher
+
+    root = Path(args.dir)
+    if not root.is_dir():
+        raise CliError(f"{root}: no such directory")
+
+    def report(outcome: Outcome) -> None:
+        if args.json:
+            print(json.dumps(outcome.as_dict()), flush=True)
+        elif outcome.status == "READY":
+            print(f"{outcome.doc_id}  v{outcome.doc_version}  {outcome.pages} pages  {outcome.chunks} chunks  "
+                  f"{outcome.reused} embeddings reused  ({outcome.path})", flush=True)
+        elif outcome.status == "DUPLICATE":
+            print(f"unchanged, ignored: {outcome.path}", flush=True)
+        else:
+            where = "moved to failed/" if outcome.status == "FAILED" else "will retry"
+            print(f"longdoc: {outcome.path}: {outcome.reason} ({where})", file=sys.stderr, flush=True)
+
+    watcher = Watcher(root, report)
+    if args.once:
+        outcomes = watcher.run_once()
+        return 1 if any(o.status in ("FAILED", "RETRY") for o in outcomes) else 0
+    stop = threading.Event()
+    try:
+        watcher.serve(stop)
+    except KeyboardInterrupt:
+        stop.set()
+    return 0
 
 
 def cmd_chunks(args: argparse.Namespace) -> int:
@@ -233,6 +273,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_ingest)
+    p = sub.add_parser("watch", help="ingest files dropped into a folder (the bucket's incoming/)")
+    p.add_argument("dir")
+    p.add_argument("--once", action="store_true", help="process what is there now, then exit")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_watch)
     p = sub.add_parser("chunks", help="list a document's chunks")
     p.add_argument("doc_id")
     p.add_argument("--version", default=None)

@@ -52,6 +52,12 @@ class Settings(BaseSettings):
     embedding_dimension: int = 1024
     pinecone_index_host: str | None = None
     pinecone_namespace: str = "documents"
+    # Only for tests and proxies: where the Voyage SDK sends requests (default: Voyage's API).
+    voyage_base_url: str | None = None
+
+    # Ingest: stop starting embed/upsert steps when fewer seconds than this remain in the
+    # invocation; the record then fails with progress saved and its redelivery resumes.
+    ingest_deadline_margin_seconds: float = Field(60.0, ge=0, le=600)
 
     # Local embedded stand-ins.
     local_embedding_model: str = "all-MiniLM-L6-v2"

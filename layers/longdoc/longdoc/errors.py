@@ -59,3 +59,34 @@ class ModelRequestError(LongdocError):
 
 class ModelRefused(LongdocError):
     """The model stopped with ``stop_reason == "refusal"``; the run fails with it recorded."""
+
+
+class EmbeddingUnavailable(LongdocError):
+    """The embedding API kept answering 429/5xx, timing out or dropping connections after retries.
+
+    Transient: the ingest record fails and SQS redelivers it later.
+    """
+
+
+class EmbeddingRequestError(LongdocError):
+    """The embedding API rejected a request (4xx other than 429); retrying will not help."""
+
+
+class EmbeddingInputTooLong(LongdocError):
+    """A text is longer than the embedding model reads; ``index`` is its position in the call.
+
+    Raised before any request, so nothing is ever truncated silently.
+    """
+
+    def __init__(self, index: int, tokens: int, limit: int):
+        self.index = index
+        self.tokens = tokens
+        self.limit = limit
+        super().__init__(f"text {index} has about {tokens} tokens; the model reads at most {limit}")
+
+
+class IngestDeadline(LongdocError):
+    """Too little invocation time is left to embed or upsert another batch safely.
+
+    Progress so far is recorded; the record fails and its redelivery resumes from there.
+    """

@@ -232,14 +232,26 @@ class Chunk(_Frozen):
 class DocumentRecord(BaseModel):
     """Registry entry for one ingested document version.
 
-    ``status`` is ``INGESTING`` while work is under way, ``READY`` when chunks are stored
-    and indexed, ``FAILED`` with ``reason`` otherwise. Durations are seconds.
+    ``status``: ``INGESTING`` while work is under way (or was cut short and awaits the
+    redelivery that resumes it), ``READY`` when chunks are stored and indexed, ``FAILED``
+    with ``reason`` (a document error is final; any other error is retried by SQS and
+    resumes from the recorded progress), ``DELETED`` once the source object was removed
+    (vectors gone; registry entry and chunk list kept for past citations).
+
+    Progress of the current attempt, so a redelivered message continues instead of
+    starting over: ``stage`` (``chunked``, ``embedding``, ``upserting``, ``done``),
+    ``embedded`` (chunks with a vector stored in the embedding cache), ``upserted``
+    (chunks whose vectors are in the index, in ordinal order), ``reused`` (vectors taken
+    from the previous version's cache instead of embedding again), ``attempts``.
+    ``source_key`` is the full object key; ``previous_version`` the version that was
+    latest when this one started. Durations are seconds as decimal strings
+    (``duration_seconds``; ``timings`` per stage of the last attempt).
     """
 
     doc_id: str
     doc_version: str
     source: str
-    status: Literal["INGESTING", "READY", "FAILED"]
+    status: Literal["INGESTING", "READY", "FAILED", "DELETED"]
     reason: str | None = None
     pages: int = 0
     chunks: int = 0
@@ -248,6 +260,15 @@ class DocumentRecord(BaseModel):
     updated_at: str = ""
     duration_seconds: str | None = None
     pages_needing_ocr: list[int] = Field(default_factory=list)
+    source_key: str | None = None
+    previous_version: str | None = None
+    stage: str | None = None
+    embedded: int = 0
+    upserted: int = 0
+    reused: int = 0
+    embedding_tokens: int = 0
+    attempts: int = 0
+    timings: dict[str, str] = Field(default_factory=dict)
 
 
 class Citation(BaseModel):

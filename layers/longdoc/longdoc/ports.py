@@ -53,6 +53,10 @@ class StateStore(Protocol):
         """Return one version (the latest when ``doc_version`` is None) or None."""
         ...
 
+    def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
+        """Return every registered version of a document (any status), oldest ``updated_at`` first."""
+        ...
+
     def put_run(self, run: RunRecord) -> None:
         """Create or replace a run record."""
         ...

@@ -57,7 +57,8 @@ def embedder() -> Embedder:
         from longdoc.adapters.embedders import VoyageEmbedder
         from longdoc.adapters.secrets import api_key
 
-        return VoyageEmbedder(api_key("VOYAGE_API_KEY", s.voyage_secret_name), s.voyage_model, s.embedding_dimension)
+        return VoyageEmbedder(api_key("VOYAGE_API_KEY", s.voyage_secret_name), s.voyage_model, s.embedding_dimension,
+                              base_url=s.voyage_base_url)
     from longdoc.adapters.embedders import MiniLMEmbedder
 
     return MiniLMEmbedder()
@@ -65,18 +66,29 @@ def embedder() -> Embedder:
 
 @lru_cache(maxsize=1)
 def vector_index() -> VectorIndex:
-    """The vector index for the current mode, sized to the embedder's dimension."""
+    """The vector index for the current mode, sized to the embedder's dimension.
+
+    The index is checked against the embedder once, when first built (start-up of an
+    execution environment): a dimension or metric mismatch raises
+    :class:`~longdoc.errors.ConfigError` before anything is upserted.
+    """
     s = get_settings()
+    index: VectorIndex
     if s.mode == "aws":
         from longdoc.adapters.secrets import api_key
         from longdoc.adapters.vector_index import PineconeIndex
 
-        return PineconeIndex(api_key("PINECONE_API_KEY", s.pinecone_secret_name),
-                             _require(s.pinecone_index_host, "pinecone_index_host"), s.pinecone_namespace,
-                             s.embedding_dimension)
-    from longdoc.adapters.vector_index import LanceDBIndex
+        index = PineconeIndex(api_key("PINECONE_API_KEY", s.pinecone_secret_name),
+                              _require(s.pinecone_index_host, "pinecone_index_host"), s.pinecone_namespace,
+                              embedder().dimension)
+    else:
+        from longdoc.adapters.vector_index import LanceDBIndex
 
-    return LanceDBIndex(s.home / "lancedb", embedder().dimension)
+        index = LanceDBIndex(s.home / "lancedb", embedder().dimension)
+    check = getattr(index, "check_dimension", None)
+    if callable(check):
+        check()
+    return index
 
 
 def model_name(settings: Settings | None = None) -> str:

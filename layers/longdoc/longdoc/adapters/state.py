@@ -167,6 +167,14 @@ class SqliteStateStore:
             )
         return DocumentRecord.model_validate_json(row[0]) if row else None
 
+    def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
+        """Return every version of ``doc_id``, ordered by ``updated_at`` then version."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                "SELECT body FROM documents WHERE doc_id = ? ORDER BY updated_at, doc_version", (doc_id,)
+            ).fetchall()
+        return [DocumentRecord.model_validate_json(body) for (body,) in rows]
+
     def put_run(self, run: RunRecord) -> None:
         """Create or replace a run record."""
         with self._write() as conn:
@@ -315,6 +323,20 @@ class DynamoStateStore:
             doc_version = latest["doc_version"]["S"]
         item = self._get(f"DOC#{doc_id}", f"VERSION#{doc_version}")
         return DocumentRecord.model_validate_json(item["body"]["S"]) if item else None
+
+    def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
+        """Query ``DOC#{doc_id}`` items with ``VERSION#`` keys (all pages), ordered by ``updated_at``."""
+        records: list[DocumentRecord] = []
+        paginator = self.client.get_paginator("query")
+        for page in paginator.paginate(
+            TableName=self.table_name,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={":pk": _s(f"DOC#{doc_id}"), ":prefix": _s("VERSION#")},
+            ConsistentRead=True,
+        ):
+            records.extend(DocumentRecord.model_validate_json(item["body"]["S"]) for item in page.get("Items", []))
+        records.sort(key=lambda r: (r.updated_at, r.doc_version))
+        return records
 
     def put_run(self, run: RunRecord) -> None:
         """Create or replace the run item."""

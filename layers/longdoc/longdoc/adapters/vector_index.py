@@ -205,26 +205,29 @@ PINECONE_UPSERT_BYTE_BUDGET = int(PINECONE_MAX_UPSERT_BYTES * 0.75)
 class PineconeIndex:
     """Pinecone serverless index (AWS mode), one namespace, via the ``pinecone`` SDK.
 
-    Vector id = ``chunk_id``; metadata = ``doc_id``, ``doc_version``, ``ordinal``,
-    ``page_start``, ``page_end``, ``section_id``, ``preview`` (first 200 characters),
-    with ``None`` values left out because Pinecone rejects null metadata. Scores are the
-    index metric's scores, so the index must use ``cosine`` (see :meth:`check_dimension`).
+    Vector id = ``chunk_id`` (``{doc_id}:{doc_version[:8]}:{ordinal:04d}``), so
+    ``list(prefix="{doc_id}:{doc_version[:8]}:")`` finds one version's vectors; metadata
+    is described in :meth:`metadata`. Scores are the index metric's scores, so the index
+    must use ``cosine`` (see :meth:`check_dimension`).
 
     Limits (Pinecone docs, operation limits): upserts are split into requests of at most
     1,000 records and, by estimated JSON size, at most 75% of the 2 MB request limit;
-    metadata over 40 KB per vector raises ``ValueError``; deletes send at most 1,000 ids
-    per request. Pinecone is eventually consistent: upserted vectors may take a moment
-    to be visible to queries. SDK errors (``pinecone.errors``) propagate unchanged; the
-    SDK retries throttling and server errors itself.
+    metadata is kept under 40 KB per vector; deletes send at most 1,000 ids per request.
+    Pinecone is eventually consistent: upserted vectors may take a moment to be visible
+    to queries. The SDK (v10) retries 408/429/5xx answers and connection errors itself
+    (3 retries, decorrelated jitter); after that its errors (``pinecone.errors``)
+    propagate unchanged. ``host`` may be ``https://...`` or, for a loopback test fake,
+    ``http://127.0.0.1:port``; ``timeout`` is seconds per request.
     """
 
-    def __init__(self, api_key: str, host: str, namespace: str, dimension: int):
+    def __init__(self, api_key: str, host: str, namespace: str, dimension: int, *, timeout: float = 30.0):
         """Create the SDK client for the index at ``host`` (no network call)."""
         from pinecone import Pinecone
 
         self.namespace = namespace
         self.dimension = dimension
         self._index: Any = Pinecone(api_key=api_key).Index(host=host)
+        self._timeout = timeout
 
     def check_dimension(self) -> None:
         """Compare the live index with this adapter (one ``describe_index_stats`` call).
@@ -245,24 +248,46 @@ class PineconeIndex:
 
     @staticmethod
     def metadata(chunk: Chunk) -> dict[str, Any]:
-        """Return the metadata stored with ``chunk``'s vector (``None`` values omitted)."""
+        """Return the metadata stored with ``chunk``'s vector, always under 40 KB.
+
+        Fields: ``doc_id``, ``doc_version``, ``ordinal``, ``source``, ``page_start``,
+        ``page_end``, ``section_id``, ``heading_path`` (list of strings), ``preview`` (first
+        200 characters of the chunk text). ``None`` values are omitted (Pinecone rejects
+        null metadata). The chunk text itself is never stored: the chunks blob is its source
+        of truth. If the JSON encoding would exceed :data:`PINECONE_MAX_METADATA_BYTES`,
+        heading entries are cut to 200 characters, then the heading path and preview are
+        dropped, so an upsert never fails on metadata size.
+        """
         values: dict[str, Any] = {
             "doc_id": chunk.doc_id,
             "doc_version": chunk.doc_version,
             "ordinal": chunk.ordinal,
+            "source": chunk.source,
             "page_start": chunk.page_start,
             "page_end": chunk.page_end,
             "section_id": chunk.section_id,
+            "heading_path": list(chunk.heading_path) or None,
             "preview": chunk.text[:PREVIEW_CHARS],
         }
-        return {key: value for key, value in values.items() if value is not None}
+        meta = {key: value for key, value in values.items() if value is not None}
+
+        def size(m: dict[str, Any]) -> int:
+            return len(json.dumps(m, ensure_ascii=False).encode("utf-8"))
+
+        if size(meta) > PINECONE_MAX_METADATA_BYTES and "heading_path" in meta:
+            meta["heading_path"] = [h[:PREVIEW_CHARS] for h in meta["heading_path"]][-8:]
+        for key in ("heading_path", "preview", "source", "section_id"):
+            if size(meta) <= PINECONE_MAX_METADATA_BYTES:
+                break
+            meta.pop(key, None)
+        return meta
 
     def records(
         self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]
     ) -> list[list[dict[str, Any]]]:
         """Build upsert records and split them into request-sized batches (see class limits).
 
-        Raises ``ValueError`` on a count/length mismatch or metadata over 40 KB.
+        Raises ``ValueError`` on a count/length mismatch.
         """
         _check_rows(chunks, vectors, self.dimension)
         batches: list[list[dict[str, Any]]] = []
@@ -270,9 +295,6 @@ class PineconeIndex:
         size = 0
         for chunk, vector in zip(chunks, vectors):
             metadata = self.metadata(chunk)
-            metadata_bytes = len(json.dumps(metadata, ensure_ascii=False).encode("utf-8"))
-            if metadata_bytes > PINECONE_MAX_METADATA_BYTES:
-                raise ValueError(f"metadata of {chunk.chunk_id} is {metadata_bytes} bytes (limit 40 KB)")
             record = {"id": chunk.chunk_id, "values": [float(x) for x in vector], "metadata": metadata}
             record_bytes = len(json.dumps(record, ensure_ascii=False).encode("utf-8")) + 1
             if current and (
@@ -327,9 +349,15 @@ class PineconeIndex:
         then deletes them in requests of at most 1,000 ids.
         """
         prefix = f"{doc_id}:{doc_version[:8]}:"
-        ids: list[str] = []
-        for page in self._index.list(prefix=prefix, namespace=self.namespace):
-            # SDK v10 yields ListResponse pages of items with ``.id``; older SDKs yield lists of str.
-            ids.extend(item if isinstance(item, str) else item.id for item in page)
+        ids = self.list_ids(prefix)
         for start in range(0, len(ids), PINECONE_MAX_DELETE_IDS):
             self._index.delete(ids=ids[start : start + PINECONE_MAX_DELETE_IDS], namespace=self.namespace)
+
+    def list_ids(self, prefix: str) -> list[str]:
+        """Return every vector id in the namespace starting with ``prefix`` (all pages)."""
+        ids: list[str] = []
+        for page in self._index.list(prefix=prefix, namespace=self.namespace):
+            # SDK v10 yields ListResponse pages (``.vectors`` of items with ``.id``); older SDKs lists of str.
+            items = getattr(page, "vectors", page)
+            ids.extend(item if isinstance(item, str) else item.id for item in items)
+        return ids

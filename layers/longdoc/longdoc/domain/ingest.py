@@ -1,24 +1,31 @@
 """Ingest one document: parse, chunk, store chunks, embed, upsert, register.
 
 Everything that can fail on the document itself (parsing, chunking) runs before the
-first write. If a later step fails, what this attempt wrote (chunk blob, vectors) is
-removed and the registry entry is marked ``FAILED`` with the reason, so nothing is left
-half-ingested. Re-ingesting bytes whose version is already ``READY`` is a no-op.
+first write. Progress (chunks stored, embedded, upserted) is recorded in the registry
+as it goes, so when a later step fails (embedding service down, index throttled, the
+invocation running out of time) the version is marked ``FAILED`` with the reason and a
+redelivery continues where it stopped. Re-ingesting bytes whose version is already
+``READY`` is a no-op. Embeddings are cached per version by text hash, model and
+dimension, so a new version re-embeds only the chunks whose text changed.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
+import struct
 import time
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from longdoc.domain.chunk import chunk_document
 from longdoc.domain.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, parse_document
-from longdoc.errors import DocumentError, NotFound
+from longdoc.domain.tokens import estimate_tokens
+from longdoc.errors import DocumentError, EmbeddingInputTooLong, IngestDeadline, NotFound
 from longdoc.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.ports import BlobStore, Embedder, StateStore, VectorIndex
 
@@ -91,9 +98,66 @@ def load_chunks(blobs: BlobStore, doc_id: str, doc_version: str) -> list[Chunk]:
     return [Chunk.model_validate_json(line) for line in data.decode("utf-8").splitlines() if line]
 
 
+EMBED_SLICE = 64
+"""Chunks per embedding call for embedders without a ``batches()`` plan (progress is saved after each)."""
+
+UPSERT_SLICE = 100
+"""Chunks per index upsert call; progress is saved after each (the adapter splits further to its limits)."""
+
+DEFAULT_DEADLINE_MARGIN = 60.0
+"""Seconds of invocation time that must remain to start another embed or upsert step."""
+
+
+def version_for(data: bytes) -> str:
+    """The document version of ``data``: first 16 hex digits of its SHA-256."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def embeddings_key(model: str, dimension: int, doc_id: str, doc_version: str) -> str:
+    """Blob key of a version's embedding cache: ``embeddings/{model}/{dimension}/{doc_id}/{doc_version}.json``.
+
+    The file maps the SHA-256 of each embedded text (:func:`embedding_text`) to its
+    vector, so the cache key is (content hash, model, dimension).
+    """
+    safe_model = re.sub(r"[^A-Za-z0-9._-]+", "_", model)
+    return f"embeddings/{safe_model}/{dimension}/{doc_id}/{doc_version}.json"
+
+
+def _encode_vector(vector: list[float]) -> str:
+    return base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode("ascii")
+
+
+def _decode_vector(text: str) -> list[float]:
+    raw = base64.b64decode(text)
+    return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+def load_embedding_cache(blobs: BlobStore, key: str) -> dict[str, list[float]]:
+    """Read an embedding cache file: ``{text_sha256: vector}`` (float32). Missing file -> ``{}``."""
+    try:
+        data = json.loads(blobs.get(key))
+    except NotFound:
+        return {}
+    return {h: _decode_vector(v) for h, v in data.get("vectors", {}).items()}
+
+
+def _save_embedding_cache(blobs: BlobStore, key: str, model: str, dimension: int,
+                          cache: dict[str, list[float]]) -> None:
+    body = {"model": model, "dimension": dimension,
+            "vectors": {h: _encode_vector(v) for h, v in sorted(cache.items())}}
+    blobs.put(key, json.dumps(body).encode("utf-8"))
+
+
 @dataclass(frozen=True)
 class IngestResult:
-    """Outcome of one ingest: ``skipped`` is True when the version was already READY."""
+    """Outcome of one ingest.
+
+    ``skipped`` is True when the version was already READY (nothing done). ``embedded``
+    counts texts sent to the embedder in this attempt, ``reused`` vectors taken from the
+    previous version's cache, ``resumed`` is True when an earlier attempt's progress was
+    continued. ``tokens`` are embedding tokens used in this attempt (as the API reports
+    them when it does, else estimated). ``timings`` are seconds per stage.
+    """
 
     doc_id: str
     doc_version: str
@@ -102,10 +166,23 @@ class IngestResult:
     chunks: int
     skipped: bool
     seconds: float
+    embedded: int = 0
+    reused: int = 0
+    resumed: bool = False
+    tokens: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _slices(embedder: Embedder, texts: list[str]) -> list[int]:
+    """Sizes of the embedding calls for ``texts``: the embedder's own request plan if it has one."""
+    plan = getattr(embedder, "batches", None)
+    if callable(plan):
+        return [len(batch) for batch in plan(texts)]
+    return [min(EMBED_SLICE, len(texts) - i) for i in range(0, len(texts), EMBED_SLICE)]
 
 
 def ingest_document(
@@ -123,8 +200,10 @@ def ingest_document(
     metadata: DocumentMetadata | dict | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_pages: int = DEFAULT_MAX_PAGES,
+    time_left: Callable[[], float] | None = None,
+    deadline_margin: float = DEFAULT_DEADLINE_MARGIN,
 ) -> IngestResult:
-    """Ingest ``data`` (the object at ``key``) and return what was stored.
+    """Ingest ``data`` (the object at ``key``) and return what was stored; resumable.
 
     ``metadata`` (a :class:`DocumentMetadata` or a dict such as S3 object metadata) is
     copied onto every chunk. ``max_bytes``/``max_pages`` are the parse caps
@@ -132,14 +211,32 @@ def ingest_document(
     touches an older one: its chunks live under their own key and ids, so claims against
     old terms still resolve.
 
-    Raises :class:`DocumentError` (file named, reason given) for unusable input, after
-    recording the version as ``FAILED``; other errors (embedder, index, store) are re-raised
-    after cleaning up this attempt's writes, so a retry starts clean.
+    Steps: parse and chunk (nothing written yet); register ``INGESTING``; write the chunk
+    list to ``chunks/{doc_id}/{version}.jsonl``; embed the chunks whose text is not yet in
+    this version's embedding cache (:func:`embeddings_key`), first copying vectors of
+    identical texts from the previous version's cache, saving the cache and the registry
+    progress after every embedding call; upsert vectors in slices of
+    :data:`UPSERT_SLICE` chunks, saving ``upserted`` after each; register ``READY``.
+
+    A redelivered message for a version that is ``INGESTING`` or ``FAILED`` continues from
+    the recorded progress: cached vectors are not embedded again and slices below
+    ``upserted`` are not upserted again (upserts are keyed by chunk id, so even a repeated
+    slice never duplicates vectors).
+
+    ``time_left()`` returns the invocation's remaining seconds; when fewer than
+    ``deadline_margin`` remain before an embed or upsert step, :class:`IngestDeadline`
+    is raised with progress saved, so the message is redelivered and resumes.
+
+    Raises :class:`DocumentError` (file named, reason given) for unusable input, including
+    a chunk too long for the embedding model, after recording the version as ``FAILED``
+    and removing what was written for it. Other errors (embedder, index, store, deadline)
+    are re-raised after recording ``FAILED`` with the reason and keeping the progress.
     """
     started = time.monotonic()
+    timings: dict[str, float] = {}
     doc_id = doc_id or doc_id_for_key(key)
     source = key.rsplit("/", 1)[-1]
-    version = hashlib.sha256(data).hexdigest()[:16]
+    version = version_for(data)
     existing = state.get_document(doc_id, version)
     if existing is not None and existing.status == "READY":
         return IngestResult(doc_id, version, source, existing.pages, existing.chunks, True, 0.0)
@@ -153,32 +250,151 @@ def ingest_document(
     except DocumentError as exc:
         state.put_document(DocumentRecord(doc_id=doc_id, doc_version=version, source=source, status="FAILED",
                                           reason=exc.reason, content_sha256=hashlib.sha256(data).hexdigest(),
-                                          updated_at=_now()))
+                                          source_key=key, updated_at=_now()))
         raise
-    record = DocumentRecord(doc_id=doc_id, doc_version=version, source=source, status="INGESTING",
-                            pages=parsed.page_count, chunks=len(chunks), content_sha256=parsed.content_sha256,
-                            embedding_model=embedder.name, updated_at=_now(),
-                            pages_needing_ocr=parsed.pages_needing_ocr)
+    timings["parse"] = time.monotonic() - started
+    resuming = (existing is not None and existing.status in ("INGESTING", "FAILED")
+                and existing.chunks == len(chunks) and existing.embedding_model == embedder.name)
+    if existing is not None and existing.previous_version:
+        previous_version: str | None = existing.previous_version
+    else:
+        latest = state.get_document(doc_id)
+        previous_version = latest.doc_version if latest is not None and latest.doc_version != version else None
+    record = DocumentRecord(
+        doc_id=doc_id, doc_version=version, source=source, status="INGESTING", pages=parsed.page_count,
+        chunks=len(chunks), content_sha256=parsed.content_sha256, embedding_model=embedder.name,
+        updated_at=_now(), source_key=key, previous_version=previous_version, stage="chunked",
+        upserted=existing.upserted if resuming and existing is not None else 0,
+        reused=existing.reused if resuming and existing is not None else 0,
+        embedding_tokens=existing.embedding_tokens if resuming and existing is not None else 0,
+        attempts=(existing.attempts if resuming and existing is not None else 0) + 1,
+        pages_needing_ocr=parsed.pages_needing_ocr,
+    )
     state.put_document(record)
     blob_key = chunks_key(doc_id, version)
+    cache_key = embeddings_key(embedder.name, embedder.dimension, doc_id, version)
+    texts = [embedding_text(c) for c in chunks]
+    hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+    embedded_now = reused_now = tokens_now = 0
+
+    def save(**changes: object) -> None:
+        nonlocal record
+        record = record.model_copy(update={**changes, "updated_at": _now(),
+                                           "timings": {k: f"{v:.3f}" for k, v in timings.items()}})
+        state.put_document(record)
+
+    def check_time(step: str) -> None:
+        if time_left is not None and time_left() < deadline_margin:
+            raise IngestDeadline(f"less than {deadline_margin:.0f} s left before {step}; progress saved: "
+                                 f"{record.embedded}/{len(chunks)} embedded, {record.upserted}/{len(chunks)} upserted")
+
     try:
         blobs.put(blob_key, "".join(c.model_dump_json() + "\n" for c in chunks).encode("utf-8"))
-        vectors = embedder.embed_documents([embedding_text(c) for c in chunks])
-        index.upsert(chunks, vectors)
-    except Exception as exc:
+        # --- embed (cache first) ---
+        step = time.monotonic()
+        cache = load_embedding_cache(blobs, cache_key) if resuming else {}
+        cache = {h: v for h, v in cache.items() if len(v) == embedder.dimension}
+        wanted = set(hashes)
+        if previous_version is not None and wanted - cache.keys():
+            previous = load_embedding_cache(
+                blobs, embeddings_key(embedder.name, embedder.dimension, doc_id, previous_version))
+            for h in wanted - cache.keys():
+                if h in previous and len(previous[h]) == embedder.dimension:
+                    cache[h] = previous[h]
+                    reused_now += 1
+            if reused_now:
+                _save_embedding_cache(blobs, cache_key, embedder.name, embedder.dimension, cache)
+        todo: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        for h, t in zip(hashes, texts):
+            if h not in cache and h not in seen:
+                seen.add(h)
+                todo.append((h, t))
+        save(stage="embedding", embedded=sum(1 for h in hashes if h in cache), reused=record.reused + reused_now)
+        position = 0
+        for size in _slices(embedder, [t for _, t in todo]):
+            check_time("embedding")
+            part = todo[position : position + size]
+            before = getattr(embedder, "total_tokens", None)
+            try:
+                vectors = embedder.embed_documents([t for _, t in part])
+            except EmbeddingInputTooLong as exc:
+                bad = part[exc.index][0]
+                chunk_id = next(c.chunk_id for c, h in zip(chunks, hashes) if h == bad)
+                raise DocumentError(source, f"chunk {chunk_id} is too long for embedding model "
+                                            f"{embedder.name} ({exc})") from exc
+            after = getattr(embedder, "total_tokens", None)
+            used = (after - before) if isinstance(before, int) and isinstance(after, int) else \
+                sum(estimate_tokens(t) for _, t in part)
+            tokens_now += used
+            embedded_now += len(part)
+            for (h, _), vector in zip(part, vectors):
+                cache[h] = [float(x) for x in vector]
+            position += size
+            _save_embedding_cache(blobs, cache_key, embedder.name, embedder.dimension, cache)
+            timings["embed"] = time.monotonic() - step
+            save(embedded=sum(1 for h in hashes if h in cache), embedding_tokens=record.embedding_tokens + used)
+        timings["embed"] = time.monotonic() - step
+        # --- upsert, in ordinal order, skipping what an earlier attempt already upserted ---
+        step = time.monotonic()
+        save(stage="upserting")
+        vectors_all = [cache[h] for h in hashes]
+        for start in range(record.upserted, len(chunks), UPSERT_SLICE):
+            check_time("upserting")
+            end = min(start + UPSERT_SLICE, len(chunks))
+            index.upsert(chunks[start:end], vectors_all[start:end])
+            timings["upsert"] = time.monotonic() - step
+            save(upserted=end)
+        timings["upsert"] = time.monotonic() - step
+    except DocumentError as exc:
         index.delete_document(doc_id, version)
         blobs.delete(blob_key)
-        state.put_document(record.model_copy(update={"status": "FAILED", "reason": f"{type(exc).__name__}: {exc}",
-                                                     "updated_at": _now()}))
+        blobs.delete(cache_key)
+        save(status="FAILED", reason=exc.reason, stage=None, embedded=0, upserted=0)
+        raise
+    except Exception as exc:
+        save(status="FAILED", reason=f"{type(exc).__name__}: {exc}")
         raise
     seconds = time.monotonic() - started
-    state.put_document(record.model_copy(update={"status": "READY", "updated_at": _now(),
-                                                 "duration_seconds": f"{seconds:.3f}"}))
-    return IngestResult(doc_id, version, source, parsed.page_count, len(chunks), False, seconds)
+    timings["total"] = seconds
+    save(status="READY", reason=None, stage="done", duration_seconds=f"{seconds:.3f}")
+    return IngestResult(doc_id, version, source, parsed.page_count, len(chunks), False, seconds,
+                        embedded=embedded_now, reused=reused_now, resumed=resuming, tokens=tokens_now,
+                        timings=dict(timings))
+
+
+def delete_document_source(*, key: str, state: StateStore, index: VectorIndex, doc_id: str | None = None) -> list[str]:
+    """Handle the removal of the object at ``key``: drop its vectors, mark its versions ``DELETED``.
+
+    Every registered version of the document whose ``source_key`` is ``key`` (or, for
+    records written before ``source_key`` existed, whose ``source`` is the key's file
+    name) loses its vectors in the index and is re-registered as ``DELETED``. Chunk
+    lists, embedding caches and registry entries are kept, so past extraction results
+    still resolve their citations. Versions are marked oldest first, so the latest
+    pointer ends on the version that was latest. Repeating it is harmless. Returns the
+    versions marked.
+    """
+    doc_id = doc_id or doc_id_for_key(key)
+    source = key.rsplit("/", 1)[-1]
+    latest = state.get_document(doc_id)
+    versions = [r for r in state.list_document_versions(doc_id)
+                if (r.source_key == key if r.source_key else r.source == source) and r.status != "DELETED"]
+    versions.sort(key=lambda r: (latest is not None and r.doc_version == latest.doc_version, r.updated_at))
+    marked: list[str] = []
+    for record in versions:
+        index.delete_document(doc_id, record.doc_version)
+        state.put_document(record.model_copy(update={"status": "DELETED", "reason": f"source object {key} removed",
+                                                     "stage": None, "upserted": 0, "updated_at": _now()}))
+        marked.append(record.doc_version)
+    return marked
 
 
 def describe(result: IngestResult) -> dict:
-    """The CLI/JSON view of an ingest: ``{"doc_id", "doc_version", "source", "pages", "chunks", "skipped"}``."""
+    """The CLI/JSON view of an ingest.
+
+    ``{"doc_id", "doc_version", "source", "pages", "chunks", "skipped", "embedded", "reused"}``.
+    """
     return {"doc_id": result.doc_id, "doc_version": result.doc_version, "source": result.source,
-            "pages": result.pages, "chunks": result.chunks, "skipped": result.skipped}
+            "pages": result.pages, "chunks": result.chunks, "skipped": result.skipped,
+            "embedded": result.embedded, "reused": result.reused}
 

@@ -1,0 +1,173 @@
+"""``longdoc watch DIR``: a local folder acting as the bucket's ``incoming/`` prefix.
+
+Files that appear or change in ``DIR`` (sub-folders included, except ``DIR/failed/``) are
+copied into the blob store under ``incoming/<relative path>`` and handed to the real
+ingest handler in the event shape AWS delivers (an SQS message wrapping an S3
+``ObjectCreated`` notification, :func:`longdoc.cli.s3_event_for`). File-system events
+come from the ``watchdog`` library; a burst of events for one file (editors and copies
+write in several steps) is processed once, after :data:`SETTLE_SECONDS` of quiet.
+
+Outcomes per file:
+- ingested (or already ingested: the same bytes are a no-op, and a file whose bytes were
+  already handled in this session is not even handed over again);
+- the document itself is unusable (FAILED in the registry): the file is moved to
+  ``DIR/failed/`` beside ``<name>.reason.txt`` holding the reason;
+- a transient failure (embedding or index unavailable): reported, the file stays where it
+  is and is tried again when it changes or on the next run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SETTLE_SECONDS = 0.5
+"""Quiet time after the last file-system event for a file before it is processed."""
+
+FAILED_DIR = "failed"
+REASON_SUFFIX = ".reason.txt"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to one file: ``status`` is ``READY``, ``DUPLICATE``, ``FAILED`` or ``RETRY``."""
+
+    path: Path
+    status: str
+    doc_id: str | None = None
+    doc_version: str | None = None
+    pages: int = 0
+    chunks: int = 0
+    reused: int = 0
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON view: ``{"path", "status", "doc_id", "doc_version", "pages", "chunks", "reused", "reason"}``."""
+        return {"path": str(self.path), "status": self.status, "doc_id": self.doc_id,
+                "doc_version": self.doc_version, "pages": self.pages, "chunks": self.chunks,
+                "reused": self.reused, "reason": self.reason}
+
+
+class Watcher:
+    """Feeds files of ``root`` to the ingest handler; see the module docstring.
+
+    ``report(outcome)`` is called once per processed file (the CLI prints it).
+    """
+
+    def __init__(self, root: Path, report: Callable[[Outcome], None] | None = None):
+        """Prepare (nothing is read until :meth:`run_once` or :meth:`serve`)."""
+        self.root = Path(root).resolve()
+        self.failed_dir = self.root / FAILED_DIR
+        self.report = report or (lambda outcome: None)
+        self._seen: dict[Path, str] = {}
+        self._lock = threading.Lock()
+
+    def candidates(self) -> list[Path]:
+        """Files under ``root`` to ingest, sorted (hidden files and ``failed/`` left out)."""
+        return sorted(p for p in self.root.rglob("*") if p.is_file() and self._wanted(p))
+
+    def _wanted(self, path: Path) -> bool:
+        try:
+            relative = path.resolve().relative_to(self.root)
+        except ValueError:
+            return False
+        parts = relative.parts
+        return bool(parts) and parts[0] != FAILED_DIR and not any(p.startswith(".") for p in parts)
+
+    def run_once(self) -> list[Outcome]:
+        """Process every file present now; returns the outcomes in path order."""
+        return [self.process(path) for path in self.candidates()]
+
+    def process(self, path: Path) -> Outcome:
+        """Hand one file to the ingest handler and act on the outcome (see module docstring)."""
+        from longdoc import wiring
+        from longdoc.cli import load_handler, s3_event_for
+        from longdoc.domain.ingest import INCOMING_PREFIX, doc_id_for_key, version_for
+        from longdoc.local.engine import LocalContext
+
+        path = Path(path).resolve()
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        with self._lock:
+            if self._seen.get(path) == digest:
+                outcome = Outcome(path, "DUPLICATE")
+                self.report(outcome)
+                return outcome
+            self._seen[path] = digest
+        key = INCOMING_PREFIX + path.relative_to(self.root).as_posix()
+        wiring.blob_store().put(key, data)
+        handler = load_handler("ingest").handler
+        response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
+        doc_id = doc_id_for_key(key)
+        record = wiring.state_store().get_document(doc_id, version_for(data))
+        if record is not None and record.status == "READY" and not response.get("batchItemFailures"):
+            outcome = Outcome(path, "READY", doc_id, record.doc_version, record.pages, record.chunks, record.reused)
+        elif response.get("batchItemFailures") or record is None:
+            with self._lock:
+                self._seen.pop(path, None)  # try again on the next change or run
+            reason = record.reason if record is not None and record.reason else "ingest failed; see the log"
+            outcome = Outcome(path, "RETRY", doc_id, version_for(data), reason=reason)
+        else:
+            reason = record.reason or record.status
+            self._move_to_failed(path, reason)
+            outcome = Outcome(path, "FAILED", doc_id, record.doc_version, reason=reason)
+        self.report(outcome)
+        return outcome
+
+    def _move_to_failed(self, path: Path, reason: str) -> None:
+        """Move ``path`` to ``failed/`` (same relative path) and write ``<name>.reason.txt`` beside it."""
+        target = self.failed_dir / path.relative_to(self.root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(path), str(target))
+        target.with_name(target.name + REASON_SUFFIX).write_text(reason + "\n", encoding="utf-8")
+        with self._lock:
+            self._seen.pop(path, None)
+
+    def serve(self, stop: threading.Event, settle: float = SETTLE_SECONDS) -> None:
+        """Process what is there, then watch ``root`` until ``stop`` is set.
+
+        Created, modified and moved-in files are queued by a ``watchdog`` observer and
+        processed one at a time in this thread, each after ``settle`` seconds of quiet.
+        """
+        from watchdog.events import FileSystemEvent, FileSystemEventHandler
+        from watchdog.observers import Observer
+
+        pending: queue.Queue[Path] = queue.Queue()
+
+        class Enqueue(FileSystemEventHandler):
+            def on_any_event(self, event: FileSystemEvent) -> None:
+                if event.is_directory or event.event_type not in ("created", "modified", "moved", "closed"):
+                    return
+                target = getattr(event, "dest_path", "") or event.src_path
+                pending.put(Path(str(target)))
+
+        observer = Observer()
+        observer.schedule(Enqueue(), str(self.root), recursive=True)
+        observer.start()
+        try:
+            self.run_once()
+            due: dict[Path, float] = {}
+            while not stop.is_set():
+                try:
+                    path = pending.get(timeout=0.05)
+                    due[path] = time.monotonic() + settle
+                except queue.Empty:
+                    pass
+                now = time.monotonic()
+                for path in [p for p, t in due.items() if t <= now]:
+                    del due[path]
+                    if path.is_file() and self._wanted(path):
+                        try:
+                            self.process(path)
+                        except Exception as exc:  # one bad file never stops the watcher
+                            self.report(Outcome(path, "RETRY", reason=f"{type(exc).__name__}: {exc}"))
+        finally:
+            observer.stop()
+            observer.join(timeout=5)

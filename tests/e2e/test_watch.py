@@ -1,0 +1,96 @@
+"""``longdoc watch DIR``: a local folder as the bucket's incoming/ prefix, through the real ingest handler."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from longdoc import wiring
+from longdoc.cli import main
+from longdoc.local.watch import Outcome, Watcher
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh local-mode LONGDOC_HOME."""
+    for name in ("LONGDOC_MODE", "LONGDOC_BUCKET", "LONGDOC_TABLE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
+    wiring.reset()
+    yield tmp_path / "home"
+    wiring.reset()
+
+
+def test_watch_once_ingests_good_files_ignores_duplicates_and_parks_bad_ones(
+    home: Path, tmp_path: Path, corpus_dir: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a drop folder with a licence, a copy of it under another name in a sub-folder,
+    # an empty "PDF" and a password-protected PDF
+    drop = tmp_path / "drop"
+    (drop / "sub").mkdir(parents=True)
+    shutil.copy(corpus_dir / "Apache-2.0.txt", drop / "Apache License.txt")
+    shutil.copy(corpus_dir / "Apache-2.0.txt", drop / "sub" / "copy.txt")
+    shutil.copy(corpus_dir / "bad" / "empty-0-bytes.pdf", drop / "empty.pdf")
+    shutil.copy(corpus_dir / "bad" / "password-example.pdf", drop / "locked.pdf")
+
+    # When `longdoc watch DIR --once --json` runs
+    code = main(["watch", str(drop), "--once", "--json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+
+    # Then it exits 1 (some files failed), the good files are READY under doc ids from their paths
+    assert code == 1
+    by_name = {Path(r["path"]).name: r for r in rows}
+    assert by_name["Apache License.txt"]["status"] == "READY"
+    assert by_name["Apache License.txt"]["doc_id"] == "apache-license"
+    assert by_name["copy.txt"]["status"] == "READY" and by_name["copy.txt"]["doc_id"] == "sub-copy"
+    assert wiring.state_store().get_document("apache-license").status == "READY"
+    # And the copy under another name is its own document with the same chunking
+    assert by_name["copy.txt"]["chunks"] == by_name["Apache License.txt"]["chunks"]
+    # And the bad files were moved to failed/ beside a reason file saying why
+    assert {by_name["empty.pdf"]["status"], by_name["locked.pdf"]["status"]} == {"FAILED"}
+    assert sorted(p.name for p in (drop / "failed").iterdir()) == [
+        "empty.pdf", "empty.pdf.reason.txt", "locked.pdf", "locked.pdf.reason.txt"]
+    assert "password" in (drop / "failed" / "locked.pdf.reason.txt").read_text().lower()
+    assert (drop / "failed" / "empty.pdf.reason.txt").read_text().strip()
+    assert not (drop / "empty.pdf").exists()
+
+    # When the watcher sees the same files again in one session
+    seen: list[Outcome] = []
+    watcher = Watcher(drop, seen.append)
+    watcher.run_once()
+    again = watcher.run_once()
+    # Then unchanged files are ignored (failed/ is never re-read)
+    assert [o.status for o in again] == ["DUPLICATE", "DUPLICATE"]
+
+
+def test_watch_picks_up_a_file_that_appears_while_running(home: Path, tmp_path: Path, corpus_dir: Path) -> None:
+    # Given a watcher serving an empty folder in a background thread
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    outcomes: list[Outcome] = []
+    watcher = Watcher(drop, outcomes.append)
+    stop = threading.Event()
+    thread = threading.Thread(target=watcher.serve, args=(stop,), kwargs={"settle": 0.2}, daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        # When a document is copied in
+        shutil.copy(corpus_dir / "MPL-2.0.txt", drop / "mpl.txt")
+        deadline = time.monotonic() + 60
+        while not outcomes and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    # Then it was ingested once, through the same handler
+    assert [(o.status, o.doc_id) for o in outcomes] == [("READY", "mpl")]
+    assert wiring.state_store().get_document("mpl").status == "READY"
+    assert not thread.is_alive()

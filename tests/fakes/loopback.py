@@ -1,0 +1,196 @@
+"""A small loopback HTTP server base for API fakes, with fault injection and a request log.
+
+Subclasses implement :meth:`LoopbackFake.route` (method, path, query, parsed JSON body ->
+status and JSON body). Faults are injected per request, in order, before routing::
+
+    fake.inject(status(429), status(500), slow(0.2), drop())
+
+Each queued fault is consumed by one request (``slow`` then answers normally after the
+delay). ``fake.requests`` records every request with its raw body size in bytes, so tests
+can assert on batch sizes and payload bytes. Only 127.0.0.1 is bound (port chosen by the OS).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected misbehaviour: an HTTP ``status`` with ``body``, a ``delay``, or a dropped connection.
+
+    ``status=None`` means "answer normally" (used with ``delay`` for slow responses);
+    ``drop=True`` closes the socket without any response.
+    """
+
+    status: int | None = None
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    drop: bool = False
+
+
+def status(code: int, message: str = "injected error", headers: dict[str, str] | None = None) -> Fault:
+    """An error answer with HTTP ``code`` and a JSON ``{"detail"/"message": ...}`` body."""
+    return Fault(status=code, body={"detail": message, "message": message, "code": code},
+                 headers=headers or {})
+
+
+def slow(seconds: float) -> Fault:
+    """Answer normally after ``seconds``."""
+    return Fault(delay=seconds)
+
+
+def drop(delay: float = 0.0) -> Fault:
+    """Close the connection without answering (the client sees a dropped connection)."""
+    return Fault(drop=True, delay=delay)
+
+
+@dataclass
+class RecordedRequest:
+    """A request the fake received: method, path (no query), query dict, JSON body, raw byte size.
+
+    Recorded on arrival; ``answered`` is the HTTP status sent, filled in when answered
+    (None for a dropped connection or a reply still being delayed).
+    """
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: Any
+    size: int
+    answered: int | None = None
+
+
+class LoopbackFake:
+    """Threaded HTTP server on 127.0.0.1 with a fault queue; starts on construction.
+
+    Attributes:
+        url: ``http://127.0.0.1:<port>``.
+        requests: every request received, in arrival order (:class:`RecordedRequest`).
+    """
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self._faults: deque[Fault] = deque()
+        self.lock = threading.RLock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server.daemon_threads = True
+        host, port = self._server.server_address[:2]
+        self.url = f"http://{host}:{port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name=self.name, daemon=True)
+        self._thread.start()
+
+    # -- test controls ------------------------------------------------------------------
+
+    def inject(self, *faults: Fault) -> None:
+        """Queue faults; each of the next requests consumes one, in order."""
+        with self.lock:
+            self._faults.extend(faults)
+
+    @property
+    def pending_faults(self) -> int:
+        """Number of injected faults not yet consumed."""
+        with self.lock:
+            return len(self._faults)
+
+    def calls(self, method: str, path: str) -> list[RecordedRequest]:
+        """The recorded requests for one endpoint."""
+        with self.lock:
+            return [r for r in self.requests if r.method == method and r.path == path]
+
+    def close(self) -> None:
+        """Stop the server and free the port (idempotent)."""
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join(timeout=5)
+        self._server.server_close()
+
+    def __enter__(self) -> LoopbackFake:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # -- for subclasses -----------------------------------------------------------------
+
+    def route(self, method: str, path: str, query: dict[str, list[str]], body: Any) -> tuple[int, Any]:
+        """Answer one request: return ``(status, json_body)``."""
+        raise NotImplementedError
+
+    def _next_fault(self) -> Fault | None:
+        with self.lock:
+            return self._faults.popleft() if self._faults else None
+
+
+def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_GET(self) -> None:  # noqa: N802 - http.server naming
+            self._handle()
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._handle()
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            self._handle()
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body: Any = json.loads(raw) if raw else None
+            except json.JSONDecodeError:
+                body = raw.decode("utf-8", "replace")
+            parts = urlsplit(self.path)
+            recorded = RecordedRequest(self.command, parts.path, parse_qs(parts.query),
+                                       {k.lower(): v for k, v in self.headers.items()}, body, len(raw), None)
+            with fake.lock:
+                fake.requests.append(recorded)
+            fault = fake._next_fault()
+            if fault is not None and fault.delay:
+                time.sleep(fault.delay)
+            if fault is not None and fault.drop:
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                return
+            headers: dict[str, str] = {}
+            if fault is not None and fault.status is not None:
+                code, payload, headers = fault.status, fault.body, fault.headers
+            else:
+                try:
+                    code, payload = fake.route(self.command, parts.path, parse_qs(parts.query), body)
+                except Exception as exc:  # a broken fake should fail loudly, not hang
+                    code, payload = 500, {"message": f"fake raised {exc!r}"}
+            recorded.answered = code
+            data = json.dumps(payload if payload is not None else {}).encode()
+            self.send_response(code)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
+            return
+
+    return Handler
