@@ -59,3 +59,15 @@ class ModelRequestError(LongdocError):
 
 class ModelRefused(LongdocError):
     """The model stopped with ``stop_reason == "refusal"``; the run fails with it recorded."""
+
+
+class NoProgress(LongdocError):
+    """Several sessions in a row resolved nothing new; the run fails instead of looping to the cap."""
+
+
+class ExtractionFailed(LongdocError):
+    """Raised by the failure-recording task so the execution fails (and can be redriven) there."""
+
+
+class IterationCapReached(LongdocError):
+    """The run used ``max_iterations`` sessions without resolving every clause type."""
