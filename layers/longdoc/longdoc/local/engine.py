@@ -125,7 +125,8 @@ class LocalStepFunctions:
         from moto.awslambda.models import LambdaFunction
         from moto.core.config import default_user_config
 
-        by_function = {f"longdoc-local-{n.removesuffix('Arn').lower()}": h for n, h in self.handlers.items()}
+        handlers = {**self.handlers, "LocalStartExecutionArn": self._start_execution_task}
+        by_function = {f"longdoc-local-{n.removesuffix('Arn').lower()}": h for n, h in handlers.items()}
         sandbox = _aws_sandbox()
         sandbox.__enter__()
         self._stack.append(sandbox)
@@ -145,8 +146,8 @@ class LocalStepFunctions:
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as zf:
             zf.writestr("app.py", "def handler(event, context):\n    return event\n")
-        definition = self.definition_path.read_text(encoding="utf-8")
-        for placeholder, function_name in zip(self.handlers, by_function):
+        definition = json.dumps(_local_start_execution(json.loads(self.definition_path.read_text(encoding="utf-8"))))
+        for placeholder, function_name in zip(handlers, by_function):
             try:
                 arn = lam.create_function(FunctionName=function_name, Runtime="python3.12", Role=role,
                                           Handler="app.handler", Code={"ZipFile": archive.getvalue()})["FunctionArn"]
@@ -159,6 +160,12 @@ class LocalStepFunctions:
             name=f"longdoc-local-extract-{suffix}", definition=definition,
             roleArn="arn:aws:iam::123456789012:role/longdoc-local-sfn")["stateMachineArn"]
         return self
+
+    def _start_execution_task(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        """In-process stand-in for the ``states:startExecution`` integration (request-response)."""
+        response = self.sfn.start_execution(stateMachineArn=event["StateMachineArn"], name=event["Name"],
+                                            input=json.dumps(event.get("Input") or {}))
+        return {"ExecutionArn": response["executionArn"], "StartDate": str(response["startDate"])}
 
     def __exit__(self, *exc: object) -> None:
         while self._stack:
@@ -237,6 +244,26 @@ class LocalStepFunctions:
         machine = self.sfn.create_state_machine(name=f"{name}-machine", definition=json.dumps(definition),
                                                 roleArn="arn:aws:iam::123456789012:role/longdoc-local-sfn")
         return self.start(json.loads(failed_state["input"]), name, machine_arn=machine["stateMachineArn"])
+
+
+def _local_start_execution(definition: dict[str, Any]) -> dict[str, Any]:
+    """Route ``arn:aws:states:::states:startExecution`` tasks through an in-process Lambda.
+
+    moto 5.2's ASL interpreter fails that integration (``States.Runtime: 'StateMachineArn'``),
+    so locally each such Task invokes ``${LocalStartExecutionArn}`` with the same Parameters
+    as its payload, and its ResultSelector reads ``$.Payload.<field>`` instead of
+    ``$.<field>``. The observable result is the same: a new execution with that name and
+    input, and the task's output carrying its ``ExecutionArn``.
+    """
+    for state in definition.get("States", {}).values():
+        if state.get("Resource") != "arn:aws:states:::states:startExecution":
+            continue
+        state["Resource"] = "arn:aws:states:::lambda:invoke"
+        state["Parameters"] = {"FunctionName": "${LocalStartExecutionArn}", "Payload": state.get("Parameters", {})}
+        if "ResultSelector" in state:
+            state["ResultSelector"] = {k: v.replace("$.", "$.Payload.", 1) if isinstance(v, str) else v
+                                       for k, v in state["ResultSelector"].items()}
+    return definition
 
 
 def mock_patch_invoke(lambda_function_cls: Any, by_function: dict[str, Handler]) -> Any:
