@@ -77,23 +77,37 @@ def create_extraction(
     body: ExtractionRequest,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> Response[dict[str, Any]]:
-    """Start a run; the Idempotency-Key (or the body's hash) names it, so a retry starts nothing new."""
+    """Start a run; the Idempotency-Key (or the body's hash) names it, so a retry starts nothing new.
+
+    Reusing an Idempotency-Key with a different body is answered 422 (the rule of the IETF
+    draft "The Idempotency-Key HTTP Header Field", draft-ietf-httpapi-idempotency-key-header,
+    section 2.7: a key reused with a different payload SHOULD get 422), and no run starts.
+    """
     settings = get_settings()
+    body_hash = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
     seed = idempotency_key or body.model_dump_json()
     run_id = "run-" + hashlib.sha256(seed.encode()).hexdigest()[:16]
     state = wiring.state_store()
     existing = state.get_run(run_id)
+    if existing is not None and existing.request_hash and existing.request_hash != body_hash:
+        return Response(status_code=422, content_type=content_types.APPLICATION_JSON,
+                        body={"message": "Idempotency-Key was already used with a different request body",
+                              "field": "Idempotency-Key", "run_id": run_id})
     if existing is None:
         run = start_run(state, load_catalogue(settings.clause_catalogue), doc_id=body.doc_id, doc_version=body.doc_version,
                         clause_types=body.clause_types, model_name=wiring.model_name(settings),
                         max_tokens=body.max_tokens or settings.max_tokens, top_k=body.top_k or settings.top_k,
                         facts=body.facts, run_id=run_id)
+        run = run.model_copy(update={"request_hash": body_hash})
+        state.put_run(run)
         execution = _sfn().start_execution(
             stateMachineArn=settings.state_machine_arn, name=run_id,
             input=json.dumps({"run_id": run.run_id, "doc_id": run.doc_id, "iteration": 0,
-                              "max_iterations": settings.max_iterations}),
+                              "max_iterations": settings.max_iterations, "execution_iterations": 0,
+                              "iterations_per_execution": settings.iterations_per_execution, "generation": 1}),
         )
-        state.put_run(run.model_copy(update={"execution_arn": execution["executionArn"], "status": "RUNNING"}))
+        state.put_run(run.model_copy(update={"execution_arn": execution["executionArn"], "status": "RUNNING",
+                                             "executions": [run_id]}))
         existing = state.get_run(run_id)
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
                     body={"run_id": existing.run_id, "status": existing.status,
@@ -102,8 +116,9 @@ def create_extraction(
 
 @app.get("/extractions/<run_id>")
 def get_extraction(run_id: str) -> dict[str, Any]:
-    """Status, progress and (when done) the extractions with citations."""
-    return run_result(wiring.state_store(), run_id)
+    """Status, progress and (when done) the extractions with citations, usage per call and cost."""
+    table = get_settings().price_table
+    return run_result(wiring.state_store(), run_id, str(table) if table else None)
 
 
 @app.get("/documents/<doc_id>")

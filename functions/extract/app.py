@@ -1,12 +1,14 @@
-"""Extract function: one Claude session per invocation (or records a failed run).
+"""Extract function: one Claude session per invocation (or records / resumes a failed run).
 
-Thin handler: parse the Step Functions payload, call :func:`longdoc.domain.session.run_session`,
+Thin handler: parse the Step Functions payload, call :func:`longdoc.domain.session.run_session`
+with a deadline derived from the Lambda's remaining time (minus ``LONGDOC_TIME_MARGIN_SECONDS``),
 shape the small state output. Domain errors propagate with their class name as
 ``errorType`` so the state machine's Retry/Catch can match them.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -14,9 +16,20 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
-from longdoc.domain.session import record_failure, run_session
+from longdoc.config import get_settings
+from longdoc.domain.session import SessionOptions, fail_or_resume, run_session
+from longdoc.errors import ExtractionFailed, IterationCapReached
 from longdoc.events import ExtractTaskInput, ExtractTaskOutput
 from longdoc.observability import logger, metrics, tracer
+
+
+def _output(event: ExtractTaskInput, **fields: Any) -> dict[str, Any]:
+    """The state output: the event's counters carried over, ``fields`` on top."""
+    base = {"run_id": event.run_id, "doc_id": event.doc_id, "iteration": event.iteration,
+            "max_iterations": event.max_iterations, "execution_iterations": event.execution_iterations,
+            "iterations_per_execution": event.iterations_per_execution, "generation": event.generation,
+            "next_execution": f"{event.run_id}-g{event.generation + 1}"}
+    return ExtractTaskOutput(**{**base, **fields}).model_dump()
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -24,25 +37,38 @@ from longdoc.observability import logger, metrics, tracer
 @metrics.log_metrics
 @event_parser(model=ExtractTaskInput)
 def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
-    """Run one session for ``event.run_id`` and return :class:`ExtractTaskOutput` as a dict."""
+    """Run one session for ``event.run_id`` and return :class:`ExtractTaskOutput` as a dict.
+
+    ``action="fail"``: record the caught error on the run and raise :class:`IterationCapReached`
+    or :class:`ExtractionFailed` (the execution fails in this state, so a redrive re-enters
+    it); on a redrive, resume the run instead and return ``CONTINUE`` with ``iteration`` 0.
+    """
     logger.append_keys(run_id=event.run_id, doc_id=event.doc_id, iteration=event.iteration)
+    settings = get_settings()
     if event.action == "fail":
         error = event.error.Error if event.error else "Unknown"
         cause = event.error.Cause if event.error else ""
-        record_failure(wiring.state_store(), event.run_id, error, cause)
+        if fail_or_resume(wiring.state_store(), event.run_id, error, cause, event.entered) == "RESUMED":
+            logger.warning("run resumed by a redrive", extra={"previous_error": error})
+            metrics.add_metric(name="RunsRedriven", unit=MetricUnit.Count, value=1)
+            return _output(event, iteration=0, status="CONTINUE", stop_reason="redrive")
         logger.error("run failed", extra={"error": error})
         metrics.add_metric(name="RunsFailed", unit=MetricUnit.Count, value=1)
-        return ExtractTaskOutput(run_id=event.run_id, doc_id=event.doc_id, iteration=event.iteration,
-                                 max_iterations=event.max_iterations, status="FAILED").model_dump()
-    outcome = run_session(wiring.deps(), event.run_id)
+        kind = IterationCapReached if error == "IterationCapReached" else ExtractionFailed
+        raise kind(f"{error}: {cause}"[:2000])
+    deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000 - settings.time_margin_seconds
+    options = SessionOptions(deadline=deadline, execution=event.execution, strict_tools=settings.strict_tools,
+                             no_progress_limit=settings.no_progress_limit)
+    outcome = run_session(wiring.deps(), event.run_id, options)
     metrics.add_metric(name="Sessions", unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=outcome.model_calls)
+    metrics.add_metric(name="RejectedCitations", unit=MetricUnit.Count, value=outcome.rejected_citations)
     if outcome.status == "DONE":
         metrics.add_metric(name="RunsSucceeded", unit=MetricUnit.Count, value=1)
     logger.info("session finished", extra={"status": outcome.status, "stop_reason": outcome.stop_reason,
-                                           "pending": outcome.pending, "extracted": outcome.extracted})
-    return ExtractTaskOutput(
-        run_id=outcome.run_id, doc_id=outcome.doc_id, iteration=event.iteration + 1,
-        max_iterations=event.max_iterations, status=outcome.status, stop_reason=outcome.stop_reason,
-        sessions=outcome.sessions, checkpoint_version=outcome.checkpoint_version,
-        extracted=outcome.extracted, pending=outcome.pending,
-    ).model_dump()
+                                           "pending": outcome.pending, "extracted": outcome.extracted,
+                                           "rejected_citations": outcome.rejected_citations})
+    return _output(event, iteration=event.iteration + 1, execution_iterations=event.execution_iterations + 1,
+                   status=outcome.status, stop_reason=outcome.stop_reason, sessions=outcome.sessions,
+                   checkpoint_version=outcome.checkpoint_version, extracted=outcome.extracted,
+                   pending=outcome.pending)

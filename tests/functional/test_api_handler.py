@@ -109,7 +109,8 @@ def test_post_starts_a_run_and_an_execution(api, sfn, ingested_contract: Documen
     [execution] = sfn.executions()
     assert execution["name"] == run_id
     started = json.loads(sfn.client.describe_execution(executionArn=payload["execution_arn"])["input"])
-    assert started == {"run_id": run_id, "doc_id": ingested_contract.doc_id, "iteration": 0, "max_iterations": 40}
+    assert started == {"run_id": run_id, "doc_id": ingested_contract.doc_id, "iteration": 0, "max_iterations": 40,
+                       "execution_iterations": 0, "iterations_per_execution": 500, "generation": 1}
     # And the run is stored with the resolved request
     run = wiring.state_store().get_run(run_id)
     assert (run.status, run.doc_version, run.model) == ("RUNNING", ingested_contract.doc_version, BASELINE_NAME)
@@ -131,6 +132,20 @@ def test_same_idempotency_key_returns_the_same_run(api, sfn, ingested_contract: 
     # Then it gets the same run and no second execution is started
     assert status == 202
     assert second == first
+    assert len(sfn.executions()) == 1
+
+
+def test_idempotency_key_reused_with_another_body_is_422(api, sfn, ingested_contract: DocumentRecord) -> None:
+    # Given a run started with an Idempotency-Key
+    headers = {"Idempotency-Key": "0f0e0d0c-aaaa-4bbb-8ccc-000000000001"}
+    status, first = api("POST", "/extractions", request(ingested_contract), headers=headers)
+    assert status == 202
+    # When the same key comes back with a different body
+    other = {**request(ingested_contract), "clause_types": ["Cap On Liability"]}
+    status, body = api("POST", "/extractions", other, headers=headers)
+    # Then the API answers 422 naming the header and the existing run, and starts nothing new
+    assert status == 422, body
+    assert body["field"] == "Idempotency-Key" and body["run_id"] == first["run_id"]
     assert len(sfn.executions()) == 1
 
 

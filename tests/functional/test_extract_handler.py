@@ -8,6 +8,7 @@ records a caught error. The document is a real CUAD contract ingested in the fix
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from longdoc import wiring
 from longdoc.adapters.baseline import BASELINE_NAME
 from longdoc.domain.catalogue import load_catalogue
 from longdoc.domain.session import start_run
-from longdoc.errors import NotFound
+from longdoc.errors import ExtractionFailed, IterationCapReached, NotFound
 from longdoc.models import DocumentRecord, RunRecord
 from longdoc.observability import metrics
 
@@ -25,7 +26,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No applicatio
 
 CLAUSES = ["Governing Law", "Termination For Convenience", "Cap On Liability", "Insurance"]
 PAYLOAD_KEYS = {"run_id", "doc_id", "iteration", "max_iterations", "status", "stop_reason", "sessions",
-                "checkpoint_version", "extracted", "pending"}
+                "checkpoint_version", "extracted", "pending", "execution_iterations", "iterations_per_execution",
+                "generation", "next_execution"}
 SMALL_MAX_TOKENS = 150  # room for one cited extraction per model call, not for all four answers
 
 
@@ -212,26 +214,54 @@ def test_retry_after_a_crash_mid_session_never_duplicates(
     assert extractions[0] == stored[0]
 
 
-def test_fail_action_marks_the_run_failed_and_keeps_the_checkpoint(
+def test_fail_action_records_the_failure_then_fails_and_a_redrive_resumes(
     aws_stack, ingested_contract: DocumentRecord, extract_handler, extract_context, load_event
 ) -> None:
     # Given a run with one session done (so a checkpoint exists)
     run = new_run(ingested_contract, max_tokens=SMALL_MAX_TOKENS)
     extract_handler(session_event(load_event, run), extract_context)
     before = wiring.state_store().load_checkpoint(run.run_id)
-    assert before is not None
+    assert before is not None and before.expires_at is None
 
     # When the state machine's Catch sends the failure to the handler
     event = {"action": "fail", "run_id": run.run_id, "doc_id": run.doc_id, "iteration": 1,
-             "max_iterations": 10, "error": {"Error": "X", "Cause": "Y"}}
-    out = extract_handler(event, extract_context)
+             "max_iterations": 10, "error": {"Error": "X", "Cause": "Y"}, "entered": "2026-11-29T10:00:00.000Z"}
+    with pytest.raises(ExtractionFailed) as raised:
+        extract_handler(event, extract_context)
 
-    # Then the run is FAILED with the error and cause, and the checkpoint is untouched
-    assert set(out) == PAYLOAD_KEYS
-    assert (out["status"], out["run_id"], out["iteration"]) == ("FAILED", run.run_id, 1)
+    # Then it fails there with ExtractionFailed naming the original error
+    assert str(raised.value) == "X: Y"
+    # And the run is FAILED with the error, cause and last checkpoint version
     failed = wiring.state_store().get_run(run.run_id)
     assert (failed.status, failed.error, failed.cause) == ("FAILED", "X", "Y")
-    assert wiring.state_store().load_checkpoint(run.run_id) == before
+    after = wiring.state_store().load_checkpoint(run.run_id)
+    assert failed.checkpoint_version == after.version == before.version + 1
+    # And the checkpoint content is kept, now expiring 30 days after the run ended
+    assert after.case_facts == before.case_facts and after.sessions == before.sessions
+    assert after.expires_at is not None and after.expires_at - time.time() > 29 * 86_400
+
+    # When Step Functions retries the same state entry, it fails again (no resume)
+    with pytest.raises(ExtractionFailed):
+        extract_handler(event, extract_context)
+    # When a redrive re-enters the state (same input, new EnteredTime)
+    out = extract_handler({**event, "entered": "2026-11-30T08:00:00.000Z"}, extract_context)
+    # Then the run resumes: RUNNING again, CONTINUE with a fresh iteration budget
+    assert set(out) == PAYLOAD_KEYS
+    assert (out["status"], out["iteration"], out["stop_reason"]) == ("CONTINUE", 0, "redrive")
+    assert wiring.state_store().get_run(run.run_id).status == "RUNNING"
+
+
+def test_iteration_cap_failure_is_raised_under_its_own_name(
+    aws_stack, ingested_contract: DocumentRecord, extract_handler, extract_context
+) -> None:
+    # Given a run; When the Catch path reports IterationCapReached
+    run = new_run(ingested_contract)
+    event = {"action": "fail", "run_id": run.run_id, "doc_id": run.doc_id, "iteration": 3, "max_iterations": 3,
+             "error": {"Error": "IterationCapReached", "Cause": "cap"}, "entered": "t1"}
+    # Then the task fails with IterationCapReached (the execution's error name)
+    with pytest.raises(IterationCapReached):
+        extract_handler(event, extract_context)
+    assert wiring.state_store().get_run(run.run_id).error == "IterationCapReached"
 
 
 @pytest.mark.parametrize("action", ["session", "fail"])

@@ -6,6 +6,7 @@ DynamoDB (no network). DynamoDB-only and SQLite-only checks sit at the end.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import threading
@@ -19,7 +20,7 @@ import pytest
 from moto import mock_aws
 
 from longdoc.adapters.blob import LocalBlobStore, S3BlobStore
-from longdoc.adapters.state import CHECKPOINT_TTL_SECONDS, DynamoStateStore, SqliteStateStore
+from longdoc.adapters.state import CHECKPOINT_TTL_SECONDS, DynamoStateStore, SqliteStateStore, checkpoint_expiry
 from longdoc.errors import CheckpointConflict, CheckpointSchemaError, NotFound
 from longdoc.models import (
     CASE_FACTS_SCHEMA_VERSION,
@@ -92,6 +93,16 @@ def state(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StateStore
     with mock_aws():
         create_table(boto3.client("dynamodb"))
         yield DynamoStateStore(TABLE)
+
+
+def _overwrite_checkpoint_body(state: StateStore, run_id: str, body: str) -> None:
+    """Replace a stored checkpoint's JSON body behind the adapter's back (an old writer's row)."""
+    if isinstance(state, SqliteStateStore):
+        with sqlite3.connect(state.path) as conn:
+            conn.execute("UPDATE checkpoints SET body = ? WHERE run_id = ?", (body, run_id))
+        return
+    state.client.update_item(TableName=state.table_name, Key={"pk": {"S": f"RUN#{run_id}"}, "sk": {"S": "CHECKPOINT"}},
+                             UpdateExpression="SET body = :b", ExpressionAttributeValues={":b": {"S": body}})
 
 
 def make_document(version: str, status: str = "READY", pages: int = 3) -> DocumentRecord:
@@ -374,6 +385,38 @@ def test_checkpoint_schema_mismatch_raises(state: StateStore) -> None:
     assert f"schema_version {CASE_FACTS_SCHEMA_VERSION}" in message
 
 
+def test_checkpoint_schema_version_1_is_migrated_not_misread(state: StateStore) -> None:
+    # Given a checkpoint written by the first release (CASE_FACTS schema_version 1, no instance fields)
+    old = make_checkpoint(1, schema_version=1)
+    body = json.loads(old.model_dump_json())
+    for field in ("open", "retrieval_pages"):
+        body["case_facts"].pop(field)
+    body["case_facts"]["resolved"]["governing_law"].pop("instances")
+    state.save_checkpoint(old)  # creates the row; its body is then replaced by the old-format JSON
+    _overwrite_checkpoint_body(state, "run-1", json.dumps(body))
+    # When it is loaded
+    loaded = state.load_checkpoint("run-1")
+    # Then it reads as the current schema with empty instance fields and every old value intact
+    assert loaded is not None and loaded.case_facts.schema_version == CASE_FACTS_SCHEMA_VERSION
+    assert loaded.case_facts.open == {} and loaded.case_facts.retrieval_pages == {}
+    assert loaded.case_facts.resolved["governing_law"].pages == [7]
+    assert loaded.case_facts.exact_values == {"monthly_fee": EXACT}
+
+
+def test_found_instances_of_one_clause_type_are_separate_items(state: StateStore) -> None:
+    # Given two instances of one clause type and one not_found type
+    first = make_extraction("termination", quote="either party may terminate on notice").model_copy(
+        update={"instance": "aaa111", "final": False})
+    second = make_extraction("termination", quote="the customer may terminate for breach").model_copy(
+        update={"instance": "bbb222"})
+    state.put_extraction("run-1", first)
+    state.put_extraction("run-1", second)
+    state.put_extraction("run-1", second)  # a retried write
+    # Then both instances are stored once each, in first-write order
+    assert state.list_extractions("run-1") == [first, second]
+    assert [e.key for e in state.list_extractions("run-1")] == ["termination#aaa111", "termination#bbb222"]
+
+
 def test_exact_value_round_trips_byte_identical(state: StateStore) -> None:
     # Given a checkpoint and an extraction carrying "$247.83"
     checkpoint = make_checkpoint(1)
@@ -427,10 +470,16 @@ def test_dynamo_items_use_the_documented_layout_and_ttl(aws_env: None) -> None:
         store.put_document(make_document("1111aaaa1111aaaa"))
         store.put_run(RunRecord(run_id="run-1", doc_id="msa", doc_version="1111aaaa1111aaaa",
                                 clause_types=["governing_law"]))
-        before = int(time.time())
         store.save_checkpoint(make_checkpoint(1))
         store.put_extraction("run-1", make_extraction("governing_law"))
+        in_progress = client.get_item(TableName=TABLE, Key={"pk": {"S": "RUN#run-1"}, "sk": {"S": "CHECKPOINT"}})["Item"]
+        # And the run ends: its last checkpoint carries the expiry
+        before = int(time.time())
+        store.save_checkpoint(make_checkpoint(2).model_copy(update={"expires_at": checkpoint_expiry()}))
         items = {(i["pk"]["S"], i["sk"]["S"]): i for i in client.scan(TableName=TABLE)["Items"]}
+        # And a redriven run saves again without expiry
+        store.save_checkpoint(make_checkpoint(3))
+        resumed = client.get_item(TableName=TABLE, Key={"pk": {"S": "RUN#run-1"}, "sk": {"S": "CHECKPOINT"}})["Item"]
 
     # Then the keys match the single-table layout
     assert set(items) == {
@@ -440,9 +489,10 @@ def test_dynamo_items_use_the_documented_layout_and_ttl(aws_env: None) -> None:
     assert items[("DOC#msa", "LATEST")]["doc_version"] == {"S": "1111aaaa1111aaaa"}
     assert items[("DOC#msa", "VERSION#1111aaaa1111aaaa")]["status"] == {"S": "READY"}
     assert items[("RUN#run-1", "RUN")]["status"] == {"S": "PENDING"}
-    # And the checkpoint has an integer expires_at about 30 days ahead and a numeric version
+    # And a checkpoint in progress never expires; the ended run's has an integer expires_at 30 days ahead
+    assert "expires_at" not in in_progress and "expires_at" not in resumed
     checkpoint = items[("RUN#run-1", "CHECKPOINT")]
-    assert checkpoint["version"] == {"N": "1"}
+    assert checkpoint["version"] == {"N": "2"}
     expires_at = checkpoint["expires_at"]["N"]
     assert expires_at.isdigit()
     assert before + CHECKPOINT_TTL_SECONDS <= int(expires_at) <= int(time.time()) + CHECKPOINT_TTL_SECONDS

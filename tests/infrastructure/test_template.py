@@ -358,10 +358,15 @@ def test_state_machine_may_invoke_only_the_extract_function(resources: dict[str,
     # When the SAM policy templates are collected
     templates = [p for p in policies if isinstance(p, dict) and "Statement" not in p]
     # Then the only invoke grant is for the extract function, and the only other
-    # permissions are the CloudWatch Logs delivery actions Step Functions needs.
+    # permissions are the CloudWatch Logs delivery actions Step Functions needs...
     assert templates == [{"LambdaInvokePolicy": {"FunctionName": {"Ref": "ExtractFunction"}}}]
-    actions = {a for s in inline_statements({"Policies": policies}) for a in as_list(s["Action"])}
-    assert actions == _LOG_DELIVERY_ACTIONS
+    statements = inline_statements({"Policies": policies})
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert actions == _LOG_DELIVERY_ACTIONS | {"states:StartExecution"}
+    # ...and StartExecution on this very state machine only (continue-as-new)
+    [start] = [s for s in statements if "states:StartExecution" in as_list(s["Action"])]
+    assert start["Resource"] == {"Fn::Sub": "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:${AWS::StackName}-extract"}
+    assert props(resources, "ExtractStateMachine")["Name"] == {"Fn::Sub": "${AWS::StackName}-extract"}
 
 
 # Step Functions developer guide, "Logging using CloudWatch Logs" (IAM policy for logging).

@@ -203,7 +203,7 @@ def test_render_case_facts_is_a_fenced_json_block(facts) -> None:
     assert block.startswith("<CASE_FACTS>\n") and block.endswith("\n</CASE_FACTS>")
     body = json.loads(block[len("<CASE_FACTS>\n") : -len("\n</CASE_FACTS>")])
     assert body["pending"] == ["Governing Law", "Source Code Escrow"]
-    assert body["resolved"] == {"Anti-Assignment": {"status": "found", "pages": [44], "section_ids": ["16.1"]}}
+    assert body["resolved"] == {"Anti-Assignment": {"status": "found", "pages": [44], "section_ids": ["16.1"], "instances": []}}
     assert body["schema_version"] == facts.schema_version
 
 

@@ -216,7 +216,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.domain.session import run_result, start_run
-    from longdoc.local.engine import run_state_machine
+    from longdoc.local.engine import run_state_machine, start_input
 
     settings = get_settings()
     deps = wiring.deps()
@@ -227,17 +227,18 @@ def cmd_extract(args: argparse.Namespace) -> int:
     handler = load_handler("extract").handler
     execution = run_state_machine(
         _statemachine_path(), {"ExtractFunctionArn": handler},
-        {"run_id": run.run_id, "doc_id": run.doc_id, "iteration": 0,
-         "max_iterations": args.max_iterations or settings.max_iterations},
+        start_input(run.run_id, run.doc_id, args.max_iterations or settings.max_iterations,
+                    settings.iterations_per_execution),
         name=run.run_id,
     )
     run_dir = settings.home / "runs" / run.run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "history.json").write_text(json.dumps(execution.history, indent=1))
-    result = run_result(deps.state, run.run_id)
+    result = run_result(deps.state, run.run_id, str(settings.price_table) if settings.price_table else None)
     result["status"] = execution.status if execution.status in ("SUCCEEDED", "FAILED") else "FAILED"
     result["execution"] = {"arn": execution.execution_arn, "history": str(run_dir / "history.json"),
-                           "events": len(execution.history), "error": execution.error, "cause": execution.cause}
+                           "events": len(execution.history), "error": execution.error, "cause": execution.cause,
+                           "executions": execution.executions}
     (run_dir / "result.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))

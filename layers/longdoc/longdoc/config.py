@@ -39,6 +39,11 @@ class Settings(BaseSettings):
     model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline
     claude_model: str = "claude-sonnet-4-5"
     clause_catalogue: Path | None = None
+    strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
+    no_progress_limit: int = Field(3, ge=1, le=50)  # sessions in a row without progress before NoProgress
+    time_margin_seconds: int = Field(120, ge=0, le=890)  # stop and checkpoint this long before the Lambda timeout
+    iterations_per_execution: int = Field(500, ge=1, le=3000)  # continue-as-new after this many sessions
+    price_table: Path | None = None  # JSON price table (default: longdoc/data/prices.json)
 
     # AWS resources (names come from template.yaml Outputs / function environment).
     bucket: str | None = None

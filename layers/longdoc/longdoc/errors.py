@@ -90,3 +90,15 @@ class IngestDeadline(LongdocError):
 
     Progress so far is recorded; the record fails and its redelivery resumes from there.
     """
+
+
+class NoProgress(LongdocError):
+    """Several sessions in a row resolved nothing new; the run fails instead of looping to the cap."""
+
+
+class ExtractionFailed(LongdocError):
+    """Raised by the failure-recording task so the execution fails (and can be redriven) there."""
+
+
+class IterationCapReached(LongdocError):
+    """The run used ``max_iterations`` sessions without resolving every clause type."""

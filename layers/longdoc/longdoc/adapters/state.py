@@ -12,12 +12,16 @@ pk                sk                         other attributes
 ``DOC#{doc_id}``  ``VERSION#{doc_version}``  status, doc_version, body, updated_at
 ``DOC#{doc_id}``  ``LATEST``                 doc_version
 ``RUN#{run_id}``  ``RUN``                    status, body
-``RUN#{run_id}``  ``CHECKPOINT``             version (N), body, expires_at (N, epoch s)
-``RUN#{run_id}``  ``EXTRACTION#{clause}``    clause_type, body, order (N), created_at
+``RUN#{run_id}``  ``CHECKPOINT``             version (N), body, expires_at (N, epoch s; ended runs only)
+``RUN#{run_id}``  ``EXTRACTION#{key}``       clause_type, body, order (N), created_at
 ================  =========================  ==========================================
 
-Only checkpoints expire (``expires_at`` = save time + :data:`CHECKPOINT_TTL_SECONDS`);
-documents, runs and extractions are results and are kept.
+``{key}`` is :attr:`Extraction.key`: the clause type, plus ``#{instance}`` for a found
+instance, so each instance of a clause type is its own small item.
+Only checkpoints expire, and only once the run has ended: the session that finishes a run
+(or the task recording its failure) sets ``Checkpoint.expires_at`` = end time +
+:data:`CHECKPOINT_TTL_SECONDS`, written as the TTL attribute; while a run is in progress
+its checkpoint has no ``expires_at``. Documents, runs and extractions are results and are kept.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from longdoc import models
 from longdoc.errors import CheckpointConflict, CheckpointSchemaError
 from longdoc.models import (
     CASE_FACTS_SCHEMA_VERSION,
@@ -39,10 +44,16 @@ from longdoc.models import (
     DocumentRecord,
     Extraction,
     RunRecord,
+    migrate_checkpoint_data,
 )
 
-CHECKPOINT_TTL_SECONDS = 30 * 24 * 60 * 60
-"""Checkpoint lifetime in seconds (30 days), written to DynamoDB's ``expires_at`` TTL attribute."""
+CHECKPOINT_TTL_SECONDS = models.CHECKPOINT_TTL_SECONDS
+"""Checkpoint lifetime after the run ends, in seconds (30 days); see :func:`checkpoint_expiry`."""
+
+
+def checkpoint_expiry(now: float | None = None) -> int:
+    """Epoch seconds at which an ended run's checkpoint expires (``now`` + 30 days)."""
+    return int(time.time() if now is None else now) + CHECKPOINT_TTL_SECONDS
 
 
 def _now_iso() -> str:
@@ -51,18 +62,21 @@ def _now_iso() -> str:
 
 
 def _parse_checkpoint(body: str, run_id: str) -> Checkpoint:
-    """Parse a stored checkpoint body after checking its CASE_FACTS schema version.
+    """Parse a stored checkpoint body, migrating an older CASE_FACTS schema version.
 
-    Raises :class:`CheckpointSchemaError` naming the stored and the expected version
-    (:data:`longdoc.models.CASE_FACTS_SCHEMA_VERSION`) when they differ.
+    Version 1 is migrated by :func:`longdoc.models.migrate_checkpoint_data`; any other
+    version than :data:`longdoc.models.CASE_FACTS_SCHEMA_VERSION` raises
+    :class:`CheckpointSchemaError` naming the stored and the expected version.
     """
     data = json.loads(body)
     stored = (data.get("case_facts") or {}).get("schema_version")
-    if stored != CASE_FACTS_SCHEMA_VERSION:
+    try:
+        data = migrate_checkpoint_data(data)
+    except ValueError:
         raise CheckpointSchemaError(
             f"checkpoint of run {run_id} has CASE_FACTS schema_version {stored}; "
-            f"this code reads schema_version {CASE_FACTS_SCHEMA_VERSION}"
-        )
+            f"this code reads schema_version {CASE_FACTS_SCHEMA_VERSION} (and migrates 1)"
+        ) from None
     return Checkpoint.model_validate(data)
 
 
@@ -220,8 +234,9 @@ class SqliteStateStore:
                 raise _conflict(checkpoint)
 
     def put_extraction(self, run_id: str, extraction: Extraction) -> None:
-        """Store an extraction by ``(run_id, clause_type)``; a repeat overwrites the body only.
+        """Store an extraction by ``(run_id, extraction.key)``; a repeat overwrites the body only.
 
+        The ``clause_type`` column holds :attr:`Extraction.key` (clause type plus instance).
         The position in :meth:`list_extractions` and ``created_at`` come from the first write.
         """
         with self._write() as conn:
@@ -229,7 +244,7 @@ class SqliteStateStore:
                 "INSERT INTO extractions VALUES (?, ?, "
                 "(SELECT COALESCE(MAX(seq), 0) + 1 FROM extractions WHERE run_id = ?), ?, ?) "
                 "ON CONFLICT (run_id, clause_type) DO UPDATE SET body = excluded.body",
-                (run_id, extraction.clause_type, run_id, extraction.model_dump_json(), _now_iso()),
+                (run_id, extraction.key, run_id, extraction.model_dump_json(), _now_iso()),
             )
 
     def list_extractions(self, run_id: str) -> list[Extraction]:
@@ -366,7 +381,7 @@ class DynamoStateStore:
         return _parse_checkpoint(item["body"]["S"], run_id) if item else None
 
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
-        """Conditionally write the checkpoint item with ``expires_at`` = now + 30 days.
+        """Conditionally write the checkpoint item; ``expires_at`` only when ``checkpoint.expires_at`` is set.
 
         Condition: ``attribute_not_exists(pk)`` for versions 0 and 1, else
         ``version = checkpoint.version - 1``. Raises :class:`CheckpointConflict` when the
@@ -384,17 +399,15 @@ class DynamoStateStore:
                 "ExpressionAttributeValues": {":previous": _n(checkpoint.version - 1)},
             }
         try:
-            self.client.put_item(
-                TableName=self.table_name,
-                Item={
-                    "pk": _s(f"RUN#{checkpoint.run_id}"),
-                    "sk": _s("CHECKPOINT"),
-                    "version": _n(checkpoint.version),
-                    "body": _s(checkpoint.model_dump_json()),
-                    "expires_at": _n(int(time.time()) + CHECKPOINT_TTL_SECONDS),
-                },
-                **condition,
-            )
+            item = {
+                "pk": _s(f"RUN#{checkpoint.run_id}"),
+                "sk": _s("CHECKPOINT"),
+                "version": _n(checkpoint.version),
+                "body": _s(checkpoint.model_dump_json()),
+            }
+            if checkpoint.expires_at is not None:
+                item["expires_at"] = _n(checkpoint.expires_at)
+            self.client.put_item(TableName=self.table_name, Item=item, **condition)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 raise _conflict(checkpoint) from None
@@ -407,10 +420,10 @@ class DynamoStateStore:
             return self._last_order
 
     def put_extraction(self, run_id: str, extraction: Extraction) -> None:
-        """Upsert the extraction item; ``order`` and ``created_at`` keep their first-write values."""
+        """Upsert the item ``EXTRACTION#{extraction.key}``; ``order`` and ``created_at`` keep their first-write values."""
         self.client.update_item(
             TableName=self.table_name,
-            Key={"pk": _s(f"RUN#{run_id}"), "sk": _s(f"EXTRACTION#{extraction.clause_type}")},
+            Key={"pk": _s(f"RUN#{run_id}"), "sk": _s(f"EXTRACTION#{extraction.key}")},
             UpdateExpression=(
                 "SET #body = :body, clause_type = :clause, "
                 "#order = if_not_exists(#order, :order), "

@@ -89,3 +89,49 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
         page_label=label,
         heading_path=chunk.heading_path_of(start),
     )
+
+
+_TOKEN = re.compile(r"[^\W_]+(?:[.,/-][^\W_]+)*", re.UNICODE)
+_STOPWORDS = frozenset(
+    "a an and any are as at be by for from has have in is it its may must no not of on or shall such that the "
+    "their then there these this to under upon was were which will with within without".split()
+)
+SUPPORT_STEM_CHARS = 6
+"""Words are compared by their first 6 characters (``terminate`` ~ ``termination``), a crude stem."""
+SUPPORT_MIN_SHARE = 0.6
+"""At least 60% of clause_text's content words must occur in the quotes (by stem)."""
+
+
+def check_clause_support(clause_text: str, quotes: list[str]) -> None:
+    """Check that ``clause_text`` is supported by the verified ``quotes``; raise :class:`CitationError` if not.
+
+    The rule (ours; the model is told it in the system prompt):
+
+    * every token of ``clause_text`` that contains a digit (amounts, dates, section
+      numbers, ``$247.83``) must occur verbatim among the quotes' tokens, and
+    * at least :data:`SUPPORT_MIN_SHARE` of its content words (stop words removed,
+      compared case-insensitively by their first :data:`SUPPORT_STEM_CHARS` characters)
+      must occur in the quotes.
+
+    This accepts a trimmed or lightly reworded clause_text and rejects one that says
+    something the quotes do not (a different number, or mostly other words).
+    """
+    quote_tokens = {t.lower() for q in quotes for t in _TOKEN.findall(q)}
+    quote_stems = {t[:SUPPORT_STEM_CHARS] for t in quote_tokens}
+    tokens = [t.lower() for t in _TOKEN.findall(clause_text)]
+    numbers = [t for t in tokens if any(ch.isdigit() for ch in t)]
+    missing_numbers = [t for t in numbers if t not in quote_tokens]
+    if missing_numbers:
+        raise CitationError(
+            f"clause_text has values not in any quote: {', '.join(missing_numbers[:5])}; quote the text that states them"
+        )
+    words = [t for t in tokens if t not in _STOPWORDS and not any(ch.isdigit() for ch in t)]
+    if not words:
+        return
+    supported = sum(1 for w in words if w[:SUPPORT_STEM_CHARS] in quote_stems)
+    if supported / len(words) < SUPPORT_MIN_SHARE:
+        unsupported = [w for w in words if w[:SUPPORT_STEM_CHARS] not in quote_stems]
+        raise CitationError(
+            f"clause_text is not supported by the quotes ({supported} of {len(words)} content words found; "
+            f"missing e.g. {', '.join(unsupported[:5])}); use the document's words or quote more"
+        )

@@ -18,7 +18,7 @@ import uuid
 import zipfile
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -60,6 +60,7 @@ class ExecutionResult:
     error: str | None
     cause: str | None
     history: list[dict[str, Any]]
+    executions: list[str] = field(default_factory=list)
 
 
 def _invoke_in_process(handlers: dict[str, Handler]):
@@ -95,6 +96,181 @@ def _aws_sandbox():
                 os.environ[k] = v
 
 
+def start_input(run_id: str, doc_id: str, max_iterations: int, iterations_per_execution: int) -> dict[str, Any]:
+    """The input of a run's first execution (generation 1, no session yet)."""
+    return {"run_id": run_id, "doc_id": doc_id, "iteration": 0, "max_iterations": max_iterations,
+            "execution_iterations": 0, "iterations_per_execution": iterations_per_execution, "generation": 1}
+
+
+class LocalStepFunctions:
+    """The state machine of an ASL file running in moto, its Lambda tasks in-process.
+
+    Use as a context manager. Inside an already active ``mock_aws`` (tests with moto
+    DynamoDB) it joins that mock; otherwise it opens its own with fake credentials.
+    ``start`` starts an execution; ``wait`` polls it to the end and follows continue-as-new
+    (a ``ContinuedAsNew`` success whose output names the next execution); ``redrive``
+    emulates Step Functions' redrive, which moto does not implement (see :meth:`redrive`).
+    """
+
+    def __init__(self, definition_path: Path, handlers: dict[str, Handler], *, poll_seconds: float = 0.05):
+        self.definition_path = definition_path
+        self.handlers = handlers
+        self.poll_seconds = poll_seconds
+        self._stack: list[Any] = []
+        self._redrives: dict[str, int] = {}
+
+    def __enter__(self) -> LocalStepFunctions:
+        import boto3
+        from moto import mock_aws
+        from moto.awslambda.models import LambdaFunction
+        from moto.core.config import default_user_config
+
+        handlers = {**self.handlers, "LocalStartExecutionArn": self._start_execution_task}
+        by_function = {f"longdoc-local-{n.removesuffix('Arn').lower()}": h for n, h in handlers.items()}
+        sandbox = _aws_sandbox()
+        sandbox.__enter__()
+        self._stack.append(sandbox)
+        mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
+        mock.start(reset=False)
+        self._stack.append(mock)
+        default_user_config.setdefault("stepfunctions", {})["execute_state_machine"] = True
+        patch = mock_patch_invoke(LambdaFunction, by_function)
+        patch.start()
+        self._stack.append(patch)
+        suffix = uuid.uuid4().hex[:8]
+        iam = boto3.client("iam", region_name=REGION)
+        role = iam.create_role(RoleName=f"longdoc-local-{suffix}", AssumeRolePolicyDocument=json.dumps({
+            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                    "Principal": {"Service": "lambda.amazonaws.com"}}]}))["Role"]["Arn"]
+        lam = boto3.client("lambda", region_name=REGION)
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as zf:
+            zf.writestr("app.py", "def handler(event, context):\n    return event\n")
+        definition = json.dumps(_local_start_execution(json.loads(self.definition_path.read_text(encoding="utf-8"))))
+        for placeholder, function_name in zip(handlers, by_function):
+            try:
+                arn = lam.create_function(FunctionName=function_name, Runtime="python3.12", Role=role,
+                                          Handler="app.handler", Code={"ZipFile": archive.getvalue()})["FunctionArn"]
+            except lam.exceptions.ResourceConflictException:
+                arn = lam.get_function(FunctionName=function_name)["Configuration"]["FunctionArn"]
+            definition = definition.replace("${" + placeholder + "}", arn)
+        self.definition = definition
+        self.sfn = boto3.client("stepfunctions", region_name=REGION)
+        self.machine_arn = self.sfn.create_state_machine(
+            name=f"longdoc-local-extract-{suffix}", definition=definition,
+            roleArn="arn:aws:iam::123456789012:role/longdoc-local-sfn")["stateMachineArn"]
+        return self
+
+    def _start_execution_task(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        """In-process stand-in for the ``states:startExecution`` integration (request-response)."""
+        response = self.sfn.start_execution(stateMachineArn=event["StateMachineArn"], name=event["Name"],
+                                            input=json.dumps(event.get("Input") or {}))
+        return {"ExecutionArn": response["executionArn"], "StartDate": str(response["startDate"])}
+
+    def __exit__(self, *exc: object) -> None:
+        while self._stack:
+            item = self._stack.pop()
+            if hasattr(item, "__exit__") and not hasattr(item, "stop"):
+                item.__exit__(None, None, None)
+            else:
+                item.stop()
+
+    def start(self, execution_input: dict[str, Any], name: str | None = None, *, machine_arn: str | None = None) -> str:
+        """Start an execution; returns its ARN."""
+        return self.sfn.start_execution(stateMachineArn=machine_arn or self.machine_arn, name=name or str(uuid.uuid4()),
+                                        input=json.dumps(execution_input))["executionArn"]
+
+    def _wait_one(self, execution_arn: str, deadline: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        while True:
+            described = self.sfn.describe_execution(executionArn=execution_arn)
+            if described["status"] != "RUNNING":
+                break
+            if time.monotonic() > deadline:
+                self.sfn.stop_execution(executionArn=execution_arn, error="LocalTimeout")
+                raise TimeoutError(f"local execution {execution_arn} still running")
+            time.sleep(self.poll_seconds)
+        history: list[dict[str, Any]] = []
+        token = None
+        while True:
+            page = self.sfn.get_execution_history(executionArn=execution_arn, maxResults=1000,
+                                                  **({"nextToken": token} if token else {}))
+            history.extend(page["events"])
+            token = page.get("nextToken")
+            if not token:
+                break
+        return described, json.loads(json.dumps(history, default=str))
+
+    def wait(self, execution_arn: str, timeout_seconds: float = 3600) -> ExecutionResult:
+        """Wait for an execution and every execution it continued as; returns the chain's result.
+
+        ``status``/``output``/``error``/``cause`` are the last execution's; ``history`` is
+        the concatenation; ``executions`` lists every ARN in order.
+        """
+        deadline = time.monotonic() + timeout_seconds
+        arns: list[str] = []
+        history: list[dict[str, Any]] = []
+        while True:
+            described, events = self._wait_one(execution_arn, deadline)
+            arns.append(execution_arn)
+            history.extend(events)
+            output = json.loads(described["output"]) if described.get("output") else None
+            nxt = (output or {}).get("continued_as", {}).get("execution_arn") if described["status"] == "SUCCEEDED" else None
+            if not nxt:
+                return ExecutionResult(execution_arn=execution_arn, status=described["status"], output=output,
+                                       error=described.get("error"), cause=described.get("cause"),
+                                       history=history, executions=arns)
+            execution_arn = nxt
+
+    def redrive(self, execution_arn: str) -> str:
+        """Emulate ``RedriveExecution`` for a FAILED execution; returns the new execution's ARN.
+
+        AWS re-runs the state the execution failed in, with that state's input, in the same
+        execution (https://docs.aws.amazon.com/step-functions/latest/dg/redrive-executions.html).
+        moto has no redrive, so this starts a new execution (name ``<name>-redrive-<n>``) of
+        a copy of the definition whose ``StartAt`` is that state, with that state's input.
+        What the handlers observe is the same: the failed state runs again with the same
+        input and a new ``$$.State.EnteredTime``. Raises ValueError if it did not fail.
+        """
+        described = self.sfn.describe_execution(executionArn=execution_arn)
+        if described["status"] != "FAILED":
+            raise ValueError(f"{execution_arn} is {described['status']}, not FAILED")
+        _, history = self._wait_one(execution_arn, time.monotonic() + 60)
+        entered = [e for e in history if e["type"].endswith("StateEntered")]
+        failed_state = entered[-1]["stateEnteredEventDetails"]
+        definition = json.loads(self.definition)
+        definition["StartAt"] = failed_state["name"]
+        n = self._redrives[execution_arn] = self._redrives.get(execution_arn, 0) + 1
+        name = f"{described['name']}-redrive-{n}"
+        machine = self.sfn.create_state_machine(name=f"{name}-machine", definition=json.dumps(definition),
+                                                roleArn="arn:aws:iam::123456789012:role/longdoc-local-sfn")
+        return self.start(json.loads(failed_state["input"]), name, machine_arn=machine["stateMachineArn"])
+
+
+def _local_start_execution(definition: dict[str, Any]) -> dict[str, Any]:
+    """Route ``arn:aws:states:::states:startExecution`` tasks through an in-process Lambda.
+
+    moto 5.2's ASL interpreter fails that integration (``States.Runtime: 'StateMachineArn'``),
+    so locally each such Task invokes ``${LocalStartExecutionArn}`` with the same Parameters
+    as its payload, and its ResultSelector reads ``$.Payload.<field>`` instead of
+    ``$.<field>``. The observable result is the same: a new execution with that name and
+    input, and the task's output carrying its ``ExecutionArn``.
+    """
+    for state in definition.get("States", {}).values():
+        if state.get("Resource") != "arn:aws:states:::states:startExecution":
+            continue
+        state["Resource"] = "arn:aws:states:::lambda:invoke"
+        state["Parameters"] = {"FunctionName": "${LocalStartExecutionArn}", "Payload": state.get("Parameters", {})}
+        if "ResultSelector" in state:
+            state["ResultSelector"] = {k: v.replace("$.", "$.Payload.", 1) if isinstance(v, str) else v
+                                       for k, v in state["ResultSelector"].items()}
+    return definition
+
+
+def mock_patch_invoke(lambda_function_cls: Any, by_function: dict[str, Handler]) -> Any:
+    """A started-on-demand patch routing moto Lambda invokes to in-process handlers."""
+    return mock.patch.object(lambda_function_cls, "_invoke_lambda", _invoke_in_process(by_function))
+
+
 def run_state_machine(
     definition_path: Path,
     handlers: dict[str, Handler],
@@ -104,59 +280,11 @@ def run_state_machine(
     poll_seconds: float = 0.05,
     timeout_seconds: float = 3600,
 ) -> ExecutionResult:
-    """Execute an ASL file locally and wait for it to finish.
+    """Execute an ASL file locally and wait for it (and any continue-as-new successors) to finish.
 
     ``handlers`` maps a substitution name (e.g. ``"ExtractFunctionArn"``) to the handler that
     the placeholder's Lambda function runs. Returns the result with the full history.
     Raises TimeoutError if the execution runs longer than ``timeout_seconds``.
     """
-    import boto3
-    from moto import mock_aws
-    from moto.awslambda.models import LambdaFunction
-
-    definition = definition_path.read_text(encoding="utf-8")
-    by_function = {f"longdoc-local-{n.removesuffix('Arn').lower()}": h for n, h in handlers.items()}
-    config = {"stepfunctions": {"execute_state_machine": True}}
-    with _aws_sandbox(), mock_aws(config=config), mock.patch.object(
-        LambdaFunction, "_invoke_lambda", _invoke_in_process(by_function)
-    ):
-        iam = boto3.client("iam", region_name=REGION)
-        role = iam.create_role(RoleName="longdoc-local", AssumeRolePolicyDocument=json.dumps({
-            "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                                                    "Principal": {"Service": "lambda.amazonaws.com"}}]}))["Role"]["Arn"]
-        lam = boto3.client("lambda", region_name=REGION)
-        archive = io.BytesIO()
-        with zipfile.ZipFile(archive, "w") as zf:
-            zf.writestr("app.py", "def handler(event, context):\n    return event\n")
-        for placeholder, function_name in zip(handlers, by_function):
-            arn = lam.create_function(FunctionName=function_name, Runtime="python3.12", Role=role,
-                                      Handler="app.handler", Code={"ZipFile": archive.getvalue()})["FunctionArn"]
-            definition = definition.replace("${" + placeholder + "}", arn)
-        sfn = boto3.client("stepfunctions", region_name=REGION)
-        machine = sfn.create_state_machine(name="longdoc-local-extract", definition=definition,
-                                           roleArn="arn:aws:iam::123456789012:role/longdoc-local-sfn")
-        execution_arn = sfn.start_execution(stateMachineArn=machine["stateMachineArn"],
-                                            name=name or str(uuid.uuid4()),
-                                            input=json.dumps(execution_input))["executionArn"]
-        deadline = time.monotonic() + timeout_seconds
-        while True:
-            described = sfn.describe_execution(executionArn=execution_arn)
-            if described["status"] != "RUNNING":
-                break
-            if time.monotonic() > deadline:
-                sfn.stop_execution(executionArn=execution_arn, error="LocalTimeout")
-                raise TimeoutError(f"local execution {execution_arn} still running after {timeout_seconds} s")
-            time.sleep(poll_seconds)
-        history: list[dict[str, Any]] = []
-        token = None
-        while True:
-            page = sfn.get_execution_history(executionArn=execution_arn, maxResults=1000,
-                                             **({"nextToken": token} if token else {}))
-            history.extend(page["events"])
-            token = page.get("nextToken")
-            if not token:
-                break
-    output = json.loads(described["output"]) if described.get("output") else None
-    return ExecutionResult(execution_arn=execution_arn, status=described["status"], output=output,
-                           error=described.get("error"), cause=described.get("cause"),
-                           history=json.loads(json.dumps(history, default=str)))
+    with LocalStepFunctions(definition_path, handlers, poll_seconds=poll_seconds) as machine:
+        return machine.wait(machine.start(execution_input, name), timeout_seconds)
