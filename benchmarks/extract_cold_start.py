@@ -34,7 +34,7 @@ CASES = {
     "import anthropic": "import anthropic",
     "handler import": LOAD_HANDLER,
     "handler import + Claude client": LOAD_HANDLER + "; from longdoc.adapters.claude import ClaudeModel; "
-                                      "ClaudeModel('test-key-not-real', 'claude-sonnet-4-5')",
+                                      "ClaudeModel('test-key-not-real', 'claude-sonnet-5-5')",
 }
 
 

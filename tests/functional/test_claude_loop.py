@@ -36,7 +36,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No applicatio
 
 REPO = Path(__file__).resolve().parents[2]
 ASL = REPO / "statemachine" / "extract.asl.json"
-MODEL_ID = "claude-sonnet-4-5"
+MODEL_ID = "claude-sonnet-5-5"
 FACTS = {"claim_amount": "$247.83", "customer_id": "cust_4711"}
 TWELVE = ["Governing Law", "Termination For Convenience", "Cap On Liability", "Insurance", "Audit Rights",
           "Warranty Duration", "Anti-Assignment", "Agreement Date", "Expiration Date", "Renewal Term",

@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     max_tokens: int = Field(4096, ge=64, le=64000)
     max_iterations: int = Field(40, ge=1, le=1000)
     model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline
-    claude_model: str = "claude-sonnet-4-5"
+    claude_model: str = "claude-sonnet-5-5"
     clause_catalogue: Path | None = None
     strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
     no_progress_limit: int = Field(3, ge=1, le=50)  # sessions in a row without progress before NoProgress

@@ -41,7 +41,7 @@ class ClaudeModel:
     Args:
         api_key: Anthropic API key (see :func:`longdoc.adapters.secrets.api_key`); held by
             the SDK client only, never logged or included in ``repr``.
-        model: model id sent with every call (e.g. ``"claude-sonnet-4-5"``); also
+        model: model id sent with every call (e.g. ``"claude-sonnet-5-5"``); also
             :attr:`name`, recorded on every result.
         base_url: API root (default: the SDK's, ``https://api.anthropic.com``); tests
             point it at a loopback fake.

@@ -9,7 +9,10 @@ Minimum cacheable prompt lengths: below these, a ``cache_control`` breakpoint si
 caches nothing. Figures from Anthropic's prompt-caching documentation as quoted in
 https://github.com/anthropics/anthropic-sdk-python/issues/1194 (read 2026-11-29):
 4096 tokens for Claude Opus 4.6/4.5 and Haiku 4.5; 1024 for Sonnet 4.6/4.5/4 and
-Opus 4.1/4 and Sonnet 3.7; 2048 for Haiku 3.5 and Haiku 3.
+Opus 4.1/4 and Sonnet 3.7; 2048 for Haiku 3.5 and Haiku 3. Sonnet 5: 1024 and Opus 5: 512,
+as quoted from the same documentation in "Claude's prompt cache fails silently below 1,024
+tokens" (dev.to, 2026). Sonnet 5.5 has no published figure we could find; it is assumed to
+match Sonnet 5 (1024) until documented.
 """
 
 from __future__ import annotations
@@ -28,6 +31,9 @@ from longdoc.models import Usage
 log = logging.getLogger(__name__)
 
 MIN_CACHEABLE_TOKENS: dict[str, int] = {
+    "claude-sonnet-5-5": 1024,
+    "claude-sonnet-5": 1024,
+    "claude-opus-5": 512,
     "claude-opus-4-6": 4096,
     "claude-opus-4-5": 4096,
     "claude-haiku-4-5": 4096,
