@@ -19,6 +19,8 @@ import importlib.util
 import json
 import logging
 import os
+import sqlite3
+import warnings
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -30,6 +32,30 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 class CliError(Exception):
     """A failure reported as one line on stderr with exit status 1."""
+
+
+def _one_line(text: str, limit: int = 400) -> str:
+    """Collapse a message to one line of at most ``limit`` characters."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def short_cause(cause: str | None) -> str:
+    """The readable part of a Step Functions cause: a Lambda error payload's type and message."""
+    if not cause:
+        return ""
+    start = cause.find("{")
+    if start >= 0:
+        try:
+            payload = json.loads(cause[start:])
+            if isinstance(payload, dict) and "errorMessage" in payload:
+                prefix = cause[:start].strip().rstrip(":")
+                kind = payload.get("errorType", "")
+                head = f"{prefix}: " if prefix and prefix != kind else ""
+                return _one_line(f"{head}{kind}: {payload['errorMessage']}")
+        except ValueError:
+            pass
+    return _one_line(cause)
 
 
 def _functions_dir() -> Path:
@@ -72,17 +98,31 @@ def s3_event_for(key: str, size: int, bucket: str = "local") -> dict[str, Any]:
                          "awsRegion": "us-east-1"}]}
 
 
+def _batch_failure(module: ModuleType, record: Any) -> str:
+    """Why the ingest handler reported a batch item failure: the registry reason, else the exception."""
+    if record is not None and record.reason:
+        return record.reason
+    exceptions = getattr(getattr(module, "processor", None), "exceptions", None) or []
+    if exceptions and exceptions[-1][1] is not None:
+        exc = exceptions[-1][1]
+        return f"{type(exc).__name__}: {exc}"
+    return "unknown error (run with LONGDOC_LOG_LEVEL=INFO for the log)"
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it."""
     from longdoc import wiring
     from longdoc.domain.ingest import INCOMING_PREFIX, METADATA_SUFFIX, doc_id_for_key
     from longdoc.local.engine import LocalContext
 
-    handler = load_handler("ingest").handler
+    module = load_handler("ingest")
+    handler = module.handler
     failures = 0
     for raw in args.paths:
         path = Path(raw)
         try:
+            if path.is_dir():
+                raise CliError(f"{path}: is a directory, not a file")
             if not path.is_file():
                 raise CliError(f"{path}: no such file")
             data = path.read_bytes()
@@ -91,11 +131,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             if sidecar.is_file():  # optional doc_type / line_of_business / term for every chunk
                 wiring.blob_store().put(key + METADATA_SUFFIX, sidecar.read_bytes())
             wiring.blob_store().put(key, data)
+            previous = wiring.state_store().get_document(doc_id_for_key(key))
             response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
             doc_id = doc_id_for_key(key)
             record = wiring.state_store().get_document(doc_id, hashlib.sha256(data).hexdigest()[:16])
             if response.get("batchItemFailures") or record is None:
-                raise CliError(f"{path}: ingest failed (see the log above); retry later")
+                raise CliError(f"{path}: ingest failed, retry later: {_batch_failure(module, record)}")
             if record.status != "READY":
                 raise CliError(f"{path}: {record.reason or record.status}")
         except Exception as exc:  # one bad file never stops the others
@@ -103,6 +144,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             reason = str(exc) if isinstance(exc, CliError) else f"{path}: {type(exc).__name__}: {exc}"
             print(f"longdoc: {reason}", file=sys.stderr)
             continue
+        if previous is not None and previous.doc_version != record.doc_version and previous.status == "READY":
+            print(f"longdoc: {path}: {record.doc_id} now points at version {record.doc_version} "
+                  f"(was {previous.doc_version} from {previous.source}); older versions stay readable "
+                  f"with --version", file=sys.stderr)
         row = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
                "pages": record.pages, "chunks": record.chunks, "reused": record.reused}
         if record.pages_needing_ocr:
@@ -158,11 +203,14 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def cmd_chunks(args: argparse.Namespace) -> int:
     """Print a document version's chunks (all fields with --json)."""
     from longdoc import wiring
-    from longdoc.domain.ingest import load_chunks
+    from longdoc.domain.ingest import load_chunks, ready_document
 
-    record = wiring.state_store().get_document(args.doc_id, args.version)
-    if record is None or record.status != "READY":
-        raise CliError(f"document {args.doc_id} is not ingested")
+    record = ready_document(wiring.state_store(), args.doc_id, args.version)
+    what = f"{args.doc_id} version {args.version}" if args.version else args.doc_id
+    if record is None:
+        raise CliError(f"document {what} is not ingested")
+    if record.status != "READY":
+        raise CliError(f"document {what} is {record.status}: {record.reason or 'no reason recorded'}")
     chunks = load_chunks(wiring.blob_store(), record.doc_id, record.doc_version)
     if args.json:
         print(json.dumps([c.model_dump(mode="json", exclude={"page_spans", "section_spans"}) | {"section_ids": c.section_ids}
@@ -206,9 +254,9 @@ def print_table(result: dict[str, Any], out=sys.stdout) -> None:
         rows.append((e["clause_type"], e["status"], _page_cell(cite.get("page"), cite.get("page_label")),
                      cite.get("section_id") or "-", (path[:29] + "…") if len(path) > 30 else path,
                      (quote[:60] + "…") if len(quote) > 60 else quote))
-    widths = [min(max(len(r[i]) for r in rows), 34) for i in range(5)]
+    widths = [min(max(len(r[i]) for r in rows), 44 if i == 0 else 34) for i in range(5)]
     for r in rows:
-        print("  ".join(r[i][:34].ljust(widths[i]) for i in range(5)) + "  " + r[5], file=out)
+        print("  ".join(r[i][: widths[i]].ljust(widths[i]) for i in range(5)) + "  " + r[5], file=out)
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
@@ -247,7 +295,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
               f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
         print_table(result)
     if result["status"] != "SUCCEEDED":
-        print(f"longdoc: run {run.run_id} failed: {execution.error}: {execution.cause}", file=sys.stderr)
+        print(f"longdoc: run {run.run_id} failed: {execution.error}: {short_cause(execution.cause)}",
+              file=sys.stderr)
         return 1
     return 0
 
@@ -264,6 +313,19 @@ def cmd_clause_types(args: argparse.Namespace) -> int:
         for c in catalogue:
             print(f"{c.name:<40} {c.description[:90]}")
     return 0
+
+
+def _int_at_least(low: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {value}")
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -288,9 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("doc_id")
     p.add_argument("--clause-types", required=True, help="comma-separated clause type names")
     p.add_argument("--version", default=None)
-    p.add_argument("--max-tokens", type=int, default=None, help="output tokens per model call")
-    p.add_argument("--top-k", type=int, default=None)
-    p.add_argument("--max-iterations", type=int, default=None)
+    p.add_argument("--max-tokens", type=_int_at_least(1), default=None, help="output tokens per model call")
+    p.add_argument("--top-k", type=_int_at_least(1), default=None)
+    p.add_argument("--max-iterations", type=_int_at_least(1), default=None)
     p.add_argument("--fact", action="append", default=[], metavar="KEY=VALUE",
                    help="an exact value pinned into CASE_FACTS (repeatable)")
     p.add_argument("--json", action="store_true")
@@ -304,18 +366,32 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``longdoc`` console script; returns the exit status."""
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LONGDOC_LOG_LEVEL", "WARNING"))
+    # The CLI reports failures itself, one line each; the handlers' JSON logs only on request.
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LONGDOC_LOG_LEVEL", "CRITICAL"))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
     logging.getLogger("moto").setLevel(logging.CRITICAL)  # the local engine's own chatter
+    warnings.filterwarnings("ignore", module=r"aws_lambda_powertools.*")
     from longdoc.errors import LongdocError
 
     try:
         return args.func(args)
     except (CliError, LongdocError) as exc:
-        print(f"longdoc: {exc}", file=sys.stderr)
+        print(f"longdoc: {_one_line(str(exc))}", file=sys.stderr)
         return 1
+    except OSError as exc:  # unreadable or read-only LONGDOC_HOME, full disk, ...
+        where = exc.filename or os.environ.get("LONGDOC_HOME", ".longdoc")
+        print(f"longdoc: {_one_line(f'{exc.strerror or exc}: {where}')}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:
+        home = os.environ.get("LONGDOC_HOME", ".longdoc")
+        print(f"longdoc: local state store under {home} is unusable: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("longdoc: interrupted; a run left RUNNING resumes from its checkpoint when started again "
+              "with the same run id, or start a new one", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

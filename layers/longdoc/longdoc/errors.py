@@ -25,7 +25,8 @@ class UnknownClauseType(LongdocError):
     def __init__(self, name: str, suggestions: list[str]):
         self.name = name
         self.suggestions = suggestions
-        hint = f"; closest: {', '.join(suggestions)}" if suggestions else ""
+        hint = (f"; closest: {', '.join(suggestions)}" if suggestions
+                else "; list the known ones with `longdoc clause-types`")
         super().__init__(f"unknown clause type {name!r}{hint}")
 
 

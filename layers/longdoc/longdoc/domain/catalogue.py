@@ -132,7 +132,8 @@ class Catalogue:
         """Return the clause type called ``name`` (see :func:`normalise_name`).
 
         Raises :class:`~longdoc.errors.UnknownClauseType` when nothing matches; its
-        ``suggestions`` hold up to 3 display names ranked by ``difflib`` similarity.
+        ``suggestions`` hold up to 3 display names: names containing every word of the
+        query first, then by ``difflib`` similarity.
         """
         key = normalise_name(name)
         found = self._by_key.get(key)
@@ -140,7 +141,12 @@ class Catalogue:
             close = difflib.get_close_matches(
                 key, list(self._by_key), n=MAX_SUGGESTIONS, cutoff=_SUGGESTION_CUTOFF
             )
-            raise UnknownClauseType(name, [self._by_key[k].name for k in close])
+            # Names that contain every word of the query ("termination", "rofr") come first.
+            words = [w for w in key.replace("/", " ").split() if len(w) > 2]
+            containing = [k for k in self._by_key
+                          if words and all(w in k.replace("/", " ").split() or w in k for w in words)]
+            ranked = list(dict.fromkeys(containing + close))[:MAX_SUGGESTIONS]
+            raise UnknownClauseType(name.strip(), [self._by_key[k].name for k in ranked])
         return found
 
     def resolve_many(self, names: Iterable[str]) -> list[ClauseType]:

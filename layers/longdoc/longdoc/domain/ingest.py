@@ -239,6 +239,8 @@ def ingest_document(
     version = version_for(data)
     existing = state.get_document(doc_id, version)
     if existing is not None and existing.status == "READY":
+        # The same bytes again: nothing to do, but this version becomes the latest again.
+        state.put_document(existing.model_copy(update={"updated_at": _now()}))
         return IngestResult(doc_id, version, source, existing.pages, existing.chunks, True, 0.0)
     try:
         parsed = parse_document(source, data, max_bytes=max_bytes, max_pages=max_pages)
@@ -398,3 +400,17 @@ def describe(result: IngestResult) -> dict:
             "pages": result.pages, "chunks": result.chunks, "skipped": result.skipped,
             "embedded": result.embedded, "reused": result.reused}
 
+
+def ready_document(state: StateStore, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
+    """The version to read: ``doc_version`` if given, else the latest version that is ``READY``.
+
+    A failed or in-progress newer version never hides an older ``READY`` one. Returns the
+    latest record of any status when none is ``READY`` (so callers can say why), or None.
+    """
+    if doc_version is not None:
+        return state.get_document(doc_id, doc_version)
+    latest = state.get_document(doc_id)
+    if latest is None or latest.status == "READY":
+        return latest
+    ready = [r for r in state.list_document_versions(doc_id) if r.status == "READY"]
+    return ready[-1] if ready else latest

@@ -45,7 +45,7 @@ from pydantic import ValidationError
 from longdoc.domain.catalogue import Catalogue, ClauseType
 from longdoc.domain.citations import CitationError, check_clause_support, verify_citation
 from longdoc.domain.cost import estimate_cost, load_prices, warn_if_prefix_uncacheable
-from longdoc.domain.ingest import load_chunks
+from longdoc.domain.ingest import load_chunks, ready_document
 from longdoc.domain.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request, prefix_tokens, render_next_page
 from longdoc.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, ModelRefused, NoProgress, NotFound
 from longdoc.models import (
@@ -162,7 +162,7 @@ def start_run(
     resolved = [c.name for c in catalogue.resolve_many(clause_types)]
     if not resolved:
         raise LongdocError("no clause types requested")
-    doc = state.get_document(doc_id, doc_version)
+    doc = ready_document(state, doc_id, doc_version)
     if doc is None or doc.status != "READY":
         what = f"{doc_id}@{doc_version}" if doc_version else doc_id
         status = f" (status {doc.status}: {doc.reason})" if doc else ""

@@ -1,0 +1,108 @@
+"""The CLI as a careless user drives it: same-name files, failed re-ingests, bad options.
+
+Given small real text documents from the corpus, when the user does the things a new user
+does, then every outcome is a clear one-line message and no good document becomes unusable.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from longdoc import wiring
+from longdoc.cli import main, short_cause
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    wiring.reset()
+    yield tmp_path
+    wiring.reset()
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_same_name_files_are_versions_and_the_last_ingested_one_is_used(home, capsys, corpus_dir):
+    # Given two different files that share a name, ingested A, B, then A again
+    (home / "a").mkdir()
+    (home / "b").mkdir()
+    shutil.copy(corpus_dir / "Apache-2.0.txt", home / "a" / "license.txt")
+    shutil.copy(corpus_dir / "MPL-2.0.txt", home / "b" / "license.txt")
+    _, out_a, _ = _cli(capsys, "ingest", str(home / "a" / "license.txt"), "--json")
+    _, out_b, err_b = _cli(capsys, "ingest", str(home / "b" / "license.txt"), "--json")
+    code, out_a2, err_a2 = _cli(capsys, "ingest", str(home / "a" / "license.txt"), "--json")
+    version_a, version_b = json.loads(out_a)["doc_version"], json.loads(out_b)["doc_version"]
+    # Then the user is told each time the document id moves to another version
+    assert code == 0 and version_a != version_b
+    assert f"now points at version {version_b}" in err_b
+    assert f"now points at version {version_a}" in err_a2
+    # And the chunks shown are those of the file ingested last (Apache), the other stays readable
+    _, out, _ = _cli(capsys, "chunks", "license", "--json")
+    assert {c["doc_version"] for c in json.loads(out)} == {version_a}
+    assert "Apache License" in json.loads(out)[0]["text"]
+    _, out, _ = _cli(capsys, "chunks", "license", "--version", version_b, "--json")
+    assert "Mozilla Public License" in json.loads(out)[0]["text"]
+
+
+def test_failed_reingest_never_hides_the_ready_version(home, capsys, corpus_dir):
+    # Given a good document, then the same name with unusable content
+    path = home / "contract.txt"
+    shutil.copy(corpus_dir / "Apache-2.0.txt", path)
+    _, out, _ = _cli(capsys, "ingest", str(path), "--json")
+    good = json.loads(out)["doc_version"]
+    path.write_text("   \n\n  ")
+    code, _, err = _cli(capsys, "ingest", str(path))
+    assert code == 1 and "contract.txt" in err and err.count("\n") == 1
+    # When chunks and extract are asked for the document
+    code_chunks, out, _ = _cli(capsys, "chunks", "contract", "--json")
+    code_extract, out_extract, _ = _cli(capsys, "extract", "contract", "--clause-types", "Governing Law", "--json")
+    # Then the READY version is used by both
+    assert code_chunks == 0 and {c["doc_version"] for c in json.loads(out)} == {good}
+    assert code_extract == 0 and json.loads(out_extract)["doc_version"] == good
+
+
+def test_bad_paths_and_options_fail_with_one_line(home, capsys, corpus_dir):
+    code, _, err = _cli(capsys, "ingest", str(home))
+    assert code == 1 and "is a directory" in err and err.count("\n") == 1
+    for option in ("--max-tokens", "--top-k", "--max-iterations"):
+        with pytest.raises(SystemExit) as stop:
+            main(["extract", "x", "--clause-types", "Governing Law", option, "0"])
+        assert stop.value.code == 2
+        assert "must be at least 1" in capsys.readouterr().err
+    code, _, err = _cli(capsys, "extract", "x", "--clause-types", "ROFR")
+    assert code == 1 and "Rofr/Rofo/Rofn" in err
+    code, _, err = _cli(capsys, "extract", "x", "--clause-types", "Termination")
+    assert code == 1 and "Termination For Convenience" in err
+
+
+def test_unusable_home_is_one_line_not_a_traceback(tmp_path, capsys, monkeypatch):
+    # Given LONGDOC_HOME pointing at a regular file
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("LONGDOC_HOME", str(blocker))
+    wiring.reset()
+    code, _, err = _cli(capsys, "chunks", "anything")
+    assert code == 1 and err.startswith("longdoc: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+    wiring.reset()
+
+
+def test_short_cause_reads_lambda_error_payloads():
+    cause = 'ModelUnavailable: {"errorType": "ModelUnavailable", "errorMessage": "Claude API unreachable", "stackTrace": ["a", "b"]}'
+    assert short_cause(cause) == "ModelUnavailable: Claude API unreachable"
+    wrapped = 'States.TaskFailed: {"errorType": "NotFound", "errorMessage": "run r does not exist"}'
+    assert short_cause(wrapped) == "States.TaskFailed: NotFound: run r does not exist"
+    assert short_cause("plain\nmulti line") == "plain multi line"
+    assert short_cause(None) == ""
