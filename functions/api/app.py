@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from longdoc import wiring
 from longdoc.config import get_settings
 from longdoc.domain.catalogue import load_catalogue
+from longdoc.domain.ingest import ready_document
 from longdoc.domain.session import run_result, start_run
 from longdoc.errors import LongdocError, NotFound, UnknownClauseType
 from longdoc.observability import logger, metrics, tracer
@@ -84,30 +85,44 @@ def create_extraction(
     section 2.7: a key reused with a different payload SHOULD get 422), and no run starts.
     """
     settings = get_settings()
-    body_hash = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
-    seed = idempotency_key or body.model_dump_json()
-    run_id = "run-" + hashlib.sha256(seed.encode()).hexdigest()[:16]
     state = wiring.state_store()
+    body_hash = hashlib.sha256(body.model_dump_json().encode()).hexdigest()
+    if idempotency_key:
+        seed = idempotency_key
+    else:
+        # Without a key, the same body names the same run only for the same document version,
+        # and a run that failed does not block a new attempt.
+        doc = ready_document(state, body.doc_id, body.doc_version)
+        seed = body.model_dump_json() + "@" + (doc.doc_version if doc else "none")
+    run_id = "run-" + hashlib.sha256(seed.encode()).hexdigest()[:16]
     existing = state.get_run(run_id)
     if existing is not None and existing.request_hash and existing.request_hash != body_hash:
         return Response(status_code=422, content_type=content_types.APPLICATION_JSON,
                         body={"message": "Idempotency-Key was already used with a different request body",
                               "field": "Idempotency-Key", "run_id": run_id})
+    attempt = 1
+    while existing is not None and not idempotency_key and existing.status == "FAILED":
+        attempt += 1
+        run_id = "run-" + hashlib.sha256(f"{seed}#attempt{attempt}".encode()).hexdigest()[:16]
+        existing = state.get_run(run_id)
     if existing is None:
         run = start_run(state, load_catalogue(settings.clause_catalogue), doc_id=body.doc_id, doc_version=body.doc_version,
                         clause_types=body.clause_types, model_name=wiring.model_name(settings),
                         max_tokens=body.max_tokens or settings.max_tokens, top_k=body.top_k or settings.top_k,
                         facts=body.facts, run_id=run_id)
-        run = run.model_copy(update={"request_hash": body_hash})
-        state.put_run(run)
+        existing = run.model_copy(update={"request_hash": body_hash})
+        state.put_run(existing)
+    if existing.execution_arn is None:
+        # First request, or a retry after start_execution failed: (re)start it. The execution
+        # name is the run id, so Step Functions itself refuses a second, different execution.
         execution = _sfn().start_execution(
             stateMachineArn=settings.state_machine_arn, name=run_id,
-            input=json.dumps({"run_id": run.run_id, "doc_id": run.doc_id, "iteration": 0,
+            input=json.dumps({"run_id": existing.run_id, "doc_id": existing.doc_id, "iteration": 0,
                               "max_iterations": settings.max_iterations, "execution_iterations": 0,
                               "iterations_per_execution": settings.iterations_per_execution, "generation": 1}),
         )
-        state.put_run(run.model_copy(update={"execution_arn": execution["executionArn"], "status": "RUNNING",
-                                             "executions": [run_id]}))
+        state.put_run(existing.model_copy(update={"execution_arn": execution["executionArn"], "status": "RUNNING",
+                                                  "executions": [run_id]}))
         existing = state.get_run(run_id)
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
                     body={"run_id": existing.run_id, "status": existing.status,

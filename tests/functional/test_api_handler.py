@@ -308,3 +308,51 @@ def test_openapi_document(api, sfn) -> None:
     assert "post" in spec["paths"]["/extractions"]
     assert {"/extractions/{run_id}", "/documents/{doc_id}"} <= set(spec["paths"])
     assert "ExtractionRequest" in json.dumps(spec["components"])
+
+
+def test_without_a_key_a_failed_run_does_not_block_a_new_attempt(api, sfn, ingested_contract: DocumentRecord) -> None:
+    # Given a run started without a key that then failed
+    _, first = api("POST", "/extractions", request(ingested_contract))
+    state = wiring.state_store()
+    state.put_run(state.get_run(first["run_id"]).model_copy(update={"status": "FAILED", "error": "NoProgress"}))
+
+    # When the same request arrives again
+    status, again = api("POST", "/extractions", request(ingested_contract))
+
+    # Then a new run and execution start; the failed run is kept as it was
+    assert status == 202 and again["run_id"] != first["run_id"] and again["status"] == "RUNNING"
+    assert state.get_run(first["run_id"]).status == "FAILED"
+    assert sorted(e["name"] for e in sfn.executions()) == sorted([first["run_id"], again["run_id"]])
+
+
+def test_a_failed_start_execution_is_retried_by_the_next_request(
+    api, sfn, ingested_contract: DocumentRecord, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given Step Functions refusing the first StartExecution
+    module = load_handler("api")
+    real = module._sfn()
+
+    class Flaky:
+        calls = 0
+
+        def start_execution(self, **kwargs: Any) -> dict[str, Any]:
+            Flaky.calls += 1
+            if Flaky.calls == 1:
+                raise RuntimeError("throttled")
+            return real.start_execution(**kwargs)
+
+    def flaky_client() -> Flaky:
+        return Flaky()
+
+    flaky_client.cache_clear = lambda: None  # the fixture clears the real factory's cache on teardown
+    monkeypatch.setattr(module, "_sfn", flaky_client)
+    with pytest.raises(RuntimeError):
+        api("POST", "/extractions", request(ingested_contract), headers={"Idempotency-Key": "k-flaky"})
+    assert sfn.executions() == []
+
+    # When the client retries with the same key
+    status, body = api("POST", "/extractions", request(ingested_contract), headers={"Idempotency-Key": "k-flaky"})
+
+    # Then the execution starts now, under the run's own id
+    assert status == 202 and body["execution_arn"] and body["status"] == "RUNNING"
+    assert [e["name"] for e in sfn.executions()] == [body["run_id"]]
