@@ -269,3 +269,20 @@ def test_repr_hides_the_key(fake: FakeAnthropic) -> None:
     # When it is rendered, Then the key does not appear
     assert TEST_KEY not in repr(model)
     assert MODEL_ID in repr(model)
+
+
+def test_call_budget_bounds_a_slow_reply(fake: FakeAnthropic) -> None:
+    # Given replies that take 5 s each, and a caller with 2 s left (e.g. the Lambda's remaining time)
+    fake.enqueue(*[message_reply([text_block("late")], "end_turn", usage_json(1, 1), delay=5)] * 2)
+    request = _request().model_copy(update={"timeout_seconds": 2.0})
+    # When the model is called with one retry
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailable) as caught:
+        _model(fake, max_retries=1).create(request)
+    # Then the budget was split over the two attempts and the call gave up early
+    import anthropic
+
+    assert isinstance(caught.value.__cause__, anthropic.APITimeoutError)
+    assert time.monotonic() - started < 8  # without the budget: two 5 s replies, over 10 s

@@ -27,6 +27,8 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import quote_plus
 
+from longdoc.events import short_cause
+
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
@@ -38,24 +40,6 @@ def _one_line(text: str, limit: int = 400) -> str:
     """Collapse a message to one line of at most ``limit`` characters."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def short_cause(cause: str | None) -> str:
-    """The readable part of a Step Functions cause: a Lambda error payload's type and message."""
-    if not cause:
-        return ""
-    start = cause.find("{")
-    if start >= 0:
-        try:
-            payload = json.loads(cause[start:])
-            if isinstance(payload, dict) and "errorMessage" in payload:
-                prefix = cause[:start].strip().rstrip(":")
-                kind = payload.get("errorType", "")
-                head = f"{prefix}: " if prefix and prefix != kind else ""
-                return _one_line(f"{head}{kind}: {payload['errorMessage']}")
-        except ValueError:
-            pass
-    return _one_line(cause)
 
 
 def _functions_dir() -> Path:

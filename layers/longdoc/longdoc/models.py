@@ -532,6 +532,9 @@ class ModelRequest(BaseModel):
     messages: list[Message]
     max_tokens: int = Field(gt=0)
     tool_choice: dict[str, Any] = Field(default_factory=lambda: {"type": "auto"})
+    timeout_seconds: float | None = Field(
+        None, gt=0, description="wall-clock budget for this call, retries included (seconds); None: the client's default"
+    )
 
 
 class ModelResponse(BaseModel):

@@ -64,6 +64,7 @@ class ClaudeModel:
         import anthropic  # lazy: ~2.5 s import, see module docstring
 
         self.name = model
+        self.max_retries = max_retries
         self._client: anthropic.Anthropic = anthropic.Anthropic(
             api_key=api_key,
             base_url=base_url,
@@ -99,8 +100,13 @@ class ClaudeModel:
         if request.tools:
             kwargs["tools"] = request.tools
             kwargs["tool_choice"] = request.tool_choice
+        client = self._client
+        if request.timeout_seconds is not None:
+            # Split the caller's budget (e.g. the Lambda's remaining time) over the attempts,
+            # so a slow reply fails as ModelUnavailable before the platform kills the function.
+            client = client.with_options(timeout=max(1.0, request.timeout_seconds / (self.max_retries + 1)))
         try:
-            message = self._client.messages.create(**kwargs)
+            message = client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:
             raise _map_status_error(exc) from exc
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError

@@ -46,6 +46,7 @@ from longdoc.domain.catalogue import Catalogue, ClauseType
 from longdoc.domain.citations import CitationError, check_clause_support, verify_citation
 from longdoc.domain.cost import estimate_cost, load_prices, warn_if_prefix_uncacheable
 from longdoc.domain.ingest import load_chunks, ready_document
+from longdoc.events import short_cause
 from longdoc.domain.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request, prefix_tokens, render_next_page
 from longdoc.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, ModelRefused, NoProgress, NotFound
 from longdoc.models import (
@@ -337,7 +338,9 @@ def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) 
             if out_of_time():
                 time_limited, stop_reason = True, "time_limit"
                 break
-            response = deps.model.create(ModelRequest(**{**request.model_dump(), "messages": messages}))
+            budget = None if options.deadline is None else max(10.0, options.deadline - options.clock())
+            response = deps.model.create(ModelRequest(**{**request.model_dump(), "messages": messages,
+                                                         "timeout_seconds": budget}))
             made_calls += 1
             usage = usage.add(response.usage)
             stop_reason = response.stop_reason
@@ -419,7 +422,7 @@ def record_failure(state: StateStore, run_id: str, error: str, cause: str, *, en
                 version = checkpoint.version + 1
             except CheckpointConflict:
                 pass  # a late session saved meanwhile; its checkpoint stands
-    failed = run.model_copy(update={"status": "FAILED", "error": error, "cause": cause[:2000], "updated_at": _now(),
+    failed = run.model_copy(update={"status": "FAILED", "error": error, "cause": short_cause(cause)[:2000], "updated_at": _now(),
                                     "checkpoint_version": version, "failed_state_entered": entered})
     state.put_run(failed)
     return failed
