@@ -56,8 +56,11 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
         metrics.add_metric(name="RunsFailed", unit=MetricUnit.Count, value=1)
         kind = IterationCapReached if error == "IterationCapReached" else ExtractionFailed
         raise kind(f"{error}: {cause}"[:2000])
-    deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000 - settings.time_margin_seconds
-    options = SessionOptions(deadline=deadline, execution=event.execution, strict_tools=settings.strict_tools,
+    end = time.monotonic() + context.get_remaining_time_in_millis() / 1000
+    deadline = end - settings.time_margin_seconds
+    # A model call may run past the deadline, but must give up before the function is killed,
+    # leaving time to answer (10 s, or half the margin when the margin is smaller).
+    options = SessionOptions(deadline=deadline, call_deadline=end - min(10.0, settings.time_margin_seconds / 2), execution=event.execution, strict_tools=settings.strict_tools,
                              no_progress_limit=settings.no_progress_limit)
     outcome = run_session(wiring.deps(), event.run_id, options)
     metrics.add_metric(name="Sessions", unit=MetricUnit.Count, value=1)

@@ -281,8 +281,9 @@ def test_call_budget_bounds_a_slow_reply(fake: FakeAnthropic) -> None:
     started = time.monotonic()
     with pytest.raises(ModelUnavailable) as caught:
         _model(fake, max_retries=1).create(request)
-    # Then the budget was split over the two attempts and the call gave up early
+    # Then the one attempt the budget allows gave up at the budget, with no SDK retry
     import anthropic
 
     assert isinstance(caught.value.__cause__, anthropic.APITimeoutError)
+    assert len(fake.requests) == 1
     assert time.monotonic() - started < 8  # without the budget: two 5 s replies, over 10 s

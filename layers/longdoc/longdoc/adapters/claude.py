@@ -102,9 +102,12 @@ class ClaudeModel:
             kwargs["tool_choice"] = request.tool_choice
         client = self._client
         if request.timeout_seconds is not None:
-            # Split the caller's budget (e.g. the Lambda's remaining time) over the attempts,
-            # so a slow reply fails as ModelUnavailable before the platform kills the function.
-            client = client.with_options(timeout=max(1.0, request.timeout_seconds / (self.max_retries + 1)))
+            # The caller's budget (e.g. the Lambda's remaining time) bounds each attempt, and
+            # with under a minute left there is no time for the SDK's retries: a slow reply
+            # fails as ModelUnavailable (retried by the state machine from the checkpoint)
+            # instead of the platform killing the function mid-call.
+            budget = max(1.0, request.timeout_seconds)
+            client = client.with_options(timeout=budget, max_retries=self.max_retries if budget >= 60 else 0)
         try:
             message = client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:

@@ -93,11 +93,14 @@ class SessionOptions:
 
     ``deadline`` is a ``clock()`` value (seconds) after which no new model call starts: the
     session checkpoints and returns ``CONTINUE`` with ``stop_reason="time_limit"``.
+    ``call_deadline`` (same clock) is when a model call already under way must give up
+    (its budget, retries included, is what is left until then); None: no bound.
     ``execution`` is the Step Functions execution name, recorded on the run.
     ``strict_tools`` selects strict tool schemas. ``no_progress_limit``: see the module docstring.
     """
 
     deadline: float | None = None
+    call_deadline: float | None = None
     execution: str | None = None
     strict_tools: bool = False
     no_progress_limit: int = NO_PROGRESS_LIMIT
@@ -338,7 +341,7 @@ def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) 
             if out_of_time():
                 time_limited, stop_reason = True, "time_limit"
                 break
-            budget = None if options.deadline is None else max(10.0, options.deadline - options.clock())
+            budget = None if options.call_deadline is None else max(1.0, options.call_deadline - options.clock())
             response = deps.model.create(ModelRequest(**{**request.model_dump(), "messages": messages,
                                                          "timeout_seconds": budget}))
             made_calls += 1
