@@ -520,3 +520,34 @@ def test_gdpr_recitals_are_sections_and_chapter_headings_open_their_first_articl
     assert chapter_3.section_ids[0] == "Chapter III"
     # And running headers are not in any chunk
     assert not any("AV/NT/sr" in c.text for c in chunks)
+
+
+def test_list_of_schedules_is_not_the_heading_path_of_the_contract(corpus_dir) -> None:
+    # Given a contract whose page 2 lists Schedules A to G before the body
+    data = (corpus_dir / "cuad/cardlyticsinc-maintenance-agreement1.pdf").read_bytes()
+    chunks = chunk_document(parse_document("cardlytics.pdf", data), "cardlytics")
+    # When the main body's numbered clauses are chunked (the schedules themselves start on p. 35)
+    body = [c for c in chunks if c.section_id and c.section_id[0].isdigit() and c.page_start < 30]
+    # Then none of them sits under a schedule listed on the contents page
+    assert body
+    assert not [c.chunk_id for c in body if any(p.upper().startswith("SCHEDULE") for p in c.heading_path)]
+
+
+def test_x_point_zero_headings_are_parents_of_their_subsections(corpus_dir) -> None:
+    # Given a contract numbered "9.0 DOCUMENTATION", "9.1 ..."
+    data = (corpus_dir / "cuad/cardlyticsinc-maintenance-agreement1.pdf").read_bytes()
+    chunks = chunk_document(parse_document("cardlytics.pdf", data), "cardlytics")
+    # Then "5.2" sits under "5.0 TERMINATION" in its heading path
+    five_two = next(c for c in chunks if c.section_id and c.section_id.startswith("5.2"))
+    assert [p for p in five_two.heading_path if p.startswith("5.0")] == ["5.0 TERMINATION"]
+
+
+def test_acronym_in_brackets_at_a_line_start_does_not_end_a_chunk(corpus_dir) -> None:
+    # Given the Federal Register notice where a line starts "(DPC) software"
+    data = (corpus_dir / "federal-register-2020-17221.pdf").read_bytes()
+    parsed = parse_document("fr.pdf", data)
+    chunks = chunk_document(parsed, "fr")
+    # Then no chunk ends right before "(DPC)"
+    for chunk in chunks:
+        following = parsed.text[chunk.char_end : chunk.char_end + 12].lstrip()
+        assert not following.startswith("(DPC)"), chunk.chunk_id

@@ -41,7 +41,11 @@ _NUMERIC_RE = re.compile(
 _BOX_RE = re.compile(r"^\*\s+(.*?)\s*\*$")
 _RECITAL_RE = re.compile(r"^\((\d{1,3})\)(?:\s+[A-Z“\"]|$)")
 _MD_RE = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<rest>\S.*)$")
-_LIST_START_RE = re.compile(r"^\s*(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")
+# List items: (a) (ii) (A) (12), bullets, "3. ", "a) ". Not "(DPC)": an acronym in brackets
+# that starts a wrapped line is the middle of a sentence.
+_LIST_START_RE = re.compile(
+    r"^\s*(?:\((?:[a-z]{1,2}|[ivxlc]{1,6}|[A-Z]|\d{1,3})\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)"
+)
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
 MAX_OVERLAP = 0.20
 """Upper bound of the overlap share of the target (the issue's 10-20 % range)."""
@@ -242,6 +246,8 @@ def _find_headings(
             continue
         rest = (m.group("rest") or m.group("tight") or "").strip()
         cand = _parse_number(m.group("num"))
+        if len(cand) > 1 and cand[-1] == 0:
+            cand = cand[:-1]  # "9.0 DOCUMENTATION" heads 9.1, 9.2, ...: it is section 9's level
         lowercase = bool(rest) and not (rest[0].isupper() or rest[0] in "\"“'‘(")
         if lowercase and len(cand) < 3:
             continue  # "14 days after the leak", "2.8 per cent": a sentence, not a heading
@@ -276,11 +282,37 @@ def _marked_heading(line: str, start: int, end: int, level: int) -> _Heading:
     return _Heading(start, end, section_id, line[:100], level)
 
 
+_LISTING_KINDS = ("Schedule ", "Exhibit ", "Annex ", "Appendix ", "Attachment ")
+_LISTING_GAP = 200  # characters: an entry of a list of schedules, not a schedule's own text
+
+
+def _drop_listings(headings: list[_Heading]) -> list[_Heading]:
+    """Remove runs of three or more Schedule/Exhibit/Annex headings that follow each other
+    within a line or two: that is a contents page or a list of schedules, and taking its
+    entries for headings would put the whole contract under the last schedule listed."""
+    keep = [True] * len(headings)
+    i = 0
+    while i < len(headings):
+        j = i
+        while (
+            j + 1 < len(headings)
+            and (headings[j].section_id or "").startswith(_LISTING_KINDS)
+            and (headings[j + 1].section_id or "").startswith(_LISTING_KINDS)
+            and headings[j + 1].line_start - headings[j].line_start < _LISTING_GAP
+        ):
+            j += 1
+        if j - i >= 2:
+            for k in range(i, j + 1):
+                keep[k] = False
+        i = j + 1
+    return [h for h, kept in zip(headings, keep) if kept]
+
+
 def _sections(
     text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None
 ) -> list[_Section]:
     """Cut the text into sections at headings; text before the first heading is the preamble."""
-    headings = _find_headings(text, typical_line, markdown, marks)
+    headings = _drop_listings(_find_headings(text, typical_line, markdown, marks))
     sections: list[_Section] = []
     stack: list[_Heading] = []
     if not headings or headings[0].line_start > 0:
