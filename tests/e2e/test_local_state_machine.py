@@ -61,6 +61,7 @@ def test_ingest_reports_pages_and_chunks(home, capsys, corpus_dir):
     assert code == 0
     assert row["doc_id"] == DOC_ID and row["source"] == Path(DOC).name
     assert row["pages"] == 14 and row["chunks"] >= 5
+    assert row["skipped"] is True  # the same bytes were ingested by the fixture
 
 
 def test_small_budget_needs_several_sessions_and_matches_one_session_run(home, capsys):

@@ -94,3 +94,22 @@ def test_watch_picks_up_a_file_that_appears_while_running(home: Path, tmp_path: 
     assert [(o.status, o.doc_id) for o in outcomes] == [("READY", "mpl")]
     assert wiring.state_store().get_document("mpl").status == "READY"
     assert not thread.is_alive()
+
+
+def test_watch_applies_a_metadata_sidecar_and_never_ingests_it(
+    home: Path, tmp_path: Path, corpus_dir: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a document with a sidecar that sorts after it
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    shutil.copy(corpus_dir / "MPL-2.0.txt", drop / "msa.txt")
+    (drop / "msa.txt.metadata.json").write_text(json.dumps({"doc_type": "License", "term": "2024"}))
+    # When the folder is processed once
+    code = main(["watch", str(drop), "--once", "--json"])
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    # Then only the document is ingested, and every chunk carries the sidecar's metadata
+    assert code == 0
+    assert [Path(r["path"]).name for r in rows] == ["msa.txt"]
+    _, out = main(["chunks", "msa", "--json"]), capsys.readouterr().out
+    chunks = json.loads(out)
+    assert chunks and {(c["doc_type"], c["term"]) for c in chunks} == {("License", "2024")}

@@ -116,6 +116,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                 wiring.blob_store().put(key + METADATA_SUFFIX, sidecar.read_bytes())
             wiring.blob_store().put(key, data)
             previous = wiring.state_store().get_document(doc_id_for_key(key))
+            before = wiring.state_store().get_document(doc_id_for_key(key), hashlib.sha256(data).hexdigest()[:16])
             response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
             doc_id = doc_id_for_key(key)
             record = wiring.state_store().get_document(doc_id, hashlib.sha256(data).hexdigest()[:16])
@@ -133,7 +134,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
                   f"(was {previous.doc_version} from {previous.source}); older versions stay readable "
                   f"with --version", file=sys.stderr)
         row = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
-               "pages": record.pages, "chunks": record.chunks, "reused": record.reused}
+               "pages": record.pages, "chunks": record.chunks, "reused": record.reused,
+               "skipped": before is not None and before.status == "READY"}
         if record.pages_needing_ocr:
             row["pages_needing_ocr"] = record.pages_needing_ocr
             print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from longdoc.domain.ingest import METADATA_SUFFIX
+
 SETTLE_SECONDS = 0.5
 """Quiet time after the last file-system event for a file before it is processed."""
 
@@ -79,6 +81,8 @@ class Watcher:
         except ValueError:
             return False
         parts = relative.parts
+        if parts and parts[-1].endswith(METADATA_SUFFIX):
+            return False  # a metadata sidecar travels with its document, it is not one
         return bool(parts) and parts[0] != FAILED_DIR and not any(p.startswith(".") for p in parts)
 
     def run_once(self) -> list[Outcome]:
@@ -102,6 +106,9 @@ class Watcher:
                 return outcome
             self._seen[path] = digest
         key = INCOMING_PREFIX + path.relative_to(self.root).as_posix()
+        sidecar = path.with_name(path.name + METADATA_SUFFIX)
+        if sidecar.is_file():  # uploaded first, as on S3, so the handler finds it
+            wiring.blob_store().put(key + METADATA_SUFFIX, sidecar.read_bytes())
         wiring.blob_store().put(key, data)
         handler = load_handler("ingest").handler
         response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
