@@ -193,6 +193,25 @@ def test_cut_off_tool_call_is_never_executed(claude, fake, ingested_contract) ->
     assert len(fake.requests) == 1
 
 
+def test_stop_sequence_with_work_left_is_not_done(claude, fake, ingested_contract) -> None:
+    # Given a model that answers one clause type, then stops on a stop sequence with one left
+    def plan(session: int, call: int, blocks: list[dict[str, Any]]) -> Reply:
+        if call == 0:
+            return message_reply(blocks[:1], "tool_use")
+        return message_reply([text_block("END")], "stop_sequence")
+    fake.responder = Scripted(plan)
+    run = new_run(ingested_contract, ["Governing Law", "Insurance"])
+    # When two sessions run
+    first = run_session(wiring.deps(), run.run_id)
+    second = run_session(wiring.deps(), run.run_id)
+    # Then the first is CONTINUE (stop_sequence is not done while work is left); the fresh
+    # second session resolves the rest and the run is DONE
+    assert (first.status, first.stop_reason, first.pending) == ("CONTINUE", "stop_sequence", 1)
+    assert (second.status, second.pending) == ("DONE", 0)
+    assert sorted(e.clause_type for e in wiring.state_store().list_extractions(run.run_id)) == [
+        "Governing Law", "Insurance"]
+
+
 # --------------------------------------------------------------------------- refusals, errors, no progress
 
 
