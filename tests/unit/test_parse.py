@@ -363,3 +363,14 @@ def test_hash_and_doc_version_are_deterministic(corpus_dir: Path, gdpr: ParsedDo
     assert gdpr.doc_version == "c0ef013c239389bb"
     assert again.text == gdpr.text and again.pages == gdpr.pages
     assert again.source == "uploads/renamed.pdf"
+
+
+def test_footer_stacked_above_other_footer_lines_is_removed(corpus_dir) -> None:
+    # Given a contract whose title footer sits above the page-number footer on all 47 pages
+    data = (corpus_dir / "cuad/glumobileinc-content-license-agreement1.pdf").read_bytes()
+    # When it is parsed
+    parsed = parse_document("glu.pdf", data)
+    # Then the title footer is gone from the text and kept as furniture on every page
+    assert "Wireless Content License Agreement Multiple" not in parsed.text
+    pages = {f.page for f in parsed.furniture if "Wireless Content License Agreement" in f.text}
+    assert len(pages) == 47

@@ -93,8 +93,11 @@ def _edge_indexes(lines: list[str]) -> list[tuple[int, str]]:
     return [(i, "header") for i in top] + [(i, "footer") for i in bottom]
 
 
-def find_furniture(pages: list[str]) -> tuple[list[str], list[Furniture]]:
-    """Remove running headers and footers from page texts.
+def find_furniture(pages: list[str], passes: int = 3) -> tuple[list[str], list[Furniture]]:
+    """Remove running headers and footers from page texts, in up to ``passes`` rounds.
+
+    A footer stacked above other footer lines sits outside the edge window until those are
+    gone, so detection repeats on the cleaned pages while it still finds something.
 
     Args:
         pages: the text of each physical page, in order (``"\\n"`` between lines).
@@ -105,6 +108,18 @@ def find_furniture(pages: list[str]) -> tuple[list[str], list[Furniture]]:
         their 1-based page and position, in page order. Documents with fewer than
         :data:`MIN_REPEATS` pages with text are returned unchanged.
     """
+    cleaned, furniture = _find_furniture_once(pages)
+    for _ in range(passes - 1):
+        if not furniture:
+            break
+        again, more = _find_furniture_once(cleaned)
+        if not more:
+            break
+        cleaned, furniture = again, sorted(furniture + more, key=lambda f: f.page)
+    return cleaned, furniture
+
+
+def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
     split = [page.split("\n") for page in pages]
     with_text = sum(1 for page in pages if page.strip())
     threshold = max(MIN_REPEATS, math.ceil(0.5 * with_text))
