@@ -6,6 +6,7 @@ Commands (scripts rely on their JSON shapes):
   longdoc chunks DOC_ID [--version V] [--json]
   longdoc extract DOC_ID --clause-types a,b,c [--max-tokens N] [--top-k K] [--fact k=v]... [--json]
   longdoc clause-types [--json]
+  longdoc eval retrieval --gold FILE [--corpus DIR] [--budget-tokens N] [--chunk-tokens N] [--json]
 
 Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
 failure, with a one-line reason on stderr.
@@ -266,6 +267,20 @@ def cmd_clause_types(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_retrieval(args: argparse.Namespace) -> int:
+    """Retrieval recall against a gold file, next to the naive baseline (see :mod:`longdoc.eval.retrieval`)."""
+    from longdoc.eval.retrieval import evaluate, render
+
+    gold = Path(args.gold)
+    if not gold.exists():
+        raise CliError(f"gold file not found: {gold}")
+    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    report = evaluate(gold, Path(args.corpus) if args.corpus else None, budget_tokens=args.budget_tokens,
+                      target_tokens=args.chunk_tokens, progress=progress)
+    print(json.dumps(report, indent=1) if args.json else render(report))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(prog="longdoc", description=__doc__.split("\n")[0])
@@ -298,6 +313,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("clause-types", help="list known clause types")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_clause_types)
+    p = sub.add_parser("eval", help="evaluate retrieval or extraction against gold cases")
+    evals = p.add_subparsers(dest="eval_command", required=True)
+    p = evals.add_parser("retrieval", help="recall@K, MRR and recall within a token budget, per stratum")
+    p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
+    p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
+    p.add_argument("--budget-tokens", type=int, default=5000)
+    p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_eval_retrieval)
     return parser
 
 
