@@ -58,7 +58,8 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
         raise kind(f"{error}: {cause}"[:2000])
     deadline = time.monotonic() + context.get_remaining_time_in_millis() / 1000 - settings.time_margin_seconds
     options = SessionOptions(deadline=deadline, execution=event.execution, strict_tools=settings.strict_tools,
-                             no_progress_limit=settings.no_progress_limit)
+                             no_progress_limit=settings.no_progress_limit,
+                             budget_tokens=settings.context_budget_tokens)
     outcome = run_session(wiring.deps(), event.run_id, options)
     metrics.add_metric(name="Sessions", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=outcome.model_calls)

@@ -195,3 +195,47 @@ def test_budget_from_a_cost_line():
     assert budget_from_cost(0.02, 3.0, 15.0, 1000) == 1666
     with pytest.raises(ValueError):
         budget_from_cost(0.01, 3.0, 15.0, 1000)
+
+
+# --- the session's use of retrieval --------------------------------------------------------------
+
+class _Embedder:
+    name, dimension = "fake", 1
+
+    def embed_query(self, text):
+        return [1.0]
+
+
+def _session_inputs(sizes: list[int]):
+    from types import SimpleNamespace
+
+    from longdoc.domain.catalogue import load_catalogue
+    from longdoc.models import CaseFacts, RunRecord
+
+    chunks = {c.chunk_id: c for c in (chunk(i, "", tokens=n) for i, n in enumerate(sizes))}
+    order = list(reversed(chunks))  # dense ranks the last chunk first
+    deps = SimpleNamespace(index=ListIndex(order), embedder=_Embedder(), catalogue=load_catalogue())
+    run = RunRecord(run_id="r", doc_id="doc", doc_version="v1", clause_types=["Governing Law"], top_k=3)
+    facts = CaseFacts(run_id="r", doc_id="doc", doc_version="v1", clause_types=["Governing Law"],
+                      pending=["Governing Law"])
+    return deps, run, facts, chunks
+
+
+def test_session_context_is_top_k_in_document_order_without_a_budget():
+    from longdoc.domain.session import _retrieve
+
+    deps, run, facts, chunks = _session_inputs([300] * 6)
+    got = _retrieve(deps, run, facts, chunks)
+    assert [c.ordinal for c in got] == [3, 4, 5]
+
+
+def test_session_context_respects_the_budget_and_sends_a_small_document_whole():
+    from longdoc.domain.session import _retrieve
+
+    deps, run, facts, chunks = _session_inputs([300] * 6)
+    # Given a budget for two of the 300-token chunks: the two best-ranked, in document order
+    got = _retrieve(deps, run, facts, chunks, budget_tokens=650)
+    assert [c.ordinal for c in got] == [4, 5]
+    # Given a budget the whole document fits in: every chunk, in order (beyond top_k)
+    whole = _retrieve(deps, run, facts, chunks, budget_tokens=10_000)
+    assert [c.ordinal for c in whole] == [0, 1, 2, 3, 4, 5]
