@@ -7,6 +7,7 @@ Commands (scripts rely on their JSON shapes):
   longdoc extract DOC_ID --clause-types a,b,c [--max-tokens N] [--top-k K] [--fact k=v]... [--json]
   longdoc clause-types [--json]
   longdoc eval retrieval --gold FILE [--corpus DIR] [--budget-tokens N] [--chunk-tokens N] [--json]
+  longdoc eval extraction --gold FILE [--corpus DIR] [--threshold X] [--budget-tokens N] [--json]
 
 Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
 failure, with a one-line reason on stderr.
@@ -281,6 +282,21 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval_extraction(args: argparse.Namespace) -> int:
+    """Extraction accuracy against a gold file (see :mod:`longdoc.eval.extraction`)."""
+    from longdoc.eval.extraction import evaluate_extraction, render_extraction
+
+    gold = Path(args.gold)
+    if not gold.exists():
+        raise CliError(f"gold file not found: {gold}")
+    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    report = evaluate_extraction(gold, Path(args.corpus) if args.corpus else None, threshold=args.threshold,
+                                 budget_tokens=args.budget_tokens, target_tokens=args.chunk_tokens,
+                                 progress=progress)
+    print(json.dumps(report, indent=1) if args.json else render_extraction(report))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(prog="longdoc", description=__doc__.split("\n")[0])
@@ -322,6 +338,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval_retrieval)
+    p = evals.add_parser("extraction", help="found/not_found, quotes, exact values and silent-source rate")
+    p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
+    p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
+    p.add_argument("--threshold", type=float, default=None, help="offline baseline threshold (tuning)")
+    p.add_argument("--budget-tokens", type=int, default=None, help="context budget (default: top_k chunks)")
+    p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_eval_extraction)
     return parser
 
 
