@@ -22,8 +22,12 @@ def test_eval_retrieval_json_reports_recall_mrr_strata_and_baseline(gold_dir: Pa
     # When the retrieval eval runs twice with --json
     assert cli.main(["eval", "retrieval", "--gold", str(gold), "--corpus", str(corpus_dir), "--json"]) == 0
     first = json.loads(capsys.readouterr().out)
-    assert cli.main(["eval", "retrieval", "--gold", str(gold), "--corpus", str(corpus_dir), "--json"]) == 0
+    page = tmp_path / "out" / "retrieval.html"
+    assert cli.main(["eval", "retrieval", "--gold", str(gold), "--corpus", str(corpus_dir), "--json",
+                     "--html", str(page)]) == 0
     report = json.loads(capsys.readouterr().out)
+    html = page.read_text()
+    assert html.startswith("<!doctype html>") and "Governing Law" in html and "hsl(" in html
 
     # Then it has the documented keys and plausible values
     for key in ("cases", "recall_at", "recall_at_budget", "budget_tokens", "mrr", "strata", "baseline"):

@@ -8,6 +8,8 @@ Commands (scripts rely on their JSON shapes):
   longdoc clause-types [--json]
   longdoc eval retrieval --gold FILE [--corpus DIR] [--budget-tokens N] [--chunk-tokens N] [--json]
   longdoc eval extraction --gold FILE [--corpus DIR] [--threshold X] [--budget-tokens N] [--json]
+  longdoc eval ... --html FILE        (also writes a self-contained HTML page with a heat map)
+  longdoc report RUN_ID --html FILE   (audit page: quotes highlighted in their pages' text)
 
 Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
 failure, with a one-line reason on stderr.
@@ -279,6 +281,34 @@ def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     report = evaluate(gold, Path(args.corpus) if args.corpus else None, budget_tokens=args.budget_tokens,
                       target_tokens=args.chunk_tokens, progress=progress)
     print(json.dumps(report, indent=1) if args.json else render(report))
+    _write_html(args, report, "retrieval")
+    return 0
+
+
+def _write_html(args: argparse.Namespace, report: dict, kind: str) -> None:
+    if getattr(args, "html", None):
+        from longdoc.eval.html import eval_html
+
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(eval_html(report, kind), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write a run's audit page (see :func:`longdoc.eval.html.run_html`)."""
+    from longdoc import wiring
+    from longdoc.config import get_settings
+    from longdoc.domain.ingest import load_chunks
+    from longdoc.domain.session import run_result
+    from longdoc.eval.html import run_html
+
+    settings = get_settings()
+    result = run_result(wiring.state_store(), args.run_id,
+                        str(settings.price_table) if settings.price_table else None)
+    chunks = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"], result["doc_version"])}
+    Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.html).write_text(run_html(result, chunks), encoding="utf-8")
+    print(f"wrote {args.html}")
     return 0
 
 
@@ -294,6 +324,7 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
                                  budget_tokens=args.budget_tokens, target_tokens=args.chunk_tokens,
                                  progress=progress)
     print(json.dumps(report, indent=1) if args.json else render_extraction(report))
+    _write_html(args, report, "extraction")
     return 0
 
 
@@ -337,6 +368,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget-tokens", type=int, default=5000)
     p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
     p.set_defaults(func=cmd_eval_retrieval)
     p = evals.add_parser("extraction", help="found/not_found, quotes, exact values and silent-source rate")
     p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
@@ -345,7 +377,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--budget-tokens", type=int, default=None, help="context budget (default: top_k chunks)")
     p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
     p.set_defaults(func=cmd_eval_extraction)
+    p = sub.add_parser("report", help="write a run's audit page")
+    p.add_argument("run_id")
+    p.add_argument("--html", required=True, help="output file")
+    p.set_defaults(func=cmd_report)
     return parser
 
 
