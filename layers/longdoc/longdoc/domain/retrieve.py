@@ -96,19 +96,24 @@ class BM25:
         return sorted(scored, key=lambda p: (-p[1], p[0]))
 
 
-def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Fuse ranked id lists by reciprocal rank fusion: ``score(d) = sum_r 1 / (k + rank_r(d))``.
+def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K,
+        weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+    """Fuse ranked id lists by reciprocal rank fusion: ``score(d) = sum_r w_r / (k + rank_r(d))``.
 
-    Ranks are 1-based; an id missing from a ranking gets nothing from it. Returns every id
-    once, best first; ties keep the order of first appearance (first ranking first).
-    Raises ``ValueError`` when ``k`` < 1.
+    Ranks are 1-based; ``weights`` default to 1 per ranking; an id missing from a ranking
+    gets nothing from it. Returns every id once, best first; ties keep the order of first
+    appearance (first ranking first). Raises ``ValueError`` when ``k`` < 1 or the weights
+    do not match the rankings.
     """
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
+    weights = list(weights) if weights is not None else [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise ValueError(f"{len(weights)} weights for {len(rankings)} rankings")
     scores: dict[str, float] = {}
-    for ranking in rankings:
+    for ranking, weight in zip(rankings, weights):
         for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + rank)
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     order = {item: i for i, item in enumerate(scores)}
     return sorted(scores.items(), key=lambda p: (-p[1], order[p[0]]))
 
@@ -149,6 +154,7 @@ class Retriever:
     vectors. ``headers`` puts each chunk's locator header into its BM25 text (the dense
     vectors already include it, see :func:`embedding_text`). ``mode`` is ``dense``,
     ``bm25`` or ``hybrid``. ``term`` / ``line_of_business`` filter before ranking.
+    ``dense_weight`` scales the dense ranking's share in the fusion (BM25's is 1).
     """
 
     chunks: Sequence[Chunk]
@@ -158,6 +164,7 @@ class Retriever:
     term: str | None = None
     line_of_business: str | None = None
     reranker: Reranker | None = None
+    dense_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -201,7 +208,8 @@ class Retriever:
         elif self.mode == "bm25":
             ids = self.bm25_ranking(query)
         else:
-            ids = [cid for cid, _ in rrf([self.dense_ranking(vector or []), self.bm25_ranking(query)])]
+            ids = [cid for cid, _ in rrf([self.dense_ranking(vector or []), self.bm25_ranking(query)],
+                                         weights=[self.dense_weight, 1.0])]
         seen = set(ids)
         ids += [c.chunk_id for c in self.pool if c.chunk_id not in seen]
         ranked = [self.by_id[cid] for cid in ids]
