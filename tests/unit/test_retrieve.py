@@ -239,3 +239,12 @@ def test_session_context_respects_the_budget_and_sends_a_small_document_whole():
     # Given a budget the whole document fits in: every chunk, in order (beyond top_k)
     whole = _retrieve(deps, run, facts, chunks, budget_tokens=10_000)
     assert [c.ordinal for c in whole] == [0, 1, 2, 3, 4, 5]
+
+
+def test_lead_rank_moves_the_document_opening_up_but_never_down():
+    chunks = [chunk(0, "this agreement dated 1 may 2020 between a and b"), chunk(1, "fees payable"),
+              chunk(2, "fees and fees again")]
+    ranked = Retriever(chunks, None, mode="bm25", lead_rank=2).rank("fees")
+    assert [c.ordinal for c in ranked] == [2, 0, 1]
+    first = Retriever(chunks, None, mode="bm25", lead_rank=2).rank("agreement dated")
+    assert first[0].ordinal == 0

@@ -155,6 +155,8 @@ class Retriever:
     vectors already include it, see :func:`embedding_text`). ``mode`` is ``dense``,
     ``bm25`` or ``hybrid``. ``term`` / ``line_of_business`` filter before ranking.
     ``dense_weight`` scales the dense ranking's share in the fusion (BM25's is 1).
+    ``lead_rank`` (1-based), when set, moves the document's first allowed chunk (its opening:
+    title, date, parties, defined terms) up to that rank if it ranks lower.
     """
 
     chunks: Sequence[Chunk]
@@ -165,6 +167,7 @@ class Retriever:
     line_of_business: str | None = None
     reranker: Reranker | None = None
     dense_weight: float = 1.0
+    lead_rank: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -212,6 +215,11 @@ class Retriever:
                                          weights=[self.dense_weight, 1.0])]
         seen = set(ids)
         ids += [c.chunk_id for c in self.pool if c.chunk_id not in seen]
+        if self.lead_rank is not None and self.pool:
+            lead = min(self.pool, key=lambda c: c.ordinal).chunk_id
+            if ids.index(lead) >= self.lead_rank:
+                ids.remove(lead)
+                ids.insert(self.lead_rank - 1, lead)
         ranked = [self.by_id[cid] for cid in ids]
         limit = len(ranked) if top_k is None else top_k
         if self.reranker is not None:

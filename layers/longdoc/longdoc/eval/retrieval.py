@@ -42,14 +42,14 @@ FLAG_BELOW = 0.90
 NAIVE_CHARS = 1000
 DEFAULT_BUDGET = 5000
 PRIMARY = "hybrid+headers"
-CONFIGS: dict[str, tuple[str, bool, float]] = {
-    "dense": ("dense", True, 1.0),
-    "bm25": ("bm25", False, 1.0),
-    "hybrid": ("hybrid", False, 1.0),
-    "hybrid+headers": ("hybrid", True, 1.0),
+CONFIGS: dict[str, tuple[str, bool, float, int | None]] = {
+    "dense": ("dense", True, 1.0, None),
+    "bm25": ("bm25", False, 1.0, None),
+    "hybrid": ("hybrid", False, 1.0, None),
+    "hybrid+headers": ("hybrid", True, 1.0, None),
 }
-"""Name -> (Retriever mode, BM25 over headers, dense weight in RRF). Dense vectors always carry
-the header (as ingested)."""
+"""Name -> (Retriever mode, BM25 over headers, dense weight in RRF, lead rank). Dense vectors
+always carry the header (as ingested)."""
 
 
 @dataclass
@@ -267,8 +267,9 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
 
         naive_matrix = np.asarray(store.naive_vectors(chunks[0].doc_id, chunks[0].doc_version, naive), dtype=np.float32)
         naive_bm25 = BM25([bm25_tokens(p) for p in naive])
-        retrievers = {name: Retriever(chunks, store.index, mode=mode, headers=headers, dense_weight=weight)
-                      for name, (mode, headers, weight) in CONFIGS.items()}
+        retrievers = {name: Retriever(chunks, store.index, mode=mode, headers=headers, dense_weight=weight,
+                                      lead_rank=lead)
+                      for name, (mode, headers, weight, lead) in CONFIGS.items()}
         reference_text = text
         if doc_cases[0].doc_text and (corpus / doc_cases[0].doc_text).exists():
             reference_text = (corpus / doc_cases[0].doc_text).read_text(encoding="utf-8", errors="replace")
