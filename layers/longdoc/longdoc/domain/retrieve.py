@@ -34,6 +34,12 @@ Mode = Literal["dense", "bm25", "hybrid"]
 MODES: tuple[str, ...] = ("dense", "bm25", "hybrid")
 RRF_K = 60
 """Reciprocal rank fusion constant (Cormack et al. 2009 found 60 robust)."""
+DENSE_WEIGHT = 0.3
+"""Dense ranking's weight in the fusion (BM25's is 1): measured on cuad-dev.jsonl with the local
+MiniLM embedder (docs/benchmarks.md, "Retrieval"); 0.2-0.3 beat 0.5 and 1.0 there."""
+LEAD_RANK = 2
+"""The document's opening chunk is moved up to this rank (dates, parties and titles live there;
+docs/benchmarks.md, "Retrieval")."""
 
 _WORD = re.compile(r"\w+")
 STOPWORDS = frozenset(

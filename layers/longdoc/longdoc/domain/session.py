@@ -47,7 +47,7 @@ from longdoc.domain.citations import CitationError, check_clause_support, verify
 from longdoc.domain.cost import estimate_cost, load_prices, warn_if_prefix_uncacheable
 from longdoc.domain.ingest import load_chunks
 from longdoc.domain.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request, prefix_tokens, render_next_page
-from longdoc.domain.retrieve import Retriever, assemble
+from longdoc.domain.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
 from longdoc.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, ModelRefused, NoProgress, NotFound
 from longdoc.models import (
     CHECKPOINT_TTL_SECONDS,
@@ -261,8 +261,9 @@ def _handle_tool(block: ToolUseBlock, facts: CaseFacts, chunks: dict[str, Chunk]
 def _retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever:
     """Hybrid retriever over the run's document version, filtered by the run's ``term`` /
     ``line_of_business`` facts when given (see :mod:`longdoc.domain.retrieve`)."""
-    return Retriever(list(chunks.values()), deps.index, mode="hybrid",
-                     term=run.facts.get("term"), line_of_business=run.facts.get("line_of_business"))
+    return Retriever(list(chunks.values()), deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT,
+                     lead_rank=LEAD_RANK, term=run.facts.get("term"),
+                     line_of_business=run.facts.get("line_of_business"))
 
 
 def _page(deps: Deps, run: RunRecord, clause: ClauseType, page: int, chunks: dict[str, Chunk],

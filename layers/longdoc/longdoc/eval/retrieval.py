@@ -15,8 +15,9 @@ headers, until the next would pass ``budget_tokens`` (so large and small chunks 
 fairly). ``not_found`` cases have no snippet and are only counted.
 
 Configurations measured in the same run: ``dense``, ``bm25`` (chunk text only),
-``hybrid`` (dense + BM25 on chunk text, RRF), ``hybrid+headers`` (BM25 also over each
-chunk's locator header; the default), and the naive ``baseline``: fixed 1,000-character
+``hybrid`` (dense + BM25 on chunk text, weighted RRF, the document's opening chunk moved
+up to rank 2), ``hybrid+headers`` (the same with BM25 also over each chunk's locator
+header; what the session uses), and the naive ``baseline``: fixed 1,000-character
 chunks of the same text, the same embedder, dense only (its vectors cached under
 ``eval/naive/`` in the same blob folder). ``naive-bm25`` (the same chunks ranked by BM25)
 is reported beside it for reference.
@@ -30,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from longdoc.domain.retrieve import BM25, Retriever, assemble, bm25_tokens, chunk_tokens
+from longdoc.domain.retrieve import DENSE_WEIGHT, LEAD_RANK, BM25, Retriever, bm25_tokens, chunk_tokens
 from longdoc.domain.tokens import estimate_tokens
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.scoring import Haystack, normalise, position, words
@@ -45,8 +46,8 @@ PRIMARY = "hybrid+headers"
 CONFIGS: dict[str, tuple[str, bool, float, int | None]] = {
     "dense": ("dense", True, 1.0, None),
     "bm25": ("bm25", False, 1.0, None),
-    "hybrid": ("hybrid", False, 1.0, None),
-    "hybrid+headers": ("hybrid", True, 1.0, None),
+    "hybrid": ("hybrid", False, DENSE_WEIGHT, LEAD_RANK),
+    "hybrid+headers": ("hybrid", True, DENSE_WEIGHT, LEAD_RANK),
 }
 """Name -> (Retriever mode, BM25 over headers, dense weight in RRF, lead rank). Dense vectors
 always carry the header (as ingested)."""
