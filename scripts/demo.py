@@ -3,7 +3,8 @@
 Ingests a 14-page CUAD contract and a 44-page insurance policy wording from the shared
 corpus, extracts clause types with the offline extractive baseline (no API key needed)
 through the real state machine definition, prints a table per document and writes each
-run's JSON result under --out.
+run's JSON result and HTML audit page under --out, then evaluates retrieval on the
+contract's gold cases (HTML heat map under --out).
 """
 
 from __future__ import annotations
@@ -70,6 +71,16 @@ def main() -> int:
         print(f"-> {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target}: "
               f"{found} found, {len(data['extractions']) - found} not_found, {data['sessions']} session(s), "
               f"{data['checkpoints']} checkpoint(s), execution history in {data['execution']['history']}")
+        page = args.out / f"{doc_id}.html"
+        run(["report", data["run_id"], "--html", str(page)])
+    gold = corpus.parent / "gold" / "cuad-dev.jsonl"
+    if gold.is_file():
+        subset = args.out / "gold-urscorpnew.jsonl"
+        subset.write_text("".join(line + "\n" for line in gold.read_text().splitlines()
+                                  if "urscorpnew-cooperation-agreement" in line))
+        run(["eval", "retrieval", "--gold", str(subset), "--corpus", str(corpus),
+             "--html", str(args.out / "eval-retrieval.html")])
+    print(f"\nHTML pages: {', '.join(str(p) for p in sorted(args.out.glob('*.html')))}")
     print("\nEvery quote above is verbatim from the cited chunk; `longdoc chunks DOC_ID --json` shows the chunks.")
     return 0
 

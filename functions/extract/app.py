@@ -60,8 +60,10 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
     deadline = end - settings.time_margin_seconds
     # A model call may run past the deadline, but must give up before the function is killed,
     # leaving time to answer (10 s, or half the margin when the margin is smaller).
-    options = SessionOptions(deadline=deadline, call_deadline=end - min(10.0, settings.time_margin_seconds / 2), execution=event.execution, strict_tools=settings.strict_tools,
-                             no_progress_limit=settings.no_progress_limit)
+    options = SessionOptions(deadline=deadline, call_deadline=end - min(10.0, settings.time_margin_seconds / 2),
+                             execution=event.execution, strict_tools=settings.strict_tools,
+                             no_progress_limit=settings.no_progress_limit,
+                             budget_tokens=settings.context_budget_tokens)
     outcome = run_session(wiring.deps(), event.run_id, options)
     metrics.add_metric(name="Sessions", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=outcome.model_calls)

@@ -6,6 +6,10 @@ Commands (scripts rely on their JSON shapes):
   longdoc chunks DOC_ID [--version V] [--json]
   longdoc extract DOC_ID --clause-types a,b,c [--max-tokens N] [--top-k K] [--fact k=v]... [--json]
   longdoc clause-types [--json]
+  longdoc eval retrieval --gold FILE [--corpus DIR] [--budget-tokens N] [--chunk-tokens N] [--json]
+  longdoc eval extraction --gold FILE [--corpus DIR] [--threshold X] [--budget-tokens N] [--json]
+  longdoc eval ... --html FILE        (also writes a self-contained HTML page with a heat map)
+  longdoc report RUN_ID --html FILE   (audit page: quotes highlighted in their pages' text)
 
 Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
 failure, with a one-line reason on stderr.
@@ -314,6 +318,64 @@ def _int_at_least(low: int):
     return parse
 
 
+def cmd_eval_retrieval(args: argparse.Namespace) -> int:
+    """Retrieval recall against a gold file, next to the naive baseline (see :mod:`longdoc.eval.retrieval`)."""
+    from longdoc.eval.retrieval import evaluate, render
+
+    gold = Path(args.gold)
+    if not gold.exists():
+        raise CliError(f"gold file not found: {gold}")
+    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    report = evaluate(gold, Path(args.corpus) if args.corpus else None, budget_tokens=args.budget_tokens,
+                      target_tokens=args.chunk_tokens, progress=progress)
+    print(json.dumps(report, indent=1) if args.json else render(report))
+    _write_html(args, report, "retrieval")
+    return 0
+
+
+def _write_html(args: argparse.Namespace, report: dict, kind: str) -> None:
+    if getattr(args, "html", None):
+        from longdoc.eval.html import eval_html
+
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(eval_html(report, kind), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write a run's audit page (see :func:`longdoc.eval.html.run_html`)."""
+    from longdoc import wiring
+    from longdoc.config import get_settings
+    from longdoc.domain.ingest import load_chunks
+    from longdoc.domain.session import run_result
+    from longdoc.eval.html import run_html
+
+    settings = get_settings()
+    result = run_result(wiring.state_store(), args.run_id,
+                        str(settings.price_table) if settings.price_table else None)
+    chunks = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"], result["doc_version"])}
+    Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.html).write_text(run_html(result, chunks), encoding="utf-8")
+    print(f"wrote {args.html}")
+    return 0
+
+
+def cmd_eval_extraction(args: argparse.Namespace) -> int:
+    """Extraction accuracy against a gold file (see :mod:`longdoc.eval.extraction`)."""
+    from longdoc.eval.extraction import evaluate_extraction, render_extraction
+
+    gold = Path(args.gold)
+    if not gold.exists():
+        raise CliError(f"gold file not found: {gold}")
+    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    report = evaluate_extraction(gold, Path(args.corpus) if args.corpus else None, threshold=args.threshold,
+                                 budget_tokens=args.budget_tokens, target_tokens=args.chunk_tokens,
+                                 progress=progress)
+    print(json.dumps(report, indent=1) if args.json else render_extraction(report))
+    _write_html(args, report, "extraction")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand."""
     parser = argparse.ArgumentParser(prog="longdoc", description=__doc__.split("\n")[0])
@@ -346,6 +408,29 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("clause-types", help="list known clause types")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_clause_types)
+    p = sub.add_parser("eval", help="evaluate retrieval or extraction against gold cases")
+    evals = p.add_subparsers(dest="eval_command", required=True)
+    p = evals.add_parser("retrieval", help="recall@K, MRR and recall within a token budget, per stratum")
+    p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
+    p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
+    p.add_argument("--budget-tokens", type=int, default=5000)
+    p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.set_defaults(func=cmd_eval_retrieval)
+    p = evals.add_parser("extraction", help="found/not_found, quotes, exact values and silent-source rate")
+    p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
+    p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
+    p.add_argument("--threshold", type=float, default=None, help="offline baseline threshold (tuning)")
+    p.add_argument("--budget-tokens", type=int, default=None, help="context budget (default: top_k chunks)")
+    p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.set_defaults(func=cmd_eval_extraction)
+    p = sub.add_parser("report", help="write a run's audit page")
+    p.add_argument("run_id")
+    p.add_argument("--html", required=True, help="output file")
+    p.set_defaults(func=cmd_report)
     return parser
 
 

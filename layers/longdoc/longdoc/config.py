@@ -34,6 +34,9 @@ class Settings(BaseSettings):
 
     # Retrieval and extraction.
     top_k: int = Field(5, ge=1, le=50)
+    # Retrieved-context budget in estimated input tokens (None: top_k chunks per clause type);
+    # see longdoc.domain.retrieve.assemble / budget_from_cost.
+    context_budget_tokens: int | None = Field(None, ge=100)
     max_tokens: int = Field(4096, ge=64, le=64000)
     max_iterations: int = Field(40, ge=1, le=1000)
     model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline

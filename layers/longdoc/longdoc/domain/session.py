@@ -48,6 +48,7 @@ from longdoc.domain.cost import estimate_cost, load_prices, warn_if_prefix_uncac
 from longdoc.domain.ingest import load_chunks, ready_document
 from longdoc.events import short_cause
 from longdoc.domain.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request, prefix_tokens, render_next_page
+from longdoc.domain.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
 from longdoc.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, ModelRefused, NoProgress, NotFound
 from longdoc.models import (
     CHECKPOINT_TTL_SECONDS,
@@ -97,6 +98,10 @@ class SessionOptions:
     (its budget, retries included, is what is left until then); None: no bound.
     ``execution`` is the Step Functions execution name, recorded on the run.
     ``strict_tools`` selects strict tool schemas. ``no_progress_limit``: see the module docstring.
+    ``budget_tokens`` bounds the retrieved context (estimated tokens, headers included; see
+    :func:`longdoc.domain.retrieve.assemble`): ``None`` sends every retrieved page (``top_k``
+    per pending clause type); with a budget, chunks go in rank order until the next would
+    pass it, and a document that fits whole is sent whole, in order.
     """
 
     deadline: float | None = None
@@ -104,6 +109,7 @@ class SessionOptions:
     execution: str | None = None
     strict_tools: bool = False
     no_progress_limit: int = NO_PROGRESS_LIMIT
+    budget_tokens: int | None = None
     clock: Callable[[], float] = field(default=time.monotonic)
 
 
@@ -256,20 +262,47 @@ def _handle_tool(block: ToolUseBlock, facts: CaseFacts, chunks: dict[str, Chunk]
     return _ToolOutcome(f"recorded {clause}: found", extraction, next_page=clause if more else None)
 
 
-def _page(deps: Deps, run: RunRecord, clause: ClauseType, page: int, chunks: dict[str, Chunk]) -> list[Chunk]:
+def _retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever:
+    """Hybrid retriever over the run's document version, filtered by the run's ``term`` /
+    ``line_of_business`` facts when given (see :mod:`longdoc.domain.retrieve`)."""
+    return Retriever(list(chunks.values()), deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT,
+                     lead_rank=LEAD_RANK, term=run.facts.get("term"),
+                     line_of_business=run.facts.get("line_of_business"))
+
+
+def _page(deps: Deps, run: RunRecord, clause: ClauseType, page: int, chunks: dict[str, Chunk],
+          retriever: Retriever | None = None) -> list[Chunk]:
     """Page ``page`` (0-based) of the top-K retrieval for one clause type: ranks ``page*K .. page*K+K-1``."""
-    vector = deps.embedder.embed_query(clause.query_text())
-    hits = deps.index.query(vector, run.doc_id, run.doc_version, run.top_k * (page + 1))
-    return [chunks[cid] for cid, _ in hits[page * run.top_k:] if cid in chunks]
+    retriever = retriever or _retriever(deps, run, chunks)
+    query = clause.query_text()
+    ranked = retriever.rank(query, deps.embedder.embed_query(query), run.top_k * (page + 1))
+    return ranked[page * run.top_k:]
 
 
-def _retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, chunks: dict[str, Chunk]) -> list[Chunk]:
-    """Each pending clause type's current retrieval page, merged in document order without repeats."""
+def _retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, chunks: dict[str, Chunk],
+              budget_tokens: int | None = None) -> list[Chunk]:
+    """Each pending clause type's current retrieval page, merged in document order without repeats.
+
+    With ``budget_tokens``, the pages are interleaved by rank (first of each clause type,
+    then second, ...) and assembled within the budget (:func:`assemble`); a document that
+    fits whole is sent whole.
+    """
+    retriever = _retriever(deps, run, chunks)
+    pages = [_page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks, retriever)
+             for clause in deps.catalogue.resolve_many(facts.pending)]
     picked: dict[str, Chunk] = {}
-    for clause in deps.catalogue.resolve_many(facts.pending):
-        for chunk in _page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks):
-            picked.setdefault(chunk.chunk_id, chunk)
-    return sorted(picked.values(), key=lambda c: c.ordinal)
+    for rank in range(max((len(p) for p in pages), default=0)):
+        for page in pages:
+            if rank < len(page):
+                picked.setdefault(page[rank].chunk_id, page[rank])
+    selected = list(picked.values())
+    if budget_tokens is not None:
+        assembly = assemble(selected, budget_tokens, all_chunks=retriever.pool)
+        if assembly.top_over_budget:
+            log.warning("top chunk alone is over the %d-token context budget (%d tokens)", budget_tokens,
+                        assembly.tokens)
+        selected = assembly.chunks
+    return sorted(selected, key=lambda c: c.ordinal)
 
 
 def _close(deps: Deps, run_id: str, facts: CaseFacts, clause: str, last: dict[str, Extraction], why: str) -> None:
@@ -332,7 +365,7 @@ def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) 
     elif facts.pending:
         session += 1
         chunks = {c.chunk_id: c for c in load_chunks(deps.blobs, run.doc_id, run.doc_version)}
-        context = _retrieve(deps, run, facts, chunks)
+        context = _retrieve(deps, run, facts, chunks, options.budget_tokens)
         request = build_request(facts, deps.catalogue.resolve_many(facts.pending), context, run.max_tokens,
                                 strict=options.strict_tools)
         warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))

@@ -1,0 +1,307 @@
+"""Hybrid retrieval over one document version, and token-budgeted context assembly.
+
+Ranking happens only among the chunks that pass the filters (``doc_id``, ``doc_version``,
+and ``term`` / ``line_of_business`` when given), so a motor claim is never ranked against
+household wording or another term. Two rankings are fused with reciprocal rank fusion
+(Cormack, Clarke & Büttcher, SIGIR 2009: ``score = sum 1 / (k + rank)``, ``k = 60``):
+
+* dense: the :class:`~longdoc.ports.VectorIndex` asked for every vector of the version
+  (a document has a few hundred chunks, so asking for all of them costs little and keeps
+  the port unchanged), filtered to the allowed chunks;
+* BM25 (Okapi, ``k1 = 1.2``, ``b = 0.75``, Robertson & Zaragoza 2009) over the same
+  chunks, as loaded from the blob store (the chunk text's source of truth), each with
+  its locator header (:func:`~longdoc.domain.ingest.embedding_text`) unless switched off.
+
+An optional :class:`Reranker` reorders the fused top candidates; the default does nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from longdoc.domain.ingest import embedding_text
+from longdoc.domain.tokens import estimate_tokens
+from longdoc.models import Chunk
+from longdoc.ports import VectorIndex
+
+Mode = Literal["dense", "bm25", "hybrid"]
+MODES: tuple[str, ...] = ("dense", "bm25", "hybrid")
+RRF_K = 60
+"""Reciprocal rank fusion constant (Cormack et al. 2009 found 60 robust)."""
+DENSE_WEIGHT = 0.3
+"""Dense ranking's weight in the fusion (BM25's is 1): measured on cuad-dev.jsonl with the local
+MiniLM embedder (docs/benchmarks.md, "Retrieval"); 0.2-0.3 beat 0.5 and 1.0 there."""
+LEAD_RANK = 2
+"""The document's opening chunk is moved up to this rank (dates, parties and titles live there;
+docs/benchmarks.md, "Retrieval")."""
+
+_WORD = re.compile(r"\w+")
+STOPWORDS = frozenset(
+    "a an and are as at be been being by for from has have if in into is it its of on or such that the their "
+    "then there these they this to was were will with which who whom shall any all may not no other than".split()
+)
+"""Words ignored by BM25 (function words carry no ranking signal; legal modals such as 'shall' neither)."""
+
+
+def bm25_tokens(text: str) -> list[str]:
+    """Lowercased NFKC word tokens of ``text`` without :data:`STOPWORDS`, crudely stemmed (plural ``s``)."""
+    words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
+    out = []
+    for w in words:
+        if w in STOPWORDS:
+            continue
+        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
+            w = w[:-1]
+        out.append(w)
+    return out
+
+
+class BM25:
+    """Okapi BM25 over a small in-memory corpus (one document version's chunks).
+
+    ``docs`` are token lists (:func:`bm25_tokens`). IDF is the non-negative variant
+    ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (as in Lucene). Building is O(total tokens);
+    scoring one query is O(query terms x postings).
+    """
+
+    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75):
+        """Index ``docs``; raises nothing (an empty corpus scores nothing)."""
+        self.k1, self.b = k1, b
+        self.n = len(docs)
+        self.lengths = [len(d) for d in docs]
+        self.avg = (sum(self.lengths) / self.n) if self.n else 0.0
+        self.postings: dict[str, list[tuple[int, int]]] = {}
+        for i, doc in enumerate(docs):
+            for term, tf in Counter(doc).items():
+                self.postings.setdefault(term, []).append((i, tf))
+
+    def idf(self, term: str) -> float:
+        """Inverse document frequency of ``term`` (0 when absent)."""
+        n = len(self.postings.get(term, ()))
+        return math.log(1 + (self.n - n + 0.5) / (n + 0.5)) if n else 0.0
+
+    def scores(self, query: Sequence[str]) -> list[float]:
+        """One BM25 score per document for the query tokens (repeated query terms count once)."""
+        out = [0.0] * self.n
+        for term in set(query):
+            idf = self.idf(term)
+            for i, tf in self.postings.get(term, ()):
+                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg or 1.0))
+                out[i] += idf * tf * (self.k1 + 1) / (tf + norm)
+        return out
+
+    def rank(self, query: Sequence[str]) -> list[tuple[int, float]]:
+        """``(doc index, score)`` for every document with a positive score, best first (ties: index order)."""
+        scored = [(i, s) for i, s in enumerate(self.scores(query)) if s > 0]
+        return sorted(scored, key=lambda p: (-p[1], p[0]))
+
+
+def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K,
+        weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
+    """Fuse ranked id lists by reciprocal rank fusion: ``score(d) = sum_r w_r / (k + rank_r(d))``.
+
+    Ranks are 1-based; ``weights`` default to 1 per ranking; an id missing from a ranking
+    gets nothing from it. Returns every id once, best first; ties keep the order of first
+    appearance (first ranking first). Raises ``ValueError`` when ``k`` < 1 or the weights
+    do not match the rankings.
+    """
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    weights = list(weights) if weights is not None else [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise ValueError(f"{len(weights)} weights for {len(rankings)} rankings")
+    scores: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights):
+        for rank, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
+    order = {item: i for i, item in enumerate(scores)}
+    return sorted(scores.items(), key=lambda p: (-p[1], order[p[0]]))
+
+
+class Reranker(Protocol):
+    """Reorders retrieved chunks for a query (e.g. Voyage rerank on AWS); must not add chunks."""
+
+    def rerank(self, query: str, chunks: Sequence[Chunk], top_k: int) -> list[Chunk]:
+        """Return at most ``top_k`` of ``chunks``, best first."""
+        ...
+
+
+class NoRerank:
+    """The default :class:`Reranker`: keeps the fused order, cut to ``top_k``."""
+
+    def rerank(self, query: str, chunks: Sequence[Chunk], top_k: int) -> list[Chunk]:
+        """Return the first ``top_k`` chunks unchanged."""
+        return list(chunks[:top_k])
+
+
+def allowed(chunks: Sequence[Chunk], *, term: str | None = None, line_of_business: str | None = None) -> list[Chunk]:
+    """The chunks whose ``term`` / ``line_of_business`` match the given values (``None`` = no filter).
+
+    Comparison ignores case and surrounding space. A chunk without the field set does not
+    match a filter on it (wording of unknown term is not wording of the term in force).
+    """
+    def same(a: str | None, b: str | None) -> bool:
+        return b is None or (a is not None and a.strip().lower() == b.strip().lower())
+
+    return [c for c in chunks if same(c.term, term) and same(c.line_of_business, line_of_business)]
+
+
+@dataclass
+class Retriever:
+    """Ranks one document version's chunks for a query.
+
+    ``chunks`` are the version's chunks (from the blob store); ``index`` holds their
+    vectors. ``headers`` puts each chunk's locator header into its BM25 text (the dense
+    vectors already include it, see :func:`embedding_text`). ``mode`` is ``dense``,
+    ``bm25`` or ``hybrid``. ``term`` / ``line_of_business`` filter before ranking.
+    ``dense_weight`` scales the dense ranking's share in the fusion (BM25's is 1).
+    ``lead_rank`` (1-based), when set, moves the document's first allowed chunk (its opening:
+    title, date, parties, defined terms) up to that rank if it ranks lower.
+    """
+
+    chunks: Sequence[Chunk]
+    index: VectorIndex | None = None
+    mode: str = "hybrid"
+    headers: bool = True
+    term: str | None = None
+    line_of_business: str | None = None
+    reranker: Reranker | None = None
+    dense_weight: float = 1.0
+    lead_rank: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"unknown retrieval mode {self.mode!r}; expected one of {MODES}")
+        if self.mode != "bm25" and self.index is None:
+            raise ValueError(f"mode {self.mode!r} needs a vector index")
+        self.pool = allowed(self.chunks, term=self.term, line_of_business=self.line_of_business)
+        self.by_id = {c.chunk_id: c for c in self.pool}
+        self._bm25: BM25 | None = None
+
+    def bm25(self) -> BM25:
+        """The BM25 index over the allowed chunks (built on first use)."""
+        if self._bm25 is None:
+            self._bm25 = BM25([bm25_tokens(embedding_text(c) if self.headers else c.text) for c in self.pool])
+        return self._bm25
+
+    def dense_ranking(self, vector: Sequence[float]) -> list[str]:
+        """Allowed chunk ids by cosine similarity to ``vector``, best first."""
+        if not self.pool or self.index is None:
+            return []
+        doc_id, version = self.pool[0].doc_id, self.pool[0].doc_version
+        hits = self.index.query(vector, doc_id, version, max(len(self.chunks), 1))
+        return [cid for cid, _ in hits if cid in self.by_id]
+
+    def bm25_ranking(self, query: str) -> list[str]:
+        """Allowed chunk ids by BM25 score for ``query``, best first (zero scores left out)."""
+        return [self.pool[i].chunk_id for i, _ in self.bm25().rank(bm25_tokens(query))]
+
+    def rank(self, query: str, vector: Sequence[float] | None = None, top_k: int | None = None) -> list[Chunk]:
+        """The allowed chunks for ``query`` best first, at most ``top_k`` (all when ``None``).
+
+        ``vector`` is the query's embedding (needed unless mode is ``bm25``). In hybrid
+        mode the fused list is followed by any chunk neither ranking returned, in
+        document order, so every allowed chunk has a rank. Raises ``ValueError`` when a
+        dense mode gets no vector.
+        """
+        if self.mode != "bm25" and vector is None:
+            raise ValueError(f"mode {self.mode!r} needs the query vector")
+        if self.mode == "dense":
+            ids = self.dense_ranking(vector or [])
+        elif self.mode == "bm25":
+            ids = self.bm25_ranking(query)
+        else:
+            ids = [cid for cid, _ in rrf([self.dense_ranking(vector or []), self.bm25_ranking(query)],
+                                         weights=[self.dense_weight, 1.0])]
+        seen = set(ids)
+        ids += [c.chunk_id for c in self.pool if c.chunk_id not in seen]
+        if self.lead_rank is not None and self.pool:
+            lead = min(self.pool, key=lambda c: c.ordinal).chunk_id
+            if ids.index(lead) >= self.lead_rank:
+                ids.remove(lead)
+                ids.insert(self.lead_rank - 1, lead)
+        ranked = [self.by_id[cid] for cid in ids]
+        limit = len(ranked) if top_k is None else top_k
+        if self.reranker is not None:
+            return self.reranker.rerank(query, ranked[: max(limit, 20)], limit)
+        return ranked[:limit]
+
+
+# --- token-budgeted context assembly ---------------------------------------------------------
+
+
+def chunk_tokens(chunk: Chunk) -> int:
+    """Estimated tokens a chunk costs in the prompt: its text with its locator header."""
+    return estimate_tokens(embedding_text(chunk))
+
+
+def budget_from_cost(cost_usd: float, input_price_per_mtok: float, output_price_per_mtok: float,
+                     output_reserve_tokens: int) -> int:
+    """Input-token budget for one extraction from a cost line.
+
+    ``budget = (cost - output_reserve x output_price) / input_price`` with prices in USD
+    per million tokens (as published on https://docs.anthropic.com/en/docs/about-claude/pricing).
+    Returns whole tokens, rounded down. Raises ``ValueError`` when the input price is not
+    positive or the output reserve alone costs more than the cost line.
+    """
+    if input_price_per_mtok <= 0:
+        raise ValueError("input price must be positive")
+    left = cost_usd - output_reserve_tokens * output_price_per_mtok / 1e6
+    if left < 0:
+        raise ValueError(f"the output reserve ({output_reserve_tokens} tokens) alone costs more than {cost_usd} USD")
+    return int(left * 1e6 / input_price_per_mtok)
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """Chunks chosen for a prompt.
+
+    ``chunks`` in the order to send; ``tokens`` their estimated total (with headers);
+    ``whole_document`` True when every chunk fitted and they are sent in document order;
+    ``top_over_budget`` True when the best-ranked chunk alone is larger than the budget
+    (it is then sent alone, so the model still sees the best evidence).
+    """
+
+    chunks: list[Chunk]
+    tokens: int
+    whole_document: bool
+    top_over_budget: bool
+
+
+def assemble(ranked: Sequence[Chunk], budget_tokens: int, *, all_chunks: Sequence[Chunk] | None = None,
+             cap: int | None = None, cost: Callable[[Chunk], int] = chunk_tokens) -> Assembly:
+    """Take chunks in rank order until the next would pass ``budget_tokens``.
+
+    When ``all_chunks`` (the whole document) fits within the budget, it is returned whole,
+    in document order. ``cap`` bounds the number of chunks (``top_k``). The top chunk is
+    always taken, even when it alone is over budget (flagged ``top_over_budget``). Raises
+    ``ValueError`` for a negative budget.
+    """
+    if budget_tokens < 0:
+        raise ValueError("budget must not be negative")
+    if all_chunks:
+        total = sum(cost(c) for c in all_chunks)
+        if total <= budget_tokens:
+            return Assembly(sorted(all_chunks, key=lambda c: c.ordinal), total, True, False)
+    chosen: list[Chunk] = []
+    used = 0
+    top_over = False
+    for chunk in ranked:
+        if cap is not None and len(chosen) >= cap:
+            break
+        size = cost(chunk)
+        if used + size > budget_tokens:
+            if not chosen:
+                top_over = True
+                chosen.append(chunk)
+                used += size
+            break
+        chosen.append(chunk)
+        used += size
+    return Assembly(chosen, used, False, top_over)

@@ -1,0 +1,1 @@
+"""Offline evaluation of retrieval and extraction against gold cases (``longdoc eval ...``)."""
