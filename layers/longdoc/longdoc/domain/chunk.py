@@ -21,6 +21,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from longdoc.domain.cleanup import roman_to_int
 from longdoc.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
 from longdoc.models import Chunk, DocumentMetadata, PageSpan, ParsedDocument, SectionSpan
 
@@ -85,17 +86,6 @@ class _Draft:
     oversize: bool = False
     overlap_chars: int = 0
     overlap_missing: bool = False
-
-
-def _roman_to_int(token: str) -> int | None:
-    values = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
-    if not token or any(ch not in values for ch in token):
-        return None
-    total = 0
-    for i, ch in enumerate(token):
-        v = values[ch]
-        total += -v if i + 1 < len(token) and values[token[i + 1]] > v else v
-    return total
 
 
 def _label(line: str) -> str:
@@ -232,7 +222,7 @@ def _find_headings(
                 continue  # "Section 3.2 of this Agreement ..." is a cross-reference
             kw = m.group("kw").lower()
             num = m.group("num")
-            section_id = f"{kw.capitalize()} {num.upper() if _roman_to_int(num) else num}"
+            section_id = f"{kw.capitalize()} {num.upper() if roman_to_int(num) else num}"
             headings.append(_Heading(line_start + lead, pos - 1, section_id,
                                      _label(stripped), _KEYWORD_LEVEL[kw]))
             value = int(num) if num.isdigit() else None
@@ -274,7 +264,7 @@ def _marked_heading(line: str, start: int, end: int, level: int) -> _Heading:
     k = _KEYWORD_RE.match(line)
     if k:
         num = k.group("num")
-        section_id = f"{k.group('kw').capitalize()} {num.upper() if _roman_to_int(num) else num}"
+        section_id = f"{k.group('kw').capitalize()} {num.upper() if roman_to_int(num) else num}"
     else:
         n = re.match(r"^(\d{1,3}(?:\.\d{1,3}){0,4})(?:\.|\s|$)", line)
         if n:

@@ -147,7 +147,8 @@ def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
     return cleaned, furniture
 
 
-def _roman_value(token: str) -> int | None:
+def roman_to_int(token: str) -> int | None:
+    """Value of a Roman numeral made of I, V, X, L, C in either case (``"iv"`` -> 4); None otherwise."""
     values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
     token = token.lower()
     if not token or any(ch not in values for ch in token):
@@ -174,7 +175,7 @@ def labels_from_furniture(page_count: int, furniture: list[Furniture]) -> list[s
             for m in pattern.finditer(item.text.strip()):
                 token = m.group(1)
                 roman = not token.isdigit()
-                value = _roman_value(token) if roman else int(token)
+                value = roman_to_int(token) if roman else int(token)
                 if value is None:
                     continue
                 votes[(base, roman, value - item.page)].setdefault(item.page, token)
