@@ -8,6 +8,7 @@ shape the small state output. Domain errors propagate with their class name as
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -21,6 +22,15 @@ from longdoc.domain.session import SessionOptions, fail_or_resume, run_session
 from longdoc.errors import ExtractionFailed, IterationCapReached
 from longdoc.events import ExtractTaskInput, ExtractTaskOutput
 from longdoc.observability import logger, metrics, tracer
+
+# SnapStart priming: while Lambda takes the snapshot of a published version, it sets
+# AWS_LAMBDA_INITIALIZATION_TYPE=snap-start
+# (https://docs.aws.amazon.com/lambda/latest/dg/snapstart-activate.html). Importing the
+# Anthropic SDK then (~2.1 s, docs/benchmarks.md) puts it in the snapshot, so restored
+# environments skip it. Elsewhere (local mode, tests) it stays lazy. No client, key or
+# connection is created here: those must not be frozen into a snapshot.
+if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "snap-start":  # pragma: no cover - AWS only
+    import anthropic  # noqa: F401
 
 
 def _output(event: ExtractTaskInput, **fields: Any) -> dict[str, Any]:

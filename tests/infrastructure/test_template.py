@@ -330,7 +330,8 @@ def test_state_machine_substitutions_match_asl_placeholders(resources: dict[str,
     # Then every placeholder has a substitution and every substitution is used,
     # and the definition is well-formed JSON with a reachable start state.
     assert placeholders == set(machine["DefinitionSubstitutions"])
-    assert machine["DefinitionSubstitutions"]["ExtractFunctionArn"] == {"Fn::GetAtt": ["ExtractFunction", "Arn"]}
+    # The published alias (SnapStart applies to published versions only)
+    assert machine["DefinitionSubstitutions"]["ExtractFunctionArn"] == {"Ref": "ExtractFunctionAliaslive"}
     assert asl["StartAt"] in asl["States"]
     assert machine["Type"] == "STANDARD"
 
@@ -656,3 +657,11 @@ def test_cfn_lint_reports_no_findings() -> None:
     # Then it exits 0 with no findings
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == ""
+
+
+def test_extract_function_uses_snapstart_on_a_published_alias(template) -> None:
+    # Given the extract function, invoked once per session (its cold start is paid often)
+    fn = template["Resources"]["ExtractFunction"]["Properties"]
+    # Then SnapStart applies to its published versions, behind the alias the state machine invokes
+    assert fn["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+    assert fn["AutoPublishAlias"] == "live"
