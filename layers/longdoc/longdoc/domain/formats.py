@@ -42,6 +42,8 @@ class _Builder:
         self.headings: list[HeadingMark] = []
 
     def block(self, text: str, *, tight: bool = False, level: int | None = None) -> None:
+        """Append a paragraph (``tight``: one newline before it, else a blank line); ``level``
+        marks it as a heading of that level (1 = top) at its character offsets."""
         text = text.strip()
         if not text:
             return
@@ -55,6 +57,7 @@ class _Builder:
         self.length += len(text)
 
     def result(self) -> tuple[str, list[HeadingMark]]:
+        """The accumulated text and its heading marks (offsets into that text)."""
         return "".join(self.parts), self.headings
 
 
