@@ -318,14 +318,19 @@ def _int_at_least(low: int):
     return parse
 
 
+def _eval_inputs(args: argparse.Namespace):
+    """The gold file (CliError when missing) and a progress printer (stderr; none with --json)."""
+    gold = Path(args.gold)
+    if not gold.exists():
+        raise CliError(f"gold file not found: {gold}")
+    return gold, (None if args.json else (lambda line: print(line, file=sys.stderr)))
+
+
 def cmd_eval_retrieval(args: argparse.Namespace) -> int:
     """Retrieval recall against a gold file, next to the naive baseline (see :mod:`longdoc.eval.retrieval`)."""
     from longdoc.eval.retrieval import evaluate, render
 
-    gold = Path(args.gold)
-    if not gold.exists():
-        raise CliError(f"gold file not found: {gold}")
-    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    gold, progress = _eval_inputs(args)
     report = evaluate(gold, Path(args.corpus) if args.corpus else None, budget_tokens=args.budget_tokens,
                       target_tokens=args.chunk_tokens, progress=progress)
     print(json.dumps(report, indent=1) if args.json else render(report))
@@ -364,10 +369,7 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
     """Extraction accuracy against a gold file (see :mod:`longdoc.eval.extraction`)."""
     from longdoc.eval.extraction import evaluate_extraction, render_extraction
 
-    gold = Path(args.gold)
-    if not gold.exists():
-        raise CliError(f"gold file not found: {gold}")
-    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    gold, progress = _eval_inputs(args)
     report = evaluate_extraction(gold, Path(args.corpus) if args.corpus else None, threshold=args.threshold,
                                  budget_tokens=args.budget_tokens, target_tokens=args.chunk_tokens,
                                  progress=progress)
