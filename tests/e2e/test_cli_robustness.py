@@ -106,3 +106,19 @@ def test_short_cause_reads_lambda_error_payloads():
     assert short_cause(wrapped) == "States.TaskFailed: NotFound: run r does not exist"
     assert short_cause("plain\nmulti line") == "plain multi line"
     assert short_cause(None) == ""
+
+
+def test_eval_bad_gold_files_and_budgets_fail_with_one_line(home, capsys, tmp_path):
+    # Given a cut-off gold line, an empty gold file and a negative budget
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"case_id": "x"\n')
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    for gold in (bad, empty):
+        for command in ("retrieval", "extraction"):
+            code, _, err = _cli(capsys, "eval", command, "--gold", str(gold), "--json")
+            # Then each fails with one line naming the file, never a traceback
+            assert code == 1 and err.count("\n") == 1 and str(gold) in err, (gold, command, err)
+    with pytest.raises(SystemExit) as stop:
+        main(["eval", "retrieval", "--gold", str(bad), "--budget-tokens", "-5"])
+    assert stop.value.code == 2 and "must be at least 1" in capsys.readouterr().err

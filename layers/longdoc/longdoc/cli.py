@@ -31,6 +31,8 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import quote_plus
 
+from pydantic import ValidationError
+
 from longdoc.events import short_cause
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -323,6 +325,8 @@ def _eval_inputs(args: argparse.Namespace):
     gold = Path(args.gold)
     if not gold.exists():
         raise CliError(f"gold file not found: {gold}")
+    if not gold.read_text(encoding="utf-8").strip():
+        raise CliError(f"no gold cases in {gold}")
     return gold, (None if args.json else (lambda line: print(line, file=sys.stderr)))
 
 
@@ -415,7 +419,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = evals.add_parser("retrieval", help="recall@K, MRR and recall within a token budget, per stratum")
     p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
     p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
-    p.add_argument("--budget-tokens", type=int, default=5000)
+    p.add_argument("--budget-tokens", type=_int_at_least(1), default=5000)
     p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
@@ -424,7 +428,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
     p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
     p.add_argument("--threshold", type=float, default=None, help="offline baseline threshold (tuning)")
-    p.add_argument("--budget-tokens", type=int, default=None, help="context budget (default: top_k chunks)")
+    p.add_argument("--budget-tokens", type=_int_at_least(1), default=None, help="context budget (default: top_k chunks)")
     p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
@@ -456,6 +460,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:  # unreadable or read-only LONGDOC_HOME, full disk, ...
         where = exc.filename or os.environ.get("LONGDOC_HOME", ".longdoc")
         print(f"longdoc: {_one_line(f'{exc.strerror or exc}: {where}')}", file=sys.stderr)
+        return 1
+    except (ValueError, ValidationError) as exc:  # e.g. a gold line that is not a case
+        print(f"longdoc: {_one_line(str(exc))}", file=sys.stderr)
         return 1
     except sqlite3.Error as exc:
         home = os.environ.get("LONGDOC_HOME", ".longdoc")
