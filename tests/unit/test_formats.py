@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 from longdoc.domain.chunk import chunk_document
+from longdoc.domain.formats import html_to_text
 from longdoc.domain.parse import parse_document
-from tests.unit.docx_builder import DECIMAL_LIST, LETTER_LIST, build_docx, paragraph
+from tests.unit.docx_builder import (
+    DECIMAL_LIST,
+    LETTER_LIST,
+    abstract_num,
+    build_docx,
+    level,
+    num,
+    paragraph,
+    style,
+)
 
 
 def _docx() -> bytes:
@@ -98,3 +108,84 @@ def test_html_headings_lists_and_sections() -> None:
     # And the list items stay inside 4.2, never split off
     item = doc.text.index("2. you report it within 14 days.")
     assert esc.char_start < item < esc.char_end
+
+
+def _contract_numbered_by_styles() -> bytes:
+    """A contract laid out as Word does it: the heading styles carry the numbering.
+
+    ``Heading 1`` is ``ARTICLE %1`` in upper roman, ``Heading 2`` is ``Section %1.%2`` as a
+    legal number (decimal even under a roman parent); ``Clause`` is based on ``Heading 2``;
+    body items use a separate ``(%1)`` list that one instance restarts.
+    """
+    headings = abstract_num(10, [
+        level(0, "upperRoman", "ARTICLE %1", style="Heading1"),
+        level(1, "decimal", "Section %1.%2", style="Heading2", legal=True),
+    ])
+    items = abstract_num(11, [level(0, "lowerLetter", "(%1)")])
+    return build_docx(
+        [
+            paragraph("Supply Agreement", "Title"),
+            paragraph("Definitions", "Heading1"),
+            paragraph("Defined Terms", "Heading2"),
+            paragraph("Products means the goods listed in Schedule 1.", None, (21, 0)),
+            paragraph("Price means the price in Schedule 2.", None, (21, 0)),
+            paragraph("Interpretation", "Clause"),
+            paragraph("Headings do not affect interpretation.", None),
+            paragraph("Term", "Heading1"),
+            paragraph("Renewal", "Heading2"),
+            paragraph("This Agreement renews for one year unless:", None),
+            paragraph("either party gives notice; or", None, (22, 0)),
+            paragraph("it is terminated earlier.", None, (22, 0)),
+            paragraph("Unnumbered heading", "Heading2", (0, 0)),
+            paragraph("Nothing here is numbered.", None),
+        ],
+        lists=[headings, items, num(20, 10), num(21, 11), num(22, 11, {0: 1})],
+        styles=[
+            style("Heading1", "heading 1", num=(20, None)),
+            style("Heading2", "heading 2", num=(20, 1)),
+            style("Clause", "Clause", based_on="Heading2"),
+        ],
+    )
+
+
+def test_docx_headings_numbered_through_their_style_keep_word_numbers() -> None:
+    # Given a DOCX whose heading numbers come from the heading styles' list, in Word's
+    # own number texts ("ARTICLE %1" upper roman, "Section %1.%2" legal numbering)
+    doc = parse_document("supply.docx", _contract_numbered_by_styles())
+    lines = doc.text.split("\n\n")
+    # Then every heading carries the number Word shows, inherited styles included
+    assert "ARTICLE I Definitions" in lines and "ARTICLE II Term" in lines
+    assert "Section 1.1 Defined Terms" in lines and "Section 2.1 Renewal" in lines
+    assert "Section 1.2 Interpretation" in lines  # "Clause" is based on Heading 2
+    # And a list instance that overrides its start restarts; the same list continues
+    assert "(a) Products means the goods listed in Schedule 1." in lines
+    assert "(b) Price means the price in Schedule 2." in lines
+    assert "(a) either party gives notice; or" in lines and "(b) it is terminated earlier." in lines
+    # And numId 0 on a paragraph switches its style's numbering off
+    assert "Unnumbered heading" in lines
+    # When it is chunked small
+    chunks = chunk_document(doc, "supply", target_tokens=60, max_tokens=120)
+    spans = [s for c in chunks for s in c.section_spans]
+    # Then the section ids are the numbers people cite, in order, with nested paths
+    assert [s.section_id for s in spans][:6] == [
+        None, "Article I", "Section 1.1", "Section 1.2", "Article II", "Section 2.1"
+    ]
+    renewal = next(s for s in spans if s.section_id == "Section 2.1")
+    assert renewal.heading_path == ["ARTICLE II Term", "Section 2.1 Renewal"]
+
+
+def test_html_ordered_list_markers_follow_type_start_reversed_value_and_css() -> None:
+    # Given ordered lists in each numbering style a browser knows
+    markup = """<ol type="a"><li>notice</li><li>cure</li></ol>
+    <ol type="I" start="4"><li>Fees</li><li>Term</li></ol>
+    <ol reversed><li>three</li><li>two</li><li>one</li></ol>
+    <ol><li>first</li><li value="7">seventh</li><li>eighth</li></ol>
+    <ol style="list-style-type: lower-roman"><li>alpha</li><li>beta</li></ol>
+    <ul style="list-style: none"><li>plain</li></ul>"""
+    # When it is rendered
+    text, _ = html_to_text(markup)
+    # Then each item starts with the marker the browser draws
+    assert text.split("\n") == [
+        "a. notice", "b. cure", "", "IV. Fees", "V. Term", "", "3. three", "2. two", "1. one", "",
+        "1. first", "7. seventh", "8. eighth", "", "i. alpha", "ii. beta", "", "plain",
+    ]

@@ -6,14 +6,15 @@ block per paragraph (blank line between paragraphs, one line per list item) and
 format has pages, so the caller records a single ``PageSpan(page=None)``.
 
 * HTML: parsed with Beautiful Soup (``html.parser`` from the standard library). ``<h1>``-
-  ``<h6>`` become headings of that level; ``<li>`` of an ``<ol>`` is prefixed with its
-  number (honouring ``start``), of a ``<ul>`` with ``•``; ``<script>``, ``<style>``,
+  ``<h6>`` become headings of that level; ``<li>`` of an ``<ol>`` is prefixed with the
+  marker a browser draws (``type``, ``start``, ``reversed``, ``value`` and CSS
+  ``list-style-type`` honoured: ``3.``, ``b.``, ``iv.``), of a ``<ul>`` with ``•``; ``<script>``, ``<style>``,
   ``<head>``, ``<template>`` and ``<noscript>`` are dropped; runs of white space collapse
   to one space except inside ``<pre>``.
-* DOCX: read with docx2python, which follows Word's automatic numbering (the numbers are
-  in ``numbering.xml``, not in the paragraph text; python-docx alone does not render
-  them). A decimal list paragraph at nesting ``[4, 2]`` is written ``4.2``; a letter or
-  roman item ``(a)``/``(iv)``; a bullet ``•``. Paragraphs styled ``Heading N`` or
+* DOCX: text read with docx2python; Word's automatic numbers (in ``numbering.xml``, not in
+  the paragraph text, reached from the paragraph or from its heading style) are rendered by
+  :mod:`longdoc.domain.wordnum` as Word shows them (``4.2``, ``ARTICLE IV``,
+  ``Section 3.2``, ``(a)``; a bullet is ``•``). Paragraphs styled ``Heading N`` or
   ``Title`` become headings (level N, Title = 1).
 """
 
@@ -21,8 +22,12 @@ from __future__ import annotations
 
 import io
 import re
+from typing import TYPE_CHECKING
 
 from longdoc.models import HeadingMark
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 _BLOCKS = {
     "p", "div", "section", "article", "main", "header", "footer", "aside", "nav", "blockquote",
@@ -61,6 +66,52 @@ class _Builder:
         return "".join(self.parts), self.headings
 
 
+_CSS_LIST_TYPES = {
+    "decimal": "1", "lower-alpha": "a", "lower-latin": "a", "upper-alpha": "A", "upper-latin": "A",
+    "lower-roman": "i", "upper-roman": "I", "none": "", "disc": "•", "circle": "•", "square": "•",
+}
+
+
+def _int_attr(value: object) -> int | None:
+    text = str(value).strip() if value is not None else ""
+    return int(text) if re.fullmatch(r"-?\d{1,9}", text) else None
+
+
+def _list_markers(lst: Tag) -> list[tuple[Tag, str]]:
+    """The ``<li>`` children of ``lst`` with the marker a browser draws before each.
+
+    Follows the HTML Living Standard (4.4.5 ``ol``, 4.4.8 ``li``): ``type`` is ``1``, ``a``,
+    ``A``, ``i`` or ``I`` (CSS ``list-style-type`` in a ``style`` attribute wins); ``start``
+    sets the first ordinal (default 1, or the item count when ``reversed``); ``reversed``
+    counts down; an item's ``value`` resets the count. Ordered markers end in ``.``
+    (``a.``, ``iv.``); unordered items get ``•``; ``list-style-type: none`` gives no marker.
+    """
+    from longdoc.domain.wordnum import format_number
+
+    items = lst.find_all("li", recursive=False)
+    kind = "1" if lst.name == "ol" else "•"
+    if lst.name == "ol" and str(lst.get("type", "")) in ("1", "a", "A", "i", "I"):
+        kind = str(lst.get("type"))
+    css = re.search(r"list-style(?:-type)?\s*:\s*([a-z-]+)", str(lst.get("style", "")))
+    if css and css.group(1) in _CSS_LIST_TYPES:
+        kind = _CSS_LIST_TYPES[css.group(1)]
+    step = -1 if lst.name == "ol" and lst.has_attr("reversed") else 1
+    number = _int_attr(lst.get("start"))
+    if number is None:
+        number = len(items) if step < 0 else 1
+    fmts = {"1": "decimal", "a": "lowerLetter", "A": "upperLetter", "i": "lowerRoman", "I": "upperRoman"}
+    out = []
+    for item in items:
+        value = _int_attr(item.get("value"))
+        number = value if value is not None else number
+        if kind in fmts:
+            out.append((item, format_number(number, fmts[kind]) + "."))
+        else:
+            out.append((item, kind))
+        number += step
+    return out
+
+
 def html_to_text(markup: str) -> tuple[str, list[HeadingMark]]:
     """Render HTML ``markup`` to text and heading marks (see the module docstring)."""
     from bs4 import BeautifulSoup, NavigableString, Tag  # lazy: only HTML input needs it
@@ -93,13 +144,10 @@ def html_to_text(markup: str) -> tuple[str, list[HeadingMark]]:
                 flush(level=int(name[1]))
             elif name in ("ul", "ol"):
                 flush()
-                number = int(child.get("start", 1)) if str(child.get("start", "1")).lstrip("-").isdigit() else 1
-                for item in child.find_all("li", recursive=False):
-                    prefix = f"{number}." if name == "ol" else "•"
-                    number += 1
-                    inline.append(prefix + " ")
+                for index, (item, prefix) in enumerate(_list_markers(child)):
+                    inline.append(prefix + " " if prefix else "")
                     walk(item)
-                    flush(tight=True)
+                    flush(tight=index > 0)  # a list is its own block; its items are lines
             elif name in _BLOCKS:
                 flush(tight=name in ("tr", "br", "dd", "dt"))
                 walk(child)
@@ -115,34 +163,40 @@ def html_to_text(markup: str) -> tuple[str, list[HeadingMark]]:
     return out.result()
 
 
-_BULLET_RE = re.compile(r"^\t*(?:(?P<num>[0-9A-Za-z]+)\)|(?P<bullet>--|[•●▪◦·\-]))\t")
+_DOCX2PYTHON_BULLET = re.compile(r"\t*[^\t\n]*\t")
 
 
 def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
     """Render DOCX ``data`` to text and heading marks (see the module docstring).
 
-    Raises ValueError (from docx2python/zipfile) when the bytes are not a readable DOCX.
+    Each numbered paragraph starts with the number Word shows for it (see
+    :mod:`longdoc.domain.wordnum`), then a space. Raises ValueError (from
+    docx2python/zipfile) or ``xml.etree.ElementTree.ParseError`` when the bytes are not a
+    readable DOCX.
     """
+    import zipfile
+
     from docx2python import docx2python  # lazy: only DOCX input needs it
     from docx2python.iterators import iter_paragraphs
 
+    from longdoc.domain.wordnum import W, WordNumbering
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        numbering = WordNumbering.from_docx(archive)
     out = _Builder()
     with docx2python(io.BytesIO(data)) as doc:
         for par in iter_paragraphs(doc.body_pars):
-            text = "".join(par.run_strings)
-            number = ""
-            m = _BULLET_RE.match(text)
-            _, position = par.list_position
-            if m and position:
-                text = text[m.end():]
-                token = m.group("num")
-                if token is None:
-                    number = "•"
-                elif token.isdigit():
-                    number = ".".join(str(n) for n in position)
-                else:
-                    number = f"({token})"
-            line = f"{number} {text.strip()}".strip() if number else text.strip()
+            strings = list(par.run_strings)
+            number = None
+            if par.elem is not None and par.elem.tag == W + "p":
+                ppr = par.elem.find(W + "pPr")
+                numpr = ppr.find(W + "numPr") if ppr is not None else None
+                direct = numpr is not None and all(numpr.find(W + t) is not None for t in ("numId", "ilvl"))
+                if direct and strings and _DOCX2PYTHON_BULLET.fullmatch(strings[0]):
+                    strings = strings[1:]  # docx2python's own rendering of the number: ours replaces it
+                number = numbering.label(par.elem)
+            text = "".join(strings).strip()
+            line = f"{number} {text}".strip() if number else text
             style = (par.style or "").replace(" ", "").lower()
             level = None
             if style == "title":

@@ -1,0 +1,105 @@
+"""Tests for Word's automatic numbering rendered from numbering.xml and styles.xml."""
+
+from __future__ import annotations
+
+import pytest
+
+from longdoc.domain.formats import docx_to_text
+from longdoc.domain.parse import parse_document
+from longdoc.domain.wordnum import format_number
+from longdoc.errors import DocumentError
+from tests.unit.docx_builder import abstract_num, build_docx, level, num, paragraph, style
+
+
+@pytest.mark.parametrize(
+    ("value", "fmt", "shown"),
+    [
+        (4, "upperRoman", "IV"), (1999, "upperRoman", "MCMXCIX"), (9, "lowerRoman", "ix"),
+        (2, "lowerLetter", "b"), (27, "upperLetter", "AA"), (53, "lowerLetter", "aaa"),
+        (7, "decimalZero", "07"), (11, "ordinal", "11th"), (22, "ordinal", "22nd"),
+        (3, "bullet", "•"), (3, "none", ""), (5, "chineseCounting", "5"),
+    ],
+)
+def test_number_formats_render_as_word_shows_them(value: int, fmt: str, shown: str) -> None:
+    # Given a level value and a Word number format, Then it renders as Word shows it
+    assert format_number(value, fmt) == shown
+
+
+def _lines(data: bytes) -> list[str]:
+    text, _ = docx_to_text(data)
+    return text.split("\n\n")
+
+
+def test_deeper_levels_restart_unless_lvl_restart_says_never() -> None:
+    # Given a list whose level 2 restarts under level 1, and whose level 3 never restarts
+    lst = abstract_num(30, [
+        level(0, "decimal", "%1."),
+        level(1, "lowerLetter", "(%2)"),
+        level(2, "decimal", "Note %3", restart=0),
+    ])
+    paras = [
+        paragraph("First.", None, (40, 0)), paragraph("Item.", None, (40, 1)),
+        paragraph("Aside.", None, (40, 2)), paragraph("Second.", None, (40, 0)),
+        paragraph("Item.", None, (40, 1)), paragraph("Aside.", None, (40, 2)),
+    ]
+    # When it is rendered
+    lines = _lines(build_docx(paras, lists=[lst, num(40, 30)]))
+    # Then (a) starts again under 2., but "Note" counts on across it
+    assert lines == ["1. First.", "(a) Item.", "Note 1 Aside.", "2. Second.", "(a) Item.", "Note 2 Aside."]
+
+
+def test_two_instances_of_one_list_continue_and_a_start_override_restarts() -> None:
+    # Given three instances of one list: two plain (Word continues them), one with a start
+    # override at 5 (how Word restarts or re-bases a list)
+    lst = abstract_num(31, [level(0, "upperLetter", "Schedule %1")])
+    paras = [
+        paragraph("Fees", None, (41, 0)), paragraph("Service Levels", None, (42, 0)),
+        paragraph("Reserved", None, (43, 0)), paragraph("Contacts", None, (43, 0)),
+    ]
+    lines = _lines(build_docx(paras, lists=[lst, num(41, 31), num(42, 31), num(43, 31, {0: 5})]))
+    # Then the plain instances share one count and the overridden one starts at E
+    assert lines == ["Schedule A Fees", "Schedule B Service Levels", "Schedule E Reserved", "Schedule F Contacts"]
+
+
+def test_start_values_and_bullets_and_a_missing_level_definition() -> None:
+    # Given a list starting at 4 with a bullet level, and a paragraph naming a level the
+    # list does not define
+    lst = abstract_num(32, [level(0, "decimal", "%1", start=4), level(1, "bullet", "\uf0b7")])
+    paras = [
+        paragraph("Payment", None, (44, 0)), paragraph("monthly", None, (44, 1)),
+        paragraph("Odd level", None, (44, 7)),
+    ]
+    lines = _lines(build_docx(paras, lists=[lst, num(44, 32)]))
+    # Then the count starts at 4, the bullet is "•" whatever symbol the font draws, and an
+    # undefined level falls back to a plain decimal count
+    assert lines[:2] == ["4 Payment", "• monthly"]
+    assert lines[2] == "1 Odd level"
+
+
+def test_numbering_reaches_a_paragraph_through_a_chain_of_based_on_styles() -> None:
+    # Given Heading 1 carrying the list, "Annex Title" based on "Big" based on Heading 1
+    lst = abstract_num(33, [level(0, "decimal", "%1.0", style="Heading1")])
+    styles = [
+        style("Heading1", "heading 1", num=(45, None)),
+        style("Big", "Big", based_on="Heading1"),
+        style("AnnexTitle", "Annex Title", based_on="Big"),
+    ]
+    paras = [paragraph("Scope", "Heading1"), paragraph("Annexes", "AnnexTitle")]
+    lines = _lines(build_docx(paras, lists=[lst, num(45, 33)], styles=styles))
+    # Then both are numbered by the one list
+    assert lines == ["1.0 Scope", "2.0 Annexes"]
+
+
+def test_malformed_numbering_part_is_a_clear_document_error() -> None:
+    # Given a DOCX whose numbering.xml is not XML
+    import io
+    import zipfile
+
+    good = build_docx([paragraph("Text", None, (1, 0))])
+    src, dst = zipfile.ZipFile(io.BytesIO(good)), io.BytesIO()
+    with zipfile.ZipFile(dst, "w") as z:
+        for name in src.namelist():
+            z.writestr(name, b"<w:numbering" if name == "word/numbering.xml" else src.read(name))
+    # Then parsing names the file and says it is unreadable
+    with pytest.raises(DocumentError, match=r"bad\.docx.*corrupt or unreadable DOCX"):
+        parse_document("bad.docx", dst.getvalue())
