@@ -103,3 +103,24 @@ def test_malformed_numbering_part_is_a_clear_document_error() -> None:
     # Then parsing names the file and says it is unreadable
     with pytest.raises(DocumentError, match=r"bad\.docx.*corrupt or unreadable DOCX"):
         parse_document("bad.docx", dst.getvalue())
+
+
+def test_non_legal_number_under_a_roman_parent_is_a_section_people_can_cite() -> None:
+    # Given "Section %1.%2" without legal numbering under an upper-roman ARTICLE level:
+    # Word shows "Section I.1" and that is what a reader cites
+    from longdoc.domain.chunk import chunk_document
+
+    lst = abstract_num(34, [level(0, "upperRoman", "ARTICLE %1"), level(1, "decimal", "Section %1.%2")])
+    paras = [
+        paragraph("Governing Law", None, (46, 0)),
+        paragraph("This Agreement is governed by the laws of New York.", None, (46, 1)),
+        paragraph("Assignment", None, (46, 0)),
+        paragraph("Neither party may assign without consent.", None, (46, 1)),
+    ]
+    doc = parse_document("law.docx", build_docx(paras, lists=[lst, num(46, 34)]))
+    # When it is chunked
+    chunks = chunk_document(doc, "law", target_tokens=40, max_tokens=80)
+    # Then the roman-dotted numbers are the section ids
+    assert [s.section_id for c in chunks for s in c.section_spans] == [
+        "Article I", "Section I.1", "Article II", "Section II.1"
+    ]

@@ -32,7 +32,7 @@ _KEYWORD_LEVEL = {
 _KEYWORD_RE = re.compile(
     r"^(?P<kw>PART|Part|CHAPTER|Chapter|SCHEDULE|Schedule|EXHIBIT|Exhibit|ANNEX|Annex|"
     r"APPENDIX|Appendix|SECTION|Section|ARTICLE|Article)\s+"
-    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+|[A-Z])(?![\w.]*\w)(?!\()\.?"
+    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+(?:\.\d+)*|[A-Z])(?![\w.]*\w)(?!\()\.?"
     r"(?P<rest>\s*[:.\-–—]?\s*.*)$"
 )
 # "4.2 Title", "4.2. Title", "4.2" alone, and "1.Title" (PDF text often drops the space after the dot).
