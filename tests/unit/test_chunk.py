@@ -551,3 +551,19 @@ def test_acronym_in_brackets_at_a_line_start_does_not_end_a_chunk(corpus_dir) ->
     for chunk in chunks:
         following = parsed.text[chunk.char_end : chunk.char_end + 12].lstrip()
         assert not following.startswith("(DPC)"), chunk.chunk_id
+
+
+@pytest.mark.parametrize("name", DOCS)
+def test_a_chunks_heading_path_is_the_path_of_its_own_section_id(chunked, name: str) -> None:
+    # Given real documents whose first chunk holds an unnumbered preamble plus section 1
+    # (Apache: the licence title, then "1. Definitions.")
+    _, chunks = chunked(name)
+    for chunk in chunks:
+        if chunk.section_id is None:
+            continue
+        # Then the chunk's heading path is the path of the section its section_id names
+        base = chunk.section_id.split("#")[0]
+        owner = next(s for s in chunk.section_spans if (s.section_id or "").split("#")[0] == base)
+        assert chunk.heading_path == owner.heading_path, (name, chunk.chunk_id)
+    if name == APACHE:
+        assert (chunks[0].section_id, chunks[0].heading_path) == ("1", ["1. Definitions."])

@@ -553,6 +553,12 @@ def chunk_document(
                         char_start=max(s.start, d.start), char_end=min(s.end, d.end))
             for s in d.sections
         ]
+        # The chunk's section: its own (a split section's "4.2#2"), else the first numbered
+        # section it holds; the heading path is that section's, so the two always agree.
+        section_id = d.section_id if d.section_id is not None else next(
+            (s.section_id for s in d.sections if s.section_id), None)
+        heading_path = next((s.heading_path for s in d.sections if s.section_id == section_id),
+                            d.sections[0].heading_path if d.sections else [])
         chunks.append(
             Chunk(
                 chunk_id=f"{doc_id}:{doc.doc_version[:8]}:{ordinal:04d}",
@@ -562,11 +568,8 @@ def chunk_document(
                 source=doc.source,
                 page_start=spans[0].page if spans else None,
                 page_end=spans[-1].page if spans else None,
-                section_id=d.section_id
-                if d.section_id is not None
-                else next((s.section_id for s in d.sections if s.section_id), None),
-                heading_path=next((s.heading_path for s in d.sections if s.section_id == d.section_id),
-                                  d.sections[0].heading_path) if d.sections else [],
+                section_id=section_id,
+                heading_path=heading_path,
                 text=body,
                 char_start=d.start,
                 char_end=d.end,
