@@ -374,3 +374,33 @@ def test_footer_stacked_above_other_footer_lines_is_removed(corpus_dir) -> None:
     assert "Wireless Content License Agreement Multiple" not in parsed.text
     pages = {f.page for f in parsed.furniture if "Wireless Content License Agreement" in " ".join(f.text.split())}
     assert len(pages) == 47
+
+
+def test_one_footer_with_page_labels_of_other_shapes_is_one_family(corpus_dir) -> None:
+    # Given a contract whose footer reads "Proprietary to Bank of America Page 4 vTIP2010"
+    # on the body pages but "... ii ...", "... C-3 ..." or no label at all elsewhere
+    data = (corpus_dir / "cuad/cardlyticsinc-maintenance-agreement1.pdf").read_bytes()
+    # When it is parsed
+    parsed = parse_document("cardlytics.pdf", data)
+    # Then no line of that footer is left standing on its own in the text
+    lines = [line for line in parsed.text.split("\n") if line.startswith("Proprietary to Bank of America")]
+    assert lines == []
+    # And the odd-label variants are kept as furniture of their pages
+    kept = {f.text for f in parsed.furniture}
+    assert {"Proprietary to Bank of America ii vTIP2010", "Proprietary to Bank of America C-3 vTIP2010",
+            "Proprietary to Bank of America vTIP2010"} <= kept
+    # And the schedule's text around the removed footer is still there
+    assert "Files in Bank of America’s “CO Completed” file.\nSCHEDULE D" in parsed.text
+
+
+def test_a_footer_pdfium_ran_into_the_last_body_line_is_cut_off_it(corpus_dir) -> None:
+    # Given the Federal Register PDF, where PDFium reads page 1's last body line
+    # "accident after takeoff from Soekarno-" and the GPO printer line as one line
+    data = (corpus_dir / "federal-register-2020-17221.pdf").read_bytes()
+    # When it is parsed
+    parsed = parse_document("fr.pdf", data)
+    # Then the printer line is gone from the text, the body words stay, and it is furniture
+    assert "VerDate" not in parsed.text
+    assert "accident after takeoff from Soekarno-" in parsed.text
+    first = [f.text for f in parsed.furniture if f.page == 1]
+    assert any(t.startswith("VerDate Sep<11>2014") and "Frm 00001" in t for t in first)

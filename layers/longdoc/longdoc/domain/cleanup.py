@@ -12,7 +12,10 @@ of 20 characters or more is then removed wherever it stands on a page, e.g. belo
 footnote that PDFium reads first). Page
   numbers, ``Page 55 of 80``, ``5419/16 AV/NT/sr 163`` + ``DGD 2 EN``, the Federal
   Register's GPO printer lines all fit; a heading or table row that happens to repeat on a
-  few pages does not.
+  few pages does not. The same footer printed with page labels of another shape
+  (``ii``, ``C-3``) is one family with it (:func:`loose`); and when PDFium runs the last
+  body line into a long footer (``... from Soekarno-VerDate Sep<11>2014 ...``), the
+  footer is cut off the end of that line and the body text stays.
 * **Page labels** (:func:`labels_from_furniture`): the printed page number is a number
   (arabic or lower-case roman) at the start or end of a furniture line or after ``Page``,
   whose difference to the physical page index is the same on at least
@@ -85,6 +88,30 @@ def template(line: str) -> str:
     return core or "#"
 
 
+_LABEL_TOKEN = re.compile(r"^(?:(?:[A-Za-z]{1,2}-)?#(?:-#)?|[ivxlc]{1,7}|[Pp]age)$")
+
+
+def loose(shape: str) -> str:
+    """A template without its page-label tokens (``#``, ``C-#``, ``#-#``, ``ii``, ``Page``).
+
+    One running footer printed with differently shaped page labels (``12``, ``ii``,
+    ``C-3``, or none on the cover) is one family: ``Proprietary to Bank of America Page 4
+    vTIP2010``, ``... C-3 vTIP2010`` and ``... ii vTIP2010`` all become ``Proprietary to
+    Bank of America vTIP#``.
+    """
+    return " ".join(tok for tok in shape.split(" ") if not _LABEL_TOKEN.match(tok))
+
+
+def _template_regex(shape: str) -> re.Pattern[str]:
+    """A pattern that finds a line of template ``shape`` at the *end* of a longer line.
+
+    ``#`` matches a digit run, a space any white space, and the number :func:`template`
+    drops at either end may be there or not.
+    """
+    parts = [re.escape(piece).replace(r"\ ", r"\s+").replace(" ", r"\s+") for piece in shape.split("#")]
+    return re.compile(r"(?:\d+\s+)?" + r"\d+".join(parts) + r"(?:\s+\d+)?\s*$")
+
+
 def _edge_indexes(lines: list[str]) -> list[tuple[int, str]]:
     """Indexes of the first and last :data:`EDGE_LINES` non-blank lines, with their position."""
     filled = [i for i, line in enumerate(lines) if line.strip()]
@@ -132,10 +159,24 @@ def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
     repeating = {
         t for t, n in counts.items() if n >= threshold and not _SECTION_NUMBER.match(t)
     }
+    families = {loose(t) for t in repeating if len(loose(t)) >= _ANYWHERE_MIN_CHARS}
+    tails = [_template_regex(t) for t in repeating if len(t) >= _ANYWHERE_MIN_CHARS]
     cleaned: list[str] = []
     furniture: list[Furniture] = []
     for number, lines in enumerate(split, start=1):
-        drop = {i: pos for i, pos in _edge_indexes(lines) if template(lines[i]) in repeating}
+        lines = list(lines)
+        drop: dict[int, str] = {}
+        for i, pos in _edge_indexes(lines):
+            shape = template(lines[i])
+            if shape in repeating or loose(shape) in families:
+                drop[i] = pos
+                continue
+            for tail in tails:  # body text that PDFium ran into the footer on one line
+                m = tail.search(lines[i])
+                if m and m.start() > 0 and lines[i][: m.start()].strip():
+                    furniture.append(Furniture(page=number, position=pos, text=m.group().strip()))
+                    lines[i] = lines[i][: m.start()].rstrip(" ")
+                    break
         for i, line in enumerate(lines):  # a long, distinctive one pushed inward by a footnote
             shape = template(line)
             if i not in drop and len(shape) >= _ANYWHERE_MIN_CHARS and shape in repeating:
