@@ -181,6 +181,7 @@ def test_pdfium_line_end_hyphens_are_joined_when_soft_and_kept_when_compound(cor
     assert "These shells are visitors we do not care to" in ocr.text
     assert "However, they" in ocr.text
     assert "vis-" not in ocr.text and "How-" not in ocr.text
+    assert "expanding" in ocr.text and "ex-panding" not in ocr.text  # "ex" is a prefix, "panding" no word
     # And real compound hyphens survive: an acronym before it, or the hyphenated form used
     # elsewhere in the document ("FAA-approved", "non-normal", "nose-down")
     assert "FAA-approved" in rule.text and "FAAapproved" not in rule.text
@@ -404,3 +405,23 @@ def test_a_footer_pdfium_ran_into_the_last_body_line_is_cut_off_it(corpus_dir) -
     assert "accident after takeoff from Soekarno-" in parsed.text
     first = [f.text for f in parsed.furniture if f.page == 1]
     assert any(t.startswith("VerDate Sep<11>2014") and "Frm 00001" in t for t in first)
+
+
+def test_a_prefix_that_begins_plain_words_keeps_its_hyphen_only_before_a_word() -> None:
+    # Given line-end hyphens (PDFium's marker) after compound prefixes
+    from longdoc.domain.cleanup import HYPHEN_MARKER, resolve_hyphens
+
+    m = HYPHEN_MARKER
+    pages = [
+        f"The ex{m}panding market. An ex{m}officio member. Post{m}ing is monthly.",
+        f"A non{m}refundable fee. Self{m}insure it. Sits ex officio. Twenty{m}four months.",
+    ]
+    # When the hyphens are resolved
+    text = "\n".join(resolve_hyphens(pages))
+    # Then after "ex"/"post" (which begin plain words) the hyphen stays only when the right
+    # half is a word elsewhere in the document: "ex-officio" beside "officio", "expanding"
+    assert "The expanding market." in text and "Posting is monthly." in text
+    assert "An ex-officio member." in text
+    # And the other prefixes keep theirs when the joined word occurs nowhere
+    assert "A non-refundable fee." in text and "Self-insure it." in text
+    assert "Twenty-four months." in text

@@ -28,7 +28,10 @@ footnote that PDFium reads first). Page
   stays when either side is not purely letters, when the right side starts with a capital
   or the left side is an acronym, when the hyphenated form occurs elsewhere in the
   document, or when the left side is a common compound prefix (``non``, ``self``, ...)
-  and the joined word occurs nowhere; otherwise the halves are joined. The line break is
+  and the joined word occurs nowhere; for the prefixes that also begin plain words
+  (``ex``, ``all``, ``anti``, ``multi``, ``post``) the right side must also stand as a word
+  of its own elsewhere (``ex-officio`` beside ``officio``, but ``ex-panding`` is
+  ``expanding``). Otherwise the halves are joined. The line break is
   not restored either way (the word is whole on one line, as PDFium returns it).
 * **Ligatures** (:data:`LIGATURES`): the Unicode presentation forms U+FB00-U+FB06
   (``ﬁ`` ``ﬂ`` ``ﬀ`` ``ﬃ`` ``ﬄ`` ``ﬅ`` ``ﬆ``) are spelt out as letters, nothing else.
@@ -36,6 +39,7 @@ footnote that PDFium reads first). Page
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter, defaultdict
@@ -62,6 +66,8 @@ _COMPOUND_PREFIXES = frozenset({
     "non", "self", "cross", "well", "ex", "anti", "multi", "half", "twenty", "thirty", "forty",
     "fifty", "sixty", "seventy", "eighty", "ninety", "all", "post", "semi", "quasi",
 })
+_WORD_STARTS = frozenset({"ex", "all", "anti", "multi", "post"})
+"""Compound prefixes that also begin many plain words (``expand``, ``allocate``, ``anticipate``)."""
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"^[ivxlc]{1,7}$")
 _SPACES = re.compile(r"\s+")
@@ -241,6 +247,14 @@ def resolve_hyphens(pages: list[str]) -> list[str]:
     whole = "\n".join(pages)
     plain = whole.replace(HYPHEN_MARKER, " ")
     words = Counter(w.lower() for w in _WORD.findall(plain))
+    # Words that stand on their own somewhere, outside any hyphen-marked fragment.
+    elsewhere = sorted({w.lower() for w in _WORD.findall(_MARKED.sub(" ", whole))})
+
+    def stands_alone(word: str) -> bool:
+        """``word`` or another form of it (``insure``: ``insured``, ``insurance``) occurs on its own."""
+        word = word[:-1] if len(word) >= 5 else word
+        i = bisect.bisect_left(elsewhere, word)
+        return i < len(elsewhere) and elsewhere[i].startswith(word)
     hyphenated = {w.lower() for w in _HYPHENATED.findall(plain)}
 
     def decide(m: re.Match[str]) -> str:
@@ -251,7 +265,11 @@ def resolve_hyphens(pages: list[str]) -> list[str]:
             or right[0].isupper()
             or any(ch.isupper() for ch in left[1:])
             or f"{left}-{right}".lower() in hyphenated
-            or (left.lower() in _COMPOUND_PREFIXES and (left + right).lower() not in words)
+            or (
+                left.lower() in _COMPOUND_PREFIXES
+                and (left + right).lower() not in words
+                and (left.lower() not in _WORD_STARTS or stands_alone(right.lower()))
+            )
             or (lead and (lead[-1].isdigit() or lead[-1] in "-/_"))
         )
         return f"{lead}{left}{'-' if keep else ''}{right}"
