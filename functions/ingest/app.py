@@ -12,8 +12,14 @@ redelivery continues. ``ObjectRemoved``: the document's vectors are deleted and 
 versions marked ``DELETED``. A created object that is gone by the time it is read is
 acknowledged (its removal event does the rest).
 
+Document metadata (``doc_type``, ``line_of_business``, ``term``) comes from the object's
+S3 user metadata (``x-amz-meta-doc-type`` etc., set at upload) and its
+``<key>.metadata.json`` sidecar, the sidecar winning key by key
+(:func:`longdoc.domain.ingest.document_metadata`). The same bytes with changed metadata
+(e.g. an in-place copy with new ``--metadata``) rewrite that version's chunk metadata.
+
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): DocumentsIngested,
-DocumentsSkipped, DocumentsRejected, DocumentsDeleted, Pages, Chunks, EmbeddingTokens,
+DocumentsSkipped, DocumentsRejected, DocumentsDeleted, MetadataUpdated, Pages, Chunks, EmbeddingTokens,
 EmbeddingsReused, ChunksEmbedded, IngestResumed, and stage durations ParseSeconds,
 EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc_version``.
 """
@@ -37,7 +43,6 @@ from longdoc.domain.ingest import (
     delete_document_source,
     doc_id_for_key,
     ingest_document,
-    read_sidecar,
     version_for,
 )
 from longdoc.errors import DocumentError, NotFound
@@ -73,12 +78,11 @@ def _create(key: str, lambda_context: LambdaContext | None) -> None:
     if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
         time_left = lambda: lambda_context.get_remaining_time_in_millis() / 1000  # noqa: E731
     try:
-        metadata = read_sidecar(wiring.blob_store(), key)
         result = ingest_document(
             key=key, data=data, blobs=wiring.blob_store(), state=wiring.state_store(),
             embedder=wiring.embedder(), index=wiring.vector_index(), doc_id=doc_id,
             target_tokens=settings.chunk_target_tokens, max_tokens=settings.chunk_max_tokens,
-            overlap=settings.chunk_overlap, metadata=metadata, max_bytes=settings.max_document_bytes,
+            overlap=settings.chunk_overlap, read_metadata=True, max_bytes=settings.max_document_bytes,
             max_pages=settings.max_document_pages, time_left=time_left,
             deadline_margin=settings.ingest_deadline_margin_seconds,
         )
@@ -88,7 +92,11 @@ def _create(key: str, lambda_context: LambdaContext | None) -> None:
         metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=1)
         return
     logger.info("ingested", extra={"chunks": result.chunks, "skipped": result.skipped, "embedded": result.embedded,
-                                   "reused": result.reused, "resumed": result.resumed})
+                                   "reused": result.reused, "resumed": result.resumed,
+                                   "metadata_updated": result.metadata_updated})
+    if result.metadata_updated:
+        metrics.add_metric(name="MetadataUpdated", unit=MetricUnit.Count, value=1)
+        return
     if result.skipped:
         metrics.add_metric(name="DocumentsSkipped", unit=MetricUnit.Count, value=1)
         return

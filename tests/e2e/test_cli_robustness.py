@@ -122,3 +122,36 @@ def test_eval_bad_gold_files_and_budgets_fail_with_one_line(home, capsys, tmp_pa
     with pytest.raises(SystemExit) as stop:
         main(["eval", "retrieval", "--gold", str(bad), "--budget-tokens", "-5"])
     assert stop.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
+def test_sidecar_edits_apply_to_the_same_file_and_a_bad_value_names_the_field(home, capsys, corpus_dir):
+    # Given a licence ingested with a sidecar
+    doc = home / "license.txt"
+    sidecar = home / "license.txt.metadata.json"
+    shutil.copy(corpus_dir / "Apache-2.0.txt", doc)
+    sidecar.write_text(json.dumps({"doc_type": "licence", "term": "2024"}))
+    _, out, _ = _cli(capsys, "ingest", str(doc), "--json")
+    version = json.loads(out)["doc_version"]
+
+    def metadata() -> set[tuple]:
+        _, shown, _ = _cli(capsys, "chunks", "license", "--json")
+        return {(c["doc_version"], c["doc_type"], c["term"]) for c in json.loads(shown)}
+
+    assert metadata() == {(version, "licence", "2024")}
+    # When only the sidecar changes and the same file is ingested again
+    sidecar.write_text(json.dumps({"doc_type": "licence", "term": "2025"}))
+    code, _, _ = _cli(capsys, "ingest", str(doc), "--json")
+    # Then the same version's chunks carry the new term
+    assert code == 0 and metadata() == {(version, "licence", "2025")}
+    # When the sidecar is removed and the file ingested again / Then its metadata is gone too
+    sidecar.unlink()
+    assert _cli(capsys, "ingest", str(doc), "--json")[0] == 0
+    assert metadata() == {(version, None, None)}
+    # When a new file comes with a sidecar value that is not a string
+    shutil.copy(corpus_dir / "MPL-2.0.txt", home / "mpl.txt")
+    (home / "mpl.txt.metadata.json").write_text(json.dumps({"term": ["2024", "2025"]}))
+    code, _, err = _cli(capsys, "ingest", str(home / "mpl.txt"))
+    # Then one line names the file, the field and the sidecar
+    assert code != 0
+    assert "metadata term (sidecar incoming/mpl.txt.metadata.json)" in err and "valid string" in err
+    assert len(err.strip().splitlines()) == 1

@@ -191,13 +191,32 @@ def test_blob_empty_bytes(blobs: BlobStore) -> None:
     assert blobs.exists("empty") and blobs.get("empty") == b""
 
 
+def test_blob_metadata_of_an_object_stored_by_put_is_empty(blobs: BlobStore) -> None:
+    # Given a blob stored through the port (which sets no user metadata), under a unicode key
+    blobs.put(UNICODE_KEY, b"%PDF-1.7")
+    # When its user metadata is read / Then there is none, and the bytes are untouched
+    assert blobs.metadata(UNICODE_KEY) == {}
+    assert blobs.get(UNICODE_KEY) == b"%PDF-1.7"
+
+
+def test_blob_metadata_of_a_missing_object_raises_not_found_naming_the_key(blobs: BlobStore) -> None:
+    # Given an empty store / When a missing key's metadata is read / Then NotFound names the key
+    with pytest.raises(NotFound, match="missing/thing.pdf"):
+        blobs.metadata("missing/thing.pdf")
+    # And a deleted object is missing too
+    blobs.put("gone.pdf", b"x")
+    blobs.delete("gone.pdf")
+    with pytest.raises(NotFound, match="gone.pdf"):
+        blobs.metadata("gone.pdf")
+
+
 @pytest.mark.parametrize("key", ["../escape.txt", "a/../../b", "/etc/passwd", "a//b", "./a", ""])
 def test_local_blob_rejects_unsafe_keys(tmp_path: Path, key: str) -> None:
     # Given a local store
     store = LocalBlobStore(tmp_path / "root")
     # When an unsafe key is used / Then every operation raises ValueError and nothing is written
     for call in (lambda: store.put(key, b"x"), lambda: store.get(key),
-                 lambda: store.exists(key), lambda: store.delete(key)):
+                 lambda: store.exists(key), lambda: store.delete(key), lambda: store.metadata(key)):
         with pytest.raises(ValueError):
             call()
     assert not (tmp_path / "escape.txt").exists()
@@ -260,6 +279,26 @@ def test_s3_blob_client_is_created_once(aws_env: None) -> None:
         store.put("b", b"2")
         assert store.client is first
         assert store.get("a") == b"1"
+
+
+def test_s3_blob_metadata_returns_the_user_metadata_set_at_upload(aws_env: None) -> None:
+    # Given objects uploaded with user metadata, as `aws s3 cp --metadata doc-type=policy,...` does
+    # (names in any case; a non-ASCII value RFC 2047 encoded, as S3 returns such values)
+    with mock_aws():
+        client = boto3.client("s3")
+        client.create_bucket(Bucket=BUCKET)
+        client.put_object(Bucket=BUCKET, Key="incoming/policy.pdf", Body=b"%PDF-1.7",
+                          Metadata={"Doc-Type": "policy", "line-of-business": "home", "term": "2024"})
+        client.put_object(Bucket=BUCKET, Key="incoming/haus.pdf", Body=b"%PDF-1.7",
+                          Metadata={"line-of-business": "=?UTF-8?B?R2Viw6R1ZGU=?="})
+        store = S3BlobStore(BUCKET)
+        # When the store reads their metadata
+        policy = store.metadata("incoming/policy.pdf")
+        haus = store.metadata("incoming/haus.pdf")
+    # Then the names come back lower-cased without the x-amz-meta- prefix, values unchanged
+    assert policy == {"doc-type": "policy", "line-of-business": "home", "term": "2024"}
+    # And the encoded value is decoded to its text
+    assert haus == {"line-of-business": "Gebäude"}
 
 
 # ------------------------------------------------------------------------- StateStore

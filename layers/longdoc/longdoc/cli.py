@@ -120,6 +120,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             sidecar = path.with_name(path.name + METADATA_SUFFIX)
             if sidecar.is_file():  # optional doc_type / line_of_business / term for every chunk
                 wiring.blob_store().put(key + METADATA_SUFFIX, sidecar.read_bytes())
+            else:  # a sidecar removed since the last ingest no longer applies
+                wiring.blob_store().delete(key + METADATA_SUFFIX)
             wiring.blob_store().put(key, data)
             previous = wiring.state_store().get_document(doc_id_for_key(key))
             before = wiring.state_store().get_document(doc_id_for_key(key), hashlib.sha256(data).hexdigest()[:16])

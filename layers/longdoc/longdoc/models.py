@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 CASE_FACTS_SCHEMA_VERSION = 2
 """Version of the :class:`CaseFacts` schema written into checkpoints.
@@ -116,27 +116,53 @@ class ParsedDocument(_Frozen):
         return next((p.label for p in self.pages if p.page == page and page is not None), None)
 
 
+METADATA_VALUE_MAX_CHARS = 200
+"""Longest accepted document metadata value, in characters (our own rule: these are short
+labels copied onto every chunk; S3 itself caps all user metadata of an object at 2 KB,
+https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingMetadata.html)."""
+
+
 class DocumentMetadata(_Frozen):
     """Optional business metadata of a document, copied onto each of its chunks.
 
-    Sources: S3 object metadata (``x-amz-meta-doc-type`` etc.) or a ``<file>.metadata.json``
-    sidecar for the local CLI. All values are free strings (``term`` e.g. ``"2024-01-01/2024-12-31"``).
+    Sources: S3 object metadata (``x-amz-meta-doc-type`` etc.) and/or a ``<file>.metadata.json``
+    sidecar; the sidecar wins key by key (see :func:`longdoc.domain.ingest.document_metadata`).
+    All values are free strings (``term`` e.g. ``"2024-01-01/2024-12-31"``) of 1 to
+    :data:`METADATA_VALUE_MAX_CHARS` characters without control characters; anything else
+    raises :class:`pydantic.ValidationError` naming the field.
     """
 
-    doc_type: str | None = None
-    line_of_business: str | None = None
-    term: str | None = None
+    doc_type: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+    line_of_business: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+    term: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+
+    @field_validator("doc_type", "line_of_business", "term")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        if value is not None and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise ValueError("must not contain control characters (line breaks, tabs, NUL)")
+        return value
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any] | None) -> "DocumentMetadata":
         """Build from a dict whose keys may use ``-`` or ``_`` and any case (S3 metadata keys
-        arrive lower-cased with dashes); unknown keys are ignored, values become strings."""
+        arrive lower-cased with dashes); unknown keys are ignored; ``None`` or blank values
+        mean "not set". Strings are stripped and numbers (JSON ``"term": 2024``) become
+        strings; any other type (list, object, true/false) is left for validation to reject.
+        Raises :class:`pydantic.ValidationError` naming the field for a bad value."""
         wanted = {"doc_type", "line_of_business", "term"}
-        picked: dict[str, str] = {}
+        picked: dict[str, Any] = {}
         for key, value in (values or {}).items():
             name = str(key).strip().lower().replace("-", "_")
-            if name in wanted and value is not None and str(value).strip():
-                picked[name] = str(value).strip()
+            if name not in wanted or value is None:
+                continue
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)
+            if isinstance(value, str):
+                value = value.strip()
+                if not value:
+                    continue
+            picked[name] = value
         return cls(**picked)
 
 
@@ -251,7 +277,8 @@ class DocumentRecord(BaseModel):
     (chunks whose vectors are in the index, in ordinal order), ``reused`` (vectors taken
     from the previous version's cache instead of embedding again), ``attempts``.
     ``source_key`` is the full object key; ``previous_version`` the version that was
-    latest when this one started. Durations are seconds as decimal strings
+    latest when this one started; ``metadata`` the document metadata its chunks carry
+    (empty for records written before it was kept). Durations are seconds as decimal strings
     (``duration_seconds``; ``timings`` per stage of the last attempt).
     """
 
@@ -276,6 +303,7 @@ class DocumentRecord(BaseModel):
     embedding_tokens: int = 0
     attempts: int = 0
     timings: dict[str, str] = Field(default_factory=dict)
+    metadata: DocumentMetadata = Field(default_factory=DocumentMetadata)
 
 
 class Citation(BaseModel):

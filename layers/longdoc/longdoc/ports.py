@@ -40,6 +40,14 @@ class BlobStore(Protocol):
         """Delete ``key``; deleting a missing key is not an error."""
         ...
 
+    def metadata(self, key: str) -> dict[str, str]:
+        """Return the object's user metadata (lower-case names, string values); ``{}`` when none.
+
+        On S3 this is the ``x-amz-meta-*`` metadata set at upload; a folder has none.
+        Raises :class:`longdoc.errors.NotFound` if the object is absent.
+        """
+        ...
+
 
 @runtime_checkable
 class StateStore(Protocol):

@@ -1,13 +1,17 @@
 """BlobStore adapters: a local folder (:class:`LocalBlobStore`) and S3 (:class:`S3BlobStore`).
 
 Both implement :class:`longdoc.ports.BlobStore`: bytes by ``/``-separated key, atomic
-overwrite, :class:`longdoc.errors.NotFound` for a missing key, idempotent delete.
+overwrite, :class:`longdoc.errors.NotFound` for a missing key, idempotent delete, and
+the object's user metadata (S3's ``x-amz-meta-*``; a folder has none, so locally a
+``<file>.metadata.json`` sidecar is the way to attach document metadata).
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+from email.errors import HeaderParseError
+from email.header import decode_header, make_header
 import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -87,6 +91,16 @@ class LocalBlobStore:
         """Delete ``key``; a missing key is not an error. Raises :class:`ValueError` for an unsafe key."""
         self._path(key).unlink(missing_ok=True)
 
+    def metadata(self, key: str) -> dict[str, str]:
+        """Return ``{}``: a file has no per-object user metadata (use a ``<file>.metadata.json`` sidecar).
+
+        Raises :class:`longdoc.errors.NotFound` (naming the key) if no blob is stored under
+        ``key``, and :class:`ValueError` for an unsafe key.
+        """
+        if not self._path(key).is_file():
+            raise NotFound(f"blob not found: {key}")
+        return {}
+
 
 class S3BlobStore:
     """Blobs as objects in one S3 bucket; the key is the object key, unchanged.
@@ -151,3 +165,35 @@ class S3BlobStore:
     def delete(self, key: str) -> None:
         """Delete the object; S3 DeleteObject succeeds for a missing key too."""
         self.client.delete_object(Bucket=self.bucket, Key=key)
+
+    def metadata(self, key: str) -> dict[str, str]:
+        """Return the object's user metadata from HeadObject (``Metadata``), ``{}`` when it has none.
+
+        S3 stores user metadata names lower-cased and returns them without the
+        ``x-amz-meta-`` prefix; values with non-ASCII characters come back RFC 2047 encoded
+        (``=?UTF-8?B?...?=``) and are decoded here
+        (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingMetadata.html).
+        HeadObject needs only ``s3:GetObject`` permission. Raises
+        :class:`longdoc.errors.NotFound` (naming the key) for a missing object; other
+        ``botocore`` errors propagate.
+        """
+        from botocore.exceptions import ClientError
+
+        try:
+            response = self.client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _S3_MISSING_CODES:
+                raise NotFound(f"blob not found: s3://{self.bucket}/{key}") from None
+            raise
+        return {str(name).lower(): _decode_rfc2047(str(value))
+                for name, value in (response.get("Metadata") or {}).items()}
+
+
+def _decode_rfc2047(value: str) -> str:
+    """Decode RFC 2047 encoded words (``=?UTF-8?B?...?=``) in an S3 metadata value; other text is unchanged."""
+    if "=?" not in value:
+        return value
+    try:
+        return str(make_header(decode_header(value)))
+    except (HeaderParseError, ValueError, LookupError, UnicodeDecodeError):
+        return value  # not a well-formed encoded word: keep the value as S3 returned it

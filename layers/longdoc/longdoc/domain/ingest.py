@@ -5,7 +5,9 @@ first write. Progress (chunks stored, embedded, upserted) is recorded in the reg
 as it goes, so when a later step fails (embedding service down, index throttled, the
 invocation running out of time) the version is marked ``FAILED`` with the reason and a
 redelivery continues where it stopped. Re-ingesting bytes whose version is already
-``READY`` is a no-op. Embeddings are cached per version by text hash, model and
+``READY`` is a no-op, unless only the document metadata changed: then that version's
+chunk list is rewritten with the new metadata (same chunk ids and text, no parsing,
+embedding or upserting). Embeddings are cached per version by text hash, model and
 dimension, so a new version re-embeds only the chunks whose text changed.
 """
 
@@ -18,9 +20,12 @@ import re
 import struct
 import time
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
 
 from longdoc.domain.chunk import chunk_document
 from longdoc.domain.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, parse_document
@@ -69,24 +74,87 @@ def embedding_text(chunk: Chunk) -> str:
     return f"[doc: {chunk.source} | section: {chunk.section_id or '-'}{path} | page: {page}]\n{chunk.text}"
 
 
-def read_sidecar(blobs: BlobStore, key: str) -> DocumentMetadata:
-    """Read ``<key>.metadata.json`` from the blob store, if there is one.
+def _sidecar_values(blobs: BlobStore, key: str) -> dict:
+    """The raw JSON object of ``<key>.metadata.json``; ``{}`` when absent.
 
-    The sidecar is a JSON object with any of ``doc_type``, ``line_of_business``, ``term``
-    (``-`` or ``_``, any case); other keys are ignored. Returns empty metadata when the
-    sidecar is absent. Raises :class:`DocumentError` when it exists but is not a JSON object.
+    Raises :class:`DocumentError` (naming the sidecar) when it is not a JSON object.
     """
     try:
         raw = blobs.get(key + METADATA_SUFFIX)
     except NotFound:
-        return DocumentMetadata()
+        return {}
     try:
         values = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DocumentError(key + METADATA_SUFFIX, f"metadata sidecar is not valid JSON ({exc})") from None
     if not isinstance(values, dict):
         raise DocumentError(key + METADATA_SUFFIX, "metadata sidecar must be a JSON object")
-    return DocumentMetadata.from_mapping(values)
+    return values
+
+
+def metadata_from_mapping(key: str, values: Mapping[str, Any] | None,
+                          origins: Mapping[str, str] | None = None) -> DocumentMetadata:
+    """Validate ``values`` into :class:`DocumentMetadata` (see :meth:`DocumentMetadata.from_mapping`).
+
+    Raises :class:`DocumentError` for the object ``key`` naming each bad field, where its
+    value came from (``origins[field]`` when given) and why, e.g.
+    ``incoming/a.pdf: metadata term (sidecar incoming/a.pdf.metadata.json): String should
+    have at most 200 characters``.
+    """
+    try:
+        return DocumentMetadata.from_mapping(dict(values or {}))
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = str(error["loc"][0]) if error.get("loc") else "?"
+            origin = f" ({origins[name]})" if origins and name in origins else ""
+            problems.append(f"metadata {name}{origin}: {error['msg']}")
+        raise DocumentError(key, "; ".join(problems)) from None
+
+
+def _metadata_field(name: object) -> str:
+    """A metadata name as a :class:`DocumentMetadata` field name (``Doc-Type`` -> ``doc_type``)."""
+    return str(name).strip().lower().replace("-", "_")
+
+
+def document_metadata(blobs: BlobStore, key: str) -> DocumentMetadata:
+    """The document metadata of the object at ``key``: its own user metadata, then its sidecar.
+
+    Two optional sources, merged key by key: the object's user metadata
+    (:meth:`BlobStore.metadata`; on S3 ``x-amz-meta-doc-type``, ``-line-of-business``,
+    ``-term``, set at upload), then the ``<key>.metadata.json`` sidecar, whose keys
+    override the object's (the sidecar is the later, explicit correction; a sidecar value
+    of ``null`` or ``""`` clears the object's value). Names may use ``-`` or ``_`` and any
+    case; other names are ignored. A local folder has no object metadata, so there only
+    the sidecar counts.
+
+    Raises :class:`NotFound` when the object is absent, and :class:`DocumentError` naming
+    the object key, the field and its source for a bad value (see
+    :func:`metadata_from_mapping`) or the sidecar for a sidecar that is not a JSON object.
+    """
+    merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for name, value in blobs.metadata(key).items():
+        merged[_metadata_field(name)] = value
+        origins[_metadata_field(name)] = "object metadata"
+    for name, value in _sidecar_values(blobs, key).items():
+        merged[_metadata_field(name)] = value
+        origins[_metadata_field(name)] = f"sidecar {key}{METADATA_SUFFIX}"
+    return metadata_from_mapping(key, merged, origins)
+
+
+def read_sidecar(blobs: BlobStore, key: str) -> DocumentMetadata:
+    """Read ``<key>.metadata.json`` from the blob store, if there is one.
+
+    The sidecar is a JSON object with any of ``doc_type``, ``line_of_business``, ``term``
+    (``-`` or ``_``, any case); other keys are ignored. Returns empty metadata when the
+    sidecar is absent. Raises :class:`DocumentError` when it exists but is not a JSON
+    object, or a value is invalid (field named). Ingest uses :func:`document_metadata`,
+    which also reads the object's own metadata.
+    """
+    return metadata_from_mapping(key, _sidecar_values(blobs, key),
+                                 {name: f"sidecar {key}{METADATA_SUFFIX}" for name in
+                                  ("doc_type", "line_of_business", "term")})
 
 
 def load_chunks(blobs: BlobStore, doc_id: str, doc_version: str) -> list[Chunk]:
@@ -152,7 +220,9 @@ def _save_embedding_cache(blobs: BlobStore, key: str, model: str, dimension: int
 class IngestResult:
     """Outcome of one ingest.
 
-    ``skipped`` is True when the version was already READY (nothing done). ``embedded``
+    ``skipped`` is True when the version was already READY (nothing done).
+    ``metadata_updated`` is True when the version was already READY and only its document
+    metadata changed, so its stored chunks were rewritten with the new metadata. ``embedded``
     counts texts sent to the embedder in this attempt, ``reused`` vectors taken from the
     previous version's cache, ``resumed`` is True when an earlier attempt's progress was
     continued. ``tokens`` are embedding tokens used in this attempt (as the API reports
@@ -171,6 +241,7 @@ class IngestResult:
     resumed: bool = False
     tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    metadata_updated: bool = False
 
 
 def _now() -> str:
@@ -197,7 +268,8 @@ def ingest_document(
     target_tokens: int = 1000,
     max_tokens: int = 2000,
     overlap: float = 0.15,
-    metadata: DocumentMetadata | dict | None = None,
+    metadata: DocumentMetadata | Mapping[str, Any] | None = None,
+    read_metadata: bool = False,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_pages: int = DEFAULT_MAX_PAGES,
     time_left: Callable[[], float] | None = None,
@@ -206,7 +278,10 @@ def ingest_document(
     """Ingest ``data`` (the object at ``key``) and return what was stored; resumable.
 
     ``metadata`` (a :class:`DocumentMetadata` or a dict such as S3 object metadata) is
-    copied onto every chunk. ``max_bytes``/``max_pages`` are the parse caps
+    copied onto every chunk; with ``read_metadata=True`` it is instead read from the
+    store by :func:`document_metadata` (object metadata, then the sidecar, sidecar wins).
+    A bad metadata value is a :class:`DocumentError` like a bad file (object key and field
+    named; nothing stored, a new version recorded ``FAILED``). ``max_bytes``/``max_pages`` are the parse caps
     (``Settings.max_document_bytes``/``max_document_pages``). A new ``doc_version`` never
     touches an older one: its chunks live under their own key and ids, so claims against
     old terms still resolve.
@@ -238,13 +313,23 @@ def ingest_document(
     source = key.rsplit("/", 1)[-1]
     version = version_for(data)
     existing = state.get_document(doc_id, version)
+
+    def resolve_metadata() -> DocumentMetadata:
+        if read_metadata:
+            return document_metadata(blobs, key)
+        return metadata if isinstance(metadata, DocumentMetadata) else metadata_from_mapping(key, metadata)
+
     if existing is not None and existing.status == "READY":
+        # A bad metadata value raises here and leaves the READY version as it is.
+        meta = resolve_metadata()
+        if meta != existing.metadata:
+            return _update_metadata(blobs, state, existing, meta, started)
         # The same bytes again: nothing to do, but this version becomes the latest again.
         state.put_document(existing.model_copy(update={"updated_at": _now()}))
         return IngestResult(doc_id, version, source, existing.pages, existing.chunks, True, 0.0)
     try:
+        meta = resolve_metadata()
         parsed = parse_document(source, data, max_bytes=max_bytes, max_pages=max_pages)
-        meta = metadata if isinstance(metadata, DocumentMetadata) else DocumentMetadata.from_mapping(metadata)
         chunks = chunk_document(parsed, doc_id, target_tokens=target_tokens, max_tokens=max_tokens,
                                 overlap=overlap, metadata=meta)
         if not chunks:
@@ -270,7 +355,7 @@ def ingest_document(
         reused=existing.reused if resuming and existing is not None else 0,
         embedding_tokens=existing.embedding_tokens if resuming and existing is not None else 0,
         attempts=(existing.attempts if resuming and existing is not None else 0) + 1,
-        pages_needing_ocr=parsed.pages_needing_ocr,
+        pages_needing_ocr=parsed.pages_needing_ocr, metadata=meta,
     )
     state.put_document(record)
     blob_key = chunks_key(doc_id, version)
@@ -363,6 +448,24 @@ def ingest_document(
     return IngestResult(doc_id, version, source, parsed.page_count, len(chunks), False, seconds,
                         embedded=embedded_now, reused=reused_now, resumed=resuming, tokens=tokens_now,
                         timings=dict(timings))
+
+
+def _update_metadata(blobs: BlobStore, state: StateStore, existing: DocumentRecord, meta: DocumentMetadata,
+                     started: float) -> IngestResult:
+    """Rewrite a ``READY`` version's stored chunks with new document metadata, in place.
+
+    Same bytes, so same chunk ids, text and vectors: the chunk list (the source of truth
+    for chunk metadata; the vector index holds none of these fields) is rewritten in one
+    atomic put, then the registry records the new metadata. Raises :class:`NotFound` when
+    the version's chunk list is missing.
+    """
+    chunks = load_chunks(blobs, existing.doc_id, existing.doc_version)
+    values = meta.model_dump()
+    blobs.put(chunks_key(existing.doc_id, existing.doc_version),
+              "".join(c.model_copy(update=values).model_dump_json() + "\n" for c in chunks).encode("utf-8"))
+    state.put_document(existing.model_copy(update={"metadata": meta, "updated_at": _now()}))
+    return IngestResult(existing.doc_id, existing.doc_version, existing.source, existing.pages, existing.chunks,
+                        False, time.monotonic() - started, metadata_updated=True)
 
 
 def delete_document_source(*, key: str, state: StateStore, index: VectorIndex, doc_id: str | None = None) -> list[str]:

@@ -109,6 +109,8 @@ class Watcher:
         sidecar = path.with_name(path.name + METADATA_SUFFIX)
         if sidecar.is_file():  # uploaded first, as on S3, so the handler finds it
             wiring.blob_store().put(key + METADATA_SUFFIX, sidecar.read_bytes())
+        else:  # a sidecar removed since the last ingest no longer applies
+            wiring.blob_store().delete(key + METADATA_SUFFIX)
         wiring.blob_store().put(key, data)
         handler = load_handler("ingest").handler
         response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))

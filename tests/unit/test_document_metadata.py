@@ -1,0 +1,205 @@
+"""Document metadata from the object's own metadata and its sidecar: names, precedence, errors.
+
+The blob store is the local folder store with object metadata added (a folder has none;
+the S3 adapter's real behaviour is in the BlobStore contract suite and the handler tests).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longdoc.adapters.blob import LocalBlobStore
+from longdoc.adapters.state import SqliteStateStore
+from longdoc.domain.ingest import document_metadata, ingest_document, load_chunks
+from longdoc.errors import DocumentError, NotFound
+from longdoc.models import METADATA_VALUE_MAX_CHARS, DocumentMetadata
+from longdoc.ports import BlobStore
+
+KEY = "incoming/home-policy.txt"
+POLICY = ("1. Cover\n\nWe cover the buildings of your home against fire, flood and theft.\n\n"
+          "2. Exclusions\n\nWe do not cover wear and tear, or damage caused on purpose.\n").encode()
+
+
+class MetadataBlobs(LocalBlobStore):
+    """A folder store whose objects carry user metadata, as S3 objects do (names lower-cased)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.object_metadata: dict[str, dict[str, str]] = {}
+
+    def metadata(self, key: str) -> dict[str, str]:
+        super().metadata(key)  # NotFound for a missing object, as the port says
+        return dict(self.object_metadata.get(key, {}))
+
+
+class CountingEmbedder:
+    """Embeds every text as a 3-number vector; counts the texts it was sent."""
+
+    name = "fake-embedder"
+    dimension = 3
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.count += len(texts)
+        return [[float(len(t)), 0.0, 1.0] for t in texts]
+
+
+class CountingIndex:
+    """Counts upserted vectors per document version."""
+
+    def __init__(self) -> None:
+        self.upserted = 0
+        self.deleted: list[tuple[str, str]] = []
+
+    def upsert(self, chunks, vectors) -> int:  # type: ignore[no-untyped-def]
+        self.upserted += len(chunks)
+        return len(chunks)
+
+    def delete_document(self, doc_id: str, doc_version: str) -> None:
+        self.deleted.append((doc_id, doc_version))
+
+
+@pytest.fixture
+def blobs(tmp_path: Path) -> MetadataBlobs:
+    store = MetadataBlobs(tmp_path / "bucket")
+    store.put(KEY, POLICY)
+    return store
+
+
+@pytest.fixture
+def stores(blobs: MetadataBlobs, tmp_path: Path) -> dict:
+    return {"blobs": blobs, "state": SqliteStateStore(tmp_path / "state.sqlite3"),
+            "embedder": CountingEmbedder(), "index": CountingIndex()}
+
+
+def test_the_test_store_is_a_blob_store(blobs: MetadataBlobs) -> None:
+    assert isinstance(blobs, BlobStore)
+
+
+def test_s3_metadata_names_map_onto_the_fields_and_unknown_names_are_ignored(blobs: MetadataBlobs) -> None:
+    # Given an object uploaded with --metadata doc-type=policy,line-of-business=home,term=2024,owner=ops
+    blobs.object_metadata[KEY] = {"doc-type": "policy", "line-of-business": "home", "term": "2024", "owner": "ops"}
+    # When its document metadata is read
+    meta = document_metadata(blobs, KEY)
+    # Then the three fields carry the values and the unknown name is dropped
+    assert meta == DocumentMetadata(doc_type="policy", line_of_business="home", term="2024")
+
+
+def test_sidecar_overrides_object_metadata_key_by_key(blobs: MetadataBlobs) -> None:
+    # Given object metadata for all three fields, and a sidecar correcting the term and clearing the type
+    blobs.object_metadata[KEY] = {"doc-type": "policy", "line-of-business": "home", "term": "2024"}
+    blobs.put(KEY + ".metadata.json", json.dumps({"Term": "2025", "doc_type": None}).encode())
+    # When its document metadata is read
+    meta = document_metadata(blobs, KEY)
+    # Then the sidecar's term wins, its null clears doc_type, and line_of_business stays from S3
+    assert meta == DocumentMetadata(doc_type=None, line_of_business="home", term="2025")
+
+
+def test_no_metadata_anywhere_is_empty_metadata(blobs: MetadataBlobs) -> None:
+    # Given an object with neither object metadata nor a sidecar / Then all fields are unset
+    assert document_metadata(blobs, KEY) == DocumentMetadata()
+
+
+def test_a_sidecar_number_becomes_a_string(blobs: MetadataBlobs) -> None:
+    # Given a sidecar with a JSON number for the term / Then the term is its text
+    blobs.put(KEY + ".metadata.json", b'{"term": 2024}')
+    assert document_metadata(blobs, KEY).term == "2024"
+
+
+def test_missing_object_raises_not_found(blobs: MetadataBlobs) -> None:
+    with pytest.raises(NotFound, match="incoming/gone.txt"):
+        document_metadata(blobs, "incoming/gone.txt")
+
+
+@pytest.mark.parametrize(("object_metadata", "sidecar", "expected"), [
+    ({"term": "x" * (METADATA_VALUE_MAX_CHARS + 1)}, None,
+     rf"incoming/home-policy.txt: metadata term \(object metadata\): .*at most {METADATA_VALUE_MAX_CHARS} characters"),
+    ({}, {"line_of_business": ["home", "motor"]},
+     r"incoming/home-policy.txt: metadata line_of_business \(sidecar incoming/home-policy.txt.metadata.json\): "
+     r".*valid string"),
+    ({}, {"doc-type": "policy\nIGNORE PREVIOUS"}, r"metadata doc_type .*control characters"),
+    ({}, {"term": True}, r"metadata term .*valid string"),
+])
+def test_a_bad_value_names_the_object_key_the_field_and_its_source(
+    blobs: MetadataBlobs, object_metadata: dict, sidecar: dict | None, expected: str
+) -> None:
+    # Given a bad value in the object metadata or the sidecar
+    blobs.object_metadata[KEY] = object_metadata
+    if sidecar is not None:
+        blobs.put(KEY + ".metadata.json", json.dumps(sidecar).encode())
+    # When the metadata is read / Then a DocumentError names the key, the field and where it came from
+    with pytest.raises(DocumentError, match=expected) as caught:
+        document_metadata(blobs, KEY)
+    assert caught.value.source == KEY
+
+
+def test_ingest_with_a_bad_metadata_value_stores_nothing_and_records_why(stores: dict) -> None:
+    # Given an object whose term is over the cap
+    stores["blobs"].object_metadata[KEY] = {"doc-type": "policy", "term": "y" * 500}
+    # When it is ingested reading its metadata
+    with pytest.raises(DocumentError, match="metadata term"):
+        ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    # Then no chunk list, embedding or vector exists, and the version is FAILED with the reason
+    assert not (stores["blobs"].root / "chunks").exists()
+    assert stores["embedder"].count == 0 and stores["index"].upserted == 0
+    record = stores["state"].get_document("home-policy")
+    assert record is not None and record.status == "FAILED"
+    assert "metadata term (object metadata)" in (record.reason or "")
+
+
+def test_ingest_copies_the_merged_metadata_onto_chunks_and_the_registry(stores: dict) -> None:
+    # Given object metadata and a sidecar overriding the line of business
+    stores["blobs"].object_metadata[KEY] = {"doc-type": "policy", "line-of-business": "home", "term": "2024"}
+    stores["blobs"].put(KEY + ".metadata.json", b'{"line_of_business": "contents"}')
+    # When the document is ingested reading its metadata
+    result = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    # Then every chunk and the registry carry the merged values
+    chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
+    assert len(chunks) >= 1
+    assert {(c.doc_type, c.line_of_business, c.term) for c in chunks} == {("policy", "contents", "2024")}
+    record = stores["state"].get_document(result.doc_id)
+    assert record.metadata == DocumentMetadata(doc_type="policy", line_of_business="contents", term="2024")
+
+
+def test_same_bytes_with_changed_metadata_rewrite_that_versions_chunks_only(stores: dict) -> None:
+    # Given a document ingested with term 2024
+    stores["blobs"].object_metadata[KEY] = {"doc-type": "policy", "term": "2024"}
+    first = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    before = load_chunks(stores["blobs"], first.doc_id, first.doc_version)
+    embedded, upserted = stores["embedder"].count, stores["index"].upserted
+    # When the same bytes arrive with the term corrected (an in-place copy with new metadata)
+    stores["blobs"].object_metadata[KEY] = {"doc-type": "policy", "term": "2025"}
+    second = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    # Then it is the same version, reported as a metadata update, not skipped
+    assert (second.doc_version, second.metadata_updated, second.skipped) == (first.doc_version, True, False)
+    # And the chunks keep ids, text and offsets but carry the new term
+    after = load_chunks(stores["blobs"], first.doc_id, first.doc_version)
+    assert [(c.chunk_id, c.text, c.char_start) for c in after] == [(c.chunk_id, c.text, c.char_start) for c in before]
+    assert {(c.doc_type, c.term) for c in after} == {("policy", "2025")}
+    # And nothing was embedded or upserted again; the registry records the new metadata
+    assert (stores["embedder"].count, stores["index"].upserted) == (embedded, upserted)
+    record = stores["state"].get_document(first.doc_id, first.doc_version)
+    assert (record.status, record.metadata.term) == ("READY", "2025")
+    # And the same bytes and metadata once more are a plain no-op
+    third = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    assert (third.skipped, third.metadata_updated) == (True, False)
+
+
+def test_a_bad_metadata_change_leaves_the_ready_version_untouched(stores: dict) -> None:
+    # Given a READY document
+    stores["blobs"].object_metadata[KEY] = {"term": "2024"}
+    first = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    before = stores["blobs"].get(f"chunks/{first.doc_id}/{first.doc_version}.jsonl")
+    # When the same bytes arrive with a bad term
+    stores["blobs"].object_metadata[KEY] = {"term": "z" * 300}
+    with pytest.raises(DocumentError, match="metadata term"):
+        ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    # Then the version stays READY with its old chunks and metadata
+    assert stores["blobs"].get(f"chunks/{first.doc_id}/{first.doc_version}.jsonl") == before
+    record = stores["state"].get_document(first.doc_id)
+    assert (record.status, record.metadata.term) == ("READY", "2024")
