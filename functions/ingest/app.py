@@ -88,7 +88,9 @@ def _create(key: str, lambda_context: LambdaContext | None) -> None:
         metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=1)
         return
     logger.info("ingested", extra={"chunks": result.chunks, "skipped": result.skipped, "embedded": result.embedded,
-                                   "reused": result.reused, "resumed": result.resumed})
+                                   "reused": result.reused, "resumed": result.resumed,
+                                   "oversize_chunks": result.oversize_chunks,
+                                   "overlap_missing_chunks": result.overlap_missing_chunks})
     if result.skipped:
         metrics.add_metric(name="DocumentsSkipped", unit=MetricUnit.Count, value=1)
         return
