@@ -414,15 +414,15 @@ def _split_section(
     Drafts are packed from paragraphs (sentences for a paragraph over ``max_tokens``) up to
     ``target`` tokens. A continuation (``#2``, ``#3``, ...) starts with whole sentences or
     paragraphs from the end of the previous draft: as many as fit ``overlap * overlap_of``
-    tokens, or, when even the last one does not, the last one if it fits 20 % of
-    ``overlap_of`` (the top of the allowed 10-20 % range); never so many that the draft
-    passes ``max_tokens``. ``overlap_of`` defaults to ``target``.
+    tokens, or, when even the last one does not, as many as fit 20 % of ``overlap_of`` (the
+    top of the allowed 10-20 % range); never so many that the draft passes ``max_tokens``.
+    ``overlap_of`` defaults to ``target``.
 
-    When nothing fits because the sentence just before the cut is too long, the cut moves
+    When nothing fits because the sentence just before the cut is over 20 %, the cut moves
     (see :func:`_rebalanced_cut`) to the nearest sentence or paragraph start after which
     whole sentences making 10-20 % of ``overlap_of`` fit. Only when no such joint exists
-    (every sentence around the cut is over 20 %) is the draft marked ``overlap_missing``
-    and left without overlap. Cuts whose overlap already fits never move.
+    (in practice: the sentences around the cut are over 20 % too) is the draft marked
+    ``overlap_missing`` and left without overlap. Cuts whose overlap already fits never move.
     Returns the drafts in order; never empty for a non-empty section.
     """
     units = _units(text, sec, typical_line, max_tokens)
@@ -521,10 +521,11 @@ def _rebalanced_cut(
         key=lambda c: (abs(c - cut), c not in paragraph),
     )
     # Chars before prev's own text when it starts with an overlap: at most 20 % plus whitespace.
-    lead = wide_chars + (prev_start - prev.start - prev.overlap_chars) if prev.start < prev_start else 0
+    lead = (max(wide_chars, prev.overlap_chars) + (prev_start - prev.start - prev.overlap_chars)
+            if prev.start < prev_start else 0)
     for c in candidates:
         new_end = _trim(text, prev_start, c)[1]
-        if new_end <= prev_start or not _CLAUSE_END_RE.search(text[new_end - 4 : new_end]):
+        if new_end <= prev_start or not _CLAUSE_END_RE.search(text[max(0, new_end - 4) : new_end]):
             continue  # a blank line after "5.6," is a page break inside a sentence, not a joint
         if c < cut and estimate_tokens(text[prev_start:new_end]) < target // 2:
             continue
