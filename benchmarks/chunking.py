@@ -198,6 +198,7 @@ def main() -> int:
     comp = splitters(target)
     totals = {n: {"chunks": 0, "mid": 0, "mixed": 0, "numbered": 0, "split_unsuffixed": 0, "sizes": [],
                   "seconds": 0.0, "pages": 0} for n in names}
+    overlaps: list[int] = []  # our continuations' overlap, estimated tokens (0 = overlap_missing)
     for doc, parse_s, pages in docs:
         sections = ground_truth(doc)
         for name in names:
@@ -206,6 +207,8 @@ def main() -> int:
                 chunks = ours.chunk_document(doc, "bench", target_tokens=target, max_tokens=2 * target)
                 spans = [(c.char_start, c.char_end) for c in chunks]
                 suffixed = {sid.split("#")[0] for c in chunks for sid in c.section_ids if "#" in sid}
+                overlaps += [estimate_tokens(c.text[: c.overlap_chars]) for c in chunks
+                             if c.overlap_chars or c.overlap_missing]
             else:
                 spans = locate(doc.text, comp[name](doc.text))
                 suffixed = None
@@ -253,6 +256,12 @@ def main() -> int:
             f"{pps:.0f} ({ratio(pps, base_pps)})",
         ]
         print("| " + " | ".join(cells) + " |")
+    shares = sorted(o / target for o in overlaps if o)
+    if shares:
+        print(f"\nlongdoc overlap: {len(overlaps)} continuations, {len(shares)} with whole-sentence overlap "
+              f"(median {statistics.median(shares):.1%}, max {shares[-1]:.1%} of target; "
+              f"{sum(1 for x in shares if x >= 0.10)} in 10-20 %), "
+              f"{len(overlaps) - len(shares)} overlap_missing")
     if not args.no_long:
         path = long_pdf(args.corpus)
         data = path.read_bytes()

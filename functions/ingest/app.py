@@ -93,6 +93,8 @@ def _create(key: str, lambda_context: LambdaContext | None) -> None:
         return
     logger.info("ingested", extra={"chunks": result.chunks, "skipped": result.skipped, "embedded": result.embedded,
                                    "reused": result.reused, "resumed": result.resumed,
+                                   "oversize_chunks": result.oversize_chunks,
+                                   "overlap_missing_chunks": result.overlap_missing_chunks,
                                    "metadata_updated": result.metadata_updated})
     if result.metadata_updated:
         metrics.add_metric(name="MetadataUpdated", unit=MetricUnit.Count, value=1)

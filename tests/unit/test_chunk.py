@@ -84,6 +84,38 @@ def _mean_tokens(chunks: list[Chunk]) -> float:
     return sum(c.token_count for c in chunks) / len(chunks)
 
 
+def _classify_ends(text: str, chunks: list[Chunk]) -> tuple[dict[str, int], list[str]]:
+    """Classify every chunk end but the last as a joint (see ``test_no_chunk_ends_mid_sentence``).
+
+    Returns ``(counts per joint kind, descriptions of the ends that are no joint)``.
+    """
+    section_starts = {
+        span.char_start
+        for c in chunks
+        for span in c.section_spans
+        if not CONTINUATION.search(span.section_id or "")
+    }
+    kinds: dict[str, int] = {"terminal": 0, "section": 0, "blank line": 0, "list item": 0}
+    rejected: list[str] = []
+    for chunk in chunks[:-1]:
+        if chunk.text.endswith(TERMINATORS):
+            kinds["terminal"] += 1
+            continue
+        after = text[chunk.char_end :]
+        nxt = chunk.char_end + len(after) - len(after.lstrip())
+        if not after.startswith("\n"):
+            rejected.append(f"{chunk.chunk_id} ends inside a line: {chunk.text[-60:]!r}")
+        elif nxt in section_starts:
+            kinds["section"] += 1
+        elif "\n\n" in text[chunk.char_end : nxt + 1]:
+            kinds["blank line"] += 1
+        elif LIST_ITEM.match(text, nxt):
+            kinds["list item"] += 1
+        else:
+            rejected.append(f"{chunk.chunk_id}: {chunk.text[-60:]!r} | next {text[nxt:nxt + 40]!r}")
+    return kinds, rejected
+
+
 # --- Text, order and coverage ------------------------------------------------------
 
 
@@ -138,31 +170,8 @@ def test_no_chunk_ends_mid_sentence(chunked, name, settings) -> None:
     # Given a real document chunked at these settings
     parsed, chunks = chunked(name, *settings)
     text = parsed.text
-    section_starts = {
-        span.char_start
-        for c in chunks
-        for span in c.section_spans
-        if not CONTINUATION.search(span.section_id or "")
-    }
     # When each chunk end (but the document's last) is classified
-    kinds: dict[str, int] = {"terminal": 0, "section": 0, "blank line": 0, "list item": 0}
-    rejected: list[str] = []
-    for chunk in chunks[:-1]:
-        if chunk.text.endswith(TERMINATORS):
-            kinds["terminal"] += 1
-            continue
-        after = text[chunk.char_end :]
-        nxt = chunk.char_end + len(after) - len(after.lstrip())
-        if not after.startswith("\n"):
-            rejected.append(f"{chunk.chunk_id} ends inside a line: {chunk.text[-60:]!r}")
-        elif nxt in section_starts:
-            kinds["section"] += 1
-        elif "\n\n" in text[chunk.char_end : nxt + 1]:
-            kinds["blank line"] += 1
-        elif LIST_ITEM.match(text, nxt):
-            kinds["list item"] += 1
-        else:
-            rejected.append(f"{chunk.chunk_id}: {chunk.text[-60:]!r} | next {text[nxt:nxt + 40]!r}")
+    kinds, rejected = _classify_ends(text, chunks)
     # Then every end is a joint (100 %), and terminal punctuation is the most common joint
     assert rejected == [], f"{len(rejected)} mid-sentence ends (kinds {kinds}): {rejected[:5]}"
     assert chunks[-1].char_end == len(text.rstrip())
@@ -567,3 +576,135 @@ def test_a_chunks_heading_path_is_the_path_of_its_own_section_id(chunked, name: 
         assert chunk.heading_path == owner.heading_path, (name, chunk.chunk_id)
     if name == APACHE:
         assert (chunks[0].section_id, chunks[0].heading_path) == ("1", ["1. Definitions."])
+
+
+# --- Overlap when the sentence before a cut is long ------------------------------------
+
+# Sentences of a synthetic section "1. Escape of Water", sized for target 200 / max 400 tokens,
+# where 20 % of the target is 40 tokens (160 characters) and 10 % is 20 tokens (80 characters).
+SHORT = [f"The insurer pays claim number {i} within thirty days of receiving the complete signed file."
+         for i in range(1, 7)]  # about 23 tokens each: one fits the overlap budget
+LONG_A = ("The policyholder must report every escape of water to the insurer as soon as it is noticed, "
+          "must take all reasonable steps to stop the leak and limit the damage, and must keep the damaged "
+          "items available for inspection until the loss adjuster has seen them or waived the inspection.")
+LONG_B = ("Any claim for damage caused by water that escapes gradually over a period of more than fourteen "
+          "days is excluded, whether or not the policyholder knew of the leak, unless the policyholder proves "
+          "that the leak was hidden behind a wall or under a floor and could not reasonably have been noticed.")
+MORE = [f"Part {i} of the schedule lists the limits that apply to the claim above in every case."
+        for i in range(1, 6)]
+
+
+def _continuations(chunks: list[Chunk]) -> list[tuple[Chunk, Chunk]]:
+    """``(previous, continuation)`` pairs of a split section (``X#n``, ``X#n+1``)."""
+    return [(a, b) for a, b in zip(chunks, chunks[1:]) if CONTINUATION.search(b.section_id or "")]
+
+
+def _assert_whole_sentence_overlap(text: str, a: Chunk, b: Chunk, target: int) -> str:
+    """Assert ``b`` repeats whole sentences from the end of ``a``, 10-20 % of ``target`` tokens."""
+    repeated = text[b.char_start : a.char_end]
+    assert (b.overlap_chars, b.overlap_missing) == (len(repeated), False)
+    assert a.text.endswith(repeated) and b.text.startswith(repeated)
+    sentence_starts = [a.char_start + s for s, _ in split_sentences(a.text)]
+    line_start = not text[: b.char_start].rsplit("\n", 1)[-1].strip()
+    assert b.char_start in sentence_starts or line_start, f"{b.chunk_id} overlap starts mid-sentence"
+    assert 0.10 * target <= estimate_tokens(repeated) <= 0.20 * target, (b.chunk_id, estimate_tokens(repeated))
+    return repeated
+
+
+def test_cut_after_a_long_sentence_moves_to_a_nearby_sentence_start_to_keep_overlap() -> None:
+    # Given a section whose natural paragraph cut follows a sentence of 71 tokens (over 20 % of
+    # a 200-token target), while the sentences before it are short
+    text = ("1. Escape of Water\n\n" + " ".join([*SHORT, LONG_A]) + "\n\n" + " ".join([LONG_B, *MORE]) + "\n")
+    parsed = parse_document("policy.txt", text.encode("utf-8"))
+    # When it is chunked at target 200 / max 400
+    chunks = chunk_document(parsed, "policy", target_tokens=200, max_tokens=400, overlap=0.15)
+    # Then the section is split in two, and the cut moved back to the start of the long sentence
+    assert [c.section_id for c in chunks] == ["1#1", "1#2"]
+    first, second = chunks
+    assert first.text.endswith(SHORT[-1])
+    assert second.text[second.overlap_chars :].lstrip().startswith(LONG_A)
+    # And the continuation repeats the last short sentence, whole, within 10-20 % of the target
+    assert _assert_whole_sentence_overlap(parsed.text, first, second, 200) == SHORT[-1]
+    # And the first chunk keeps at least half the target, the second stays within max
+    assert first.token_count >= 100 and second.token_count <= 400
+
+
+def test_section_of_only_long_sentences_stays_flagged_without_invented_overlap() -> None:
+    # Given a section where every sentence is over 20 % of the target (each about 71-74 tokens)
+    sentences = [LONG_A, LONG_B] * 4
+    paragraphs = [" ".join(sentences[i : i + 2]) for i in range(0, len(sentences), 2)]
+    text = "1. Escape of Water\n\n" + "\n\n".join(paragraphs) + "\n"
+    parsed = parse_document("policy.txt", text.encode("utf-8"))
+    # When it is chunked at target 200 / max 400
+    chunks = chunk_document(parsed, "policy", target_tokens=200, max_tokens=400, overlap=0.15)
+    # Then it is split, and every continuation is flagged, repeats nothing and starts at a
+    # sentence of its own (no character slice, no word cut)
+    pairs = _continuations(chunks)
+    assert len(pairs) >= 2
+    for a, b in pairs:
+        assert (b.overlap_chars, b.overlap_missing) == (0, True)
+        assert b.char_start > a.char_end
+        assert b.text.startswith((LONG_A, LONG_B))
+        assert a.text.endswith((LONG_A, LONG_B))
+
+
+# Continuations that had no overlap (overlap_missing) before cuts could move away from a long sentence.
+REBALANCED = [
+    ("cuad/tubemediacorp-affiliate-agreement.pdf", "5#2"),
+    ("cuad/startecglobalcommunicationscorp-construction-and-maintenance-agreement.pdf", "18#2"),
+    ("cuad/immunomedicsinc-promotion-agreement.txt", "8.2#2"),
+    ("cuad/verizonabsllc-service-agreement.pdf", "Section 2.5#2"),
+]
+
+
+@pytest.mark.parametrize(("name", "section_id"), REBALANCED)
+def test_real_continuation_after_a_long_sentence_now_has_overlap(chunked, name, section_id) -> None:
+    # Given a real contract whose natural cut in this section follows a sentence over 20 % of
+    # the target (so the continuation used to be flagged overlap_missing)
+    parsed, chunks = chunked(name)
+    i = next(k for k, c in enumerate(chunks) if c.section_id == section_id)
+    previous, continuation = chunks[i - 1], chunks[i]
+    # Then the continuation starts with whole sentences from the end of the previous chunk,
+    # 10-20 % of the 1,000-token target
+    _assert_whole_sentence_overlap(parsed.text, previous, continuation, 1000)
+    # And the previous chunk still ends on a sentence end and both stay within max
+    assert previous.text.endswith(TERMINATORS)
+    assert previous.token_count <= 2000 and continuation.token_count <= 2000
+
+
+def test_real_continuation_after_a_single_1100_token_sentence_stays_flagged(chunked) -> None:
+    # Given the Blue Hills agency agreement, whose Section 9 opens with one sentence of about
+    # 1,130 tokens followed by another of about 850
+    parsed, chunks = chunked("cuad/bluehillsbancorp-agency-agreement.pdf")
+    i = next(k for k, c in enumerate(chunks) if c.section_id == "Section 9#2")
+    previous, continuation = chunks[i - 1], chunks[i]
+    # Then its continuation carries no overlap and says so
+    assert (continuation.overlap_chars, continuation.overlap_missing) == (0, True)
+    assert continuation.char_start > previous.char_end
+    assert estimate_tokens(parsed.text[slice(*_last_sentence(previous))]) > 200
+
+
+def _last_sentence(chunk: Chunk) -> tuple[int, int]:
+    """Absolute ``(start, end)`` of ``chunk``'s last sentence."""
+    start, end = split_sentences(chunk.text)[-1]
+    return chunk.char_start + start, chunk.char_start + end
+
+
+@pytest.mark.parametrize("name", [name for name, _ in REBALANCED] + ["cuad/bluehillsbancorp-agency-agreement.pdf",
+                                                                    "cuad/hospitalityinvestorstrust-franchise-agreement.txt"])
+def test_moved_cuts_keep_sentence_ends_and_overlap_within_20_percent(chunked, name) -> None:
+    # Given a contract where some cuts moved to make room for overlap
+    parsed, chunks = chunked(name)
+    # Then no chunk ends mid-sentence
+    _, rejected = _classify_ends(parsed.text, chunks)
+    assert rejected == []
+    # And every overlap is at most 20 % of the target, and every chunk fits max unless oversize
+    for a, b in _continuations(chunks):
+        assert estimate_tokens(parsed.text[b.char_start : a.char_end]) <= 200 or b.overlap_missing
+        assert b.overlap_chars <= 200 * CHARS_PER_TOKEN
+    assert all(c.token_count <= 2000 or c.oversize for c in chunks)
+    # And a continuation without overlap is one whose previous last sentence is over 20 %
+    for a, b in _continuations(chunks):
+        if b.overlap_missing:
+            start, end = _last_sentence(a)
+            assert end - start > 200 * CHARS_PER_TOKEN, b.chunk_id

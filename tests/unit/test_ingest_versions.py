@@ -161,3 +161,19 @@ def test_size_and_page_caps_come_from_settings(stores, corpus_dir: Path, monkeyp
     monkeypatch.setenv("LONGDOC_MAX_DOCUMENT_BYTES", "100000")
     with pytest.raises(DocumentError, match="file too large: 133480 bytes, over the limit of 100000 bytes"):
         ingest_document(key="incoming/contract.pdf", data=data, max_bytes=Settings().max_document_bytes, **stores)
+
+
+def test_result_counts_oversize_chunks_and_continuations_without_overlap(stores, corpus_dir: Path) -> None:
+    # Given an outsourcing agreement with a 2,100-token sentence (over the 2,000-token cap) and
+    # sections whose sentences around a cut are all over 20 % of the target
+    name = "cuad/manufacturersservicesltd-outsourcing-agreement.pdf"
+    # When it is ingested at the default sizes
+    result = ingest_document(key="incoming/msl.pdf", data=(corpus_dir / name).read_bytes(), **stores)
+    chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
+    # Then the result reports how many chunks are oversize and how many continuations lack overlap
+    assert (result.oversize_chunks, result.overlap_missing_chunks) == (1, 2)
+    assert result.oversize_chunks == sum(c.oversize for c in chunks)
+    assert result.overlap_missing_chunks == sum(c.overlap_missing for c in chunks)
+    # And re-ingesting the same bytes does nothing, so it counts nothing
+    again = ingest_document(key="incoming/msl.pdf", data=(corpus_dir / name).read_bytes(), **stores)
+    assert again.skipped and (again.oversize_chunks, again.overlap_missing_chunks) == (0, 0)

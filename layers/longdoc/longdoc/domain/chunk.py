@@ -5,7 +5,10 @@ ends mid-sentence and never holds part of one section together with part of anot
 several small *whole* sections may share a chunk. A section longer than the target is
 split at paragraph (then sentence) boundaries and keeps its number with a suffix
 (``4.2#1``, ``4.2#2``); each continuation starts with an overlap of whole sentences
-from the same section (10-20% of the target, :attr:`Settings.chunk_overlap`).
+from the same section (10-20% of the target, :attr:`Settings.chunk_overlap`). When the
+sentence before a cut is itself over 20% of the target, the cut moves to the nearest
+sentence or paragraph start that leaves room for such an overlap; a continuation is
+flagged ``overlap_missing`` only when every sentence around its cut is over 20%.
 
 Section detection: ``4`` / ``4.2`` / ``4.2.1`` numbered headings, ``Section 3.2``,
 ``Article 17``, ``ARTICLE IV``, ``Chapter``/``Part``/``Schedule``/``Exhibit``/``Annex``
@@ -19,6 +22,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from longdoc.domain.cleanup import roman_to_int
@@ -48,8 +52,11 @@ _LIST_START_RE = re.compile(
     r"^\s*(?:\((?:[a-z]{1,2}|[ivxlc]{1,6}|[A-Z]|\d{1,3})\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)"
 )
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+_CLAUSE_END_RE = re.compile(r"[.;:!?][\"'”’)\]]*$")
 MAX_OVERLAP = 0.20
 """Upper bound of the overlap share of the target (the issue's 10-20 % range)."""
+MIN_OVERLAP = 0.10
+"""Lower bound of that range: a cut moved to make room for overlap must give at least this."""
 
 _ABBREV = {
     "e.g", "i.e", "etc", "inc", "ltd", "co", "corp", "no", "nos", "sec", "art", "arts", "para",
@@ -404,11 +411,19 @@ def _split_section(
 ) -> list[_Draft]:
     """Split one long section into drafts at paragraph/sentence joints, with overlap.
 
-    A continuation (``#2``, ``#3``, ...) starts with whole sentences or paragraphs from the
-    end of the previous draft: as many as fit ``overlap * target`` tokens, or, when even the
-    last one does not, the last one if it fits 20 % of the target (the top of the allowed
-    10-20 % range); never so many that the draft passes ``max_tokens``. When nothing fits
-    the draft is marked ``overlap_missing``.
+    Drafts are packed from paragraphs (sentences for a paragraph over ``max_tokens``) up to
+    ``target`` tokens. A continuation (``#2``, ``#3``, ...) starts with whole sentences or
+    paragraphs from the end of the previous draft: as many as fit ``overlap * overlap_of``
+    tokens, or, when even the last one does not, as many as fit 20 % of ``overlap_of`` (the
+    top of the allowed 10-20 % range); never so many that the draft passes ``max_tokens``.
+    ``overlap_of`` defaults to ``target``.
+
+    When nothing fits because the sentence just before the cut is over 20 %, the cut moves
+    (see :func:`_rebalanced_cut`) to the nearest sentence or paragraph start after which
+    whole sentences making 10-20 % of ``overlap_of`` fit. Only when no such joint exists
+    (in practice: the sentences around the cut are over 20 % too) is the draft marked
+    ``overlap_missing`` and left without overlap. Cuts whose overlap already fits never move.
+    Returns the drafts in order; never empty for a non-empty section.
     """
     units = _units(text, sec, typical_line, max_tokens)
     drafts: list[_Draft] = []
@@ -428,28 +443,98 @@ def _split_section(
     overlap_of = overlap_of or target  # the job's target, when heads shrank this one
     budget_chars = int(overlap_of * overlap * CHARS_PER_TOKEN)
     wide_chars = int(overlap_of * MAX_OVERLAP * CHARS_PER_TOKEN)
+    min_chars = int(overlap_of * MIN_OVERLAP * CHARS_PER_TOKEN)
     unit_starts = [u[0] for u in units]
-    content_starts = [d.start for d in drafts]
-    content_ends = [d.end for d in drafts]
+
+    def overlap_start(prev_start: int, prev_end: int, start: int, end: int, budget: int) -> int | None:
+        """Where the overlap for content ``[start, end)`` begins inside ``[prev_start, prev_end)``:
+        the earliest sentence/paragraph start whose tail fits ``budget`` chars and keeps the
+        continuation within ``max_tokens``; None when not even the last sentence fits."""
+        room = max_tokens * CHARS_PER_TOKEN - (end - start) - (start - prev_end)
+        starts = sorted(
+            {prev_start, *_sentence_breaks(text, prev_start, prev_end)}
+            | {u for u in unit_starts if prev_start < u < prev_end}
+        )
+        found = _overlap_start(text, starts, prev_end, min(budget, room))
+        return None if found == prev_end else found
+
+    content_start = 0  # where the previous draft's own text begins (after its overlap)
     for i, d in enumerate(drafts):
-        d.oversize = estimate_tokens(text[d.start : d.end]) > max_tokens
-        if i > 0:  # the overlap never pushes a chunk that fits over max_tokens
-            room = max_tokens * CHARS_PER_TOKEN - (d.end - d.start)
-            prev_start, prev_end = content_starts[i - 1], content_ends[i - 1]
-            starts = sorted(
-                {prev_start, *_sentence_breaks(text, prev_start, prev_end)}
-                | {u for u in unit_starts if prev_start < u < prev_end}
-            )
-            gap = content_starts[i] - prev_end  # whitespace between the two drafts
-            start = _overlap_start(text, starts, prev_end, min(budget_chars, room - gap))
-            if start == prev_end:
-                start = _overlap_start(text, starts, prev_end, min(wide_chars, room - gap))
-            d.overlap_missing = start == prev_end
-            d.start = content_starts[i] if d.overlap_missing else start
-            d.overlap_chars = 0 if d.overlap_missing else prev_end - start
+        own_start = d.start
+        if i > 0:
+            prev = drafts[i - 1]
+            widest = max(wide_chars, budget_chars)
+            start = overlap_start(content_start, prev.end, d.start, d.end, widest)
+            moved = False
+            if start is None:
+                cut = _rebalanced_cut(text, prev, d, content_start, unit_starts, target, max_tokens,
+                                      (min_chars, wide_chars), overlap_start)
+                if cut is not None:
+                    (prev.end, own_start), moved = cut, True
+                    start = overlap_start(content_start, prev.end, own_start, d.end, widest)
+            if start is not None:
+                # As much as fits the job's budget, else as much as fits 20 %. A moved cut was
+                # moved to give 10-20 %: it keeps the 20 % overlap when the budget gives under 10 %.
+                tight = overlap_start(content_start, prev.end, own_start, d.end, budget_chars)
+                if tight is not None and not (moved and prev.end - tight < min_chars):
+                    start = tight
+            d.overlap_missing = start is None
+            d.overlap_chars = 0 if start is None else prev.end - start
+            d.start = own_start if start is None else start
+        content_start = own_start
         d.section_id = f"{sec.section_id}#{i + 1}" if sec.section_id and len(drafts) > 1 else sec.section_id
+    for d in drafts:
+        d.oversize = estimate_tokens(text[d.start : d.end]) > max_tokens
         d.sections = [_Section(d.section_id, sec.heading_path, d.start, d.end)]
     return drafts
+
+
+def _rebalanced_cut(
+    text: str, prev: _Draft, nxt: _Draft, prev_start: int, unit_starts: list[int], target: int,
+    max_tokens: int, overlap_range: tuple[int, int],
+    overlap_start: Callable[[int, int, int, int, int], int | None],
+) -> tuple[int, int] | None:
+    """Move the cut between two drafts of one section so the continuation can have overlap.
+
+    ``prev`` spans ``[prev.start, prev.end)`` (its own overlap included; its own text starts
+    at ``prev_start``); ``nxt``'s own text is ``[nxt.start, nxt.end)``. Candidate cuts are the
+    sentence and paragraph starts strictly inside ``(prev_start, nxt.end)`` that follow a
+    sentence or clause end (``. ; : ! ?``), tried nearest the original cut first (a paragraph
+    start wins a tie). A cut is taken when:
+
+    - backward: the previous draft keeps at least ``target // 2`` tokens of its own text;
+    - forward: the previous draft stays within ``max_tokens`` even with the largest overlap
+      it may start with (so the cut does not depend on the job's overlap share);
+    - the whole trailing sentences that fit ``overlap_range[1]`` chars (20 % of the target)
+      before the cut, without pushing the continuation over ``max_tokens``
+      (``overlap_start``), are at least ``overlap_range[0]`` chars (10 %: a page number
+      alone is not an overlap) and do not reach back to the previous draft's own start.
+
+    Returns ``(new end of prev, new start of nxt's own text)``, or None when no cut works.
+    """
+    min_chars, wide_chars = overlap_range
+    cut = nxt.start
+    paragraph = set(unit_starts)
+    candidates = sorted(
+        {*_sentence_breaks(text, prev_start, nxt.end), *(u for u in unit_starts if prev_start < u < nxt.end)}
+        - {cut},
+        key=lambda c: (abs(c - cut), c not in paragraph),
+    )
+    # Chars before prev's own text when it starts with an overlap: at most 20 % plus whitespace.
+    lead = (max(wide_chars, prev.overlap_chars) + (prev_start - prev.start - prev.overlap_chars)
+            if prev.start < prev_start else 0)
+    for c in candidates:
+        new_end = _trim(text, prev_start, c)[1]
+        if new_end <= prev_start or not _CLAUSE_END_RE.search(text[max(0, new_end - 4) : new_end]):
+            continue  # a blank line after "5.6," is a page break inside a sentence, not a joint
+        if c < cut and estimate_tokens(text[prev_start:new_end]) < target // 2:
+            continue
+        if c > cut and lead + new_end - prev_start > max_tokens * CHARS_PER_TOKEN:
+            continue
+        start = overlap_start(prev_start, new_end, c, nxt.end, wide_chars)
+        if start is not None and start > prev_start and new_end - start >= min_chars:
+            return new_end, c
+    return None
 
 
 def _heading_only(text: str, sec: _Section, nxt: _Section | None) -> bool:

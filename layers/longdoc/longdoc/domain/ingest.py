@@ -227,6 +227,9 @@ class IngestResult:
     previous version's cache, ``resumed`` is True when an earlier attempt's progress was
     continued. ``tokens`` are embedding tokens used in this attempt (as the API reports
     them when it does, else estimated). ``timings`` are seconds per stage.
+    ``oversize_chunks`` counts chunks flagged ``oversize`` (one sentence over ``max_tokens``)
+    and ``overlap_missing_chunks`` continuations that could not repeat a whole sentence
+    within 20 % of the target (both 0 when skipped).
     """
 
     doc_id: str
@@ -242,6 +245,8 @@ class IngestResult:
     tokens: int = 0
     timings: dict[str, float] = field(default_factory=dict)
     metadata_updated: bool = False
+    oversize_chunks: int = 0
+    overlap_missing_chunks: int = 0
 
 
 def _now() -> str:
@@ -447,7 +452,8 @@ def ingest_document(
     save(status="READY", reason=None, stage="done", duration_seconds=f"{seconds:.3f}")
     return IngestResult(doc_id, version, source, parsed.page_count, len(chunks), False, seconds,
                         embedded=embedded_now, reused=reused_now, resumed=resuming, tokens=tokens_now,
-                        timings=dict(timings))
+                        timings=dict(timings), oversize_chunks=sum(c.oversize for c in chunks),
+                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks))
 
 
 def _update_metadata(blobs: BlobStore, state: StateStore, existing: DocumentRecord, meta: DocumentMetadata,
