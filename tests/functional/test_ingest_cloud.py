@@ -18,6 +18,7 @@ import pytest
 
 from longdoc import wiring
 from longdoc.adapters.embedders import VoyageEmbedder
+from longdoc.config import get_settings
 from longdoc.domain.ingest import embeddings_key, load_chunks
 from longdoc.local.engine import LocalContext
 from longdoc.observability import metrics
@@ -204,10 +205,13 @@ def test_throttled_embedder_fails_the_record_then_redelivery_succeeds(
 
 
 def test_half_finished_long_document_resumes_without_redoing_work(
-    cloud: Cloud, corpus_dir: Path, ingest_handler, load_event,
+    cloud: Cloud, corpus_dir: Path, ingest_handler, load_event, monkeypatch,
 ) -> None:
-    # Given a 261-page PDF, a Voyage budget that needs several requests for its all chunks,
+    # Given a 261-page PDF chunked at an 800-token target (over 100 chunks: more than one
+    # upsert slice), a Voyage budget that needs several requests for all its chunks,
     # and Voyage failing for good after two successful requests
+    monkeypatch.setenv("LONGDOC_CHUNK_TARGET_TOKENS", "800")
+    get_settings.cache_clear()
     cloud.use_voyage(max_attempts=2, max_request_tokens=40_000)
     data = cloud.aws.upload(LONG_KEY, corpus_dir / LONG_PDF)
     version = version_of(data)

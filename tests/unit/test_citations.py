@@ -72,9 +72,9 @@ def test_find_quote_is_exact_about_everything_but_whitespace() -> None:
 
 
 def test_verify_citation_resolves_the_page_from_the_quote_position(gdpr_chunks) -> None:
-    # Given the GDPR chunk holding Article 83(5), which spans pages 245-248 (fine on page 247)
+    # Given the GDPR chunk holding Article 83(5), which spans pages 246-249 (fine on page 247)
     chunk = _holding(gdpr_chunks, "administrative fines up to 20 000 000 EUR")
-    assert (chunk.page_start, chunk.page_end) == (245, 248)
+    assert (chunk.page_start, chunk.page_end) == (246, 249)
     # When the model cites it with the chunk's first page and reflowed whitespace
     cited = Citation(
         chunk_id=chunk.chunk_id,
@@ -82,9 +82,9 @@ def test_verify_citation_resolves_the_page_from_the_quote_position(gdpr_chunks) 
         quote="administrative fines up to 20 000 000 EUR, or in the case of an undertaking, up to 4 % of the total worldwide annual turnover",
     )
     verified = verify_citation(cited, gdpr_chunks)
-    # Then the page and section come from the quote (page 247, Article 83), not from the model
+    # Then the page and section come from the quote (page 247, Article 83(5)), not from the model
     assert verified.page == 247
-    assert verified.section_id == "Article 83#1"
+    assert verified.section_id == "Article 83(5)"
     assert verified.chunk_id == chunk.chunk_id
     # And the quote is replaced by the chunk's own text, line breaks included
     assert verified.quote == (
@@ -95,34 +95,37 @@ def test_verify_citation_resolves_the_page_from_the_quote_position(gdpr_chunks) 
 
 
 def test_verify_citation_resolves_section_within_a_chunk_of_several_articles(gdpr_chunks) -> None:
-    # Given the chunk that opens with the heading "Section 2 Security of personal data", holds
-    # Article 32 and runs into Article 33 (pages 161-164)
+    # Given the chunk that holds the heading "Section 2 Security of personal data", Article 32
+    # and runs into Article 33 (pages 161-163)
     chunk = _holding(gdpr_chunks, "not later than 72 hours after having become aware of it", occurrence=1)
-    assert chunk.section_id == "Section 2"
-    assert chunk.section_ids[:3] == ["Section 2", "Article 32", "Article 33"]
+    at = chunk.section_ids.index("Section 2")
+    assert chunk.section_ids[at : at + 2] == ["Section 2", "Article 32"] and "Article 33(1)" in chunk.section_ids
     # When Article 33's breach deadline is cited
     verified = verify_citation(
         Citation(chunk_id=chunk.chunk_id, page=None, quote="not later than 72 hours after having become aware of it"),
         gdpr_chunks,
     )
-    # Then it is page 163 (gold hand-005) and section Article 33, not the chunk's Article 32
-    assert (verified.page, verified.section_id) == (163, "Article 33")
+    # Then it is page 163 (gold hand-005) and paragraph 1 of Article 33, not the chunk's
+    # first section
+    assert (verified.page, verified.section_id) == (163, "Article 33(1)")
 
 
 def test_quote_straddling_a_page_break_is_cited_on_the_page_where_it_starts(gdpr_chunks) -> None:
-    # Given a quote that runs from the foot of page 163 onto page 164; the running header
-    # between them ("5419/16 AV/NT/sr 163 DGD 2 EN") is furniture, not document text
-    quote = "mitigate its possible adverse effects. 4. Where, and in so far as"
+    # Given a quote that runs from the foot of page 164 onto page 165 (Article 34(3)(a) into
+    # (b)); the running header between them ("5419/16 AV/NT/sr 164 DGD 2 EN") is furniture
+    quote = "such as encryption; (b) the controller has taken subsequent measures"
     chunk = next(c for c in gdpr_chunks.values() if find_quote(c.text, quote))
     # When it is verified
-    verified = verify_citation(Citation(chunk_id=chunk.chunk_id, page=164, quote=quote), gdpr_chunks)
-    # Then its page is where it starts, with the page's printed label (162: the unnumbered
-    # cover is physical page 1), and the stored quote keeps the page's line breaks
-    assert (verified.page, verified.page_label) == (163, "162")
-    assert verified.quote == "mitigate its possible\nadverse effects.\n4. Where, and in so far as"
+    verified = verify_citation(Citation(chunk_id=chunk.chunk_id, page=165, quote=quote), gdpr_chunks)
+    # Then its page is where it starts, with the page's printed label (163: the unnumbered
+    # cover is physical page 1), its section the item it starts in, and the stored quote
+    # keeps the page's line breaks
+    assert (verified.page, verified.page_label) == (164, "163")
+    assert verified.section_id == "Article 34(3)(a)"
+    assert verified.quote == "such as encryption;\n(b) the controller has taken subsequent measures"
     # And a quote that includes the header text is not verbatim in the chunk any more
     with pytest.raises(CitationError):
-        verify_citation(Citation(chunk_id=chunk.chunk_id, quote="adverse effects. 5419/16 AV/NT/sr 163"), gdpr_chunks)
+        verify_citation(Citation(chunk_id=chunk.chunk_id, quote="such as encryption; 5419/16 AV/NT/sr 164"), gdpr_chunks)
 
 
 def test_unknown_chunk_id_is_rejected_with_the_id_named(gdpr_chunks) -> None:

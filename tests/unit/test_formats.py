@@ -49,9 +49,10 @@ def test_docx_automatic_numbers_come_out_and_become_sections() -> None:
     # When it is chunked small enough to see each section
     chunks = chunk_document(doc, "agency", target_tokens=100, max_tokens=200)
     ids = [sid for c in chunks for sid in c.section_ids]
-    # Then Word's numbers are the section ids, a lowercase exact-successor 1.1.1 included,
-    # and "14 days after the leak" is body text of 2.1, not section 14
-    assert ids == ["1", "1.1", "1.1.1", "2", "2.1", "2.2"]
+    # Then Word's numbers are the section ids, a lowercase exact-successor 1.1.1 and the
+    # (a)/(b) items of 2.2 included, and "14 days after the leak" is body text of 2.1, not
+    # section 14
+    assert ids == ["1", "1.1", "1.1.1", "2", "2.1", "2.2", "2.2(a)", "2.2(b)"]
     leak = doc.text.index("14 days after the leak")
     holder = next(c for c in chunks if c.char_start <= leak < c.char_end)
     assert holder.section_of(leak - holder.char_start) == "2.1"
@@ -167,9 +168,10 @@ def test_docx_headings_numbered_through_their_style_keep_word_numbers() -> None:
     chunks = chunk_document(doc, "supply", target_tokens=60, max_tokens=120)
     spans = [s for c in chunks for s in c.section_spans]
     # Then the section ids are the numbers people cite, in order, with nested paths
-    assert [s.section_id for s in spans][:6] == [
-        None, "Article I", "Section 1.1", "Section 1.2", "Article II", "Section 2.1"
-    ]
+    assert [s.section_id for s in spans] == [
+        None, "Article I", "Section 1.1", "Section 1.1(a)", "Section 1.1(b)", "Section 1.2",
+        "Article II", "Section 2.1", "Section 2.1(a)", "Section 2.1(b)", "Article II",
+    ]  # (the unnumbered heading after (b) belongs to Article II)
     renewal = next(s for s in spans if s.section_id == "Section 2.1")
     assert renewal.heading_path == ["ARTICLE II Term", "Section 2.1 Renewal"]
 

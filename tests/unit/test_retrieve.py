@@ -249,3 +249,15 @@ def test_lead_rank_moves_the_document_opening_up_but_never_down():
     assert [c.ordinal for c in ranked] == [2, 0, 1]
     first = Retriever(chunks, None, mode="bm25", lead_rank=2).rank("agreement dated")
     assert first[0].ordinal == 0
+
+
+def test_a_cited_item_or_part_matches_a_gold_section_at_any_enclosing_level() -> None:
+    # Given a citation resolved to a point of a paragraph of an article, in a split chunk
+    from longdoc.eval.scoring import enclosing_section_keys
+
+    keys = enclosing_section_keys("Article 33(3)(a)#2")
+    # Then it matches gold ids given for the article, the paragraph or the point, any case
+    assert keys == {"article 33(3)(a)#2", "article 33(3)(a)", "article 33(3)", "article 33"}
+    # And a sibling or another article does not match, and no id gives no keys
+    assert "article 33(4)" not in keys and "article 3" not in keys
+    assert enclosing_section_keys("4.2") == {"4.2"} and enclosing_section_keys(None) == set()

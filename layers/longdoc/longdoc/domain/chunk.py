@@ -14,7 +14,10 @@ Section detection: ``4`` / ``4.2`` / ``4.2.1`` numbered headings, ``Section 3.2`
 ``Article 17``, ``ARTICLE IV``, ``Chapter``/``Part``/``Schedule``/``Exhibit``/``Annex``
 keyword headings, and Markdown ``#`` headings. A bare number only starts a section when it
 fits the document's numbering sequence and reads as a heading, so a body line such as
-``14 days after the leak`` is never section 14.
+``14 days after the leak`` is never section 14. Inside a numbered section, ``(a)``-style
+items in sequence are sub-sections (``4.2(a)``, ``4.2(a)(ii)``), and numbered paragraphs
+under an ``Article``/``Section N`` heading too (``Article 33(3)(a)``); an item is one
+paragraph, and text after the last item is the section's own again (its flush text).
 """
 
 from __future__ import annotations
@@ -74,6 +77,8 @@ class _Heading:
     section_id: str | None
     label: str
     level: int
+    item: bool = False  # an (a)-style item or a numbered paragraph of its parent section
+    marker_only: bool = False  # the item's line is just its marker ("(a)"), its text follows
 
 
 @dataclass
@@ -82,6 +87,8 @@ class _Section:
     heading_path: list[str]
     start: int
     end: int
+    item_of: str | None = None  # the enclosing section's id, for an item
+    flush: bool = False  # text of a section after its last item: its parts number on
 
 
 @dataclass
@@ -150,6 +157,47 @@ def _plausible_next(prev: tuple[int, ...] | None, cand: tuple[int, ...]) -> tupl
 _TOC_RE = re.compile(r"(?:\.{3,}|…+|\s)\s*(?:\d{1,4}|[ivxlc]{1,6})$")
 
 
+_ITEM_RE = re.compile(r"^\((?P<tok>[a-z]{1,2}|[ivxlc]{2,6}|[A-Z]{1,2}|[IVXLC]{2,6}|\d{1,2})\)(?:\s+(?P<rest>\S.*))?$")
+_PARA_RE = re.compile(r"^(?P<tok>\d{1,2})\.\s+(?P<rest>\S.*)$")
+_MAX_ITEM_DEPTH = 4
+
+
+def _item_readings(token: str) -> list[tuple[str, int]]:
+    """Every way to read an item token: ``"c"`` -> letter 3 or roman 100, ``"ii"`` -> roman 2,
+    ``"aa"`` -> letter 27, ``"4"`` -> 4. Letters double after ``z`` as Word and drafters do."""
+    if token.isdigit():
+        return [("digit", int(token))]
+    upper = token.isupper()
+    out: list[tuple[str, int]] = []
+    if len(token) == 1 or (len(token) == 2 and token[0] == token[1]):
+        out.append(("upper" if upper else "lower", (ord(token[0].lower()) - 96) + 26 * (len(token) - 1)))
+    value = roman_to_int(token)
+    if value:
+        out.append(("upper_roman" if upper else "roman", value))
+    return out
+
+
+def _item_step(stack: list[tuple[str, int, str]], token: str) -> list[tuple[str, int, str]] | None:
+    """The item stack after an item ``(token)``, or None when it does not fit the sequence.
+
+    ``stack`` holds ``(kind, value, token)`` from the outermost item inwards. An item is
+    the exact successor of an open item of its kind (closing any deeper ones) or, when it
+    is the first of a kind not yet open (``(a)``, ``(i)``, ``(A)``, ``(1)``), one level
+    deeper. ``(i)`` after ``(h)`` is the letter; anywhere else it opens a roman list.
+    """
+    readings = _item_readings(token)
+    for depth in range(len(stack) - 1, -1, -1):
+        kind, value, _ = stack[depth]
+        for reading, number in readings:
+            if reading == kind and number == value + 1:
+                return [*stack[:depth], (kind, number, token)]
+    open_kinds = {k for k, _, _ in stack}
+    for reading, number in readings:
+        if number == 1 and reading not in open_kinds and len(stack) < _MAX_ITEM_DEPTH:
+            return [*stack, (reading, 1, token)]
+    return None
+
+
 def _find_headings(
     text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None
 ) -> list[_Heading]:
@@ -160,14 +208,20 @@ def _find_headings(
     maps the start offset of a heading the format marks itself (HTML, DOCX) to its level;
     such a line is always a heading, numbered when it starts with a number or keyword.
     In a preamble that has a ``Whereas`` line, ``(1)``, ``(2)``, ... paragraphs in sequence
-    are recitals (``Recital 1``); elsewhere ``(a)``/``(1)`` items are paragraphs.
-    Lines inside an ASCII box of ``*`` are read without the box.
+    are recitals (``Recital 1``). Inside a numbered section, ``(a)``/``(i)``/``(A)``/``(1)``
+    items that start a paragraph and follow their sequence are sub-sections cited the way
+    lawyers cite them: ``4.2(a)``, ``4.2(a)(ii)``; under an ``Article``/``Section N``
+    heading, numbered paragraphs ``1.``, ``2.`` are ``Article 33(1)``, and their points
+    ``Article 33(3)(a)``. Lines inside an ASCII box of ``*`` are read without the box.
     """
     headings: list[_Heading] = []
     last_numeric: tuple[int, ...] | None = None
     marks = marks or {}
     whereas = False
     last_recital = 0
+    parent: str | None = None  # id of the section items belong to; None: items are body text
+    keyword_parent = False  # parent is "Article 33" / "Section 5": "1." paragraphs are items
+    items: list[tuple[str, int, str]] = []
     box_top: int | None = None
     pos = 0
     prev = ""
@@ -194,17 +248,21 @@ def _find_headings(
             num = re.match(r"\d+(?:\.\d+)*", h.section_id or "")
             if num:
                 last_numeric = _parse_number(num.group())
+            parent, items = h.section_id, []
+            keyword_parent = bool(h.section_id and re.fullmatch(r"(?:Article|Section) \d+[A-Z]?", h.section_id))
             continue
-        if not stripped or len(stripped) > 300:
+        if not stripped:
             continue
+        long_line = len(stripped) > 300  # a whole paragraph on one line: no recital or Markdown heading
         if not headings and re.match(r"^whereas\b", stripped, re.IGNORECASE):
             whereas = True
         in_recitals = whereas and (not headings or (headings[-1].section_id or "").startswith("Recital"))
-        recital = _RECITAL_RE.match(stripped) if in_recitals else None
+        recital = _RECITAL_RE.match(stripped) if in_recitals and not long_line else None
         if recital and int(recital.group(1)) == last_recital + 1:
             last_recital += 1
             headings.append(_Heading(line_start + lead, pos - 1, f"Recital {last_recital}",
                                      f"({last_recital})", 2))
+            parent, items = None, []
             continue
         starts_paragraph = (
             not previous
@@ -215,12 +273,23 @@ def _find_headings(
         toc_like = _TOC_RE.search(stripped) and len(stripped) < typical_line and not bare_keyword
         if not starts_paragraph or toc_like:  # "Article 5" alone is a heading, not a TOC entry
             continue
-        m = _MD_RE.match(stripped) if markdown else None
+        m = _MD_RE.match(stripped) if markdown and not long_line else None
         if m:
             title = m.group("rest").strip()
             num = re.match(r"^(\d+(?:\.\d+)*)\.?\s", title + " ")
             headings.append(_Heading(line_start + lead, pos - 1, num.group(1) if num else None,
                                      title[:100], len(m.group("hashes"))))
+            parent, items, keyword_parent = (num.group(1) if num else None), [], False
+            continue
+        item = _ITEM_RE.match(stripped) if parent else None
+        if item:
+            step = _item_step(items, item.group("tok"))
+            if step is not None:
+                items = step
+                headings.append(_Heading(line_start + lead, pos - 1,
+                                         parent + "".join(f"({t})" for _, _, t in items),
+                                         _label(stripped), 100 + len(items), item=True,
+                                         marker_only=not item.group("rest")))
             continue
         m = _KEYWORD_RE.match(stripped)
         if m:
@@ -232,37 +301,61 @@ def _find_headings(
             section_id = f"{kw.capitalize()} {num.upper() if roman_to_int(num) else num}"
             headings.append(_Heading(line_start + lead, pos - 1, section_id,
                                      _label(stripped), _KEYWORD_LEVEL[kw]))
+            parent, items = section_id, []
+            keyword_parent = kw in ("article", "section") and bool(re.fullmatch(r"\d+[A-Za-z]?", num))
             value = int(num) if num.isdigit() else None
             if kw in ("article", "section") and value is not None:
                 last_numeric = (value,)
             elif kw in ("section",) and re.fullmatch(r"\d+(\.\d+)+", num):
                 last_numeric = _parse_number(num)
             continue
-        m = _NUMERIC_RE.match(stripped)
-        if not m:
+        numbered = _numbered_heading(stripped, last_numeric)
+        if numbered is not None:
+            last_numeric, section_id = numbered
+            headings.append(_Heading(line_start + lead, pos - 1, section_id, _label(stripped), 3 + len(last_numeric)))
+            parent, items, keyword_parent = section_id, [], False
             continue
-        rest = (m.group("rest") or m.group("tight") or "").strip()
-        cand = _parse_number(m.group("num"))
-        if len(cand) > 1 and cand[-1] == 0:
-            cand = cand[:-1]  # "9.0 DOCUMENTATION" heads 9.1, 9.2, ...: it is section 9's level
-        lowercase = bool(rest) and not (rest[0].isupper() or rest[0] in "\"“'‘(")
-        if lowercase and len(cand) < 3:
-            continue  # "14 days after the leak", "2.8 per cent": a sentence, not a heading
-        if len(cand) == 1 and not m.group("dot") and not m.group("tight") and not rest:
-            continue  # a lone page or line number
-        plausible, exact = _plausible_next(last_numeric, cand)
-        if lowercase and not exact:
-            continue  # "4.2.1 the term ..." is a section only as the exact next number
-        if not plausible and cand == (1,) and rest and _title_like(rest):
-            plausible, exact = True, True  # numbering restarts (a schedule or exhibit)
-        if not plausible:
-            continue
-        if not _title_like(rest) and not (exact and len(cand) >= 2):
-            continue
-        last_numeric = cand
-        label = _label(stripped)
-        headings.append(_Heading(line_start + lead, pos - 1, m.group("num"), label, 3 + len(cand)))
+        # "1.   In the case of a personal data breach, ..." under "Article 33"; once (a)-style
+        # items are open, "1." lines are a list inside an item, body text.
+        para = _PARA_RE.match(stripped) if parent and keyword_parent and (
+            not items or items[0][0] == "digit") else None
+        if para:
+            step = _item_step(items, para.group("tok"))
+            if step is not None and len(step) == 1:
+                items = step
+                headings.append(_Heading(line_start + lead, pos - 1, f"{parent}({para.group('tok')})",
+                                         _label(stripped), 101, item=True))
     return headings
+
+
+def _numbered_heading(
+    stripped: str, last_numeric: tuple[int, ...] | None
+) -> tuple[tuple[int, ...], str] | None:
+    """``(number tuple, section id)`` when a paragraph-start line is a numbered heading
+    (``4.2 Title``, ``9.0 DOCUMENTATION``, an exact-successor ``4.2.1 the term ...``);
+    None for body text such as ``14 days after the leak`` or ``2.8 per cent``."""
+    m = _NUMERIC_RE.match(stripped)
+    if not m:
+        return None
+    rest = (m.group("rest") or m.group("tight") or "").strip()
+    cand = _parse_number(m.group("num"))
+    if len(cand) > 1 and cand[-1] == 0:
+        cand = cand[:-1]  # "9.0 DOCUMENTATION" heads 9.1, 9.2, ...: it is section 9's level
+    lowercase = bool(rest) and not (rest[0].isupper() or rest[0] in "\"“'‘(")
+    if lowercase and len(cand) < 3:
+        return None  # "14 days after the leak", "2.8 per cent": a sentence, not a heading
+    if len(cand) == 1 and not m.group("dot") and not m.group("tight") and not rest:
+        return None  # a lone page or line number
+    plausible, exact = _plausible_next(last_numeric, cand)
+    if lowercase and not exact:
+        return None  # "4.2.1 the term ..." is a section only as the exact next number
+    if not plausible and cand == (1,) and rest and _title_like(rest):
+        plausible, exact = True, True  # numbering restarts (a schedule or exhibit)
+    if not plausible:
+        return None
+    if not _title_like(rest) and not (exact and len(cand) >= 2):
+        return None
+    return cand, m.group("num")
 
 
 def _marked_heading(line: str, start: int, end: int, level: int) -> _Heading:
@@ -324,7 +417,22 @@ def _sections(
         section_id = h.section_id
         if section_id is None:
             section_id = next((s.section_id for s in reversed(stack) if s.section_id), None)
-        sections.append(_Section(section_id, [s.label for s in stack], h.line_start, end))
+        path = [s.label for s in stack if not s.item]
+        if not h.item:
+            sections.append(_Section(section_id, path, h.line_start, end))
+            continue
+        owner = stack[-2].section_id if len(stack) > 1 else None
+        # An item is one paragraph (two when its marker stands alone on a line); what follows
+        # it up to the next heading is flush text of the enclosing section, cited as that.
+        breaks = _paragraph_breaks(text, h.line_start, end, typical_line)
+        if h.marker_only:
+            breaks = breaks[1:]
+        cut = breaks[0] if breaks else end
+        sections.append(_Section(section_id, path, h.line_start, cut, item_of=owner))
+        if cut < end and text[cut:end].strip():
+            # the enclosing section again; when that is itself an item, it is its owner's item
+            owner_of_owner = stack[-3].section_id if len(stack) > 2 and stack[-2].item else None
+            sections.append(_Section(owner, path, cut, end, item_of=owner_of_owner, flush=True))
     return sections
 
 
@@ -407,7 +515,7 @@ def _overlap_start(text: str, starts: list[int], prev_end: int, budget_chars: in
 
 def _split_section(
     text: str, sec: _Section, target: int, max_tokens: int, overlap: float, typical_line: int,
-    overlap_of: int | None = None,
+    overlap_of: int | None = None, first_part: int = 1,
 ) -> list[_Draft]:
     """Split one long section into drafts at paragraph/sentence joints, with overlap.
 
@@ -482,7 +590,8 @@ def _split_section(
             d.overlap_chars = 0 if start is None else prev.end - start
             d.start = own_start if start is None else start
         content_start = own_start
-        d.section_id = f"{sec.section_id}#{i + 1}" if sec.section_id and len(drafts) > 1 else sec.section_id
+        split = len(drafts) > 1 or first_part > 1
+        d.section_id = f"{sec.section_id}#{first_part + i}" if sec.section_id and split else sec.section_id
     for d in drafts:
         d.oversize = estimate_tokens(text[d.start : d.end]) > max_tokens
         d.sections = [_Section(d.section_id, sec.heading_path, d.start, d.end)]
@@ -538,15 +647,16 @@ def _rebalanced_cut(
 
 
 def _heading_only(text: str, sec: _Section, nxt: _Section | None) -> bool:
-    """A section that is just its heading (``CHAPTER III`` + title) and whose next section
-    is its own first child: it belongs with that child, never at the end of a chunk."""
+    """A section that is just its heading (``CHAPTER III`` + title, or a lead-in such as
+    ``3. The notification shall at least:``) and whose next section is its own first child
+    (a sub-section or an item): it belongs with that child, never at the end of a chunk."""
     body = text[sec.start : sec.end]
+    if nxt is None or len(body) > 200 or body.count("\n") > 2 or body.rstrip().endswith((".", ";")):
+        return False
+    if nxt.item_of is not None:
+        return nxt.item_of == sec.section_id
     return (
-        nxt is not None
-        and len(body) <= 200
-        and body.count("\n") <= 2
-        and not body.rstrip().endswith((".", ";"))
-        and len(nxt.heading_path) > len(sec.heading_path)
+        len(nxt.heading_path) > len(sec.heading_path)
         and nxt.heading_path[: len(sec.heading_path)] == sec.heading_path
     )
 
@@ -592,8 +702,9 @@ def chunk_document(
     for sec in _sections(text, typical_line, doc.media_type == "text/markdown", marks):
         start, end = _trim(text, sec.start, sec.end)
         if start < end:
-            sections.append(_Section(sec.section_id, sec.heading_path, start, end))
+            sections.append(_Section(sec.section_id, sec.heading_path, start, end, sec.item_of, sec.flush))
     heads: list[_Section] = []  # heading-only sections waiting for their first child
+    parts_of: dict[str | None, int] = {}  # parts a split section has so far (flush text numbers on)
     for i, sec in enumerate(sections):
         if _heading_only(text, sec, sections[i + 1] if i + 1 < len(sections) else None):
             heads.append(sec)
@@ -612,8 +723,10 @@ def chunk_document(
             continue
         open_merge = None
         head_tokens = estimate_tokens(text[group_start:start]) if group_start < start else 0
+        first = parts_of.get(sec.section_id, 0) + 1 if sec.flush else 1
         parts = _split_section(text, sec, max(1, target_tokens - head_tokens),
-                               max(1, max_tokens - head_tokens), overlap, typical_line, target_tokens)
+                               max(1, max_tokens - head_tokens), overlap, typical_line, target_tokens, first)
+        parts_of[sec.section_id] = first + len(parts) - 1
         if head_tokens:
             parts[0].start = group_start
             parts[0].sections = [*group[:-1], *parts[0].sections]

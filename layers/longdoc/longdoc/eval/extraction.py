@@ -25,7 +25,7 @@ from pathlib import Path
 
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.retrieval import FLAG_BELOW, EvalStore, document_text
-from longdoc.eval.scoring import normalise, overlaps, position
+from longdoc.eval.scoring import enclosing_section_keys, normalise, overlaps, position
 
 MAX_SESSIONS = 60
 
@@ -146,7 +146,7 @@ def evaluate_extraction(gold: Path, corpus: Path | None = None, *, home: Path | 
             expected_found = case.expected == "found"
             status_ok = bool(found) == expected_found
             quote_ok = any(overlaps(q, s) for q in quotes for s in case.snippets)
-            section_ok = (any(normalise(c.get("section_id") or "") in {normalise(s) for s in case.section_ids}
+            section_ok = (any(normalise(s) in enclosing_section_keys(c.get("section_id")) for s in case.section_ids
                               for e in found for c in e["citations"]) if case.section_ids else None)
             page_ok = (any(c.get("page") in case.page_numbers for e in found for c in e["citations"])
                        if case.page_numbers else None)

@@ -34,7 +34,7 @@ from pathlib import Path
 from longdoc.domain.retrieve import DENSE_WEIGHT, LEAD_RANK, BM25, Retriever, bm25_tokens, chunk_tokens
 from longdoc.domain.tokens import estimate_tokens
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
-from longdoc.eval.scoring import Haystack, normalise, position, words
+from longdoc.eval.scoring import Haystack, enclosing_section_keys, normalise, position, words
 from longdoc.models import Chunk
 
 KS = (1, 3, 5, 10)
@@ -257,7 +257,8 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
             hay.add(c.chunk_id, c.text)
             ordinal[c.chunk_id] = c.ordinal
             cost[c.chunk_id] = chunk_tokens(c)
-            sections[c.chunk_id] = {normalise(s) for s in c.section_ids + ([c.section_id] if c.section_id else [])}
+            sections[c.chunk_id] = {k for s in c.section_ids + ([c.section_id] if c.section_id else [])
+                                    for k in enclosing_section_keys(s)}
         naive = naive_chunks(text)
         naive_keys = [f"naive:{i}" for i in range(len(naive))]
         for key, piece in zip(naive_keys, naive):

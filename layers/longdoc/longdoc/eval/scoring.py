@@ -26,6 +26,28 @@ def normalise(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).lower()).strip()
 
 
+_PART = re.compile(r"#\d+$")
+_ITEM = re.compile(r"\([^()]*\)$")
+
+
+def enclosing_section_keys(section_id: str | None) -> set[str]:
+    """The normalised id and every enclosing section it names: a citation of
+    ``Article 33(3)(a)#2`` is in ``Article 33(3)(a)``, ``Article 33(3)`` and ``Article 33``,
+    so it matches a gold section id given at any of those levels. Empty for None."""
+    if not section_id:
+        return set()
+    key = normalise(section_id)
+    keys = {key}
+    key = _PART.sub("", key)
+    while key:
+        keys.add(key)
+        shorter = _ITEM.sub("", key)
+        if shorter == key:
+            break
+        key = shorter
+    return keys
+
+
 def words(text: str) -> list[str]:
     """Word tokens (``\\w+``) of the normalised text."""
     return _WORD.findall(normalise(text))
