@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
-import threading
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -135,16 +135,25 @@ class S3BlobStore:
         Raises :class:`longdoc.errors.NotFound` (naming the key) for NoSuchKey/404 and
         lets any other ``botocore`` error propagate.
         """
+        response = self._object(self.client.get_object, key)
+        body: bytes = response["Body"].read()
+        return body
+
+    def _object(self, operation: Any, key: str) -> dict[str, Any]:
+        """Call ``operation`` (the client's ``get_object`` or ``head_object``) for ``key``.
+
+        Raises :class:`longdoc.errors.NotFound` naming the key for NoSuchKey/404; any other
+        ``botocore`` error propagates.
+        """
         from botocore.exceptions import ClientError
 
         try:
-            response = self.client.get_object(Bucket=self.bucket, Key=key)
+            response: dict[str, Any] = operation(Bucket=self.bucket, Key=key)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in _S3_MISSING_CODES:
                 raise NotFound(f"blob not found: s3://{self.bucket}/{key}") from None
             raise
-        body: bytes = response["Body"].read()
-        return body
+        return response
 
     def put(self, key: str, data: bytes) -> None:
         """Store ``data`` under ``key`` with one PutObject (atomic; up to 5 GB per S3 limits)."""
@@ -177,14 +186,7 @@ class S3BlobStore:
         :class:`longdoc.errors.NotFound` (naming the key) for a missing object; other
         ``botocore`` errors propagate.
         """
-        from botocore.exceptions import ClientError
-
-        try:
-            response = self.client.head_object(Bucket=self.bucket, Key=key)
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in _S3_MISSING_CODES:
-                raise NotFound(f"blob not found: s3://{self.bucket}/{key}") from None
-            raise
+        response = self._object(self.client.head_object, key)
         return {str(name).lower(): _decode_rfc2047(str(value))
                 for name, value in (response.get("Metadata") or {}).items()}
 
