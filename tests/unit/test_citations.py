@@ -72,9 +72,9 @@ def test_find_quote_is_exact_about_everything_but_whitespace() -> None:
 
 
 def test_verify_citation_resolves_the_page_from_the_quote_position(gdpr_chunks) -> None:
-    # Given the GDPR chunk holding Article 83(5), which spans pages 246-249 (fine on page 247)
+    # Given the GDPR chunk holding Article 83(5), which spans several pages (fine on page 247)
     chunk = _holding(gdpr_chunks, "administrative fines up to 20 000 000 EUR")
-    assert (chunk.page_start, chunk.page_end) == (246, 249)
+    assert chunk.page_start < 247 < chunk.page_end
     # When the model cites it with the chunk's first page and reflowed whitespace
     cited = Citation(
         chunk_id=chunk.chunk_id,
@@ -95,11 +95,9 @@ def test_verify_citation_resolves_the_page_from_the_quote_position(gdpr_chunks) 
 
 
 def test_verify_citation_resolves_section_within_a_chunk_of_several_articles(gdpr_chunks) -> None:
-    # Given the chunk that holds the heading "Section 2 Security of personal data", Article 32
-    # and runs into Article 33 (pages 161-163)
+    # Given the chunk that starts in Article 32 and runs into Article 33 and 34 (pages 162-165)
     chunk = _holding(gdpr_chunks, "not later than 72 hours after having become aware of it", occurrence=1)
-    at = chunk.section_ids.index("Section 2")
-    assert chunk.section_ids[at : at + 2] == ["Section 2", "Article 32"] and "Article 33(1)" in chunk.section_ids
+    assert chunk.section_id.startswith("Article 32") and "Article 33(1)" in chunk.section_ids
     # When Article 33's breach deadline is cited
     verified = verify_citation(
         Citation(chunk_id=chunk.chunk_id, page=None, quote="not later than 72 hours after having become aware of it"),

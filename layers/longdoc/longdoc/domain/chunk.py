@@ -54,6 +54,8 @@ _MD_RE = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<rest>\S.*)$")
 _LIST_START_RE = re.compile(
     r"^\s*(?:\((?:[a-z]{1,2}|[ivxlc]{1,6}|[A-Z]|\d{1,3})\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)"
 )
+_BULLET_START_RE = re.compile(r"^\s*[•●▪◦·\-–]\s")
+_CLAUSE_END_RE = re.compile(r"(?:[.:;!?]|\band|\bor|\band/or|\bbut)[\"'”’)\]]*$", re.IGNORECASE)
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
 _CLAUSE_END_RE = re.compile(r"[.;:!?][\"'”’)\]]*$")
 MAX_OVERLAP = 0.20
@@ -157,7 +159,9 @@ def _plausible_next(prev: tuple[int, ...] | None, cand: tuple[int, ...]) -> tupl
 _TOC_RE = re.compile(r"(?:\.{3,}|…+|\s)\s*(?:\d{1,4}|[ivxlc]{1,6})$")
 
 
-_ITEM_RE = re.compile(r"^\((?P<tok>[a-z]{1,2}|[ivxlc]{2,6}|[A-Z]{1,2}|[IVXLC]{2,6}|\d{1,2})\)(?:\s+(?P<rest>\S.*))?$")
+_ITEM_RE = re.compile(
+    r"^\(\s?(?P<tok>[a-z]{1,2}|[ivxlc]{2,6}|[A-Z]{1,2}|[IVXLC]{2,6}|\d{1,2})\s?\)(?:\s+(?P<rest>\S.*))?$"
+)
 _PARA_RE = re.compile(r"^(?P<tok>\d{1,2})\.\s+(?P<rest>\S.*)$")
 _MAX_ITEM_DEPTH = 4
 
@@ -182,8 +186,10 @@ def _item_step(stack: list[tuple[str, int, str]], token: str) -> list[tuple[str,
 
     ``stack`` holds ``(kind, value, token)`` from the outermost item inwards. An item is
     the exact successor of an open item of its kind (closing any deeper ones) or, when it
-    is the first of a kind not yet open (``(a)``, ``(i)``, ``(A)``, ``(1)``), one level
-    deeper. ``(i)`` after ``(h)`` is the letter; anywhere else it opens a roman list.
+    is the first of a kind (``(a)``, ``(i)``, ``(A)``, ``(1)``): one level deeper when
+    that kind is not open, else a new list in place of the open one (the definitions of a
+    section each with their own ``(a)``, ``(b)``). ``(i)`` after ``(h)`` is the letter;
+    anywhere else it opens a roman list.
     """
     readings = _item_readings(token)
     for depth in range(len(stack) - 1, -1, -1):
@@ -191,11 +197,26 @@ def _item_step(stack: list[tuple[str, int, str]], token: str) -> list[tuple[str,
         for reading, number in readings:
             if reading == kind and number == value + 1:
                 return [*stack[:depth], (kind, number, token)]
-    open_kinds = {k for k, _, _ in stack}
     for reading, number in readings:
-        if number == 1 and reading not in open_kinds and len(stack) < _MAX_ITEM_DEPTH:
+        if number != 1:
+            continue
+        depth = next((d for d, (kind, _, _) in enumerate(stack) if kind == reading), None)
+        if depth is not None:  # a new list of that kind starts where the old one was
+            return [*stack[:depth], (reading, 1, token)]
+        if len(stack) < _MAX_ITEM_DEPTH:
             return [*stack, (reading, 1, token)]
     return None
+
+
+def _toc_entry(line: str) -> bool:
+    """Whether a line that ends in a number reads as a table-of-contents entry: dot leaders,
+    or a heading-like title before the page number (``4.2 Escape of water 14``), not a
+    sentence that happens to end in a number (``1.77 "Product" means ... amount of 3``)."""
+    if re.search(r"\.{3,}|…", line):
+        return True
+    title = _TOC_RE.sub("", line).strip()
+    title = re.sub(r"^(?:[A-Za-z]+\s+)?(?:\d+(?:\.\d+)*|[IVXLC]+)\.?\s*", "", title)
+    return _title_like(title)
 
 
 def _find_headings(
@@ -270,7 +291,8 @@ def _find_headings(
             or len(previous) < 0.75 * typical_line
         )
         bare_keyword = re.fullmatch(r"[A-Za-z]+\s+(?:\d+[A-Za-z]?|[IVXLC]+)\.?", stripped)
-        toc_like = _TOC_RE.search(stripped) and len(stripped) < typical_line and not bare_keyword
+        toc_like = (_TOC_RE.search(stripped) and len(stripped) < typical_line and not bare_keyword
+                    and _toc_entry(stripped))
         if not starts_paragraph or toc_like:  # "Article 5" alone is a heading, not a TOC entry
             continue
         m = _MD_RE.match(stripped) if markdown and not long_line else None
@@ -437,7 +459,13 @@ def _sections(
 
 
 def _paragraph_breaks(text: str, start: int, end: int, typical_line: int) -> list[int]:
-    """Offsets (absolute) where a new paragraph starts inside ``text[start:end]``."""
+    """Offsets (absolute) where a new paragraph starts inside ``text[start:end]``.
+
+    A paragraph starts after a blank line, at a bullet, after a short line that ends a
+    sentence, or at a list marker (``(b)``, ``2.``, ``b)``) when the line before closes a
+    clause (``.``, ``;``, ``:``, or ``and``/``or``): ``claims under paragraph`` + ``(b)
+    above ...`` is one sentence wrapped at a cross-reference, not a new item.
+    """
     breaks: list[int] = []
     pos = start
     lines = text[start:end].split("\n")
@@ -448,7 +476,8 @@ def _paragraph_breaks(text: str, start: int, end: int, typical_line: int) -> lis
             if (
                 not p
                 or not line.strip()
-                or _LIST_START_RE.match(line)
+                or _BULLET_START_RE.match(line)
+                or (_LIST_START_RE.match(line) and _CLAUSE_END_RE.search(p))
                 or (p.endswith((".", ":", ";", "?", "!")) and len(p) < 0.75 * typical_line)
             ):
                 if line.strip():
