@@ -853,3 +853,18 @@ def test_each_definition_may_start_its_own_a_list_and_pdf_brackets_may_hold_spac
     ids = [s.section_id for c in chunks for s in c.section_spans]
     # Then the second definition's items restart at (a), and "(c )" is item (c)
     assert ids == ["1", "1(a)", "1(b)", "1", "1(a)", "1(b)", "1(c)"]
+
+
+def test_numbered_titles_on_consecutive_lines_are_a_list_not_headings() -> None:
+    # Given section 1 holding a numbered list, and a contents list without page numbers
+    text = ("Contents\n1. Scope\n2. Fees\n3. Term\n\n"
+            "1. Scope\n\nThe Supplier provides:\n1. Hardware\n2. Software\n3. Support\n"
+            "Delivery is due within 30 days.\n\n2. Fees\n\nFees are due monthly.\n\n3. Term\n\nOne year.\n")
+    parsed = parse_document("policy2.txt", text.encode())
+    # When it is chunked small
+    chunks = chunk_document(parsed, "p2", target_tokens=60, max_tokens=200)
+    spans = [(s.section_id, parsed.text[s.char_start : s.char_end]) for c in chunks for s in c.section_spans]
+    # Then the lists are text of their sections, and the real sections 1-3 are found
+    assert [sid for sid, _ in spans] == [None, "1", "2", "3"]
+    assert spans[0][1].startswith("Contents\n1. Scope\n2. Fees\n3. Term")
+    assert "1. Hardware\n2. Software\n3. Support\nDelivery is due within 30 days." in spans[1][1]

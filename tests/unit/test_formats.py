@@ -44,8 +44,11 @@ def test_docx_automatic_numbers_come_out_and_become_sections() -> None:
     assert "(a) on 30 days' written notice; or" in doc.text and "(b) at once" in doc.text
     assert [(p.page, p.label) for p in doc.pages] == [(None, None)]
     # And heading styles are marked: Title level 1, Heading1 level 1
-    marked = [doc.text[h.char_start : h.char_end] for h in doc.headings]
+    marked = [doc.text[h.char_start : h.char_end] for h in doc.headings if h.kind == "heading"]
     assert marked == ["Agency Agreement", "1 Definitions", "2 Term and Termination"]
+    # And the other clauses Word numbers are marked as numbered paragraphs
+    numbered = [doc.text[h.char_start : h.char_end].split()[0] for h in doc.headings if h.kind == "numbered"]
+    assert numbered == ["1.1", "1.1.1", "2.1", "2.2"]
     # When it is chunked small enough to see each section
     chunks = chunk_document(doc, "agency", target_tokens=100, max_tokens=200)
     ids = [sid for c in chunks for sid in c.section_ids]
@@ -96,7 +99,7 @@ def test_html_headings_lists_and_sections() -> None:
     assert "1. the leak is sudden; or\n2. you report it within 14 days." in doc.text
     assert "• Wear and tear" in doc.text
     # And the headings are marked with their levels
-    assert [(doc.text[h.char_start : h.char_end], h.level) for h in doc.headings] == [
+    assert [(doc.text[h.char_start : h.char_end], h.level) for h in doc.headings if h.kind == "heading"] == [
         ("Home Policy", 1), ("4 Exclusions", 2), ("4.2 Escape of water", 3), ("5 Claims", 2)
     ]
     # When it is chunked small
@@ -190,4 +193,39 @@ def test_html_ordered_list_markers_follow_type_start_reversed_value_and_css() ->
     assert text.split("\n") == [
         "a. notice", "b. cure", "", "IV. Fees", "V. Term", "", "3. three", "2. two", "1. one", "",
         "1. first", "7. seventh", "8. eighth", "", "i. alpha", "ii. beta", "", "plain",
+    ]
+
+
+def test_html_list_items_are_never_section_headings() -> None:
+    # Given an HTML policy whose numbered section holds an ordered list
+    markup = ("<h2>1 Scope</h2><p>We provide:</p><ol><li>Hardware</li><li>Software</li><li>Support</li></ol>"
+              "<p>Delivery is due within 30 days.</p><h2>2 Fees</h2><p>Fees are due monthly.</p>")
+    doc = parse_document("policy.html", markup.encode())
+    # When it is chunked small
+    chunks = chunk_document(doc, "policy", target_tokens=40, max_tokens=100)
+    spans = [(s.section_id, doc.text[s.char_start : s.char_end]) for c in chunks for s in c.section_spans]
+    # Then the list items stay in section 1 and the delivery sentence is section 1's, not "3"
+    assert [sid for sid, _ in spans] == ["1", "2"]
+    assert "3. Support\n\nDelivery is due within 30 days." in spans[0][1]
+
+
+def test_docx_clauses_word_numbers_are_sections_whatever_their_wording() -> None:
+    # Given a consulting agreement written as Word-numbered body paragraphs (no heading styles):
+    # "1." / "1.1" / "(a)" come only from the list definition
+    lst = abstract_num(50, [level(0, "decimal", "%1."), level(1, "decimal", "%1.%2"), level(2, "lowerLetter", "(%3)")])
+    paras = [
+        paragraph("The Consultant shall provide the services described in the schedule.", None, (60, 0)),
+        paragraph("The Company shall pay the fees within thirty days of an invoice.", None, (60, 0)),
+        paragraph("the fees are fixed for the first year;", None, (60, 1)),
+        paragraph("late payments bear interest at two per cent a month:", None, (60, 1)),
+        paragraph("from the due date; and", None, (60, 2)),
+        paragraph("until paid in full.", None, (60, 2)),
+        paragraph("either party may end this agreement on notice.", None, (60, 0)),
+    ]
+    doc = parse_document("consulting.docx", build_docx(paras, lists=[lst, num(60, 50)]))
+    # When it is chunked small
+    chunks = chunk_document(doc, "consulting", target_tokens=15, max_tokens=100)
+    # Then each numbered clause is a section, lowercase wording or not, with its items
+    assert [s.section_id for c in chunks for s in c.section_spans] == [
+        "1", "2", "2.1", "2.2", "2.2(a)", "2.2(b)", "3"
     ]

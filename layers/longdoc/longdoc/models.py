@@ -54,14 +54,19 @@ class Furniture(_Frozen):
 
 
 class HeadingMark(_Frozen):
-    """A heading the format itself marks (HTML ``<h1>``-``<h6>``, a DOCX heading style).
+    """A line whose role the format itself marks.
 
-    ``text[char_start:char_end]`` is the heading line; ``level`` is 1 (top) to 9.
+    ``kind``: ``heading`` (HTML ``<h1>``-``<h6>``, a DOCX heading style; always a section
+    heading), ``list_item`` (an HTML ``<li>``: never a heading, whatever its number) or
+    ``numbered`` (a DOCX paragraph numbered by Word's decimal list numbering: a section
+    when its number fits the document's sequence, title or not). ``text[char_start:char_end]``
+    is the line; ``level`` is 1 (top) to 9.
     """
 
     char_start: int = Field(ge=0)
     char_end: int = Field(ge=0)
     level: int = Field(ge=1, le=9)
+    kind: Literal["heading", "list_item", "numbered"] = "heading"
 
 
 class ParsedDocument(_Frozen):

@@ -81,6 +81,9 @@ class _Heading:
     level: int
     item: bool = False  # an (a)-style item or a numbered paragraph of its parent section
     marker_only: bool = False  # the item's line is just its marker ("(a)"), its text follows
+    line_no: int = -1  # the heading's line number in the text
+    titled: bool = False  # a numbered heading whose title reads as one ("4.2 Escape of water")
+    state_before: tuple | None = None  # scanner state before a numbered heading, to undo it
 
 
 @dataclass
@@ -220,7 +223,9 @@ def _toc_entry(line: str) -> bool:
 
 
 def _find_headings(
-    text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None
+    text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None,
+    list_lines: set[int] | None = None, numbered_lines: set[int] | None = None,
+    blank_line_paragraphs: bool = False,
 ) -> list[_Heading]:
     """Scan line starts for section headings, validating bare numbers against the sequence.
 
@@ -234,6 +239,13 @@ def _find_headings(
     lawyers cite them: ``4.2(a)``, ``4.2(a)(ii)``; under an ``Article``/``Section N``
     heading, numbered paragraphs ``1.``, ``2.`` are ``Article 33(1)``, and their points
     ``Article 33(3)(a)``. Lines inside an ASCII box of ``*`` are read without the box.
+    In text whose paragraphs are separated by blank lines (``blank_line_paragraphs``: every
+    format but PDF, whose extracted lines have no blank lines between paragraphs), two or
+    more title-like numbered lines in a row with no text between them are a list
+    (``1. Hardware`` / ``2. Software``, or a contents page without page numbers), never
+    headings. ``list_lines`` are line offsets the format marks as list items (HTML ``<li>``):
+    never headings; ``numbered_lines`` are paragraphs the format numbers itself (Word's
+    decimal list numbering): a section whenever the number fits the sequence, title or not.
     """
     headings: list[_Heading] = []
     last_numeric: tuple[int, ...] | None = None
@@ -243,10 +255,13 @@ def _find_headings(
     parent: str | None = None  # id of the section items belong to; None: items are body text
     keyword_parent = False  # parent is "Article 33" / "Section 5": "1." paragraphs are items
     items: list[tuple[str, int, str]] = []
+    list_lines = list_lines or set()
+    numbered_lines = numbered_lines or set()
+    list_depth, list_last = 0, -2  # a run of numbered list lines: their depth, last line no
     box_top: int | None = None
     pos = 0
     prev = ""
-    for line in text.split("\n"):
+    for line_no, line in enumerate(text.split("\n")):
         line_start = pos
         pos += len(line) + 1
         stripped = line.strip()
@@ -272,7 +287,7 @@ def _find_headings(
             parent, items = h.section_id, []
             keyword_parent = bool(h.section_id and re.fullmatch(r"(?:Article|Section) \d+[A-Z]?", h.section_id))
             continue
-        if not stripped:
+        if not stripped or line_start + lead in list_lines:
             continue
         long_line = len(stripped) > 300  # a whole paragraph on one line: no recital or Markdown heading
         if not headings and re.match(r"^whereas\b", stripped, re.IGNORECASE):
@@ -331,10 +346,26 @@ def _find_headings(
             elif kw in ("section",) and re.fullmatch(r"\d+(\.\d+)+", num):
                 last_numeric = _parse_number(num)
             continue
-        numbered = _numbered_heading(stripped, last_numeric)
+        trusted = line_start + lead in numbered_lines
+        numbered = _numbered_heading(stripped, last_numeric, trusted)
         if numbered is not None:
-            last_numeric, section_id = numbered
-            headings.append(_Heading(line_start + lead, pos - 1, section_id, _label(stripped), 3 + len(last_numeric)))
+            cand, section_id, titled = numbered
+            before = headings[-1] if headings else None
+            in_list = blank_line_paragraphs and not trusted and titled
+            if in_list and len(cand) == list_depth and line_no == list_last + 1:
+                list_last = line_no  # the list goes on
+                continue
+            if (in_list and before is not None and before.titled and before.state_before
+                    and before.line_no == line_no - 1 and before.level == 3 + len(cand)):
+                # two numbered titles on consecutive lines, nothing between: a list, not headings
+                headings.pop()
+                last_numeric, parent, items, keyword_parent = before.state_before
+                list_depth, list_last = len(cand), line_no
+                continue
+            state = (last_numeric, parent, items, keyword_parent)
+            last_numeric = cand
+            headings.append(_Heading(line_start + lead, pos - 1, section_id, _label(stripped), 3 + len(cand),
+                                     line_no=line_no, titled=titled, state_before=state))
             parent, items, keyword_parent = section_id, [], False
             continue
         # "1.   In the case of a personal data breach, ..." under "Article 33"; once (a)-style
@@ -351,11 +382,12 @@ def _find_headings(
 
 
 def _numbered_heading(
-    stripped: str, last_numeric: tuple[int, ...] | None
-) -> tuple[tuple[int, ...], str] | None:
-    """``(number tuple, section id)`` when a paragraph-start line is a numbered heading
-    (``4.2 Title``, ``9.0 DOCUMENTATION``, an exact-successor ``4.2.1 the term ...``);
-    None for body text such as ``14 days after the leak`` or ``2.8 per cent``."""
+    stripped: str, last_numeric: tuple[int, ...] | None, trusted: bool = False
+) -> tuple[tuple[int, ...], str, bool] | None:
+    """``(number tuple, section id, title-like)`` when a paragraph-start line is a numbered
+    heading (``4.2 Title``, ``9.0 DOCUMENTATION``, an exact-successor ``4.2.1 the term ...``);
+    None for body text such as ``14 days after the leak`` or ``2.8 per cent``. A ``trusted``
+    number (the format's own list numbering) only has to fit the sequence."""
     m = _NUMERIC_RE.match(stripped)
     if not m:
         return None
@@ -363,6 +395,9 @@ def _numbered_heading(
     cand = _parse_number(m.group("num"))
     if len(cand) > 1 and cand[-1] == 0:
         cand = cand[:-1]  # "9.0 DOCUMENTATION" heads 9.1, 9.2, ...: it is section 9's level
+    titled = bool(rest) and _title_like(rest)
+    if trusted:
+        return (cand, m.group("num"), titled) if _plausible_next(last_numeric, cand)[0] else None
     lowercase = bool(rest) and not (rest[0].isupper() or rest[0] in "\"“'‘(")
     if lowercase and len(cand) < 3:
         return None  # "14 days after the leak", "2.8 per cent": a sentence, not a heading
@@ -377,7 +412,7 @@ def _numbered_heading(
         return None
     if not _title_like(rest) and not (exact and len(cand) >= 2):
         return None
-    return cand, m.group("num")
+    return cand, m.group("num"), titled
 
 
 def _marked_heading(line: str, start: int, end: int, level: int) -> _Heading:
@@ -421,10 +456,13 @@ def _drop_listings(headings: list[_Heading]) -> list[_Heading]:
 
 
 def _sections(
-    text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None
+    text: str, typical_line: int, markdown: bool = False, marks: dict[int, int] | None = None,
+    list_lines: set[int] | None = None, numbered_lines: set[int] | None = None,
+    blank_line_paragraphs: bool = False,
 ) -> list[_Section]:
     """Cut the text into sections at headings; text before the first heading is the preamble."""
-    headings = _drop_listings(_find_headings(text, typical_line, markdown, marks))
+    headings = _drop_listings(_find_headings(text, typical_line, markdown, marks, list_lines, numbered_lines,
+                                             blank_line_paragraphs))
     sections: list[_Section] = []
     stack: list[_Heading] = []
     if not headings or headings[0].line_start > 0:
@@ -726,9 +764,12 @@ def chunk_document(
     meta = (metadata or DocumentMetadata()).model_dump()
     drafts: list[_Draft] = []
     open_merge: _Draft | None = None  # a chunk of whole sections that may take more
-    marks = {h.char_start: h.level for h in doc.headings}
+    marks = {h.char_start: h.level for h in doc.headings if h.kind == "heading"}
+    list_lines = {h.char_start for h in doc.headings if h.kind == "list_item"}
+    numbered_lines = {h.char_start for h in doc.headings if h.kind == "numbered"}
     sections = []
-    for sec in _sections(text, typical_line, doc.media_type == "text/markdown", marks):
+    for sec in _sections(text, typical_line, doc.media_type == "text/markdown", marks, list_lines, numbered_lines,
+                         doc.media_type != "application/pdf"):
         start, end = _trim(text, sec.start, sec.end)
         if start < end:
             sections.append(_Section(sec.section_id, sec.heading_path, start, end, sec.item_of, sec.flush))

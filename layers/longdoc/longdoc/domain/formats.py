@@ -8,14 +8,16 @@ format has pages, so the caller records a single ``PageSpan(page=None)``.
 * HTML: parsed with Beautiful Soup (``html.parser`` from the standard library). ``<h1>``-
   ``<h6>`` become headings of that level; ``<li>`` of an ``<ol>`` is prefixed with the
   marker a browser draws (``type``, ``start``, ``reversed``, ``value`` and CSS
-  ``list-style-type`` honoured: ``3.``, ``b.``, ``iv.``), of a ``<ul>`` with ``•``; ``<script>``, ``<style>``,
+  ``list-style-type`` honoured: ``3.``, ``b.``, ``iv.``), of a ``<ul>`` with ``•``; list
+  items are marked ``list_item`` (never section headings); ``<script>``, ``<style>``,
   ``<head>``, ``<template>`` and ``<noscript>`` are dropped; runs of white space collapse
   to one space except inside ``<pre>``.
 * DOCX: text read with docx2python; Word's automatic numbers (in ``numbering.xml``, not in
   the paragraph text, reached from the paragraph or from its heading style) are rendered by
   :mod:`longdoc.domain.wordnum` as Word shows them (``4.2``, ``ARTICLE IV``,
   ``Section 3.2``, ``(a)``; a bullet is ``•``). Paragraphs styled ``Heading N`` or
-  ``Title`` become headings (level N, Title = 1).
+  ``Title`` become headings (level N, Title = 1); other paragraphs Word numbers ``4.`` or
+  ``4.2`` are marked ``numbered`` (section candidates whatever their wording).
 """
 
 from __future__ import annotations
@@ -46,9 +48,11 @@ class _Builder:
         self.length = 0
         self.headings: list[HeadingMark] = []
 
-    def block(self, text: str, *, tight: bool = False, level: int | None = None) -> None:
+    def block(self, text: str, *, tight: bool = False, level: int | None = None, kind: str | None = None) -> None:
         """Append a paragraph (``tight``: one newline before it, else a blank line); ``level``
-        marks it as a heading of that level (1 = top) at its character offsets."""
+        marks it as a heading of that level (1 = top) at its character offsets; ``kind``
+        (``list_item``, ``numbered``) marks a line of that role instead (see
+        :class:`~longdoc.models.HeadingMark`)."""
         text = text.strip()
         if not text:
             return
@@ -56,8 +60,9 @@ class _Builder:
             sep = "\n" if tight else "\n\n"
             self.parts.append(sep)
             self.length += len(sep)
-        if level is not None:
-            self.headings.append(HeadingMark(char_start=self.length, char_end=self.length + len(text), level=level))
+        if level is not None or kind is not None:
+            self.headings.append(HeadingMark(char_start=self.length, char_end=self.length + len(text),
+                                             level=level or 9, kind=kind or "heading"))
         self.parts.append(text)
         self.length += len(text)
 
@@ -120,10 +125,10 @@ def html_to_text(markup: str) -> tuple[str, list[HeadingMark]]:
     out = _Builder()
     inline: list[str] = []
 
-    def flush(*, tight: bool = False, level: int | None = None) -> None:
+    def flush(*, tight: bool = False, level: int | None = None, kind: str | None = None) -> None:
         joined = _WS.sub(" ", "".join(inline)).strip()
         inline.clear()
-        out.block(joined, tight=tight, level=level)
+        out.block(joined, tight=tight, level=level, kind=kind)
 
     def walk(node: Tag, list_prefix: str | None = None) -> None:
         for child in node.children:
@@ -147,7 +152,7 @@ def html_to_text(markup: str) -> tuple[str, list[HeadingMark]]:
                 for index, (item, prefix) in enumerate(_list_markers(child)):
                     inline.append(prefix + " " if prefix else "")
                     walk(item)
-                    flush(tight=index > 0)  # a list is its own block; its items are lines
+                    flush(tight=index > 0, kind="list_item")  # a list is its own block; items are lines
             elif name in _BLOCKS:
                 flush(tight=name in ("tr", "br", "dd", "dt"))
                 walk(child)
@@ -203,5 +208,7 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
                 level = 1
             elif re.fullmatch(r"heading[1-9]", style):
                 level = int(style[-1])
-            out.block(line, level=level)
+            # A clause Word numbers "4." or "4.2" is a section candidate, title or not.
+            kind = "numbered" if level is None and number and re.fullmatch(r"\d+(?:\.\d+)*\.?", number) else None
+            out.block(line, level=level, kind=kind)
     return out.result()
