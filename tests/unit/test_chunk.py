@@ -868,3 +868,12 @@ def test_numbered_titles_on_consecutive_lines_are_a_list_not_headings() -> None:
     assert [sid for sid, _ in spans] == [None, "1", "2", "3"]
     assert spans[0][1].startswith("Contents\n1. Scope\n2. Fees\n3. Term")
     assert "1. Hardware\n2. Software\n3. Support\nDelivery is due within 30 days." in spans[1][1]
+
+
+def test_markdown_numbered_headings_set_the_sequence_for_body_numbers() -> None:
+    # Given Markdown whose "## 1 Scope" holds a numbered list before "## 2 Fees"
+    text = "## 1 Scope\n\nWe provide:\n\n1. Hardware\n2. Software\n3. Support\n\nDelivery is due.\n\n## 2 Fees\n\nMonthly.\n"
+    parsed = parse_document("policy.md", text.encode())
+    chunks = chunk_document(parsed, "md", target_tokens=60, max_tokens=200)
+    # Then the list stays in section 1 and section 2 is the heading
+    assert [s.section_id for c in chunks for s in c.section_spans] == ["1", "2"]

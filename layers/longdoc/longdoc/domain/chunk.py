@@ -317,6 +317,8 @@ def _find_headings(
             headings.append(_Heading(line_start + lead, pos - 1, num.group(1) if num else None,
                                      title[:100], len(m.group("hashes"))))
             parent, items, keyword_parent = (num.group(1) if num else None), [], False
+            if num:
+                last_numeric = _parse_number(num.group(1))
             continue
         item = _ITEM_RE.match(stripped) if parent else None
         if item:
