@@ -160,10 +160,12 @@ def read_sidecar(blobs: BlobStore, key: str) -> DocumentMetadata:
 def load_chunks(blobs: BlobStore, doc_id: str, doc_version: str) -> list[Chunk]:
     """Read a document version's chunks from the blob store (the chunk text's source of truth).
 
-    Raises :class:`NotFound` when the version was never ingested.
+    Lines are split on line feeds only: JSON leaves U+2028, U+2029 and U+0085 unescaped inside
+    strings, and ``str.splitlines()`` would cut a chunk at them. Raises :class:`NotFound`
+    when the version was never ingested.
     """
     data = blobs.get(chunks_key(doc_id, doc_version))
-    return [Chunk.model_validate_json(line) for line in data.decode("utf-8").splitlines() if line]
+    return [Chunk.model_validate_json(line) for line in data.decode("utf-8").split("\n") if line.strip()]
 
 
 EMBED_SLICE = 64
