@@ -77,14 +77,15 @@ def embedding_text(chunk: Chunk) -> str:
 def _sidecar_values(blobs: BlobStore, key: str) -> dict:
     """The raw JSON object of ``<key>.metadata.json``; ``{}`` when absent.
 
-    Raises :class:`DocumentError` (naming the sidecar) when it is not a JSON object.
+    The sidecar is UTF-8 with or without a byte order mark (editors on Windows write one;
+    RFC 8259 section 8.1 lets a parser ignore it). Raises :class:`DocumentError` (naming the sidecar) when it is not a JSON object.
     """
     try:
         raw = blobs.get(key + METADATA_SUFFIX)
     except NotFound:
         return {}
     try:
-        values = json.loads(raw.decode("utf-8"))
+        values = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DocumentError(key + METADATA_SUFFIX, f"metadata sidecar is not valid JSON ({exc})") from None
     if not isinstance(values, dict):
