@@ -76,8 +76,8 @@ def main() -> int:
     gold = corpus.parent / "gold" / "cuad-dev.jsonl"
     if gold.is_file():
         subset = args.out / "gold-urscorpnew.jsonl"
-        subset.write_text("".join(line + "\n" for line in gold.read_text().splitlines()
-                                  if "urscorpnew-cooperation-agreement" in line))
+        subset.write_text("".join(line + "\n" for line in gold.read_text(encoding="utf-8").split("\n")
+                                  if "urscorpnew-cooperation-agreement" in line), encoding="utf-8")
         run(["eval", "retrieval", "--gold", str(subset), "--corpus", str(corpus),
              "--html", str(args.out / "eval-retrieval.html")])
     print(f"\nHTML pages: {', '.join(str(p) for p in sorted(args.out.glob('*.html')))}")

@@ -13,7 +13,7 @@ import pytest
 
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
-from longdoc.domain.ingest import document_metadata, ingest_document, load_chunks
+from longdoc.domain.ingest import document_metadata, ingest_document, load_chunks, read_sidecar
 from longdoc.errors import DocumentError, NotFound
 from longdoc.models import METADATA_VALUE_MAX_CHARS, DocumentMetadata
 from longdoc.ports import BlobStore
@@ -109,6 +109,32 @@ def test_a_sidecar_number_becomes_a_string(blobs: MetadataBlobs) -> None:
     # Given a sidecar with a JSON number for the term / Then the term is its text
     blobs.put(KEY + ".metadata.json", b'{"term": 2024}')
     assert document_metadata(blobs, KEY).term == "2024"
+
+
+@pytest.mark.parametrize("sidecar", [b'{"term": 1e400, "doc_type": NaN}', b'{"term": -Infinity, "doc_type": NaN}'])
+def test_a_sidecar_number_that_is_not_finite_is_rejected_naming_each_field(blobs: MetadataBlobs, sidecar: bytes) -> None:
+    # Given a sidecar whose numbers Python's JSON reader turns into inf and nan
+    blobs.put(KEY + ".metadata.json", sidecar)
+    # When the metadata is read / Then both fields are named as not finite, nothing is stored as "inf"/"nan"
+    with pytest.raises(DocumentError) as caught:
+        document_metadata(blobs, KEY)
+    assert caught.value.source == KEY
+    assert caught.value.reason == (
+        "metadata doc_type (sidecar incoming/home-policy.txt.metadata.json): "
+        "Value error, must be a finite number (not infinity or NaN); "
+        "metadata term (sidecar incoming/home-policy.txt.metadata.json): "
+        "Value error, must be a finite number (not infinity or NaN)")
+    # And a finite float is still its text
+    assert DocumentMetadata.from_mapping({"term": 2024.5}).term == "2024.5"
+
+
+def test_a_sidecar_with_a_utf8_byte_order_mark_is_read(blobs: MetadataBlobs) -> None:
+    # Given a sidecar saved by an editor that writes a UTF-8 BOM first
+    blobs.put(KEY + ".metadata.json", "\ufeff{\"doc_type\": \"policy\", \"term\": \"2025\"}".encode())
+    # When the metadata is read, directly or as the sidecar alone
+    # Then the values are there
+    assert document_metadata(blobs, KEY) == DocumentMetadata(doc_type="policy", term="2025")
+    assert read_sidecar(blobs, KEY) == DocumentMetadata(doc_type="policy", term="2025")
 
 
 def test_missing_object_raises_not_found(blobs: MetadataBlobs) -> None:

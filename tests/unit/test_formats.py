@@ -179,6 +179,27 @@ def test_docx_headings_numbered_through_their_style_keep_word_numbers() -> None:
     assert renewal.heading_path == ["ARTICLE II Term", "Section 2.1 Renewal"]
 
 
+def test_html_letter_and_roman_markers_outside_their_range_fall_back_to_decimal() -> None:
+    # Given ordered lists whose letter or roman counters reach 0, negatives or 4000
+    markup = """<ol type="a" start="0"><li>zero</li><li>one</li></ol>
+    <ol type="I" start="-1"><li>minus</li><li>nought</li><li>one</li></ol>
+    <ol type="i" start="3999"><li>last</li><li>over</li></ol>"""
+    # When it is rendered
+    text, _ = html_to_text(markup)
+    # Then values a letter or roman style cannot show are drawn in decimal, as browsers do
+    assert text.split("\n") == [
+        "0. zero", "a. one", "", "-1. minus", "0. nought", "I. one", "", "mmmcmxcix. last", "4000. over",
+    ]
+
+
+def test_html_letter_markers_past_z_count_like_a_browser() -> None:
+    # Given a lower-alpha list starting at 26 and an upper-alpha one at 702
+    text, _ = html_to_text('<ol type="a" start="26"><li>z</li><li>aa</li><li>ab</li></ol>'
+                           '<ol type="A" start="702"><li>zz</li><li>aaa</li></ol>')
+    # Then the letters count on as a browser's alphabetic style does (z, aa, ab ... zz, aaa)
+    assert text.split("\n") == ["z. z", "aa. aa", "ab. ab", "", "ZZ. zz", "AAA. aaa"]
+
+
 def test_html_ordered_list_markers_follow_type_start_reversed_value_and_css() -> None:
     # Given ordered lists in each numbering style a browser knows
     markup = """<ol type="a"><li>notice</li><li>cure</li></ol>

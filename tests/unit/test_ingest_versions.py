@@ -177,3 +177,20 @@ def test_result_counts_oversize_chunks_and_continuations_without_overlap(stores,
     # And re-ingesting the same bytes does nothing, so it counts nothing
     again = ingest_document(key="incoming/msl.pdf", data=(corpus_dir / name).read_bytes(), **stores)
     assert again.skipped and (again.oversize_chunks, again.overlap_missing_chunks) == (0, 0)
+
+
+def test_unicode_line_separators_in_text_and_metadata_survive_the_chunk_file(stores) -> None:
+    # Given a text file whose sentences hold U+2028, U+2029 and U+0085 (which JSON leaves
+    # unescaped and str.splitlines() treats as line ends), and metadata holding one too
+    text = ("1. Delivery\n\nThe Supplier shall deliver\u2028goods on time.\u2029"
+            "Late goods are refunded.\u0085Notices go to the Buyer.\n")
+    result = ingest_document(key="incoming/seps.txt", data=text.encode("utf-8"),
+                             metadata={"doc_type": "supply\u2028agreement"}, **stores)
+    # When its chunks are loaded back from the stored JSON Lines
+    chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
+    # Then every chunk comes back, with the separators byte-identical in text and metadata
+    assert len(chunks) == result.chunks >= 1
+    joined = "\n".join(c.text for c in chunks)
+    assert "The Supplier shall deliver\u2028goods on time.\u2029Late goods are refunded.\u0085Notices go to the Buyer." \
+        in joined
+    assert {c.doc_type for c in chunks} == {"supply\u2028agreement"}

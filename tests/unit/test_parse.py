@@ -15,6 +15,8 @@ from longdoc.domain.parse import parse_document
 from longdoc.errors import DocumentError
 from longdoc.models import ParsedDocument
 
+from tests.unit.pdf_builder import text_pdf
+
 GDPR_PDF = "gdpr-council-position-5419-16.pdf"
 C0_EXCEPT_TAB_LF = re.compile(r"[\x00-\x08\x0b-\x1f]")
 
@@ -405,6 +407,61 @@ def test_a_footer_pdfium_ran_into_the_last_body_line_is_cut_off_it(corpus_dir) -
     assert "accident after takeoff from Soekarno-" in parsed.text
     first = [f.text for f in parsed.furniture if f.page == 1]
     assert any(t.startswith("VerDate Sep<11>2014") and "Frm 00001" in t for t in first)
+
+
+TITLES = ["DEFINITIONS", "TERM", "PAYMENT", "DELIVERY", "WARRANTY", "LIABILITY", "INSURANCE",
+          "TERMINATION", "NOTICES", "GOVERNING LAW"]
+
+
+def _heading_pages(first_line: str, *, footer: bool = True) -> list[list[str]]:
+    """Ten pages, each opening with ``first_line`` (``{n}`` is the page's article number,
+    ``{page}`` the physical page) and a title, two body lines and a ``Page N of 10`` footer."""
+    pages = []
+    for page, title in enumerate(TITLES, start=1):
+        lines = [first_line.format(n=page, page=page, title=title.title()), title,
+                 f"The parties agree to the {title.lower()} terms set out here.",
+                 f"Each party shall act in good faith about {title.lower()}."]
+        pages.append(lines + ([f"Page {page} of 10"] if footer else []))
+    return pages
+
+
+@pytest.mark.parametrize("first_line", ["ARTICLE {n}", "{n}. Condition number {n}", "Section {n}.1 General"])
+def test_a_heading_whose_number_changes_on_every_page_is_not_a_running_header(first_line: str) -> None:
+    # Given a 10-page PDF where every page opens with a numbered heading (ARTICLE 1 ..
+    # ARTICLE 10, one per page) and ends with a "Page N of 10" footer
+    data = text_pdf(_heading_pages(first_line))
+    # When it is parsed
+    parsed = parse_document("articles.pdf", data)
+    # Then only the page footers are furniture, and every heading stays in the text
+    assert [f.text for f in parsed.furniture] == [f"Page {n} of 10" for n in range(1, 11)]
+    headings = [first_line.format(n=n, page=n, title=t.title()) for n, t in enumerate(TITLES, start=1)]
+    assert [h for h in headings if f"{h}\n" in parsed.text] == headings
+    # And the printed page labels come from the footer, not from the heading numbers
+    assert [span.label for span in parsed.pages] == [str(n) for n in range(1, 11)]
+
+
+def test_a_repeated_section_header_with_the_same_number_is_still_furniture() -> None:
+    # Given ten pages that all open with the running header "Section 4 - Exclusions"
+    data = text_pdf(_heading_pages("Section 4 - Exclusions", footer=False))
+    # When it is parsed
+    parsed = parse_document("policy.pdf", data)
+    # Then that header is furniture on every page and gone from the text
+    assert [(f.page, f.text) for f in parsed.furniture] == [(n, "Section 4 - Exclusions") for n in range(1, 11)]
+    assert "Section 4" not in parsed.text
+
+
+def test_keyword_and_numbered_heading_templates_follow_the_number_rule() -> None:
+    # Given page texts whose first line is a heading-shaped template
+    def tops(lines: list[str]) -> list[str]:
+        return [f"{line}\nThe {word} terms apply.\nNo {word} claim is waived." for line, word in
+                zip(lines, ["first", "second", "third", "fourth", "fifth", "sixth"], strict=True)]
+    changing = tops([f"CHAPTER {n + 2}" for n in range(6)])
+    same = tops(["Schedule 2 Pricing"] * 6)
+    dotted = tops([f"{n}.2 Claims" for n in range(6)])
+    # When furniture is found, Then a changing heading number is kept, a fixed one removed
+    assert find_furniture(changing)[1] == []
+    assert [f.text for f in find_furniture(same)[1]] == ["Schedule 2 Pricing"] * 6
+    assert find_furniture(dotted)[1] == []
 
 
 def test_a_prefix_that_begins_plain_words_keeps_its_hyphen_only_before_a_word() -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from xml.etree import ElementTree
+
 import pytest
 
 from longdoc.domain.formats import docx_to_text
 from longdoc.domain.parse import parse_document
-from longdoc.domain.wordnum import format_number
+from longdoc.domain.wordnum import W, WordNumbering, format_number
 from longdoc.errors import DocumentError
 from tests.unit.docx_builder import abstract_num, build_docx, level, num, paragraph, style
 
@@ -90,19 +92,46 @@ def test_numbering_reaches_a_paragraph_through_a_chain_of_based_on_styles() -> N
     assert lines == ["1.0 Scope", "2.0 Annexes"]
 
 
-def test_malformed_numbering_part_is_a_clear_document_error() -> None:
-    # Given a DOCX whose numbering.xml is not XML
+def _with_part(data: bytes, part: str, content: bytes) -> bytes:
+    """``data`` (a DOCX) with the zip member ``part`` replaced by ``content``."""
     import io
     import zipfile
 
-    good = build_docx([paragraph("Text", None, (1, 0))])
-    src, dst = zipfile.ZipFile(io.BytesIO(good)), io.BytesIO()
+    src, dst = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
     with zipfile.ZipFile(dst, "w") as z:
         for name in src.namelist():
-            z.writestr(name, b"<w:numbering" if name == "word/numbering.xml" else src.read(name))
-    # Then parsing names the file and says it is unreadable
-    with pytest.raises(DocumentError, match=r"bad\.docx.*corrupt or unreadable DOCX"):
-        parse_document("bad.docx", dst.getvalue())
+            z.writestr(name, content if name == part else src.read(name))
+    return dst.getvalue()
+
+
+@pytest.mark.parametrize("part", ["word/numbering.xml", "word/styles.xml"])
+def test_malformed_numbering_part_is_a_clear_document_error(part: str) -> None:
+    # Given a DOCX whose numbering (or styles) part is cut off mid-tag
+    good = build_docx([paragraph("Text", "Body", (1, 0))], styles=[style("Body", "Body Text")])
+    bad = _with_part(good, part, b"<w:numbering")
+    # When it is parsed
+    with pytest.raises(DocumentError) as caught:
+        parse_document("bad.docx", bad)
+    # Then the error names the file, says it is unreadable, and names the broken part and where
+    assert caught.value.source == "bad.docx"
+    assert caught.value.reason == (
+        f"corrupt or unreadable DOCX (ValueError: {part}: unclosed token: line 1, column 0)")
+
+
+@pytest.mark.parametrize("content", [b"", b"  \n"])
+def test_an_empty_numbering_part_means_no_numbering(content: bytes) -> None:
+    # Given a numbered DOCX whose numbering part is empty (or only white space)
+    import io
+    import zipfile
+
+    data = _with_part(build_docx([paragraph("Scope", None, (1, 0))]), "word/numbering.xml", content)
+    # When its numbering is read
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        numbering = WordNumbering.from_docx(archive)
+    # Then there is none, as with no numbering part at all
+    para = ElementTree.fromstring(
+        f'<w:p xmlns:w="{W[1:-1]}"><w:pPr><w:numPr><w:ilvl w:val="0"/><w:numId w:val="1"/></w:numPr></w:pPr></w:p>')
+    assert numbering.label(para) is None
 
 
 def test_non_legal_number_under_a_roman_parent_is_a_section_people_can_cite() -> None:

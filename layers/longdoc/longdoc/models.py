@@ -8,6 +8,7 @@ Exact values (money, ids, dates) are strings end to end and never floats.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -134,12 +135,20 @@ class DocumentMetadata(_Frozen):
     sidecar; the sidecar wins key by key (see :func:`longdoc.domain.ingest.document_metadata`).
     All values are free strings (``term`` e.g. ``"2024-01-01/2024-12-31"``) of 1 to
     :data:`METADATA_VALUE_MAX_CHARS` characters without control characters; anything else
-    raises :class:`pydantic.ValidationError` naming the field.
+    (including a non-finite number such as JSON ``1e400`` or ``NaN``, which Python's JSON
+    reader turns into ``inf``/``nan``) raises :class:`pydantic.ValidationError` naming the field.
     """
 
     doc_type: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
     line_of_business: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
     term: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+
+    @field_validator("doc_type", "line_of_business", "term", mode="before")
+    @classmethod
+    def _finite(cls, value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("must be a finite number (not infinity or NaN)")
+        return value
 
     @field_validator("doc_type", "line_of_business", "term")
     @classmethod
@@ -153,7 +162,8 @@ class DocumentMetadata(_Frozen):
         """Build from a dict whose keys may use ``-`` or ``_`` and any case (S3 metadata keys
         arrive lower-cased with dashes); unknown keys are ignored; ``None`` or blank values
         mean "not set". Strings are stripped and numbers (JSON ``"term": 2024``) become
-        strings; any other type (list, object, true/false) is left for validation to reject.
+        strings; any other type (list, object, true/false) and a non-finite float (``inf``,
+        ``nan``) are left for validation to reject.
         Raises :class:`pydantic.ValidationError` naming the field for a bad value."""
         wanted = {"doc_type", "line_of_business", "term"}
         picked: dict[str, Any] = {}
@@ -161,7 +171,7 @@ class DocumentMetadata(_Frozen):
             name = str(key).strip().lower().replace("-", "_")
             if name not in wanted or value is None:
                 continue
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 value = str(value)
             if isinstance(value, str):
                 value = value.strip()

@@ -16,6 +16,11 @@ footnote that PDFium reads first). Page
   (``ii``, ``C-3``) is one family with it (:func:`loose`); and when PDFium runs the last
   body line into a long footer (``... from Soekarno-VerDate Sep<11>2014 ...``), the
   footer is cut off the end of that line and the body text stays.
+  A line that reads as a section heading (:func:`heading_number`: ``ARTICLE 7``,
+  ``Section 4 - Exclusions``, ``4. Conditions``, ``4.2 Claims``) is furniture only when its
+  number is the same on every page it repeats on (a running header naming the current
+  section); when the number changes (a document that opens each page with the next
+  Article) the lines are headings and stay.
 * **Page labels** (:func:`labels_from_furniture`): the printed page number is a number
   (arabic or lower-case roman) at the start or end of a furniture line or after ``Page``,
   whose difference to the physical page index is the same on at least
@@ -72,6 +77,10 @@ _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"^[ivxlc]{1,7}$")
 _SPACES = re.compile(r"\s+")
 _SECTION_NUMBER = re.compile(r"^#(?:\.#)+\.?$")
+_HEADING = re.compile(
+    r"^(?:(?:ARTICLE|Article|SECTION|Section|CHAPTER|Chapter|PART|Part|SCHEDULE|Schedule|CLAUSE|Clause)"
+    r"\s+(\d+(?:\.\d+)*)|(\d+\.(?:\d+\.?)*)\s+[^\W\d_])"
+)
 _WORD = re.compile(r"[^\W\d_]+")
 _HYPHENATED = re.compile(r"[^\W\d_]+-[^\W\d_]+")
 _MARKED = re.compile(rf"(\S*?)([^\W\d_]*){HYPHEN_MARKER}([^\W\d_]*)")
@@ -95,6 +104,33 @@ def template(line: str) -> str:
 
 
 _LABEL_TOKEN = re.compile(r"^(?:(?:[A-Za-z]{1,2}-)?#(?:-#)?|[ivxlc]{1,7}|[Pp]age)$")
+
+
+def heading_number(line: str) -> str | None:
+    """The section number of a line that reads as a numbered heading, else None.
+
+    A heading is a keyword (``ARTICLE``, ``SECTION``, ``CHAPTER``, ``PART``, ``SCHEDULE``,
+    ``CLAUSE``, upper case or capitalised) and a number (``Article 17`` -> ``"17"``,
+    ``Section 4.2 Fees`` -> ``"4.2"``), or a leading dotted number followed by a word
+    (``4. Conditions`` -> ``"4"``, ``4.2 Claims`` -> ``"4.2"``). ``Page 4``, a bare number
+    and ``14 days after`` are not headings.
+    """
+    m = _HEADING.match(_SPACES.sub(" ", line.strip()))
+    if not m:
+        return None
+    return (m.group(1) or m.group(2)).rstrip(".")
+
+
+def _changing_headings(split: list[list[str]], shapes: set[str]) -> set[str]:
+    """The templates among ``shapes`` whose edge lines read as headings with more than one
+    section number across the pages (``ARTICLE 1`` .. ``ARTICLE 10``): headings, not furniture."""
+    numbers: dict[str, set[str | None]] = defaultdict(set)
+    for lines in split:
+        for i, _ in _edge_indexes(lines):
+            shape = template(lines[i])
+            if shape in shapes:
+                numbers[shape].add(heading_number(lines[i]))
+    return {shape for shape, found in numbers.items() if len(found - {None}) > 1}
 
 
 def loose(shape: str) -> str:
@@ -165,6 +201,7 @@ def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
     repeating = {
         t for t, n in counts.items() if n >= threshold and not _SECTION_NUMBER.match(t)
     }
+    repeating -= _changing_headings(split, repeating)
     families = {loose(t) for t in repeating if len(loose(t)) >= _ANYWHERE_MIN_CHARS}
     tails = [_template_regex(t) for t in repeating if len(t) >= _ANYWHERE_MIN_CHARS]
     cleaned: list[str] = []

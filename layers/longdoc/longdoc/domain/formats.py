@@ -89,9 +89,9 @@ def _list_markers(lst: Tag) -> list[tuple[Tag, str]]:
     ``A``, ``i`` or ``I`` (CSS ``list-style-type`` in a ``style`` attribute wins); ``start``
     sets the first ordinal (default 1, or the item count when ``reversed``); ``reversed``
     counts down; an item's ``value`` resets the count. Ordered markers end in ``.``
-    (``a.``, ``iv.``); unordered items get ``•``; ``list-style-type: none`` gives no marker.
+    (``a.``, ``iv.``, see :func:`_ordinal_marker` for values a style cannot show); unordered
+    items get ``•``; ``list-style-type: none`` gives no marker.
     """
-    from longdoc.domain.wordnum import format_number
 
     items = lst.find_all("li", recursive=False)
     kind = "1" if lst.name == "ol" else "•"
@@ -104,17 +104,44 @@ def _list_markers(lst: Tag) -> list[tuple[Tag, str]]:
     number = _int_attr(lst.get("start"))
     if number is None:
         number = len(items) if step < 0 else 1
-    fmts = {"1": "decimal", "a": "lowerLetter", "A": "upperLetter", "i": "lowerRoman", "I": "upperRoman"}
     out = []
     for item in items:
         value = _int_attr(item.get("value"))
         number = value if value is not None else number
-        if kind in fmts:
-            out.append((item, format_number(number, fmts[kind]) + "."))
-        else:
-            out.append((item, kind))
+        out.append((item, _ordinal_marker(number, kind) + "." if kind in ("1", "a", "A", "i", "I") else kind))
         number += step
     return out
+
+
+def _alphabetic(n: int) -> str:
+    """CSS ``lower-alpha`` of ``n`` >= 1: bijective base 26 (``1`` -> ``a``, ``27`` -> ``aa``, ``28`` -> ``ab``).
+
+    CSS Counter Styles Level 3, 3.1.4 "alphabetic" (https://www.w3.org/TR/css-counter-styles-3/#alphabetic-system).
+    """
+    out = ""
+    while n > 0:
+        n, rest = divmod(n - 1, 26)
+        out = chr(ord("a") + rest) + out
+    return out
+
+
+def _ordinal_marker(n: int, kind: str) -> str:
+    """The ordinal ``n`` as an ``<ol type=kind>`` draws it, without the trailing ``.``.
+
+    Letters (``a``/``A``) cover 1 and up, roman numerals (``i``/``I``) 1 to 3999; outside its
+    range a style falls back to ``decimal`` (CSS Counter Styles Level 3, 6.1 and 6.2, the
+    ``range`` of ``lower-alpha`` and ``lower-roman``, and 3.1.4 for the alphabetic system):
+    ``type="a" start="0"`` draws ``0.``, ``type="i"`` at 4000 draws ``4000.``.
+    """
+    from longdoc.domain.wordnum import roman
+
+    if kind in ("a", "A") and n >= 1:
+        text = _alphabetic(n)
+        return text.upper() if kind == "A" else text
+    if kind in ("i", "I") and 1 <= n <= 3999:
+        text = roman(n)
+        return text if kind == "I" else text.lower()
+    return str(n)
 
 
 def html_to_text(markup: str) -> tuple[str, list[HeadingMark]]:

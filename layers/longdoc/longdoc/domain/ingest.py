@@ -77,14 +77,15 @@ def embedding_text(chunk: Chunk) -> str:
 def _sidecar_values(blobs: BlobStore, key: str) -> dict:
     """The raw JSON object of ``<key>.metadata.json``; ``{}`` when absent.
 
-    Raises :class:`DocumentError` (naming the sidecar) when it is not a JSON object.
+    The sidecar is UTF-8 with or without a byte order mark (editors on Windows write one;
+    RFC 8259 section 8.1 lets a parser ignore it). Raises :class:`DocumentError` (naming the sidecar) when it is not a JSON object.
     """
     try:
         raw = blobs.get(key + METADATA_SUFFIX)
     except NotFound:
         return {}
     try:
-        values = json.loads(raw.decode("utf-8"))
+        values = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DocumentError(key + METADATA_SUFFIX, f"metadata sidecar is not valid JSON ({exc})") from None
     if not isinstance(values, dict):
@@ -160,10 +161,12 @@ def read_sidecar(blobs: BlobStore, key: str) -> DocumentMetadata:
 def load_chunks(blobs: BlobStore, doc_id: str, doc_version: str) -> list[Chunk]:
     """Read a document version's chunks from the blob store (the chunk text's source of truth).
 
-    Raises :class:`NotFound` when the version was never ingested.
+    Lines are split on line feeds only: JSON leaves U+2028, U+2029 and U+0085 unescaped inside
+    strings, and ``str.splitlines()`` would cut a chunk at them. Raises :class:`NotFound`
+    when the version was never ingested.
     """
     data = blobs.get(chunks_key(doc_id, doc_version))
-    return [Chunk.model_validate_json(line) for line in data.decode("utf-8").splitlines() if line]
+    return [Chunk.model_validate_json(line) for line in data.decode("utf-8").split("\n") if line.strip()]
 
 
 EMBED_SLICE = 64

@@ -134,6 +134,14 @@ def format_number(n: int, fmt: str) -> str:
     return str(n)
 
 
+def _xml(data: bytes, part: str) -> ElementTree.Element:
+    """Parse one package part; raises ``ValueError("<part>: <XML error>")`` when it is not XML."""
+    try:
+        return ElementTree.fromstring(data)
+    except ElementTree.ParseError as exc:
+        raise ValueError(f"{part}: {exc}") from exc
+
+
 class WordNumbering:
     """Renders the automatic number of each paragraph of one DOCX, in document order.
 
@@ -141,18 +149,22 @@ class WordNumbering:
     body paragraph in reading order (it advances the list counters).
     """
 
-    def __init__(self, numbering_xml: bytes | None, styles_xml: bytes | None) -> None:
-        """Parse ``word/numbering.xml`` and ``word/styles.xml`` (either may be absent).
+    def __init__(self, numbering_xml: bytes | None, styles_xml: bytes | None, *,
+                 numbering_part: str = "word/numbering.xml", styles_part: str = "word/styles.xml") -> None:
+        """Parse ``word/numbering.xml`` and ``word/styles.xml`` (either may be absent, and an
+        empty or white-space-only part counts as absent).
 
-        Raises ``xml.etree.ElementTree.ParseError`` when a part is not well-formed XML.
+        Raises ``ValueError`` naming the part (``numbering_part`` / ``styles_part``) and the
+        XML error when a part is not well-formed XML: ``word/numbering.xml: no element
+        found: line 1, column 40``.
         """
         self._abstract: dict[str, dict[int, _Level]] = {}
         self._links: dict[str, str] = {}  # abstract id -> style it takes its levels from
         self._nums: dict[str, _Num] = {}
         self._styles: dict[str, tuple[str | None, str | None, int | None]] = {}
         self._counters: dict[str, dict[int, int]] = {}
-        if styles_xml:
-            for style in ElementTree.fromstring(styles_xml).iter(W + "style"):
+        if styles_xml and styles_xml.strip():
+            for style in _xml(styles_xml, styles_part).iter(W + "style"):
                 sid = style.get(W + "styleId")
                 if not sid:
                     continue
@@ -163,8 +175,8 @@ class WordNumbering:
                     _val(numpr, "numId"),
                     _int(_val(numpr, "ilvl"), None),
                 )
-        if numbering_xml:
-            root = ElementTree.fromstring(numbering_xml)
+        if numbering_xml and numbering_xml.strip():
+            root = _xml(numbering_xml, numbering_part)
             for absn in root.iter(W + "abstractNum"):
                 aid = absn.get(W + "abstractNumId", "")
                 self._abstract[aid] = {
@@ -190,13 +202,14 @@ class WordNumbering:
         """Read the numbering and styles parts of an open DOCX package.
 
         The parts are found through ``word/_rels/document.xml.rels`` (falling back to the
-        usual ``word/numbering.xml`` / ``word/styles.xml``). Raises ``KeyError`` only if a
-        relationship names a part that is missing, ``ParseError`` on malformed XML.
+        usual ``word/numbering.xml`` / ``word/styles.xml``); a relationship to a part that
+        is not in the package counts as no part. Raises ``ValueError`` naming the part on
+        malformed XML (see :meth:`__init__`).
         """
         targets = {"numbering": "word/numbering.xml", "styles": "word/styles.xml"}
         names = set(archive.namelist())
         if "word/_rels/document.xml.rels" in names:
-            rels = ElementTree.fromstring(archive.read("word/_rels/document.xml.rels"))
+            rels = _xml(archive.read("word/_rels/document.xml.rels"), "word/_rels/document.xml.rels")
             for rel in rels.iter(_REL + "Relationship"):
                 kind = rel.get("Type", "").rsplit("/", 1)[-1]
                 if kind in targets and rel.get("TargetMode") != "External":
@@ -205,7 +218,8 @@ class WordNumbering:
                         posixpath.join("word", target))
                     targets[kind] = path
         parts = {k: archive.read(v) if v in names else None for k, v in targets.items()}
-        return cls(parts["numbering"], parts["styles"])
+        return cls(parts["numbering"], parts["styles"], numbering_part=targets["numbering"],
+                   styles_part=targets["styles"])
 
     def _levels(self, num: _Num) -> dict[int, _Level]:
         levels = self._abstract.get(num.abstract, {})

@@ -38,7 +38,8 @@ def load_gold(path: Path) -> list[GoldCase]:
     import json
 
     cases = []
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    # "\n" only: str.splitlines() also splits at U+2028/U+2029/U+0085, which JSON leaves raw
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
         try:
