@@ -153,3 +153,11 @@ def test_non_legal_number_under_a_roman_parent_is_a_section_people_can_cite() ->
     assert [s.section_id for c in chunks for s in c.section_spans] == [
         "Article I", "Section I.1", "Article II", "Section II.1"
     ]
+
+
+def test_a_docx_with_an_empty_numbering_part_parses_without_numbers() -> None:
+    # Given a DOCX whose numbering part is empty (Word reads it as no numbering)
+    data = _with_part(build_docx([paragraph("Scope of the services.", None, (1, 0))]), "word/numbering.xml", b"")
+    # When it is parsed, Then its text is there, unnumbered
+    doc = parse_document("empty-numbering.docx", data)
+    assert doc.text == "Scope of the services."

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import re
+import zipfile
 from typing import TYPE_CHECKING
 
 from longdoc.models import HeadingMark
@@ -198,6 +199,29 @@ def html_to_text(markup: str) -> tuple[str, list[HeadingMark]]:
 _DOCX2PYTHON_BULLET = re.compile(r"\t*[^\t\n]*\t")
 
 
+_EMPTY_PART_ROOTS = {"word/numbering.xml": "numbering", "word/styles.xml": "styles"}
+
+
+def _without_empty_parts(archive: zipfile.ZipFile, data: bytes) -> bytes:
+    """``data`` with an empty numbering or styles part replaced by an empty root element.
+
+    Word treats an empty part as absent; docx2python fails on it ("Document is empty"), so
+    it gets the smallest well-formed part instead. Returns ``data`` unchanged otherwise.
+    """
+    empty = [name for name in _EMPTY_PART_ROOTS if name in archive.namelist() and not archive.read(name).strip()]
+    if not empty:
+        return data
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as copy:
+        for info in archive.infolist():
+            body = archive.read(info.filename)
+            if info.filename in empty:
+                ns = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+                body = f'<w:{_EMPTY_PART_ROOTS[info.filename]} xmlns:w="{ns}"/>'.encode()
+            copy.writestr(info, body)
+    return out.getvalue()
+
+
 def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
     """Render DOCX ``data`` to text and heading marks (see the module docstring).
 
@@ -206,8 +230,6 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
     docx2python/zipfile) or ``xml.etree.ElementTree.ParseError`` when the bytes are not a
     readable DOCX.
     """
-    import zipfile
-
     from docx2python import docx2python  # lazy: only DOCX input needs it
     from docx2python.iterators import iter_paragraphs
 
@@ -215,6 +237,7 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         numbering = WordNumbering.from_docx(archive)
+        data = _without_empty_parts(archive, data)
     out = _Builder()
     with docx2python(io.BytesIO(data)) as doc:
         for par in iter_paragraphs(doc.body_pars):
