@@ -877,3 +877,19 @@ def test_markdown_numbered_headings_set_the_sequence_for_body_numbers() -> None:
     chunks = chunk_document(parsed, "md", target_tokens=60, max_tokens=200)
     # Then the list stays in section 1 and section 2 is the heading
     assert [s.section_id for c in chunks for s in c.section_spans] == ["1", "2"]
+
+
+def test_an_item_after_a_line_ending_and_or_or_starts_a_new_item() -> None:
+    # Given full-width list lines ending "; or" / "; and", one line each (as PDF text comes)
+    text = ("1. Definitions\n\nHospital does not include any of the following establishments or institutions:\n"
+            "(a) a mental institution or an establishment for the care of people with addictions;\n"
+            "(b) a clinic, nursing home, convalescent home or any other establishment for rest; or\n"
+            "(c) a home for the aged, a spa or a hydro, or any establishment of that kind; and\n"
+            "(d) a place used mainly as a residence for people who need help with daily life.\n")
+    parsed = parse_document("defs.txt", text.encode())
+    chunks = chunk_document(parsed, "defs", target_tokens=200, max_tokens=400)
+    spans = {s.section_id: parsed.text[s.char_start : s.char_end] for c in chunks for s in c.section_spans}
+    # Then each marker after "; or" / "; and" opens its own item
+    assert spans["1(b)"].endswith("establishment for rest; or")
+    assert spans["1(c)"].startswith("(c) a home for the aged") and spans["1(c)"].endswith("of that kind; and")
+    assert spans["1(d)"].startswith("(d) a place used mainly as a residence")

@@ -55,7 +55,8 @@ _LIST_START_RE = re.compile(
     r"^\s*(?:\((?:[a-z]{1,2}|[ivxlc]{1,6}|[A-Z]|\d{1,3})\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)"
 )
 _BULLET_START_RE = re.compile(r"^\s*[•●▪◦·\-–]\s")
-_CLAUSE_END_RE = re.compile(r"(?:[.:;!?]|\band|\bor|\band/or|\bbut)[\"'”’)\]]*$", re.IGNORECASE)
+_LIST_LEAD_RE = re.compile(r"(?:[.:;!?]|\band|\bor|\band/or|\bbut)[\"'”’)\]]*$", re.IGNORECASE)
+"""A line that may precede a list item: it closes a clause, or ends "; and" / "; or"."""
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
 _CLAUSE_END_RE = re.compile(r"[.;:!?][\"'”’)\]]*$")
 MAX_OVERLAP = 0.20
@@ -304,6 +305,7 @@ def _find_headings(
             not previous
             or previous.endswith((".", ":", ";", "?", "!"))
             or len(previous) < 0.75 * typical_line
+            or bool(_LIST_START_RE.match(stripped) and _LIST_LEAD_RE.search(previous))  # "(b) ...; or"
         )
         bare_keyword = re.fullmatch(r"[A-Za-z]+\s+(?:\d+[A-Za-z]?|[IVXLC]+)\.?", stripped)
         toc_like = (_TOC_RE.search(stripped) and len(stripped) < typical_line and not bare_keyword
@@ -517,7 +519,7 @@ def _paragraph_breaks(text: str, start: int, end: int, typical_line: int) -> lis
                 not p
                 or not line.strip()
                 or _BULLET_START_RE.match(line)
-                or (_LIST_START_RE.match(line) and _CLAUSE_END_RE.search(p))
+                or (_LIST_START_RE.match(line) and _LIST_LEAD_RE.search(p))
                 or (p.endswith((".", ":", ";", "?", "!")) and len(p) < 0.75 * typical_line)
             ):
                 if line.strip():
