@@ -250,3 +250,27 @@ def test_docx_clauses_word_numbers_are_sections_whatever_their_wording() -> None
     assert [s.section_id for c in chunks for s in c.section_spans] == [
         "1", "2", "2.1", "2.2", "2.2(a)", "2.2(b)", "3"
     ]
+
+
+def test_a_separate_word_list_inside_a_clause_is_not_read_as_clauses() -> None:
+    # Given Word-numbered clauses (list 70) where clause 2 holds its own numbered list
+    # (list 71, restarted at 1): Word shows "1. Installation" ... inside clause 2
+    clauses = abstract_num(70, [level(0, "decimal", "%1."), level(1, "decimal", "%1.%2")])
+    inner = abstract_num(71, [level(0, "decimal", "%1.")])
+    paras = [
+        paragraph("The Supplier shall deliver the goods described in the order.", None, (80, 0)),
+        paragraph("The Supplier shall also provide these services:", None, (80, 0)),
+        paragraph("Installation of the equipment at the premises.", None, (81, 0)),
+        paragraph("Maintenance of the equipment for one year.", None, (81, 0)),
+        paragraph("Training of the Customer's staff.", None, (81, 0)),
+        paragraph("The Customer shall pay the fees within thirty days.", None, (80, 0)),
+        paragraph("Either party may terminate this agreement on notice.", None, (80, 0)),
+    ]
+    doc = parse_document("supply.docx", build_docx(paras, lists=[clauses, inner, num(80, 70), num(81, 71, {0: 1})]))
+    # When it is chunked small
+    chunks = chunk_document(doc, "supply", target_tokens=80, max_tokens=200)
+    spans = [(s.section_id, doc.text[s.char_start : s.char_end]) for c in chunks for s in c.section_spans]
+    # Then the clauses are 1-4 and the inner list stays in clause 2
+    assert [sid for sid, _ in spans] == ["1", "2", "3", "4"]
+    assert "3. Training of the Customer's staff." in spans[1][1]
+    assert spans[2][1].startswith("3. The Customer shall pay")

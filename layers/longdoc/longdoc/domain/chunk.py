@@ -246,7 +246,8 @@ def _find_headings(
     (``1. Hardware`` / ``2. Software``, or a contents page without page numbers), never
     headings. ``list_lines`` are line offsets the format marks as list items (HTML ``<li>``):
     never headings; ``numbered_lines`` are paragraphs the format numbers itself (Word's
-    decimal list numbering): a section whenever the number fits the sequence, title or not.
+    decimal list numbering): a section whenever the number fits the sequence, title or not,
+    and when there are any, other numbered lines are not headings.
     """
     headings: list[_Heading] = []
     last_numeric: tuple[int, ...] | None = None
@@ -351,7 +352,9 @@ def _find_headings(
                 last_numeric = _parse_number(num)
             continue
         trusted = line_start + lead in numbered_lines
-        numbered = _numbered_heading(stripped, last_numeric, trusted)
+        # When the format numbers the clauses itself, a number it did not give (typed, or
+        # from another list inside a clause) is no clause number.
+        numbered = _numbered_heading(stripped, last_numeric, trusted) if trusted or not numbered_lines else None
         if numbered is not None:
             cand, section_id, titled = numbered
             before = headings[-1] if headings else None

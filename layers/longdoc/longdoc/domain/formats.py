@@ -17,7 +17,9 @@ format has pages, so the caller records a single ``PageSpan(page=None)``.
   :mod:`longdoc.domain.wordnum` as Word shows them (``4.2``, ``ARTICLE IV``,
   ``Section 3.2``, ``(a)``; a bullet is ``•``). Paragraphs styled ``Heading N`` or
   ``Title`` become headings (level N, Title = 1); other paragraphs Word numbers ``4.`` or
-  ``4.2`` are marked ``numbered`` (section candidates whatever their wording).
+  ``4.2`` in the list that numbers the clauses (the first list to give a decimal number)
+  are marked ``numbered`` (section candidates whatever their wording); a separate decimal
+  list inside a clause is not.
 """
 
 from __future__ import annotations
@@ -239,6 +241,7 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
         numbering = WordNumbering.from_docx(archive)
         data = _without_empty_parts(archive, data)
     out = _Builder()
+    clause_list: str | None = None
     with docx2python(io.BytesIO(data)) as doc:
         for par in iter_paragraphs(doc.body_pars):
             strings = list(par.run_strings)
@@ -258,7 +261,11 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
                 level = 1
             elif re.fullmatch(r"heading[1-9]", style):
                 level = int(style[-1])
-            # A clause Word numbers "4." or "4.2" is a section candidate, title or not.
-            kind = "numbered" if level is None and number and re.fullmatch(r"\d+(?:\.\d+)*\.?", number) else None
+            # A clause Word numbers "4." or "4.2" is a section candidate, title or not, when its
+            # list is the one that numbers the clauses: the first list to give a decimal number.
+            decimal = bool(number and re.fullmatch(r"\d+(?:\.\d+)*\.?", number))
+            if decimal and clause_list is None:
+                clause_list = numbering.last_list
+            kind = "numbered" if level is None and decimal and numbering.last_list == clause_list else None
             out.block(line, level=level, kind=kind)
     return out.result()

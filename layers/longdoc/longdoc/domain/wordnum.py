@@ -163,6 +163,8 @@ class WordNumbering:
         self._nums: dict[str, _Num] = {}
         self._styles: dict[str, tuple[str | None, str | None, int | None]] = {}
         self._counters: dict[str, dict[int, int]] = {}
+        self.last_list: str | None = None
+        """The list (counter key) of the paragraph :meth:`label` last numbered, else None."""
         if styles_xml and styles_xml.strip():
             for style in _xml(styles_xml, styles_part).iter(W + "style"):
                 sid = style.get(W + "styleId")
@@ -258,6 +260,7 @@ class WordNumbering:
         if num_id is None:
             num_id = style_num
             ilvl = style_ilvl if ilvl is None else ilvl
+        self.last_list = None
         if num_id is None or num_id == "0" or num_id not in self._nums:
             return None
         num = self._nums[num_id]
@@ -266,6 +269,7 @@ class WordNumbering:
             ilvl = next((i for i, lv in levels.items() if lv.style and lv.style in (style, owner)), 0)
         level = levels.get(ilvl, _Level())
         key = f"num:{num_id}" if num.starts else f"abstract:{num.abstract}"
+        self.last_list = key
         counters = self._counters.setdefault(key, {})
 
         def start(i: int) -> int:
