@@ -893,3 +893,16 @@ def test_an_item_after_a_line_ending_and_or_or_starts_a_new_item() -> None:
     assert spans["1(b)"].endswith("establishment for rest; or")
     assert spans["1(c)"].startswith("(c) a home for the aged") and spans["1(c)"].endswith("of that kind; and")
     assert spans["1(d)"].startswith("(d) a place used mainly as a residence")
+
+
+def test_an_excerpt_whose_numbering_starts_above_1_still_has_sections() -> None:
+    # Given one part of a policy, printed without its "Section 4" header (removed as a
+    # running header), whose numbering starts at 4.1
+    text = ("Exclusions\n\n4.1 Escape of Water\n\nWe do not pay for leaks.\n\n4.2 Frost\n\nNor frost.\n\n"
+            "4.3 Theft\n\nNor theft left unlocked.\n")
+    parsed = parse_document("part4.txt", text.encode())
+    chunks = chunk_document(parsed, "part4", target_tokens=200, max_tokens=400)
+    # Then 4.1-4.3 are sections; and a lone "14 days ..." body line never is
+    assert [s.section_id for c in chunks for s in c.section_spans] == [None, "4.1", "4.2", "4.3"]
+    trap = parse_document("trap.txt", b"Intro.\n\n14 days after the leak you must tell us.\n\n15 days later we pay.\n")
+    assert [s.section_id for c in chunk_document(trap, "t") for s in c.section_spans] == [None]

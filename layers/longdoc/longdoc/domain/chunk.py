@@ -260,6 +260,7 @@ def _find_headings(
     list_lines = list_lines or set()
     numbered_lines = numbered_lines or set()
     list_depth, list_last = 0, -2  # a run of numbered list lines: their depth, last line no
+    line_numbers = {_parse_number(m.group("num")) for m in (_NUMERIC_RE.match(ln.strip()) for ln in text.split("\n")) if m}
     box_top: int | None = None
     pos = 0
     prev = ""
@@ -354,7 +355,8 @@ def _find_headings(
         trusted = line_start + lead in numbered_lines
         # When the format numbers the clauses itself, a number it did not give (typed, or
         # from another list inside a clause) is no clause number.
-        numbered = _numbered_heading(stripped, last_numeric, trusted) if trusted or not numbered_lines else None
+        numbered = (_numbered_heading(stripped, last_numeric, trusted, line_numbers)
+                    if trusted or not numbered_lines else None)
         if numbered is not None:
             cand, section_id, titled = numbered
             before = headings[-1] if headings else None
@@ -389,12 +391,16 @@ def _find_headings(
 
 
 def _numbered_heading(
-    stripped: str, last_numeric: tuple[int, ...] | None, trusted: bool = False
+    stripped: str, last_numeric: tuple[int, ...] | None, trusted: bool = False,
+    numbers: set[tuple[int, ...]] | None = None,
 ) -> tuple[tuple[int, ...], str, bool] | None:
     """``(number tuple, section id, title-like)`` when a paragraph-start line is a numbered
     heading (``4.2 Title``, ``9.0 DOCUMENTATION``, an exact-successor ``4.2.1 the term ...``);
     None for body text such as ``14 days after the leak`` or ``2.8 per cent``. A ``trusted``
-    number (the format's own list numbering) only has to fit the sequence."""
+    number (the format's own list numbering) only has to fit the sequence. The first
+    numbered heading may start above 1 (an excerpt: ``4.1 Escape of water``) when no line
+    of the document starts with 0 or 1 and its successor also starts a line somewhere
+    (``numbers``: every number that starts a line)."""
     m = _NUMERIC_RE.match(stripped)
     if not m:
         return None
@@ -411,6 +417,8 @@ def _numbered_heading(
     if len(cand) == 1 and not m.group("dot") and not m.group("tight") and not rest:
         return None  # a lone page or line number
     plausible, exact = _plausible_next(last_numeric, cand)
+    if not plausible and last_numeric is None and numbers and cand[0] <= 99 and not any(n[0] <= 1 for n in numbers):
+        plausible = (*cand[:-1], cand[-1] + 1) in numbers  # an excerpt: no line starts with 1 anywhere
     if lowercase and not exact:
         return None  # "4.2.1 the term ..." is a section only as the exact next number
     if not plausible and cand == (1,) and rest and _title_like(rest):
