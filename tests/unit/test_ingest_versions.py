@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
+from pydantic import ValidationError
 
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
@@ -19,7 +20,7 @@ from longdoc.config import Settings
 from longdoc.domain.ingest import embedding_text, ingest_document, load_chunks, read_sidecar
 from longdoc.domain.parse import parse_document
 from longdoc.errors import DocumentError
-from longdoc.models import Chunk
+from longdoc.models import Chunk, DocumentMetadata
 
 CONTRACT = "cuad/herimports-maintenance-agreement.pdf"
 
@@ -181,11 +182,11 @@ def test_result_counts_oversize_chunks_and_continuations_without_overlap(stores,
 
 def test_unicode_line_separators_in_text_and_metadata_survive_the_chunk_file(stores) -> None:
     # Given a text file whose sentences hold U+2028, U+2029 and U+0085 (which JSON leaves
-    # unescaped and str.splitlines() treats as line ends), and metadata holding one too
+    # unescaped and str.splitlines() treats as line ends), and non-ASCII metadata
     text = ("1. Delivery\n\nThe Supplier shall deliver\u2028goods on time.\u2029"
             "Late goods are refunded.\u0085Notices go to the Buyer.\n")
     result = ingest_document(key="incoming/seps.txt", data=text.encode("utf-8"),
-                             metadata={"doc_type": "supply\u2028agreement"}, **stores)
+                             metadata={"doc_type": "supply \u2013 agreement"}, **stores)
     # When its chunks are loaded back from the stored JSON Lines
     chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
     # Then every chunk comes back, with the separators byte-identical in text and metadata
@@ -193,4 +194,8 @@ def test_unicode_line_separators_in_text_and_metadata_survive_the_chunk_file(sto
     joined = "\n".join(c.text for c in chunks)
     assert "The Supplier shall deliver\u2028goods on time.\u2029Late goods are refunded.\u0085Notices go to the Buyer." \
         in joined
-    assert {c.doc_type for c in chunks} == {"supply\u2028agreement"}
+    assert {c.doc_type for c in chunks} == {"supply \u2013 agreement"}
+    # And metadata holding a line separator or a C1 control is refused, naming the field
+    for bad in ("supply\u2028agreement", "home\x85x"):
+        with pytest.raises(ValidationError, match="doc_type"):
+            DocumentMetadata.from_mapping({"doc_type": bad})

@@ -153,8 +153,9 @@ class DocumentMetadata(_Frozen):
     @field_validator("doc_type", "line_of_business", "term")
     @classmethod
     def _printable(cls, value: str | None) -> str | None:
-        if value is not None and any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-            raise ValueError("must not contain control characters (line breaks, tabs, NUL)")
+        if value is not None and any(ord(ch) < 32 or 127 <= ord(ch) <= 159 or ch in "\u2028\u2029" for ch in value):
+            raise ValueError("must not contain control characters or line separators "
+                             "(line breaks, tabs, NUL, U+0085, U+2028, U+2029)")
         return value
 
     @classmethod
