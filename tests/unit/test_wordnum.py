@@ -118,9 +118,10 @@ def test_malformed_numbering_part_is_a_clear_document_error(part: str) -> None:
         f"corrupt or unreadable DOCX (ValueError: {part}: unclosed token: line 1, column 0)")
 
 
-@pytest.mark.parametrize("content", [b"", b"  \n"])
+@pytest.mark.parametrize("content", [b"", b"  \n", b"\xef\xbb\xbf", b'<?xml version="1.0" encoding="UTF-8"?>\n'])
 def test_an_empty_numbering_part_means_no_numbering(content: bytes) -> None:
-    # Given a numbered DOCX whose numbering part is empty (or only white space)
+    # Given a numbered DOCX whose numbering part is empty (white space, a byte-order mark
+    # or an XML declaration alone)
     import io
     import zipfile
 
@@ -155,9 +156,10 @@ def test_non_legal_number_under_a_roman_parent_is_a_section_people_can_cite() ->
     ]
 
 
-def test_a_docx_with_an_empty_numbering_part_parses_without_numbers() -> None:
+@pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf", b'<?xml version="1.0"?>'])
+def test_a_docx_with_an_empty_numbering_part_parses_without_numbers(content: bytes) -> None:
     # Given a DOCX whose numbering part is empty (Word reads it as no numbering)
-    data = _with_part(build_docx([paragraph("Scope of the services.", None, (1, 0))]), "word/numbering.xml", b"")
+    data = _with_part(build_docx([paragraph("Scope of the services.", None, (1, 0))]), "word/numbering.xml", content)
     # When it is parsed, Then its text is there, unnumbered
     doc = parse_document("empty-numbering.docx", data)
     assert doc.text == "Scope of the services."

@@ -210,7 +210,9 @@ def _without_empty_parts(archive: zipfile.ZipFile, data: bytes) -> bytes:
     Word treats an empty part as absent; docx2python fails on it ("Document is empty"), so
     it gets the smallest well-formed part instead. Returns ``data`` unchanged otherwise.
     """
-    empty = [name for name in _EMPTY_PART_ROOTS if name in archive.namelist() and not archive.read(name).strip()]
+    from longdoc.domain.wordnum import blank_part
+
+    empty = [name for name in _EMPTY_PART_ROOTS if name in archive.namelist() and blank_part(archive.read(name))]
     if not empty:
         return data
     out = io.BytesIO()

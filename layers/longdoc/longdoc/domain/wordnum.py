@@ -142,6 +142,15 @@ def _xml(data: bytes, part: str) -> ElementTree.Element:
         raise ValueError(f"{part}: {exc}") from exc
 
 
+_XML_DECL = re.compile(rb"^\s*(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*\?>)?\s*$")
+
+
+def blank_part(data: bytes | None) -> bool:
+    """Whether a package part holds nothing: absent, empty, white space, a byte-order mark
+    or an XML declaration alone. Word reads such a part as absent."""
+    return data is None or bool(_XML_DECL.match(data))
+
+
 class WordNumbering:
     """Renders the automatic number of each paragraph of one DOCX, in document order.
 
@@ -165,7 +174,7 @@ class WordNumbering:
         self._counters: dict[str, dict[int, int]] = {}
         self.last_list: str | None = None
         """The list (counter key) of the paragraph :meth:`label` last numbered, else None."""
-        if styles_xml and styles_xml.strip():
+        if not blank_part(styles_xml):
             for style in _xml(styles_xml, styles_part).iter(W + "style"):
                 sid = style.get(W + "styleId")
                 if not sid:
@@ -177,7 +186,7 @@ class WordNumbering:
                     _val(numpr, "numId"),
                     _int(_val(numpr, "ilvl"), None),
                 )
-        if numbering_xml and numbering_xml.strip():
+        if not blank_part(numbering_xml):
             root = _xml(numbering_xml, numbering_part)
             for absn in root.iter(W + "abstractNum"):
                 aid = absn.get(W + "abstractNumId", "")
