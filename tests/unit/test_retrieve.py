@@ -261,3 +261,23 @@ def test_a_cited_item_or_part_matches_a_gold_section_at_any_enclosing_level() ->
     # And a sibling or another article does not match, and no id gives no keys
     assert "article 33(4)" not in keys and "article 3" not in keys
     assert enclosing_section_keys("4.2") == {"4.2"} and enclosing_section_keys(None) == set()
+
+
+def test_the_eval_cache_is_keyed_by_the_chunker_code(monkeypatch, tmp_path) -> None:
+    # Given the eval cache folder for the current code
+    import inspect
+
+    from longdoc.domain import chunk
+    from longdoc.eval.retrieval import chunker_fingerprint, store_root
+
+    before = store_root(tmp_path, 1000, 2000)
+    assert before.parent == tmp_path / "eval" and before.name == f"chunks-1000-2000-{chunker_fingerprint()}"
+    # When the chunker's source changes
+    real = inspect.getsource
+
+    def changed(obj):
+        return real(obj) + ("\n# changed" if obj is chunk else "")
+
+    monkeypatch.setattr(inspect, "getsource", changed)
+    # Then chunks cut by the old code are not reused: the folder differs
+    assert store_root(tmp_path, 1000, 2000) != before

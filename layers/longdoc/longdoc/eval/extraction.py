@@ -24,7 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
-from longdoc.eval.retrieval import FLAG_BELOW, EvalStore, document_text
+from longdoc.eval.retrieval import FLAG_BELOW, EvalStore, document_text, store_root
 from longdoc.eval.scoring import enclosing_section_keys, normalise, overlaps, position
 
 MAX_SESSIONS = 60
@@ -99,7 +99,7 @@ def evaluate_extraction(gold: Path, corpus: Path | None = None, *, home: Path | 
     corpus = Path(corpus) if corpus else default_corpus(gold)
     target = target_tokens or settings.chunk_target_tokens
     maximum = max(settings.chunk_max_tokens, target * 2)
-    store = EvalStore(Path(home or settings.home) / "eval" / f"chunks-{target}-{maximum}", target, maximum)
+    store = EvalStore(store_root(Path(home or settings.home), target, maximum), target, maximum)
     catalogue = load_catalogue(settings.clause_catalogue)
     extra = [ClauseType(name=c.clause_type, description=c.question or c.clause_type,
                         hints=[c.question or c.clause_type]) for c in cases if c.clause_type not in catalogue]

@@ -53,6 +53,29 @@ CONFIGS: dict[str, tuple[str, bool, float, int | None]] = {
 always carry the header (as ingested)."""
 
 
+def chunker_fingerprint() -> str:
+    """8 hex digits of a SHA-256 over the source of the parsing and chunking modules.
+
+    The eval cache keeps each document's chunks and vectors under a folder named with it,
+    so a change to the parser or chunker is measured on fresh chunks, never on chunks cut
+    by the previous code (an ingested version is otherwise reused as it stands).
+    """
+    import hashlib
+    import inspect
+
+    from longdoc.domain import chunk, cleanup, formats, parse, tokens, wordnum
+
+    digest = hashlib.sha256()
+    for module in (parse, cleanup, formats, wordnum, chunk, tokens):
+        digest.update(inspect.getsource(module).encode("utf-8"))
+    return digest.hexdigest()[:8]
+
+
+def store_root(home: Path, target: int, maximum: int) -> Path:
+    """The eval cache folder for one chunk size and the current chunker code."""
+    return home / "eval" / f"chunks-{target}-{maximum}-{chunker_fingerprint()}"
+
+
 @dataclass
 class EvalStore:
     """The local adapters of the eval cache (see module docstring)."""
@@ -224,7 +247,7 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
     corpus = Path(corpus) if corpus else default_corpus(gold)
     target = target_tokens or settings.chunk_target_tokens
     maximum = max_tokens or max(settings.chunk_max_tokens, target * 2)
-    store = EvalStore(Path(home or settings.home) / "eval" / f"chunks-{target}-{maximum}", target, maximum)
+    store = EvalStore(store_root(Path(home or settings.home), target, maximum), target, maximum)
     catalogue = load_catalogue(settings.clause_catalogue)
     query_vectors: dict[str, list[float]] = {}
 
