@@ -906,3 +906,16 @@ def test_an_excerpt_whose_numbering_starts_above_1_still_has_sections() -> None:
     assert [s.section_id for c in chunks for s in c.section_spans] == [None, "4.1", "4.2", "4.3"]
     trap = parse_document("trap.txt", b"Intro.\n\n14 days after the leak you must tell us.\n\n15 days later we pay.\n")
     assert [s.section_id for c in chunk_document(trap, "t") for s in c.section_spans] == [None]
+
+
+def test_an_item_marker_glued_to_its_text_is_an_item(parse_corpus) -> None:
+    # Given the CUAD cooperation agreement PDF, whose text reads "(c)The limitations ..."
+    # with no space after the marker
+    parsed = parse_corpus("cuad/urscorpnew-cooperation-agreement.pdf")
+    chunks = chunk_document(parsed, "urs")
+    # Then section 7's items are found, and the quote resolves to 7(c)
+    ids = [s.section_id for c in chunks for s in c.section_spans]
+    assert [i for i in ids if i.startswith("7(") and ")(" not in i] == ["7(a)", "7(b)", "7(c)", "7(d)", "7(e)", "7(f)"]
+    at = parsed.text.index("The limitations set forth in Sections 7(a) and 7(b)")
+    holder = _chunk_at(chunks, at)
+    assert holder.section_of(at - holder.char_start) == "7(c)"

@@ -164,7 +164,8 @@ _TOC_RE = re.compile(r"(?:\.{3,}|…+|\s)\s*(?:\d{1,4}|[ivxlc]{1,6})$")
 
 
 _ITEM_RE = re.compile(
-    r"^\(\s?(?P<tok>[a-z]{1,2}|[ivxlc]{2,6}|[A-Z]{1,2}|[IVXLC]{2,6}|\d{1,2})\s?\)(?:\s+(?P<rest>\S.*))?$"
+    r"^\(\s?(?P<tok>[a-z]{1,2}|[ivxlc]{2,6}|[A-Z]{1,2}|[IVXLC]{2,6}|\d{1,2})\s?\)"
+    r"(?:\s+(?P<rest>\S.*)|(?P<tight>[A-Z\"“].*))?$"  # "(c)The limitations": PDF text may drop the space
 )
 _PARA_RE = re.compile(r"^(?P<tok>\d{1,2})\.\s+(?P<rest>\S.*)$")
 _MAX_ITEM_DEPTH = 4
@@ -332,7 +333,7 @@ def _find_headings(
                 headings.append(_Heading(line_start + lead, pos - 1,
                                          parent + "".join(f"({t})" for _, _, t in items),
                                          _label(stripped), 100 + len(items), item=True,
-                                         marker_only=not item.group("rest")))
+                                         marker_only=not (item.group("rest") or item.group("tight"))))
             continue
         m = _KEYWORD_RE.match(stripped)
         if m:
