@@ -16,22 +16,19 @@ Usage::
 
 Each request takes the next scripted reply; when the queue is empty the ``responder``
 (``responder(request_json) -> Reply``) computes one; without a responder the fake answers
-HTTP 500 ``"no scripted response"``. Only 127.0.0.1 is bound (port chosen by the OS).
+HTTP 500 ``"no scripted response"``. The server, request log and connection handling are
+those of :class:`tests.fakes.loopback.LoopbackFake`; only the answers are scripted here.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-import socket
-import threading
-import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+from tests.fakes.loopback import LoopbackFake, RecordedRequest
 
 #: ``error.type`` the API uses for each HTTP status (https://docs.anthropic.com/en/api/errors).
 ERROR_TYPES: dict[int, str] = {
@@ -64,27 +61,6 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """A request the fake received: ``path``, lower-cased ``headers``, parsed JSON ``body``."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-    @property
-    def api_key(self) -> str | None:
-        """The API key the client sent: ``x-api-key``, else an ``authorization: Bearer`` token.
-
-        Which header carries it depends on the SDK version (``anthropic`` 2.x sends Bearer).
-        """
-        if "x-api-key" in self.headers:
-            return self.headers["x-api-key"]
-        scheme, _, token = self.headers.get("authorization", "").partition(" ")
-        return token if scheme.lower() == "bearer" and token else None
 
 
 Responder = Callable[[Any], Reply]
@@ -165,125 +141,63 @@ def dropped_connection(delay: float = 0.0) -> Reply:
     return Reply(drop=True, delay=delay)
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackFake):
     """Loopback HTTP server faking ``POST /v1/messages``; starts on construction.
 
     Attributes:
         base_url: ``http://127.0.0.1:<port>`` to pass as the SDK's ``base_url``.
-        requests: every request received, in arrival order (:class:`RecordedRequest`).
+        requests: every request received, in arrival order
+            (:class:`~tests.fakes.loopback.RecordedRequest`; ``api_key`` gives the key sent).
         responder: optional ``responder(request_json) -> Reply`` used when the queue is empty.
 
     Use as a context manager or call :meth:`close`. Thread-safe: the server runs in a
     daemon thread and handles each connection in its own thread.
     """
 
+    name = "fake-anthropic"
+
     def __init__(self, responder: Responder | None = None) -> None:
         self.responder: Responder | None = responder
-        self.requests: list[RecordedRequest] = []
         self._queue: deque[Reply] = deque()
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        host, port = self._server.server_address[:2]
-        self.base_url = f"http://{host}:{port}"
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-anthropic", daemon=True
-        )
-        self._thread.start()
+        super().__init__()
+        self.base_url = self.url
 
     def enqueue(self, *replies: Reply) -> None:
         """Append scripted replies; each request consumes one, in order."""
-        with self._lock:
+        with self.lock:
             self._queue.extend(replies)
 
     @property
     def pending(self) -> int:
         """Number of scripted replies not yet consumed."""
-        with self._lock:
+        with self.lock:
             return len(self._queue)
 
-    def close(self) -> None:
-        """Stop the server and free the port (idempotent)."""
-        if self._thread.is_alive():
-            self._server.shutdown()
-            self._thread.join(timeout=5)
-        self._server.server_close()
+    def reply(self, request: RecordedRequest) -> Reply:
+        """The next scripted reply, else the responder's; a success ``message`` whose
+        ``model`` is None gets the request's model. Anything but ``POST /v1/messages`` is a
+        404; a responder that raises gives a 500."""
+        try:
+            answer = self._scripted(request)
+        except Exception as exc:  # a broken responder should fail loudly, not hang
+            answer = error_reply(500, f"fake responder raised {exc!r}")
+        payload = answer.body
+        if payload is not None and payload.get("type") == "message" and payload.get("model") is None:
+            request_model = request.body.get("model") if isinstance(request.body, dict) else None
+            answer = replace(answer, body={**payload, "model": request_model or "claude-fake"})
+        return answer
 
-    def __enter__(self) -> FakeAnthropic:
-        return self
+    def response_headers(self) -> dict[str, str]:
+        """A fresh ``request-id`` on every answer, as the API sends."""
+        return {"request-id": f"req_fake_{next(_ids):04d}"}
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def _next_reply(self, recorded: RecordedRequest) -> Reply:
-        with self._lock:
-            self.requests.append(recorded)
-            if recorded.method != "POST" or recorded.path.split("?")[0] != "/v1/messages":
-                return error_reply(404, f"fake serves POST /v1/messages only, not {recorded.method} {recorded.path}")
+    def _scripted(self, request: RecordedRequest) -> Reply:
+        with self.lock:
+            if request.method != "POST" or request.path != "/v1/messages":
+                return error_reply(404, f"fake serves POST /v1/messages only, not {request.method} {request.path}")
             if self._queue:
                 return self._queue.popleft()
             responder = self.responder
         if responder is not None:
-            return responder(recorded.body)
+            return responder(request.body)
         return error_reply(500, "no scripted response")
-
-
-def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, like the real API
-
-        def do_POST(self) -> None:  # noqa: N802 - http.server naming
-            self._handle()
-
-        def do_GET(self) -> None:  # noqa: N802
-            self._handle()
-
-        def _handle(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body: Any = json.loads(raw) if raw else None
-            except json.JSONDecodeError:
-                body = raw.decode("utf-8", "replace")
-            recorded = RecordedRequest(
-                method=self.command,
-                path=self.path,
-                headers={k.lower(): v for k, v in self.headers.items()},
-                body=body,
-            )
-            try:
-                reply = fake._next_reply(recorded)
-            except Exception as exc:  # a broken responder should fail loudly, not hang
-                reply = error_reply(500, f"fake responder raised {exc!r}")
-            if reply.delay:
-                time.sleep(reply.delay)
-            if reply.drop:
-                self.close_connection = True
-                try:
-                    self.connection.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-                return
-            payload = reply.body
-            if payload is not None and payload.get("type") == "message" and payload.get("model") is None:
-                request_model = body.get("model") if isinstance(body, dict) else None
-                payload = {**payload, "model": request_model or "claude-fake"}
-            data = json.dumps(payload if payload is not None else {}).encode()
-            self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", f"req_fake_{next(_ids):04d}")
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:  # quiet test output
-            return
-
-    return Handler

@@ -71,6 +71,16 @@ class RecordedRequest:
     size: int
     answered: int | None = None
 
+    @property
+    def api_key(self) -> str | None:
+        """The API key the client sent: ``x-api-key``, ``api-key``, else an ``authorization:
+        Bearer`` token (which header carries it depends on the SDK and its version)."""
+        for name in ("x-api-key", "api-key"):
+            if name in self.headers:
+                return self.headers[name]
+        scheme, _, token = self.headers.get("authorization", "").partition(" ")
+        return token if scheme.lower() == "bearer" and token else None
+
 
 class LoopbackFake:
     """Threaded HTTP server on 127.0.0.1 with a fault queue; starts on construction.
@@ -132,6 +142,28 @@ class LoopbackFake:
         """Answer one request: return ``(status, json_body)``."""
         raise NotImplementedError
 
+    def reply(self, request: RecordedRequest) -> Fault:
+        """The whole answer to one request (status, JSON body, headers, delay, drop).
+
+        Here: the next injected fault (its delay spent first, so a ``slow`` fault delays the
+        routing itself), else :meth:`route`'s answer; a fake that scripts whole answers
+        overrides this. A route that raises answers 500, so a broken fake fails loudly.
+        """
+        fault = self._next_fault()
+        if fault is not None and fault.delay:
+            time.sleep(fault.delay)
+        if fault is not None and (fault.drop or fault.status is not None):
+            return Fault(status=fault.status, body=fault.body, headers=fault.headers, drop=fault.drop)
+        try:
+            code, payload = self.route(request.method, request.path, request.query, request.body)
+        except Exception as exc:
+            code, payload = 500, {"message": f"fake raised {exc!r}"}
+        return Fault(status=code, body=payload)
+
+    def response_headers(self) -> dict[str, str]:
+        """Headers added to every answer that is sent (none here)."""
+        return {}
+
     def _next_fault(self) -> Fault | None:
         with self.lock:
             return self._faults.popleft() if self._faults else None
@@ -162,30 +194,23 @@ def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
                                        {k.lower(): v for k, v in self.headers.items()}, body, len(raw), None)
             with fake.lock:
                 fake.requests.append(recorded)
-            fault = fake._next_fault()
-            if fault is not None and fault.delay:
-                time.sleep(fault.delay)
-            if fault is not None and fault.drop:
+            answer = fake.reply(recorded)
+            if answer.delay:
+                time.sleep(answer.delay)
+            if answer.drop:
                 self.close_connection = True
                 try:
                     self.connection.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
                 return
-            headers: dict[str, str] = {}
-            if fault is not None and fault.status is not None:
-                code, payload, headers = fault.status, fault.body, fault.headers
-            else:
-                try:
-                    code, payload = fake.route(self.command, parts.path, parse_qs(parts.query), body)
-                except Exception as exc:  # a broken fake should fail loudly, not hang
-                    code, payload = 500, {"message": f"fake raised {exc!r}"}
+            code = answer.status if answer.status is not None else 200
             recorded.answered = code
-            data = json.dumps(payload if payload is not None else {}).encode()
+            data = json.dumps(answer.body if answer.body is not None else {}).encode()
             self.send_response(code)
             self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(data)))
-            for name, value in headers.items():
+            for name, value in {**fake.response_headers(), **answer.headers}.items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
