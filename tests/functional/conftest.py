@@ -250,3 +250,13 @@ def ingested_contract(aws_stack: AwsStack, corpus_dir: Path) -> DocumentRecord:
     record = wiring.state_store().get_document(result.doc_id, result.doc_version)
     assert record is not None and record.status == "READY"
     return record
+
+
+@pytest.fixture
+def contract_gold(gold_dir: Path, tmp_path: Path) -> tuple[Path, list[str]]:
+    """A gold file holding only :data:`CONTRACT`'s cuad-dev cases (3 found, 36 not_found):
+    ``(path, its lines)``."""
+    lines = [line for line in (gold_dir / "cuad-dev.jsonl").read_text().splitlines() if CONTRACT in line]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("\n".join(lines) + "\n")
+    return gold, lines

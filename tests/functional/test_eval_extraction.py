@@ -7,15 +7,11 @@ from pathlib import Path
 
 from longdoc import cli, wiring
 
-DOC = "cuad/herimports-maintenance-agreement.pdf"
 
-
-def test_eval_extraction_json_reports_rates_strata_model_and_usage(gold_dir: Path, corpus_dir: Path, tmp_path,
+def test_eval_extraction_json_reports_rates_strata_model_and_usage(contract_gold, corpus_dir: Path, tmp_path,
                                                                    monkeypatch, capsys):
     # Given the contract's gold cases (3 found, 36 not_found) and no Anthropic key
-    lines = [line for line in (gold_dir / "cuad-dev.jsonl").read_text().splitlines() if DOC in line]
-    gold = tmp_path / "gold.jsonl"
-    gold.write_text("\n".join(lines) + "\n")
+    gold, lines = contract_gold
     monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("LONGDOC_MODEL", "baseline")

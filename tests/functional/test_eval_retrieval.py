@@ -7,15 +7,11 @@ from pathlib import Path
 
 from longdoc import cli, wiring
 
-DOC = "cuad/herimports-maintenance-agreement.pdf"
 
-
-def test_eval_retrieval_json_reports_recall_mrr_strata_and_baseline(gold_dir: Path, corpus_dir: Path, tmp_path,
+def test_eval_retrieval_json_reports_recall_mrr_strata_and_baseline(contract_gold, corpus_dir: Path, tmp_path,
                                                                      monkeypatch, capsys):
     # Given a gold file with the contract's cases (3 found, the rest not_found)
-    lines = [line for line in (gold_dir / "cuad-dev.jsonl").read_text().splitlines() if DOC in line]
-    gold = tmp_path / "gold.jsonl"
-    gold.write_text("\n".join(lines) + "\n")
+    gold, lines = contract_gold
     monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
     wiring.reset()
 

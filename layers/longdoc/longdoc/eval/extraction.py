@@ -25,7 +25,7 @@ from pathlib import Path
 
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.retrieval import FLAG_BELOW, EvalStore, document_text, store_root
-from longdoc.eval.scoring import enclosing_section_keys, normalise, overlaps, position
+from longdoc.eval.scoring import enclosing_section_keys, normalise, overlaps, position, strata_groups
 
 MAX_SESSIONS = 60
 
@@ -63,11 +63,8 @@ def _rates(rows: list[dict]) -> dict:
 
 
 def _strata(rows: list[dict], keys: tuple[str, ...]) -> list[dict]:
-    groups: dict[tuple, list[dict]] = defaultdict(list)
-    for r in rows:
-        groups[tuple(r.get(k) or "-" for k in keys)].append(r)
     out = []
-    for values, items in groups.items():
+    for values, items in strata_groups(((r, r) for r in rows), keys).items():
         rates = _rates(items)
         entry = dict(zip(keys, values))
         entry.update(cases=rates["cases"], accuracy=rates["accuracy"], found_accuracy=rates["found_accuracy"],

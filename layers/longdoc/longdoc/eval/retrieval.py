@@ -34,7 +34,7 @@ from pathlib import Path
 from longdoc.domain.retrieve import DENSE_WEIGHT, LEAD_RANK, BM25, Retriever, bm25_tokens, chunk_tokens
 from longdoc.domain.tokens import estimate_tokens
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
-from longdoc.eval.scoring import Haystack, enclosing_section_keys, normalise, position, words
+from longdoc.eval.scoring import Haystack, enclosing_section_keys, normalise, position, strata_groups, words
 from longdoc.models import Chunk
 
 KS = (1, 3, 5, 10)
@@ -214,11 +214,8 @@ def _summary(results: list[CaseResult]) -> dict:
 
 
 def _strata(rows: list[tuple[dict, CaseResult]], keys: Sequence[str]) -> list[dict]:
-    groups: dict[tuple, list[CaseResult]] = defaultdict(list)
-    for meta, res in rows:
-        groups[tuple(meta.get(k) or "-" for k in keys)].append(res)
     out = []
-    for values, results in groups.items():
+    for values, results in strata_groups(rows, keys).items():
         s = _summary(results)
         entry = dict(zip(keys, values))
         entry.update(cases=s["cases"], recall_at=s["recall_at"], recall_at_budget=s["recall_at_budget"],

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 THRESHOLD = 0.8
 """Share of the snippet's word tokens that must appear in order (gold README)."""
@@ -46,6 +50,15 @@ def enclosing_section_keys(section_id: str | None) -> set[str]:
             break
         key = shorter
     return keys
+
+
+def strata_groups(rows: Iterable[tuple[dict, T]], keys: Sequence[str]) -> dict[tuple, list[T]]:
+    """Group ``(meta, value)`` rows by the meta values of ``keys`` (a missing or empty value
+    is ``"-"``), keeping row order inside each group: the strata of an eval report."""
+    groups: dict[tuple, list[T]] = defaultdict(list)
+    for meta, value in rows:
+        groups[tuple(meta.get(k) or "-" for k in keys)].append(value)
+    return groups
 
 
 def words(text: str) -> list[str]:
