@@ -154,6 +154,11 @@ class SqliteStateStore:
             row: tuple[Any, ...] | None = conn.execute(sql, params).fetchone()
         return row
 
+    def _read_bodies(self, sql: str, *params: Any) -> list[str]:
+        """Run one query whose rows are ``(body,)`` and return the JSON bodies in row order."""
+        with self._connect() as conn:
+            return [body for (body,) in conn.execute(sql, params).fetchall()]
+
     def put_document(self, record: DocumentRecord) -> None:
         """Create or replace ``(doc_id, doc_version)`` and point the document's latest at it."""
         with self._write() as conn:
@@ -183,11 +188,9 @@ class SqliteStateStore:
 
     def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
         """Return every version of ``doc_id``, ordered by ``updated_at`` then version."""
-        with self._connect() as conn:
-            rows = conn.execute(
-                "SELECT body FROM documents WHERE doc_id = ? ORDER BY updated_at, doc_version", (doc_id,)
-            ).fetchall()
-        return [DocumentRecord.model_validate_json(body) for (body,) in rows]
+        bodies = self._read_bodies(
+            "SELECT body FROM documents WHERE doc_id = ? ORDER BY updated_at, doc_version", doc_id)
+        return [DocumentRecord.model_validate_json(body) for body in bodies]
 
     def put_run(self, run: RunRecord) -> None:
         """Create or replace a run record."""
@@ -249,11 +252,8 @@ class SqliteStateStore:
 
     def list_extractions(self, run_id: str) -> list[Extraction]:
         """Return the run's extractions ordered by the first write of each clause type."""
-        with self._connect() as conn:
-            rows = conn.execute(
-                "SELECT body FROM extractions WHERE run_id = ? ORDER BY seq", (run_id,)
-            ).fetchall()
-        return [Extraction.model_validate_json(body) for (body,) in rows]
+        bodies = self._read_bodies("SELECT body FROM extractions WHERE run_id = ? ORDER BY seq", run_id)
+        return [Extraction.model_validate_json(body) for body in bodies]
 
 
 # --------------------------------------------------------------------------- DynamoDB
