@@ -261,11 +261,12 @@ def _find_headings(
     list_lines = list_lines or set()
     numbered_lines = numbered_lines or set()
     list_depth, list_last = 0, -2  # a run of numbered list lines: their depth, last line no
-    line_numbers = {_parse_number(m.group("num")) for m in (_NUMERIC_RE.match(ln.strip()) for ln in text.split("\n")) if m}
+    lines = text.split("\n")
+    line_numbers = {_parse_number(m.group("num")) for m in (_NUMERIC_RE.match(ln.strip()) for ln in lines) if m}
     box_top: int | None = None
     pos = 0
     prev = ""
-    for line_no, line in enumerate(text.split("\n")):
+    for line_no, line in enumerate(lines):
         line_start = pos
         pos += len(line) + 1
         stripped = line.strip()
