@@ -339,17 +339,24 @@ class DynamoStateStore:
         item = self._get(f"DOC#{doc_id}", f"VERSION#{doc_version}")
         return DocumentRecord.model_validate_json(item["body"]["S"]) if item else None
 
-    def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
-        """Query ``DOC#{doc_id}`` items with ``VERSION#`` keys (all pages), ordered by ``updated_at``."""
-        records: list[DocumentRecord] = []
+    def _query_prefix(self, pk: str, sk_prefix: str) -> list[dict[str, Any]]:
+        """All items of partition ``pk`` whose sort key starts with ``sk_prefix``, every page of
+        a consistent Query (DynamoDB returns at most 1 MB per page, so paging is required)."""
+        items: list[dict[str, Any]] = []
         paginator = self.client.get_paginator("query")
         for page in paginator.paginate(
             TableName=self.table_name,
             KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues={":pk": _s(f"DOC#{doc_id}"), ":prefix": _s("VERSION#")},
+            ExpressionAttributeValues={":pk": _s(pk), ":prefix": _s(sk_prefix)},
             ConsistentRead=True,
         ):
-            records.extend(DocumentRecord.model_validate_json(item["body"]["S"]) for item in page.get("Items", []))
+            items.extend(page.get("Items", []))
+        return items
+
+    def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
+        """Query ``DOC#{doc_id}`` items with ``VERSION#`` keys (all pages), ordered by ``updated_at``."""
+        records = [DocumentRecord.model_validate_json(item["body"]["S"])
+                   for item in self._query_prefix(f"DOC#{doc_id}", "VERSION#")]
         records.sort(key=lambda r: (r.updated_at, r.doc_version))
         return records
 
@@ -440,14 +447,6 @@ class DynamoStateStore:
 
     def list_extractions(self, run_id: str) -> list[Extraction]:
         """Query the run's extraction items (all pages) and return them by first-write order."""
-        items: list[dict[str, Any]] = []
-        paginator = self.client.get_paginator("query")
-        for page in paginator.paginate(
-            TableName=self.table_name,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-            ExpressionAttributeValues={":pk": _s(f"RUN#{run_id}"), ":prefix": _s("EXTRACTION#")},
-            ConsistentRead=True,
-        ):
-            items.extend(page.get("Items", []))
+        items = self._query_prefix(f"RUN#{run_id}", "EXTRACTION#")
         items.sort(key=lambda item: (int(item["order"]["N"]), item["sk"]["S"]))
         return [Extraction.model_validate_json(item["body"]["S"]) for item in items]
