@@ -59,8 +59,9 @@ _STAGE_METRICS = {"parse": "ParseSeconds", "embed": "EmbedSeconds", "upsert": "U
 def _remove(key: str) -> None:
     doc_id = doc_id_for_key(key)
     logger.append_keys(doc_id=doc_id, doc_version=None)
-    marked = delete_document_source(key=key, state=wiring.state_store(), index=wiring.vector_index(),
-                                    doc_id=doc_id)
+    marked = delete_document_source(key=key, blobs=wiring.blob_store(), state=wiring.state_store(),
+                                    index=wiring.vector_index(), doc_id=doc_id)
+    # No versions marked: already deleted, or the object exists again (a stale event).
     logger.info("document source removed", extra={"key": key, "versions": marked})
     metrics.add_metric(name="DocumentsDeleted", unit=MetricUnit.Count, value=len(marked))
 

@@ -319,6 +319,26 @@ def test_object_removed_deletes_vectors_and_marks_the_document_deleted(
     assert wiring.state_store().get_document("other").status == "READY"
 
 
+def test_a_stale_removal_event_after_a_reupload_deletes_nothing(
+    cloud: Cloud, corpus_dir: Path, ingest_handler, ingest_context, load_event,
+) -> None:
+    # Given a contract that was ingested, deleted and uploaded again, whose new creation
+    # event is handled before the older removal event (an SQS standard queue may reorder)
+    cloud.aws.upload(GOOD_KEY, corpus_dir / GOOD_PDF)
+    assert ingest_handler(load_event("sqs-s3-object-created.json"), ingest_context) == {"batchItemFailures": []}
+    vectors = cloud.pinecone.count(NAMESPACE)
+    cloud.aws.s3.delete_object(Bucket=cloud.aws.bucket, Key=GOOD_KEY)
+    cloud.aws.upload(GOOD_KEY, corpus_dir / GOOD_PDF)
+    assert ingest_handler(load_event("sqs-s3-object-created.json"), ingest_context) == {"batchItemFailures": []}
+
+    # When the late removal event arrives
+    assert ingest_handler(load_event("sqs-s3-object-removed.json"), ingest_context) == {"batchItemFailures": []}
+
+    # Then the document that is in the bucket stays READY with all its vectors
+    assert wiring.state_store().get_document(GOOD_DOC_ID).status == "READY"
+    assert cloud.pinecone.count(NAMESPACE) == vectors > 0
+
+
 def test_dimension_mismatch_is_a_configuration_error_before_any_upsert(
     cloud: Cloud, corpus_dir: Path, ingest_handler, ingest_context, load_event, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

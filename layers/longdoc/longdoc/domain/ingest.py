@@ -477,7 +477,8 @@ def _update_metadata(blobs: BlobStore, state: StateStore, existing: DocumentReco
                         False, time.monotonic() - started, metadata_updated=True)
 
 
-def delete_document_source(*, key: str, state: StateStore, index: VectorIndex, doc_id: str | None = None) -> list[str]:
+def delete_document_source(*, key: str, blobs: BlobStore, state: StateStore, index: VectorIndex,
+                           doc_id: str | None = None) -> list[str]:
     """Handle the removal of the object at ``key``: drop its vectors, mark its versions ``DELETED``.
 
     Every registered version of the document whose ``source_key`` is ``key`` (or, for
@@ -487,7 +488,14 @@ def delete_document_source(*, key: str, state: StateStore, index: VectorIndex, d
     still resolve their citations. Versions are marked oldest first, so the latest
     pointer ends on the version that was latest. Repeating it is harmless. Returns the
     versions marked.
+
+    S3 event notifications may arrive late, twice or out of order (an SQS standard queue
+    reorders them; https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-how-to-event-types-and-destinations.html),
+    so the bucket itself decides: when an object exists at ``key`` again (re-uploaded
+    after the removal this event reports), nothing is marked and ``[]`` is returned.
     """
+    if blobs.exists(key):
+        return []
     doc_id = doc_id or doc_id_for_key(key)
     source = key.rsplit("/", 1)[-1]
     latest = state.get_document(doc_id)
