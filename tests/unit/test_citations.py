@@ -162,3 +162,22 @@ def test_quote_from_another_chunk_of_the_same_document_is_rejected(gdpr_chunks) 
     # When the citation points at the wrong chunk, Then it is rejected
     with pytest.raises(CitationError, match="not found verbatim"):
         verify_citation(Citation(chunk_id=elsewhere.chunk_id, page=163, quote=quote), gdpr_chunks)
+
+
+def test_a_quote_repeated_in_a_chunk_is_placed_on_the_page_the_model_cited() -> None:
+    # Given a chunk spanning pages 3-4 whose sentence appears once on each page
+    from longdoc.models import Chunk, PageSpan
+
+    text = "Article 13 (a) the identity of the controller;\nArticle 14 (a) the identity of the controller;"
+    second = text.index("Article 14")
+    chunk = Chunk(chunk_id="d:00000000:0000", doc_id="d", doc_version="0" * 16, ordinal=0, source="d.pdf",
+                  page_start=3, page_end=4, section_id="Article 13", heading_path=[], text=text, char_start=0,
+                  char_end=len(text), token_count=20, content_hash="x",
+                  page_spans=[PageSpan(page=3, char_start=0, char_end=second), PageSpan(page=4, char_start=second,
+                                                                                   char_end=len(text))])
+    quote = "the identity of the controller;"
+    # When the model cites it on page 4, Then the page-4 occurrence is the one resolved
+    assert verify_citation(Citation(chunk_id=chunk.chunk_id, page=4, quote=quote), {chunk.chunk_id: chunk}).page == 4
+    # And without a page, or with a page it is not on, the first occurrence stands
+    assert verify_citation(Citation(chunk_id=chunk.chunk_id, quote=quote), {chunk.chunk_id: chunk}).page == 3
+    assert verify_citation(Citation(chunk_id=chunk.chunk_id, page=9, quote=quote), {chunk.chunk_id: chunk}).page == 3

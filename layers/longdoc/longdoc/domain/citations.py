@@ -31,19 +31,31 @@ def _normalise_with_map(text: str) -> tuple[str, list[int]]:
     return "".join(out), offsets
 
 
+def find_quotes(text: str, quote: str) -> list[tuple[int, int]]:
+    """Every occurrence of ``quote`` in ``text`` ignoring whitespace differences, in order.
+
+    Returns ``(start, end)`` offsets into ``text``; empty when the quote is not there (or
+    is blank). Occurrences do not overlap.
+    """
+    needle = _WS.sub(" ", quote).strip()
+    if not needle:
+        return []
+    hay, offsets = _normalise_with_map(text)
+    found: list[tuple[int, int]] = []
+    at = hay.find(needle)
+    while at >= 0:
+        found.append((offsets[at], offsets[at + len(needle) - 1] + 1))
+        at = hay.find(needle, at + len(needle))
+    return found
+
+
 def find_quote(text: str, quote: str) -> tuple[int, int] | None:
     """Locate ``quote`` in ``text`` ignoring whitespace differences.
 
     Returns ``(start, end)`` offsets into ``text`` of the first occurrence, or None.
     """
-    needle = _WS.sub(" ", quote).strip()
-    if not needle:
-        return None
-    hay, offsets = _normalise_with_map(text)
-    at = hay.find(needle)
-    if at < 0:
-        return None
-    return offsets[at], offsets[at + len(needle) - 1] + 1
+    found = find_quotes(text, quote)
+    return found[0] if found else None
 
 
 class CitationError(ValueError):
@@ -68,18 +80,21 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
     ``chunks`` maps chunk_id to the document version's chunks. The returned citation's
     ``page``, ``page_label`` and ``section_id`` come from the quote's first character
     (:func:`resolve_location`), whatever the model claimed; ``quote`` is the chunk's own
-    text of it. Raises :class:`CitationError` when the chunk is unknown or the quote is
-    not verbatim in it.
+    text of it. When the quote occurs more than once in the chunk (a sentence repeated in
+    two articles), the occurrence on the page the model cited wins, else the first.
+    Raises :class:`CitationError` when the chunk is unknown or the quote is not verbatim
+    in it.
     """
     chunk = chunks.get(citation.chunk_id)
     if chunk is None:
         raise CitationError(f"chunk_id {citation.chunk_id!r} is not a chunk of this document")
-    found = find_quote(chunk.text, citation.quote)
-    if found is None:
+    found = find_quotes(chunk.text, citation.quote)
+    if not found:
         raise CitationError(
             f"quote not found verbatim in chunk {citation.chunk_id}: {citation.quote[:80]!r}"
         )
-    start, end = found
+    start, end = next((f for f in found if citation.page is not None and chunk.page_of(f[0]) == citation.page),
+                      found[0])
     page, label, section_id = resolve_location(chunk, start)
     return Citation(
         chunk_id=chunk.chunk_id,
