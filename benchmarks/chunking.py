@@ -7,7 +7,7 @@ Every document in the corpus (top level and ``cuad/``; ``bad/`` skipped) is pars
 with :func:`parse_document` and split by each chunker at the same target: ours at
 ``target_tokens`` (estimated tokens, 4 characters each) with max = 2 x target; the others
 at ``4 * target`` characters with a 15 % overlap where they take one. Ground truth for
-sections is OUR section detection (the sections :mod:`longdoc.domain.chunk` finds); see
+sections is OUR section detection (the sections :mod:`longdoc.ingest.chunk` finds); see
 ``docs/benchmarks.md`` for the metric definitions. Ratios are against LangChain's
 ``RecursiveCharacterTextSplitter`` measured in the same run. Finally a >= 1,000-page PDF
 is built in /tmp by concatenating corpus PDFs (pypdfium2 ``import_pages``) and parsed +
@@ -30,10 +30,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "layers" / "longdoc"))
 
-from longdoc.domain import chunk as ours  # noqa: E402
-from longdoc.domain.parse import parse_document  # noqa: E402
-from longdoc.domain.tokens import CHARS_PER_TOKEN, estimate_tokens  # noqa: E402
-from longdoc.models import ParsedDocument  # noqa: E402
+from longdoc.ingest import chunk as ours  # noqa: E402
+from longdoc.ingest.parse import parse_document
+from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens
+from longdoc.ingest.models import ParsedDocument
 
 TERMINATORS = tuple('.;:!?)]"”')
 LIST_ITEM = re.compile(r"(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from longdoc.domain.parse import parse_document
-from longdoc.models import ParsedDocument
+from longdoc.ingest.parse import parse_document
+from longdoc.ingest.models import ParsedDocument
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 """The repository root (the folder holding ``pyproject.toml``)."""

@@ -22,10 +22,10 @@ from pydantic import BaseModel, Field
 
 from longdoc import wiring
 from longdoc.config import get_settings
-from longdoc.domain.catalogue import load_catalogue
-from longdoc.domain.ingest import ready_document
-from longdoc.domain.session import run_result, start_run
-from longdoc.errors import LongdocError, NotFound, UnknownClauseType
+from longdoc.extract.catalogue import load_catalogue
+from longdoc.core.documents import ready_document
+from longdoc.extract.session import run_result, start_run
+from longdoc.core.errors import LongdocError, NotFound, UnknownClauseType
 from longdoc.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)

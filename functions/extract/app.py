@@ -1,6 +1,6 @@
 """Extract function: one Claude session per invocation (or records / resumes a failed run).
 
-Thin handler: parse the Step Functions payload, call :func:`longdoc.domain.session.run_session`
+Thin handler: parse the Step Functions payload, call :func:`longdoc.extract.session.run_session`
 with a deadline derived from the Lambda's remaining time (minus ``LONGDOC_TIME_MARGIN_SECONDS``),
 shape the small state output. Domain errors propagate with their class name as
 ``errorType`` so the state machine's Retry/Catch can match them.
@@ -18,9 +18,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
 from longdoc.config import get_settings
-from longdoc.domain.session import SessionOptions, fail_or_resume, run_session
-from longdoc.errors import ExtractionFailed, IterationCapReached
-from longdoc.events import ExtractTaskInput, ExtractTaskOutput
+from longdoc.extract.session import SessionOptions, fail_or_resume, run_session
+from longdoc.core.errors import ExtractionFailed, IterationCapReached
+from longdoc.extract.steps import ExtractTaskInput, ExtractTaskOutput
 from longdoc.observability import logger, metrics, tracer
 
 # SnapStart priming: while Lambda takes the snapshot of a published version, it sets

@@ -6,7 +6,7 @@ the S3 test event sent when notifications are configured is acknowledged and ign
 Object keys arrive URL-encoded (``+`` for spaces, ``%xx``) and are decoded before use.
 
 ``ObjectCreated``: the object is ingested (resumable, see
-:func:`longdoc.domain.ingest.ingest_document`); the invocation's remaining time is passed
+:func:`longdoc.ingest.pipeline.ingest_document`); the invocation's remaining time is passed
 down, so a long document stops with its progress saved before Lambda's timeout and its
 redelivery continues. ``ObjectRemoved``: the document's vectors are deleted and its
 versions marked ``DELETED``. A created object that is gone by the time it is read is
@@ -15,7 +15,7 @@ acknowledged (its removal event does the rest).
 Document metadata (``doc_type``, ``line_of_business``, ``term``) comes from the object's
 S3 user metadata (``x-amz-meta-doc-type`` etc., set at upload) and its
 ``<key>.metadata.json`` sidecar, the sidecar winning key by key
-(:func:`longdoc.domain.ingest.document_metadata`). The same bytes with changed metadata
+(:func:`longdoc.ingest.pipeline.document_metadata`). The same bytes with changed metadata
 (e.g. an in-place copy with new ``--metadata``) rewrite that version's chunk metadata.
 
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): DocumentsIngested,
@@ -37,15 +37,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
 from longdoc.config import get_settings
-from longdoc.domain.ingest import (
-    INCOMING_PREFIX,
-    METADATA_SUFFIX,
-    delete_document_source,
-    doc_id_for_key,
-    ingest_document,
-    version_for,
-)
-from longdoc.errors import DocumentError, NotFound
+from longdoc.core.documents import INCOMING_PREFIX
+from longdoc.ingest.pipeline import METADATA_SUFFIX, delete_document_source, doc_id_for_key, ingest_document, version_for
+from longdoc.core.errors import DocumentError, NotFound
 from longdoc.observability import logger, metrics, tracer
 
 # A batch whose every record failed is still answered with batchItemFailures (not an

@@ -27,7 +27,7 @@ from longdoc.adapters.embedders import MiniLMEmbedder
 from longdoc.adapters.vector_index import LanceDBIndex
 from longdoc.config import get_settings
 from longdoc.local.engine import LocalContext
-from longdoc.models import DocumentRecord
+from longdoc.core.models import DocumentRecord
 
 REPO = Path(__file__).resolve().parents[2]
 EVENTS = REPO / "events"
@@ -240,7 +240,8 @@ CONTRACT = "cuad/herimports-maintenance-agreement.pdf"
 @pytest.fixture
 def ingested_contract(aws_stack: AwsStack, corpus_dir: Path) -> DocumentRecord:
     """Upload and ingest :data:`CONTRACT` into the moto stack; returns its READY registry entry."""
-    from longdoc.domain.ingest import INCOMING_PREFIX, ingest_document
+    from longdoc.core.documents import INCOMING_PREFIX
+    from longdoc.ingest.pipeline import ingest_document
 
     path = corpus_dir / CONTRACT
     key = INCOMING_PREFIX + path.name

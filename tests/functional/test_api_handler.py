@@ -21,7 +21,7 @@ from longdoc.adapters.baseline import BASELINE_NAME
 from longdoc.cli import load_handler
 from longdoc.config import get_settings
 from longdoc.local.engine import LocalContext
-from longdoc.models import DocumentRecord
+from longdoc.core.models import DocumentRecord
 
 # Known noise: handlers that publish no metric on a path make Powertools warn "No application metrics".
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]

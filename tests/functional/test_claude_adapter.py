@@ -10,9 +10,9 @@ from collections.abc import Iterator
 import pytest
 
 from longdoc.adapters.claude import ClaudeModel
-from longdoc.errors import ModelRequestError, ModelThrottled, ModelUnavailable
-from longdoc.models import Message, ModelRequest, TextBlock, ToolUseBlock, Usage
-from longdoc.ports import Model
+from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
+from longdoc.core.messages import Message, ModelRequest, TextBlock, ToolUseBlock, Usage
+from longdoc.core.ports import Model
 from tests.fakes.anthropic_server import (
     FakeAnthropic,
     Reply,

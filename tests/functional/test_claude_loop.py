@@ -24,12 +24,13 @@ from longdoc import wiring
 from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.adapters.claude import ClaudeModel
 from longdoc.cli import load_handler
-from longdoc.domain.catalogue import load_catalogue
-from longdoc.domain.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
-from longdoc.domain.session import SessionOptions, run_result, run_session, start_run
-from longdoc.errors import CheckpointConflict
+from longdoc.extract.catalogue import load_catalogue
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
+from longdoc.extract.session import SessionOptions, run_result, run_session, start_run
+from longdoc.core.errors import CheckpointConflict
 from longdoc.local.engine import LocalContext, LocalStepFunctions, start_input
-from longdoc.models import DocumentRecord, Message, ModelRequest
+from longdoc.core.models import DocumentRecord
+from longdoc.core.messages import Message, ModelRequest
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, error_reply, message_reply, text_block, usage_json
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]

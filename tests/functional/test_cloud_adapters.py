@@ -13,8 +13,8 @@ import pytest
 
 from longdoc.adapters.embedders import VoyageEmbedder
 from longdoc.adapters.vector_index import PINECONE_MAX_METADATA_BYTES, PineconeIndex
-from longdoc.errors import ConfigError, EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
-from longdoc.models import Chunk
+from longdoc.core.errors import ConfigError, EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
+from longdoc.core.models import Chunk
 from tests.fakes.loopback import drop, slow, status
 from tests.fakes.pinecone_server import FakePinecone
 from tests.fakes.voyage_server import FakeVoyage

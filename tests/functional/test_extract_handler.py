@@ -15,10 +15,11 @@ import pytest
 
 from longdoc import wiring
 from longdoc.adapters.baseline import BASELINE_NAME
-from longdoc.domain.catalogue import load_catalogue
-from longdoc.domain.session import start_run
-from longdoc.errors import ExtractionFailed, IterationCapReached, NotFound
-from longdoc.models import DocumentRecord, RunRecord
+from longdoc.extract.catalogue import load_catalogue
+from longdoc.extract.session import start_run
+from longdoc.core.errors import ExtractionFailed, IterationCapReached, NotFound
+from longdoc.core.models import DocumentRecord
+from longdoc.core.records import RunRecord
 from longdoc.observability import metrics
 
 # Known noise: handlers that publish no metric on a path make Powertools warn "No application metrics".

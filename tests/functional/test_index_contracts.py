@@ -19,9 +19,9 @@ import pytest
 
 from longdoc.adapters.embedders import MiniLMEmbedder, VoyageEmbedder
 from longdoc.adapters.vector_index import LanceDBIndex, PineconeIndex
-from longdoc.errors import ConfigError
-from longdoc.models import Chunk
-from longdoc.ports import Embedder, VectorIndex
+from longdoc.core.errors import ConfigError
+from longdoc.core.models import Chunk
+from longdoc.core.ports import Embedder, VectorIndex
 from tests.fakes.pinecone_server import FakePinecone
 from tests.fakes.voyage_server import FakeVoyage
 

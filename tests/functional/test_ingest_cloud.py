@@ -19,7 +19,8 @@ import pytest
 from longdoc import wiring
 from longdoc.adapters.embedders import VoyageEmbedder
 from longdoc.config import get_settings
-from longdoc.domain.ingest import embeddings_key, load_chunks
+from longdoc.ingest.pipeline import embeddings_key
+from longdoc.core.documents import load_chunks
 from longdoc.local.engine import LocalContext
 from longdoc.observability import metrics
 from tests.fakes.loopback import Fault, status

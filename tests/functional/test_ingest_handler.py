@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from longdoc import wiring
-from longdoc.domain.ingest import chunks_key
-from longdoc.models import Chunk
+from longdoc.core.documents import chunks_key
+from longdoc.core.models import Chunk
 from longdoc.observability import metrics
 
 # Known noise: handlers that publish no metric on a path make Powertools warn "No application metrics".

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from longdoc import wiring
-from longdoc.domain.ingest import chunks_key
-from longdoc.models import Chunk, DocumentMetadata
+from longdoc.core.documents import chunks_key
+from longdoc.core.models import Chunk, DocumentMetadata
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 

@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
 
 from longdoc.adapters.secrets import api_key
-from longdoc.errors import ConfigError
+from longdoc.core.errors import ConfigError
 
 ENV_VAR = "LONGDOC_TEST_API_KEY"
 FAKE_KEY = "sk-test-not-real-0123"

@@ -21,19 +21,11 @@ from moto import mock_aws
 
 from longdoc.adapters.blob import LocalBlobStore, S3BlobStore
 from longdoc.adapters.state import CHECKPOINT_TTL_SECONDS, DynamoStateStore, SqliteStateStore, checkpoint_expiry
-from longdoc.errors import CheckpointConflict, CheckpointSchemaError, NotFound
-from longdoc.models import (
-    CASE_FACTS_SCHEMA_VERSION,
-    CaseFacts,
-    Checkpoint,
-    Citation,
-    DocumentRecord,
-    Extraction,
-    ResolvedClause,
-    RunRecord,
-    Usage,
-)
-from longdoc.ports import BlobStore, StateStore
+from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, NotFound
+from longdoc.core.records import CASE_FACTS_SCHEMA_VERSION, CaseFacts, Checkpoint, Citation, Extraction, ResolvedClause, RunRecord
+from longdoc.core.models import DocumentRecord
+from longdoc.core.messages import Usage
+from longdoc.core.ports import BlobStore, StateStore
 
 BUCKET = "longdoc-test-bucket"
 TABLE = "longdoc-test-table"

@@ -12,22 +12,14 @@ from pathlib import Path
 import pytest
 
 from longdoc.adapters.baseline import BASELINE_NAME, BLOCK_OVERHEAD_TOKENS, OfflineBaselineModel
-from longdoc.domain.catalogue import load_catalogue
-from longdoc.domain.chunk import chunk_document
-from longdoc.domain.citations import verify_citation
-from longdoc.domain.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request
-from longdoc.domain.tokens import estimate_tokens
-from longdoc.models import (
-    CaseFacts,
-    Chunk,
-    Citation,
-    Message,
-    ModelRequest,
-    ModelResponse,
-    TextBlock,
-    ToolResultBlock,
-    ToolUseBlock,
-)
+from longdoc.extract.catalogue import load_catalogue
+from longdoc.ingest.chunk import chunk_document
+from longdoc.extract.citations import verify_citation
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request
+from longdoc.core.tokens import estimate_tokens
+from longdoc.core.records import CaseFacts, Citation
+from longdoc.core.models import Chunk
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
 
 GOOSEHEAD = "cuad/gooseheadinsurance-franchise-agreement.pdf"
 CARDLYTICS = "cuad/cardlyticsinc-maintenance-agreement1.pdf"

@@ -1,4 +1,4 @@
-"""Unit tests for the clause-type catalogue (longdoc.domain.catalogue)."""
+"""Unit tests for the clause-type catalogue (longdoc.extract.catalogue)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from longdoc.domain.catalogue import Catalogue, ClauseType, load_catalogue, normalise_name
-from longdoc.errors import ConfigError, UnknownClauseType
+from longdoc.extract.catalogue import Catalogue, ClauseType, load_catalogue, normalise_name
+from longdoc.core.errors import ConfigError, UnknownClauseType
 
 GOLD_FILE = Path(__file__).resolve().parents[2] / ".." / "shared" / "gold" / "cuad-dev.jsonl"
 

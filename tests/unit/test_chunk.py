@@ -1,4 +1,4 @@
-"""Tests for :func:`longdoc.domain.chunk.chunk_document` on real corpus documents.
+"""Tests for :func:`longdoc.ingest.chunk.chunk_document` on real corpus documents.
 
 Every invariant is checked on six real documents (three plain-text licences, an insurance
 policy PDF, a CUAD franchise agreement PDF and the 261-page GDPR Council PDF) at several
@@ -14,10 +14,11 @@ from functools import lru_cache
 
 import pytest
 
-from longdoc.domain.chunk import chunk_document, split_sentences
-from longdoc.domain.parse import parse_document
-from longdoc.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
-from longdoc.models import Chunk, PageSpan, ParsedDocument
+from longdoc.ingest.chunk import chunk_document, split_sentences
+from longdoc.ingest.parse import parse_document
+from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens
+from longdoc.core.models import Chunk, PageSpan
+from longdoc.ingest.models import ParsedDocument
 
 MPL = "MPL-2.0.txt"
 APACHE = "Apache-2.0.txt"

@@ -1,4 +1,4 @@
-"""Tests for citation checks (:mod:`longdoc.domain.citations`) on real GDPR chunks."""
+"""Tests for citation checks (:mod:`longdoc.extract.citations`) on real GDPR chunks."""
 
 from __future__ import annotations
 
@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from longdoc.domain.chunk import chunk_document
-from longdoc.domain.citations import CitationError, find_quote, verify_citation
-from longdoc.models import Chunk, Citation
+from longdoc.ingest.chunk import chunk_document
+from longdoc.extract.citations import CitationError, find_quote, verify_citation
+from longdoc.core.models import Chunk
+from longdoc.core.records import Citation
 
 GDPR = "gdpr-council-position-5419-16.pdf"
 
@@ -166,7 +167,7 @@ def test_quote_from_another_chunk_of_the_same_document_is_rejected(gdpr_chunks) 
 
 def test_a_quote_repeated_in_a_chunk_is_placed_on_the_page_the_model_cited() -> None:
     # Given a chunk spanning pages 3-4 whose sentence appears once on each page
-    from longdoc.models import Chunk, PageSpan
+    from longdoc.core.models import Chunk, PageSpan
 
     text = "Article 13 (a) the identity of the controller;\nArticle 14 (a) the identity of the controller;"
     second = text.index("Article 14")

@@ -13,10 +13,11 @@ import pytest
 
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
-from longdoc.domain.ingest import document_metadata, ingest_document, load_chunks, read_sidecar
-from longdoc.errors import DocumentError, NotFound
-from longdoc.models import METADATA_VALUE_MAX_CHARS, DocumentMetadata
-from longdoc.ports import BlobStore
+from longdoc.ingest.pipeline import document_metadata, ingest_document, read_sidecar
+from longdoc.core.documents import load_chunks
+from longdoc.core.errors import DocumentError, NotFound
+from longdoc.core.models import METADATA_VALUE_MAX_CHARS, DocumentMetadata
+from longdoc.core.ports import BlobStore
 
 KEY = "incoming/home-policy.txt"
 POLICY = ("1. Cover\n\nWe cover the buildings of your home against fire, flood and theft.\n\n"

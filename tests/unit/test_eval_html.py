@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from longdoc.eval.html import eval_html, run_html
-from longdoc.models import Chunk, PageSpan
+from longdoc.core.models import Chunk, PageSpan
 
 
 def test_extraction_eval_html_colours_strata_and_escapes_names():

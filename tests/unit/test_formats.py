@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from longdoc.domain.chunk import chunk_document
-from longdoc.domain.formats import html_to_text
-from longdoc.domain.parse import parse_document
+from longdoc.ingest.chunk import chunk_document
+from longdoc.ingest.parse.formats import html_to_text
+from longdoc.ingest.parse import parse_document
 from tests.unit.docx_builder import (
     DECIMAL_LIST,
     LETTER_LIST,
@@ -70,7 +70,7 @@ def test_docx_name_on_other_bytes_and_corrupt_docx_are_refused() -> None:
     # Given text bytes named .docx, and a DOCX cut short
     import pytest
 
-    from longdoc.errors import DocumentError
+    from longdoc.core.errors import DocumentError
 
     with pytest.raises(DocumentError, match="extension says DOCX"):
         parse_document("x.docx", b"plain text, not a zip")

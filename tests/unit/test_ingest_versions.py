@@ -17,10 +17,11 @@ from pydantic import ValidationError
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
 from longdoc.config import Settings
-from longdoc.domain.ingest import embedding_text, ingest_document, load_chunks, read_sidecar
-from longdoc.domain.parse import parse_document
-from longdoc.errors import DocumentError
-from longdoc.models import Chunk, DocumentMetadata
+from longdoc.core.documents import embedding_text, load_chunks
+from longdoc.ingest.pipeline import ingest_document, read_sidecar
+from longdoc.ingest.parse import parse_document
+from longdoc.core.errors import DocumentError
+from longdoc.core.models import Chunk, DocumentMetadata
 
 CONTRACT = "cuad/herimports-maintenance-agreement.pdf"
 

@@ -1,4 +1,4 @@
-"""Tests for :func:`longdoc.domain.parse.parse_document` on the shared real-document corpus."""
+"""Tests for :func:`longdoc.ingest.parse.parse_document` on the shared real-document corpus."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pypdfium2 as pdfium
 import pytest
 
-from longdoc.domain.cleanup import find_furniture, labels_from_furniture, resolve_hyphens
-from longdoc.domain.parse import parse_document
-from longdoc.errors import DocumentError
-from longdoc.models import ParsedDocument
+from longdoc.ingest.parse.cleanup import find_furniture, labels_from_furniture, resolve_hyphens
+from longdoc.ingest.parse import parse_document
+from longdoc.core.errors import DocumentError
+from longdoc.ingest.models import ParsedDocument
 
 from tests.unit.pdf_builder import text_pdf
 
@@ -466,7 +466,7 @@ def test_keyword_and_numbered_heading_templates_follow_the_number_rule() -> None
 
 def test_a_prefix_that_begins_plain_words_keeps_its_hyphen_only_before_a_word() -> None:
     # Given line-end hyphens (PDFium's marker) after compound prefixes
-    from longdoc.domain.cleanup import HYPHEN_MARKER, resolve_hyphens
+    from longdoc.ingest.parse.cleanup import HYPHEN_MARKER, resolve_hyphens
 
     m = HYPHEN_MARKER
     pages = [

@@ -1,4 +1,4 @@
-"""Tests for prompt assembly (:mod:`longdoc.domain.prompt`) with real chunks and catalogue entries."""
+"""Tests for prompt assembly (:mod:`longdoc.extract.prompt`) with real chunks and catalogue entries."""
 
 from __future__ import annotations
 
@@ -6,18 +6,11 @@ import json
 
 import pytest
 
-from longdoc.domain.catalogue import load_catalogue
-from longdoc.domain.chunk import chunk_document
-from longdoc.domain.prompt import (
-    EXTRACT_TOOL,
-    NOT_FOUND_TOOL,
-    SYSTEM_PROMPT,
-    build_request,
-    parse_prompt,
-    render_case_facts,
-    tool_definitions,
-)
-from longdoc.models import CaseFacts, Chunk, ResolvedClause
+from longdoc.extract.catalogue import load_catalogue
+from longdoc.ingest.chunk import chunk_document
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, SYSTEM_PROMPT, build_request, parse_prompt, render_case_facts, tool_definitions
+from longdoc.core.records import CaseFacts, ResolvedClause
+from longdoc.core.models import Chunk
 
 GOOSEHEAD = "cuad/gooseheadinsurance-franchise-agreement.pdf"
 MPL = "MPL-2.0.txt"

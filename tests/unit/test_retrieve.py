@@ -6,18 +6,10 @@ import random
 
 import pytest
 
-from longdoc.domain.retrieve import (
-    BM25,
-    NoRerank,
-    Retriever,
-    assemble,
-    bm25_tokens,
-    budget_from_cost,
-    rrf,
-)
+from longdoc.extract.retrieve import BM25, NoRerank, Retriever, assemble, bm25_tokens, budget_from_cost, rrf
 from longdoc.eval.retrieval import naive_chunks
 from longdoc.eval.scoring import Haystack, contains, lcs_dp, lcs_length, masks, normalise, overlaps, position, words
-from longdoc.models import Chunk
+from longdoc.core.models import Chunk
 
 
 def chunk(ordinal: int, text: str, *, term: str | None = None, lob: str | None = None, tokens: int | None = None) -> Chunk:
@@ -209,8 +201,8 @@ class _Embedder:
 def _session_inputs(sizes: list[int]):
     from types import SimpleNamespace
 
-    from longdoc.domain.catalogue import load_catalogue
-    from longdoc.models import CaseFacts, RunRecord
+    from longdoc.extract.catalogue import load_catalogue
+    from longdoc.core.records import CaseFacts, RunRecord
 
     chunks = {c.chunk_id: c for c in (chunk(i, "", tokens=n) for i, n in enumerate(sizes))}
     order = list(reversed(chunks))  # dense ranks the last chunk first
@@ -222,7 +214,7 @@ def _session_inputs(sizes: list[int]):
 
 
 def test_session_context_is_top_k_in_document_order_without_a_budget():
-    from longdoc.domain.session import _retrieve
+    from longdoc.extract.session import _retrieve
 
     deps, run, facts, chunks = _session_inputs([300] * 6)
     got = _retrieve(deps, run, facts, chunks)
@@ -231,7 +223,7 @@ def test_session_context_is_top_k_in_document_order_without_a_budget():
 
 
 def test_session_context_respects_the_budget_and_sends_a_small_document_whole():
-    from longdoc.domain.session import _retrieve
+    from longdoc.extract.session import _retrieve
 
     deps, run, facts, chunks = _session_inputs([300] * 6)
     # Given a budget for two of the 300-token chunks: the two best-ranked, in document order
@@ -267,7 +259,7 @@ def test_the_eval_cache_is_keyed_by_the_chunker_code(monkeypatch, tmp_path) -> N
     # Given the eval cache folder for the current code
     import inspect
 
-    from longdoc.domain import chunk
+    from longdoc.ingest import chunk
     from longdoc.eval.retrieval import chunker_fingerprint, store_root
 
     before = store_root(tmp_path, 1000, 2000)

@@ -6,10 +6,10 @@ from xml.etree import ElementTree
 
 import pytest
 
-from longdoc.domain.formats import docx_to_text
-from longdoc.domain.parse import parse_document
-from longdoc.domain.wordnum import W, WordNumbering, format_number
-from longdoc.errors import DocumentError
+from longdoc.ingest.parse.formats import docx_to_text
+from longdoc.ingest.parse import parse_document
+from longdoc.ingest.parse.wordnum import W, WordNumbering, format_number
+from longdoc.core.errors import DocumentError
 from tests.unit.docx_builder import abstract_num, build_docx, level, num, paragraph, style
 
 
@@ -138,7 +138,7 @@ def test_an_empty_numbering_part_means_no_numbering(content: bytes) -> None:
 def test_non_legal_number_under_a_roman_parent_is_a_section_people_can_cite() -> None:
     # Given "Section %1.%2" without legal numbering under an upper-roman ARTICLE level:
     # Word shows "Section I.1" and that is what a reader cites
-    from longdoc.domain.chunk import chunk_document
+    from longdoc.ingest.chunk import chunk_document
 
     lst = abstract_num(34, [level(0, "upperRoman", "ARTICLE %1"), level(1, "decimal", "Section %1.%2")])
     paras = [

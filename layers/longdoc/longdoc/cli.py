@@ -33,7 +33,7 @@ from urllib.parse import quote_plus
 
 from pydantic import ValidationError
 
-from longdoc.events import short_cause
+from longdoc.core.errors import short_cause
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -102,7 +102,8 @@ def _batch_failure(module: ModuleType, record: Any) -> str:
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it."""
     from longdoc import wiring
-    from longdoc.domain.ingest import INCOMING_PREFIX, METADATA_SUFFIX, doc_id_for_key
+    from longdoc.core.documents import INCOMING_PREFIX
+    from longdoc.ingest.pipeline import METADATA_SUFFIX, doc_id_for_key
     from longdoc.local.engine import LocalContext
 
     module = load_handler("ingest")
@@ -197,7 +198,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 def cmd_chunks(args: argparse.Namespace) -> int:
     """Print a document version's chunks (all fields with --json)."""
     from longdoc import wiring
-    from longdoc.domain.ingest import load_chunks, ready_document
+    from longdoc.core.documents import load_chunks, ready_document
 
     record = ready_document(wiring.state_store(), args.doc_id, args.version)
     what = f"{args.doc_id} version {args.version}" if args.version else args.doc_id
@@ -257,7 +258,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
     """Start a run and execute the real state machine locally until it succeeds or fails."""
     from longdoc import wiring
     from longdoc.config import get_settings
-    from longdoc.domain.session import run_result, start_run
+    from longdoc.extract.session import run_result, start_run
     from longdoc.local.engine import run_state_machine, start_input
 
     settings = get_settings()
@@ -298,7 +299,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
 def cmd_clause_types(args: argparse.Namespace) -> int:
     """List the clause-type catalogue (defaults plus ``LONGDOC_CLAUSE_CATALOGUE``)."""
     from longdoc.config import get_settings
-    from longdoc.domain.catalogue import load_catalogue
+    from longdoc.extract.catalogue import load_catalogue
 
     catalogue = load_catalogue(get_settings().clause_catalogue)
     if args.json:
@@ -357,8 +358,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Write a run's audit page (see :func:`longdoc.eval.html.run_html`)."""
     from longdoc import wiring
     from longdoc.config import get_settings
-    from longdoc.domain.ingest import load_chunks
-    from longdoc.domain.session import run_result
+    from longdoc.core.documents import load_chunks
+    from longdoc.extract.session import run_result
     from longdoc.eval.html import run_html
 
     settings = get_settings()
@@ -452,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.getLogger("moto").setLevel(logging.CRITICAL)  # the local engine's own chatter
     warnings.filterwarnings("ignore", module=r"aws_lambda_powertools.*")
-    from longdoc.errors import LongdocError
+    from longdoc.core.errors import LongdocError
 
     try:
         return args.func(args)

@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class Settings(BaseSettings):
-    """All tunables. Token figures are estimated tokens; see :mod:`longdoc.domain.tokens`."""
+    """All tunables. Token figures are estimated tokens; see :mod:`longdoc.core.tokens`."""
 
     model_config = SettingsConfigDict(env_prefix="LONGDOC_", extra="ignore")
 
@@ -35,7 +35,7 @@ class Settings(BaseSettings):
     # Retrieval and extraction.
     top_k: int = Field(5, ge=1, le=50)
     # Retrieved-context budget in estimated input tokens (None: top_k chunks per clause type);
-    # see longdoc.domain.retrieve.assemble / budget_from_cost.
+    # see longdoc.extract.retrieve.assemble / budget_from_cost.
     context_budget_tokens: int | None = Field(None, ge=100)
     max_tokens: int = Field(4096, ge=64, le=64000)
     max_iterations: int = Field(40, ge=1, le=1000)

@@ -12,8 +12,8 @@ import os
 from functools import lru_cache
 
 from longdoc.config import Settings, get_settings
-from longdoc.errors import ConfigError
-from longdoc.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.core.errors import ConfigError
+from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 
 
 def _require(value: str | None, name: str) -> str:
@@ -70,7 +70,7 @@ def vector_index() -> VectorIndex:
 
     The index is checked against the embedder once, when first built (start-up of an
     execution environment): a dimension or metric mismatch raises
-    :class:`~longdoc.errors.ConfigError` before anything is upserted.
+    :class:`~longdoc.core.errors.ConfigError` before anything is upserted.
     """
     s = get_settings()
     index: VectorIndex
@@ -118,9 +118,9 @@ def model() -> Model:
 
 
 def deps():
-    """All adapters a session needs, as :class:`longdoc.domain.session.Deps`."""
-    from longdoc.domain.catalogue import load_catalogue
-    from longdoc.domain.session import Deps
+    """All adapters a session needs, as :class:`longdoc.extract.session.Deps`."""
+    from longdoc.extract.catalogue import load_catalogue
+    from longdoc.extract.session import Deps
 
     return Deps(state=state_store(), blobs=blob_store(), embedder=embedder(), index=vector_index(),
                 model=model(), catalogue=load_catalogue(get_settings().clause_catalogue))

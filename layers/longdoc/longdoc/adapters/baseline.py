@@ -1,6 +1,6 @@
 """The offline extractive baseline: a deterministic, labelled stand-in for Claude.
 
-It implements the :class:`~longdoc.ports.Model` interface and answers with the same
+It implements the :class:`~longdoc.core.ports.Model` interface and answers with the same
 Messages-API shapes (``tool_use`` blocks, ``stop_reason``, ``usage``). It reads only what
 Claude would read (the rendered prompt), and for each pending clause type picks the
 best-scoring verbatim sentence from the retrieved chunks by lexical overlap with the clause
@@ -17,10 +17,10 @@ import hashlib
 import json
 import re
 
-from longdoc.domain.chunk import split_sentences
-from longdoc.domain.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, parse_prompt
-from longdoc.domain.tokens import estimate_tokens
-from longdoc.models import ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
+from longdoc.ingest.chunk import split_sentences
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, parse_prompt
+from longdoc.core.tokens import estimate_tokens
+from longdoc.core.messages import ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
 
 BASELINE_NAME = "offline-extractive-baseline-v1"
 BLOCK_OVERHEAD_TOKENS = 12  # tool_use framing (id, name) per block, estimated

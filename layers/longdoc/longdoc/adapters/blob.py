@@ -1,7 +1,7 @@
 """BlobStore adapters: a local folder (:class:`LocalBlobStore`) and S3 (:class:`S3BlobStore`).
 
-Both implement :class:`longdoc.ports.BlobStore`: bytes by ``/``-separated key, atomic
-overwrite, :class:`longdoc.errors.NotFound` for a missing key, idempotent delete, and
+Both implement :class:`longdoc.core.ports.BlobStore`: bytes by ``/``-separated key, atomic
+overwrite, :class:`longdoc.core.errors.NotFound` for a missing key, idempotent delete, and
 the object's user metadata (S3's ``x-amz-meta-*``; a folder has none, so locally a
 ``<file>.metadata.json`` sidecar is the way to attach document metadata).
 """
@@ -16,7 +16,7 @@ from email.header import decode_header, make_header
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from longdoc.errors import NotFound
+from longdoc.core.errors import NotFound
 
 # Error codes S3 uses for a missing object: ``NoSuchKey`` from GetObject, and a bare
 # ``404`` (HEAD responses carry no body) from HeadObject.
@@ -54,7 +54,7 @@ class LocalBlobStore:
     def get(self, key: str) -> bytes:
         """Return the bytes stored under ``key``.
 
-        Raises :class:`longdoc.errors.NotFound` (naming the key) if absent, and
+        Raises :class:`longdoc.core.errors.NotFound` (naming the key) if absent, and
         :class:`ValueError` for an unsafe key.
         """
         path = self._path(key)
@@ -94,7 +94,7 @@ class LocalBlobStore:
     def metadata(self, key: str) -> dict[str, str]:
         """Return ``{}``: a file has no per-object user metadata (use a ``<file>.metadata.json`` sidecar).
 
-        Raises :class:`longdoc.errors.NotFound` (naming the key) if no blob is stored under
+        Raises :class:`longdoc.core.errors.NotFound` (naming the key) if no blob is stored under
         ``key``, and :class:`ValueError` for an unsafe key.
         """
         if not self._path(key).is_file():
@@ -132,7 +132,7 @@ class S3BlobStore:
     def get(self, key: str) -> bytes:
         """Return the object's bytes.
 
-        Raises :class:`longdoc.errors.NotFound` (naming the key) for NoSuchKey/404 and
+        Raises :class:`longdoc.core.errors.NotFound` (naming the key) for NoSuchKey/404 and
         lets any other ``botocore`` error propagate.
         """
         response = self._object(self.client.get_object, key)
@@ -142,7 +142,7 @@ class S3BlobStore:
     def _object(self, operation: Any, key: str) -> dict[str, Any]:
         """Call ``operation`` (the client's ``get_object`` or ``head_object``) for ``key``.
 
-        Raises :class:`longdoc.errors.NotFound` naming the key for NoSuchKey/404; any other
+        Raises :class:`longdoc.core.errors.NotFound` naming the key for NoSuchKey/404; any other
         ``botocore`` error propagates.
         """
         from botocore.exceptions import ClientError
@@ -183,7 +183,7 @@ class S3BlobStore:
         (``=?UTF-8?B?...?=``) and are decoded here
         (https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingMetadata.html).
         HeadObject needs only ``s3:GetObject`` permission. Raises
-        :class:`longdoc.errors.NotFound` (naming the key) for a missing object; other
+        :class:`longdoc.core.errors.NotFound` (naming the key) for a missing object; other
         ``botocore`` errors propagate.
         """
         response = self._object(self.client.head_object, key)

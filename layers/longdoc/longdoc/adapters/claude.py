@@ -1,4 +1,4 @@
-"""Claude adapter for the :class:`longdoc.ports.Model` port (Anthropic Messages API).
+"""Claude adapter for the :class:`longdoc.core.ports.Model` port (Anthropic Messages API).
 
 The ``anthropic`` SDK is imported inside :meth:`ClaudeModel.__init__` only: importing it
 costs seconds, and code paths that never call Claude (ingest) must not pay for it.
@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, get_args
 
-from longdoc.errors import ModelRequestError, ModelThrottled, ModelUnavailable
-from longdoc.models import ModelRequest, ModelResponse, StopReason, TextBlock, ToolUseBlock, Usage
+from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
+from longdoc.core.messages import ModelRequest, ModelResponse, StopReason, TextBlock, ToolUseBlock, Usage
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import anthropic
@@ -36,7 +36,7 @@ THROTTLE_STATUSES: frozenset[int] = frozenset({429, 529})
 
 
 class ClaudeModel:
-    """A :class:`longdoc.ports.Model` backed by the Anthropic Messages API.
+    """A :class:`longdoc.core.ports.Model` backed by the Anthropic Messages API.
 
     Args:
         api_key: Anthropic API key (see :func:`longdoc.adapters.secrets.api_key`); held by

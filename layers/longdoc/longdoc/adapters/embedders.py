@@ -1,6 +1,6 @@
 """Embedders: the offline local model (MiniLM) and Voyage AI (used in AWS).
 
-Both satisfy :class:`longdoc.ports.Embedder`: they turn texts into L2-normalised float
+Both satisfy :class:`longdoc.core.ports.Embedder`: they turn texts into L2-normalised float
 vectors of length ``dimension``. Heavy libraries (torch, sentence-transformers, voyageai)
 are imported on first use, never when this module is imported.
 """
@@ -13,8 +13,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from longdoc.domain.tokens import estimate_tokens
-from longdoc.errors import EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
+from longdoc.core.tokens import estimate_tokens
+from longdoc.core.errors import EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from sentence_transformers import SentenceTransformer
@@ -174,7 +174,7 @@ VOYAGE_MAX_TOKENS_PER_REQUEST = {
     "voyage-4-lite": 1_000_000,
 }
 VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST = 120_000  # the smallest documented budget
-# Token counts are estimated (4 chars/token, longdoc.domain.tokens) without Voyage's
+# Token counts are estimated (4 chars/token, longdoc.core.tokens) without Voyage's
 # tokenizer (which would be downloaded from Hugging Face at run time); we fill at most
 # half of the documented budget so text tokenising at 2 chars/token still fits.
 VOYAGE_TOKEN_SAFETY = 0.5
@@ -210,7 +210,7 @@ class VoyageEmbedder:
 
     Over-long texts: a text whose estimate, doubled by the same margin, exceeds the
     model's context length (32K tokens for voyage-3.5, :data:`VOYAGE_CONTEXT_TOKENS`)
-    raises :class:`~longdoc.errors.EmbeddingInputTooLong` naming its position before
+    raises :class:`~longdoc.core.errors.EmbeddingInputTooLong` naming its position before
     anything is sent; the chunker's 2,000-token maximum keeps real chunks far below.
 
     Retries: 429 (``RateLimitError``), 500 (``ServerError``), 502/503/504
@@ -219,8 +219,8 @@ class VoyageEmbedder:
     ``wait_exponential_jitter`` with multiplier and jitter ``retry_initial``, capped at
     ``retry_max`` seconds) for
     ``max_attempts`` attempts in all, then raise
-    :class:`~longdoc.errors.EmbeddingUnavailable`. Other 4xx answers raise
-    :class:`~longdoc.errors.EmbeddingRequestError` at once. (The SDK's own retry loop
+    :class:`~longdoc.core.errors.EmbeddingUnavailable`. Other 4xx answers raise
+    :class:`~longdoc.core.errors.EmbeddingRequestError` at once. (The SDK's own retry loop
     leaves out 500 and dropped connections, so it is set to one attempt and this loop
     does the retrying.) ``timeout`` is seconds per request; ``base_url`` points the SDK
     at another endpoint (tests use a loopback fake).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from longdoc.errors import ConfigError
+from longdoc.core.errors import ConfigError
 
 #: Seconds a secret stays cached in the process (Powertools ``max_age``).
 SECRET_MAX_AGE_SECONDS = 300

@@ -1,6 +1,6 @@
 """StateStore adapters: one DynamoDB table (:class:`DynamoStateStore`) and SQLite (:class:`SqliteStateStore`).
 
-Both implement :class:`longdoc.ports.StateStore` with the same semantics. Every record is
+Both implement :class:`longdoc.core.ports.StateStore` with the same semantics. Every record is
 stored as the JSON string of its pydantic model (``model_dump_json()``), so exact values
 such as ``"$247.83"`` come back byte for byte.
 
@@ -36,16 +36,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from longdoc import models
-from longdoc.errors import CheckpointConflict, CheckpointSchemaError
-from longdoc.models import (
-    CASE_FACTS_SCHEMA_VERSION,
-    Checkpoint,
-    DocumentRecord,
-    Extraction,
-    RunRecord,
-    migrate_checkpoint_data,
-)
+from longdoc.core import records as models
+from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError
+from longdoc.core.records import CASE_FACTS_SCHEMA_VERSION, Checkpoint, Extraction, RunRecord, migrate_checkpoint_data
+from longdoc.core.models import DocumentRecord
 
 CHECKPOINT_TTL_SECONDS = models.CHECKPOINT_TTL_SECONDS
 """Checkpoint lifetime after the run ends, in seconds (30 days); see :func:`checkpoint_expiry`."""
@@ -64,8 +58,8 @@ def _now_iso() -> str:
 def _parse_checkpoint(body: str, run_id: str) -> Checkpoint:
     """Parse a stored checkpoint body, migrating an older CASE_FACTS schema version.
 
-    Version 1 is migrated by :func:`longdoc.models.migrate_checkpoint_data`; any other
-    version than :data:`longdoc.models.CASE_FACTS_SCHEMA_VERSION` raises
+    Version 1 is migrated by :func:`longdoc.core.records.migrate_checkpoint_data`; any other
+    version than :data:`longdoc.core.records.CASE_FACTS_SCHEMA_VERSION` raises
     :class:`CheckpointSchemaError` naming the stored and the expected version.
     """
     data = json.loads(body)

@@ -1,6 +1,6 @@
 """Vector indexes: LanceDB on local disk, Pinecone in AWS mode.
 
-Both store one vector per :class:`longdoc.models.Chunk` under its ``chunk_id`` and answer
+Both store one vector per :class:`longdoc.core.models.Chunk` under its ``chunk_id`` and answer
 nearest-neighbour queries restricted to one document version. Scores are cosine
 similarities in ``[-1, 1]`` (1 = same direction), best first. ``lancedb`` and
 ``pinecone`` are imported on first use, not when this module is imported.
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from longdoc.errors import ConfigError
-from longdoc.models import Chunk
+from longdoc.core.errors import ConfigError
+from longdoc.core.models import Chunk
 
 PREVIEW_CHARS = 200
 
@@ -49,7 +49,7 @@ class LanceDBIndex:
     (int32, nullable), ``section_id`` (nullable) and ``preview`` (first 200 characters
     of the chunk text). The connection and table are opened (or created) on first use.
     Opening a table whose vectors have another length raises
-    :class:`longdoc.errors.ConfigError`. Searches are exact (no ANN index is built) with
+    :class:`longdoc.core.errors.ConfigError`. Searches are exact (no ANN index is built) with
     the cosine metric. Calls on one instance are serialised by a lock, so it may be
     shared with a worker thread.
     """
@@ -232,7 +232,7 @@ class PineconeIndex:
     def check_dimension(self) -> None:
         """Compare the live index with this adapter (one ``describe_index_stats`` call).
 
-        Raises :class:`longdoc.errors.ConfigError` when the index's dimension differs from
+        Raises :class:`longdoc.core.errors.ConfigError` when the index's dimension differs from
         ``dimension`` (naming both) or when it reports a metric other than cosine.
         """
         stats = self._index.describe_index_stats()

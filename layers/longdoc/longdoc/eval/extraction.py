@@ -3,7 +3,7 @@
 Documents are ingested into the same cache as the retrieval eval
 (:class:`~longdoc.eval.retrieval.EvalStore`). For each document one run asks for every
 clause type its cases name (as ``longdoc extract DOC --clause-types ...`` would); the run
-is driven by calling the domain session loop (:func:`~longdoc.domain.session.run_session`)
+is driven by calling the domain session loop (:func:`~longdoc.extract.session.run_session`)
 until it is DONE, not through the state machine: the same extraction code, without the
 Step Functions plumbing, so the eval stays fast. Clause types the catalogue does not know
 (hand cases) are added from the case's question.
@@ -85,10 +85,10 @@ def evaluate_extraction(gold: Path, corpus: Path | None = None, *, home: Path | 
     not finish within :data:`MAX_SESSIONS` sessions.
     """
     from longdoc.config import get_settings
-    from longdoc.domain.catalogue import ClauseType, load_catalogue
-    from longdoc.domain.cost import estimate_cost, load_prices
-    from longdoc.domain.session import Deps, SessionOptions, run_result, run_session, start_run
-    from longdoc.models import Usage
+    from longdoc.extract.catalogue import ClauseType, load_catalogue
+    from longdoc.extract.cost import estimate_cost, load_prices
+    from longdoc.extract.session import Deps, SessionOptions, run_result, run_session, start_run
+    from longdoc.core.messages import Usage
 
     started = time.monotonic()
     settings = get_settings()

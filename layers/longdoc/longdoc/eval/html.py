@@ -92,8 +92,8 @@ def _highlight(page_text: str, quote: str) -> str:
 def run_html(result: dict, chunks: dict[str, object]) -> str:
     """Audit page of one run: every extraction with its quote highlighted in its page's text.
 
-    ``result`` is :func:`longdoc.domain.session.run_result`; ``chunks`` maps chunk ids to
-    :class:`~longdoc.models.Chunk` (the page text shown is the part of the cited chunk on
+    ``result`` is :func:`longdoc.extract.session.run_result`; ``chunks`` maps chunk ids to
+    :class:`~longdoc.core.models.Chunk` (the page text shown is the part of the cited chunk on
     the quote's page). Also lists the run's sessions, checkpoints, usage, cost and calls.
     """
     body = [f"<p>document {escape(result['doc_id'])} version {escape(result['doc_version'])}; status "

@@ -2,7 +2,7 @@
 
 Documents are ingested once with the local adapters into their own cache under
 ``$LONGDOC_HOME/eval/chunks-<target>-<max>/`` (blob folder, SQLite registry, LanceDB), by
-:func:`~longdoc.domain.ingest.ingest_document`; re-runs find the versions READY and skip
+:func:`~longdoc.ingest.pipeline.ingest_document`; re-runs find the versions READY and skip
 them. No model is called.
 
 For each ``found`` case the query is the clause type's catalogue query text (or
@@ -31,11 +31,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from longdoc.domain.retrieve import DENSE_WEIGHT, LEAD_RANK, BM25, Retriever, bm25_tokens, chunk_tokens
-from longdoc.domain.tokens import estimate_tokens
+from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, BM25, Retriever, bm25_tokens, chunk_tokens
+from longdoc.core.tokens import estimate_tokens
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.scoring import Haystack, enclosing_section_keys, normalise, position, strata_groups, words
-from longdoc.models import Chunk
+from longdoc.core.models import Chunk
 
 KS = (1, 3, 5, 10)
 MRR_DEPTH = 10
@@ -63,10 +63,19 @@ def chunker_fingerprint() -> str:
     import hashlib
     import inspect
 
-    from longdoc.domain import chunk, cleanup, formats, parse, tokens, wordnum
+    import importlib
+    import pkgutil
 
+    from longdoc.core import text, tokens
+    from longdoc.ingest import chunk, parse
+
+    modules = [tokens, text]
+    for package in (parse, chunk):
+        modules.append(package)
+        modules += [importlib.import_module(f"{package.__name__}.{m.name}")
+                    for m in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)]
     digest = hashlib.sha256()
-    for module in (parse, cleanup, formats, wordnum, chunk, tokens):
+    for module in modules:
         digest.update(inspect.getsource(module).encode("utf-8"))
     return digest.hexdigest()[:8]
 
@@ -102,7 +111,8 @@ class EvalStore:
 
     def chunks(self, corpus: Path, rel: str, metadata: dict | None = None) -> list[Chunk]:
         """Ingest ``corpus/rel`` unless its version is READY; return its chunks (from the blob store)."""
-        from longdoc.domain.ingest import ingest_document, load_chunks
+        from longdoc.ingest.pipeline import ingest_document
+        from longdoc.core.documents import load_chunks
 
         data = (corpus / rel).read_bytes()
         result = ingest_document(key=rel, data=data, blobs=self.blobs, state=self.state, embedder=self.embedder,
@@ -114,7 +124,7 @@ class EvalStore:
         """Vectors of the naive chunks, embedded once and cached by text hash."""
         import hashlib
 
-        from longdoc.domain.ingest import _save_embedding_cache, load_embedding_cache
+        from longdoc.ingest.pipeline import _save_embedding_cache, load_embedding_cache
 
         key = f"eval/naive/{self.embedder.name}/{NAIVE_CHARS}/{doc_id}/{doc_version}.json"
         cache = load_embedding_cache(self.blobs, key)
@@ -235,8 +245,8 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
     gold file.
     """
     from longdoc.config import get_settings
-    from longdoc.domain.catalogue import load_catalogue
-    from longdoc.errors import UnknownClauseType
+    from longdoc.extract.catalogue import load_catalogue
+    from longdoc.core.errors import UnknownClauseType
 
     started = time.monotonic()
     settings = get_settings()

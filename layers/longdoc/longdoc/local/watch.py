@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longdoc.domain.ingest import METADATA_SUFFIX
+from longdoc.ingest.pipeline import METADATA_SUFFIX
 
 SETTLE_SECONDS = 0.5
 """Quiet time after the last file-system event for a file before it is processed."""
@@ -93,7 +93,8 @@ class Watcher:
         """Hand one file to the ingest handler and act on the outcome (see module docstring)."""
         from longdoc import wiring
         from longdoc.cli import load_handler, s3_event_for
-        from longdoc.domain.ingest import INCOMING_PREFIX, doc_id_for_key, version_for
+        from longdoc.core.documents import INCOMING_PREFIX
+        from longdoc.ingest.pipeline import doc_id_for_key, version_for
         from longdoc.local.engine import LocalContext
 
         path = Path(path).resolve()

@@ -9,15 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from longdoc.models import (
-    Checkpoint,
-    Chunk,
-    DocumentRecord,
-    Extraction,
-    ModelRequest,
-    ModelResponse,
-    RunRecord,
-)
+from longdoc.core.records import Checkpoint, Extraction, RunRecord
+from longdoc.core.models import Chunk, DocumentRecord
+from longdoc.core.messages import ModelRequest, ModelResponse
 
 
 @runtime_checkable
@@ -25,7 +19,7 @@ class BlobStore(Protocol):
     """Byte objects by key (S3 bucket, or a local folder). Keys use ``/`` separators."""
 
     def get(self, key: str) -> bytes:
-        """Return the object's bytes. Raises :class:`longdoc.errors.NotFound` if absent."""
+        """Return the object's bytes. Raises :class:`longdoc.core.errors.NotFound` if absent."""
         ...
 
     def put(self, key: str, data: bytes) -> None:
@@ -44,7 +38,7 @@ class BlobStore(Protocol):
         """Return the object's user metadata (lower-case names, string values); ``{}`` when none.
 
         On S3 this is the ``x-amz-meta-*`` metadata set at upload; a folder has none.
-        Raises :class:`longdoc.errors.NotFound` if the object is absent.
+        Raises :class:`longdoc.core.errors.NotFound` if the object is absent.
         """
         ...
 
@@ -76,14 +70,14 @@ class StateStore(Protocol):
     def load_checkpoint(self, run_id: str) -> Checkpoint | None:
         """Return the latest checkpoint of a run or None.
 
-        Raises :class:`longdoc.errors.CheckpointSchemaError` for an unknown schema version.
+        Raises :class:`longdoc.core.errors.CheckpointSchemaError` for an unknown schema version.
         """
         ...
 
     def save_checkpoint(self, checkpoint: Checkpoint) -> None:
         """Save ``checkpoint`` if the stored version is ``checkpoint.version - 1`` (or none at 0...1).
 
-        Raises :class:`longdoc.errors.CheckpointConflict` when another writer won.
+        Raises :class:`longdoc.core.errors.CheckpointConflict` when another writer won.
         """
         ...
 
@@ -140,7 +134,7 @@ class Model(Protocol):
     def create(self, request: ModelRequest) -> ModelResponse:
         """Run one model call.
 
-        Raises :class:`longdoc.errors.ModelThrottled`, :class:`longdoc.errors.ModelUnavailable`
-        or :class:`longdoc.errors.ModelRequestError` after the client's own retries.
+        Raises :class:`longdoc.core.errors.ModelThrottled`, :class:`longdoc.core.errors.ModelUnavailable`
+        or :class:`longdoc.core.errors.ModelRequestError` after the client's own retries.
         """
         ...

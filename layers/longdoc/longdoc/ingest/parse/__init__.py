@@ -3,9 +3,9 @@
 :func:`parse_document` is the only entry point. It decides the format from the bytes
 and the file name together, extracts text (PDF pages with PDFium through pypdfium2),
 normalises it without changing its meaning, and returns a
-:class:`~longdoc.models.ParsedDocument` whose :class:`~longdoc.models.PageSpan` list maps
+:class:`~longdoc.ingest.models.ParsedDocument` whose :class:`~longdoc.core.models.PageSpan` list maps
 character offsets back to 1-based physical pages. Every failure is a
-:class:`~longdoc.errors.DocumentError` naming the file and saying why.
+:class:`~longdoc.core.errors.DocumentError` naming the file and saying why.
 
 Normalisation (both formats): ``\\r\\n`` and ``\\r`` become ``\\n``; C0 control characters
 other than ``\\n`` and ``\\t`` (NUL, form feed, ...) are removed; trailing whitespace is
@@ -38,16 +38,11 @@ from pathlib import PurePosixPath
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from longdoc.domain.cleanup import (
-    HYPHEN_MARKER,
-    LIGATURES,
-    find_furniture,
-    labels_from_furniture,
-    resolve_hyphens,
-)
-from longdoc.errors import DocumentError
-from longdoc.domain.formats import docx_to_text, html_to_text
-from longdoc.models import Furniture, HeadingMark, PageSpan, ParsedDocument
+from longdoc.ingest.parse.cleanup import HYPHEN_MARKER, LIGATURES, find_furniture, labels_from_furniture, resolve_hyphens
+from longdoc.core.errors import DocumentError
+from longdoc.ingest.parse.formats import docx_to_text, html_to_text
+from longdoc.ingest.models import Furniture, HeadingMark, ParsedDocument
+from longdoc.core.models import PageSpan
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
 """Default size cap in bytes (200 MiB), a project limit that keeps a Lambda within memory."""

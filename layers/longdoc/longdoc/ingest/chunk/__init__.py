@@ -28,9 +28,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from longdoc.domain.cleanup import roman_to_int
-from longdoc.domain.tokens import CHARS_PER_TOKEN, estimate_tokens
-from longdoc.models import Chunk, DocumentMetadata, PageSpan, ParsedDocument, SectionSpan
+from longdoc.ingest.parse.cleanup import roman_to_int
+from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens
+from longdoc.core.models import Chunk, DocumentMetadata, PageSpan, SectionSpan
+from longdoc.ingest.models import ParsedDocument
 
 _KEYWORD_LEVEL = {
     "part": 1, "chapter": 1, "schedule": 1, "exhibit": 1, "annex": 1, "appendix": 1,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 
 class LongdocError(Exception):
     """Base class for every error longdoc raises on purpose."""
@@ -103,3 +105,31 @@ class ExtractionFailed(LongdocError):
 
 class IterationCapReached(LongdocError):
     """The run used ``max_iterations`` sessions without resolving every clause type."""
+
+
+def _flat(text: str, limit: int = 400) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def short_cause(cause: str | None) -> str:
+    """The readable part of a Step Functions cause: ``"ErrorType: message"``, one line.
+
+    A Lambda task's cause is the function's error payload (``{"errorType", "errorMessage",
+    "stackTrace"}``, https://docs.aws.amazon.com/lambda/latest/dg/python-exceptions.html),
+    possibly behind a ``"Name: "`` prefix; the stack trace is dropped (it stays in the logs).
+    """
+    if not cause:
+        return ""
+    start = cause.find("{")
+    if start >= 0:
+        try:
+            payload = json.loads(cause[start:])
+            if isinstance(payload, dict) and "errorMessage" in payload:
+                prefix = cause[:start].strip().rstrip(":")
+                kind = payload.get("errorType", "")
+                head = f"{prefix}: " if prefix and prefix != kind else ""
+                return _flat(f"{head}{kind}: {payload['errorMessage']}")
+        except ValueError:
+            pass
+    return _flat(cause)

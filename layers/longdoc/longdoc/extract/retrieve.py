@@ -5,12 +5,12 @@ and ``term`` / ``line_of_business`` when given), so a motor claim is never ranke
 household wording or another term. Two rankings are fused with reciprocal rank fusion
 (Cormack, Clarke & Büttcher, SIGIR 2009: ``score = sum 1 / (k + rank)``, ``k = 60``):
 
-* dense: the :class:`~longdoc.ports.VectorIndex` asked for every vector of the version
+* dense: the :class:`~longdoc.core.ports.VectorIndex` asked for every vector of the version
   (a document has a few hundred chunks, so asking for all of them costs little and keeps
   the port unchanged), filtered to the allowed chunks;
 * BM25 (Okapi, ``k1 = 1.2``, ``b = 0.75``, Robertson & Zaragoza 2009) over the same
   chunks, as loaded from the blob store (the chunk text's source of truth), each with
-  its locator header (:func:`~longdoc.domain.ingest.embedding_text`) unless switched off.
+  its locator header (:func:`~longdoc.ingest.pipeline.embedding_text`) unless switched off.
 
 An optional :class:`Reranker` reorders the fused top candidates; the default does nothing.
 """
@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from longdoc.domain.ingest import embedding_text
-from longdoc.domain.tokens import estimate_tokens
-from longdoc.models import Chunk
-from longdoc.ports import VectorIndex
+from longdoc.core.documents import embedding_text
+from longdoc.core.tokens import estimate_tokens
+from longdoc.core.models import Chunk
+from longdoc.core.ports import VectorIndex
 
 Mode = Literal["dense", "bm25", "hybrid"]
 MODES: tuple[str, ...] = ("dense", "bm25", "hybrid")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from longdoc.models import Usage
+from longdoc.core.messages import Usage
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,6 @@ documents, checkpoints and extractions.
 
 from __future__ import annotations
 
-import json
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -62,29 +61,5 @@ class ExtractTaskOutput(BaseModel):
     next_execution: str = Field("", description="name a continue-as-new execution of this run would take")
 
 
-def _flat(text: str, limit: int = 400) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def short_cause(cause: str | None) -> str:
-    """The readable part of a Step Functions cause: ``"ErrorType: message"``, one line.
-
-    A Lambda task's cause is the function's error payload (``{"errorType", "errorMessage",
-    "stackTrace"}``, https://docs.aws.amazon.com/lambda/latest/dg/python-exceptions.html),
-    possibly behind a ``"Name: "`` prefix; the stack trace is dropped (it stays in the logs).
-    """
-    if not cause:
-        return ""
-    start = cause.find("{")
-    if start >= 0:
-        try:
-            payload = json.loads(cause[start:])
-            if isinstance(payload, dict) and "errorMessage" in payload:
-                prefix = cause[:start].strip().rstrip(":")
-                kind = payload.get("errorType", "")
-                head = f"{prefix}: " if prefix and prefix != kind else ""
-                return _flat(f"{head}{kind}: {payload['errorMessage']}")
-        except ValueError:
-            pass
-    return _flat(cause)

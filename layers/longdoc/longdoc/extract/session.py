@@ -42,32 +42,18 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from longdoc.domain.catalogue import Catalogue, ClauseType
-from longdoc.domain.citations import CitationError, check_clause_support, verify_citation
-from longdoc.domain.cost import estimate_cost, load_prices, warn_if_prefix_uncacheable
-from longdoc.domain.ingest import load_chunks, ready_document
-from longdoc.events import short_cause
-from longdoc.domain.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request, prefix_tokens, render_next_page
-from longdoc.domain.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
-from longdoc.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, ModelRefused, NoProgress, NotFound
-from longdoc.models import (
-    CHECKPOINT_TTL_SECONDS,
-    MAX_CALL_RECORDS,
-    CallRecord,
-    CaseFacts,
-    Checkpoint,
-    Chunk,
-    Citation,
-    Extraction,
-    Message,
-    ModelRequest,
-    ResolvedClause,
-    RunRecord,
-    TextBlock,
-    ToolUseBlock,
-    Usage,
-)
-from longdoc.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.extract.catalogue import Catalogue, ClauseType
+from longdoc.extract.citations import CitationError, check_clause_support, verify_citation
+from longdoc.extract.cost import estimate_cost, load_prices, warn_if_prefix_uncacheable
+from longdoc.core.documents import load_chunks, ready_document
+from longdoc.core.errors import short_cause
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request, prefix_tokens, render_next_page
+from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
+from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, ModelRefused, NoProgress, NotFound
+from longdoc.core.records import CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint, Citation, Extraction, ResolvedClause, RunRecord
+from longdoc.core.models import Chunk
+from longdoc.core.messages import Message, ModelRequest, TextBlock, ToolUseBlock, Usage
+from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +64,7 @@ _EXACT_VALUE = re.compile(r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)
 
 @dataclass(frozen=True)
 class Deps:
-    """The adapters a session needs (see :mod:`longdoc.ports`)."""
+    """The adapters a session needs (see :mod:`longdoc.core.ports`)."""
 
     state: StateStore
     blobs: BlobStore
@@ -99,7 +85,7 @@ class SessionOptions:
     ``execution`` is the Step Functions execution name, recorded on the run.
     ``strict_tools`` selects strict tool schemas. ``no_progress_limit``: see the module docstring.
     ``budget_tokens`` bounds the retrieved context (estimated tokens, headers included; see
-    :func:`longdoc.domain.retrieve.assemble`): ``None`` sends every retrieved page (``top_k``
+    :func:`longdoc.extract.retrieve.assemble`): ``None`` sends every retrieved page (``top_k``
     per pending clause type); with a budget, chunks go in rank order until the next would
     pass it, and a document that fits whole is sent whole, in order.
     """
@@ -264,7 +250,7 @@ def _handle_tool(block: ToolUseBlock, facts: CaseFacts, chunks: dict[str, Chunk]
 
 def _retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever:
     """Hybrid retriever over the run's document version, filtered by the run's ``term`` /
-    ``line_of_business`` facts when given (see :mod:`longdoc.domain.retrieve`)."""
+    ``line_of_business`` facts when given (see :mod:`longdoc.extract.retrieve`)."""
     return Retriever(list(chunks.values()), deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT,
                      lead_rank=LEAD_RANK, term=run.facts.get("term"),
                      line_of_business=run.facts.get("line_of_business"))
@@ -488,7 +474,7 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
     """The run as the CLI and API report it: status, counters, CASE_FACTS, extractions, usage, cost.
 
     ``usage`` is the total over every model call; ``calls`` lists each call's usage
-    (the last :data:`~longdoc.models.MAX_CALL_RECORDS`); ``cost_usd`` is a decimal string
+    (the last :data:`~longdoc.core.records.MAX_CALL_RECORDS`); ``cost_usd`` is a decimal string
     from the price table (``prices_path`` or the packaged one), or None for an unpriced model.
     """
     run = state.get_run(run_id)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from longdoc.models import Chunk, Citation
+from longdoc.core.models import Chunk
+from longdoc.core.records import Citation
 
 _WS = re.compile(r"\s+")
 

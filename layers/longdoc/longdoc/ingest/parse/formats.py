@@ -2,7 +2,7 @@
 
 Both return ``(text, headings)`` where ``text`` is the document's own words laid out one
 block per paragraph (blank line between paragraphs, one line per list item) and
-``headings`` are :class:`~longdoc.models.HeadingMark` offsets into that text. Neither
+``headings`` are :class:`~longdoc.ingest.models.HeadingMark` offsets into that text. Neither
 format has pages, so the caller records a single ``PageSpan(page=None)``.
 
 * HTML: parsed with Beautiful Soup (``html.parser`` from the standard library). ``<h1>``-
@@ -14,7 +14,7 @@ format has pages, so the caller records a single ``PageSpan(page=None)``.
   to one space except inside ``<pre>``.
 * DOCX: text read with docx2python; Word's automatic numbers (in ``numbering.xml``, not in
   the paragraph text, reached from the paragraph or from its heading style) are rendered by
-  :mod:`longdoc.domain.wordnum` as Word shows them (``4.2``, ``ARTICLE IV``,
+  :mod:`longdoc.ingest.parse.wordnum` as Word shows them (``4.2``, ``ARTICLE IV``,
   ``Section 3.2``, ``(a)``; a bullet is ``•``). Paragraphs styled ``Heading N`` or
   ``Title`` become headings (level N, Title = 1); other paragraphs Word numbers ``4.`` or
   ``4.2`` in the list that numbers the clauses (the first list to give a decimal number)
@@ -29,7 +29,7 @@ import re
 import zipfile
 from typing import TYPE_CHECKING
 
-from longdoc.models import HeadingMark
+from longdoc.ingest.models import HeadingMark
 
 if TYPE_CHECKING:
     from bs4 import Tag
@@ -55,7 +55,7 @@ class _Builder:
         """Append a paragraph (``tight``: one newline before it, else a blank line); ``level``
         marks it as a heading of that level (1 = top) at its character offsets; ``kind``
         (``list_item``, ``numbered``) marks a line of that role instead (see
-        :class:`~longdoc.models.HeadingMark`)."""
+        :class:`~longdoc.ingest.models.HeadingMark`)."""
         text = text.strip()
         if not text:
             return
@@ -136,7 +136,7 @@ def _ordinal_marker(n: int, kind: str) -> str:
     ``range`` of ``lower-alpha`` and ``lower-roman``, and 3.1.4 for the alphabetic system):
     ``type="a" start="0"`` draws ``0.``, ``type="i"`` at 4000 draws ``4000.``.
     """
-    from longdoc.domain.wordnum import roman
+    from longdoc.ingest.parse.wordnum import roman
 
     if kind in ("a", "A") and n >= 1:
         text = _alphabetic(n)
@@ -210,7 +210,7 @@ def _without_empty_parts(archive: zipfile.ZipFile, data: bytes) -> bytes:
     Word treats an empty part as absent; docx2python fails on it ("Document is empty"), so
     it gets the smallest well-formed part instead. Returns ``data`` unchanged otherwise.
     """
-    from longdoc.domain.wordnum import blank_part
+    from longdoc.ingest.parse.wordnum import blank_part
 
     empty = [name for name in _EMPTY_PART_ROOTS if name in archive.namelist() and blank_part(archive.read(name))]
     if not empty:
@@ -230,14 +230,14 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
     """Render DOCX ``data`` to text and heading marks (see the module docstring).
 
     Each numbered paragraph starts with the number Word shows for it (see
-    :mod:`longdoc.domain.wordnum`), then a space. Raises ValueError (from
+    :mod:`longdoc.ingest.parse.wordnum`), then a space. Raises ValueError (from
     docx2python/zipfile) or ``xml.etree.ElementTree.ParseError`` when the bytes are not a
     readable DOCX.
     """
     from docx2python import docx2python  # lazy: only DOCX input needs it
     from docx2python.iterators import iter_paragraphs
 
-    from longdoc.domain.wordnum import W, WordNumbering
+    from longdoc.ingest.parse.wordnum import W, WordNumbering
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         numbering = WordNumbering.from_docx(archive)

@@ -27,13 +27,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from longdoc.errors import ConfigError, UnknownClauseType
+from longdoc.core.errors import ConfigError, UnknownClauseType
 
 DEFAULT_RESOURCE = "clause_types.yaml"
 """File name of the packaged default catalogue inside the ``longdoc.data`` package."""
 
 MAX_SUGGESTIONS = 3
-"""How many close names an :class:`~longdoc.errors.UnknownClauseType` error lists."""
+"""How many close names an :class:`~longdoc.core.errors.UnknownClauseType` error lists."""
 
 _SUGGESTION_CUTOFF = 0.6  # difflib similarity ratio (0..1) below which a name is not "close"
 
@@ -97,7 +97,7 @@ class Catalogue:
 
     Names are compared with :func:`normalise_name`. Two entries whose names normalise
     to the same key are a conflict: ``ValueError`` (callers loading files turn it
-    into :class:`~longdoc.errors.ConfigError`).
+    into :class:`~longdoc.core.errors.ConfigError`).
     """
 
     def __init__(self, clause_types: Iterable[ClauseType]):
@@ -131,7 +131,7 @@ class Catalogue:
     def resolve(self, name: str) -> ClauseType:
         """Return the clause type called ``name`` (see :func:`normalise_name`).
 
-        Raises :class:`~longdoc.errors.UnknownClauseType` when nothing matches; its
+        Raises :class:`~longdoc.core.errors.UnknownClauseType` when nothing matches; its
         ``suggestions`` hold up to 3 display names: names containing every word of the
         query first, then by ``difflib`` similarity.
         """
@@ -152,7 +152,7 @@ class Catalogue:
     def resolve_many(self, names: Iterable[str]) -> list[ClauseType]:
         """Resolve each of ``names`` in order, dropping repeats of the same clause type.
 
-        Raises :class:`~longdoc.errors.UnknownClauseType` for the first unknown name.
+        Raises :class:`~longdoc.core.errors.UnknownClauseType` for the first unknown name.
         """
         result: list[ClauseType] = []
         seen: set[str] = set()
@@ -178,7 +178,7 @@ def _parse_entries(data: Any, source: str) -> list[ClauseType]:
     """Validate decoded file content into clause types.
 
     ``data`` is a list of entry mappings or ``{"clause_types": [...]}``. Raises
-    :class:`~longdoc.errors.ConfigError` naming ``source``, the entry and the field.
+    :class:`~longdoc.core.errors.ConfigError` naming ``source``, the entry and the field.
     """
     if isinstance(data, dict):
         if set(data) != {"clause_types"}:
@@ -236,7 +236,7 @@ def load_user_entries(path: Path) -> list[ClauseType]:
     """Read clause types from a user file at ``path``.
 
     Accepts YAML (``.yaml``/``.yml``) or JSON (``.json``) holding either a list of
-    entries or ``{"clause_types": [...]}``. Raises :class:`~longdoc.errors.ConfigError`
+    entries or ``{"clause_types": [...]}``. Raises :class:`~longdoc.core.errors.ConfigError`
     (message starts with the path) when the file is missing or unreadable, has bad
     syntax, has the wrong shape, or holds an invalid or duplicated entry.
     """
@@ -259,7 +259,7 @@ def load_catalogue(extra: Path | None = None) -> Catalogue:
     User entries whose name matches a default (after :func:`normalise_name`) replace
     it in place; new names are appended. The packaged defaults are parsed once per
     process (``functools.lru_cache``); the user file is read on every call.
-    Raises :class:`~longdoc.errors.ConfigError` for any problem with ``extra`` (see
+    Raises :class:`~longdoc.core.errors.ConfigError` for any problem with ``extra`` (see
     :func:`load_user_entries`).
     """
     defaults = Catalogue(_default_entries())

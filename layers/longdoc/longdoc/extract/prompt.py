@@ -3,7 +3,7 @@
 Order (Messages API): tools, then system (both static, with ``cache_control`` on the last
 tool and the system block so they form the cached prefix), then one user message with the
 CASE_FACTS block first, then the retrieved chunks, then the task restated. CASE_FACTS is
-rendered from the harness's :class:`~longdoc.models.CaseFacts` as JSON, so exact values are
+rendered from the harness's :class:`~longdoc.core.records.CaseFacts` as JSON, so exact values are
 copied byte for byte and never paraphrased.
 """
 
@@ -13,8 +13,10 @@ import json
 import re
 from html import escape, unescape
 
-from longdoc.domain.catalogue import ClauseType
-from longdoc.models import CaseFacts, Chunk, Message, ModelRequest
+from longdoc.extract.catalogue import ClauseType
+from longdoc.core.records import CaseFacts
+from longdoc.core.models import Chunk
+from longdoc.core.messages import Message, ModelRequest
 
 EXTRACT_TOOL = "extract_clause"
 NOT_FOUND_TOOL = "record_not_found"
@@ -183,7 +185,7 @@ def render_next_page(clause_type: str, chunks: list[Chunk]) -> str:
 
 
 def prefix_tokens(request: ModelRequest) -> int:
-    """Estimated tokens of the cached prefix (tools + system), see :mod:`longdoc.domain.tokens`."""
-    from longdoc.domain.tokens import estimate_tokens
+    """Estimated tokens of the cached prefix (tools + system), see :mod:`longdoc.core.tokens`."""
+    from longdoc.core.tokens import estimate_tokens
 
     return estimate_tokens(json.dumps(request.tools) + json.dumps(request.system))

@@ -49,7 +49,7 @@ import math
 import re
 from collections import Counter, defaultdict
 
-from longdoc.models import Furniture
+from longdoc.ingest.models import Furniture
 
 EDGE_LINES = 3
 """How many lines at the top and at the bottom of a page may be furniture."""

@@ -27,14 +27,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from longdoc.domain.chunk import chunk_document
-from longdoc.domain.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, parse_document
-from longdoc.domain.tokens import estimate_tokens
-from longdoc.errors import DocumentError, EmbeddingInputTooLong, IngestDeadline, NotFound
-from longdoc.models import Chunk, DocumentMetadata, DocumentRecord
-from longdoc.ports import BlobStore, Embedder, StateStore, VectorIndex
+from longdoc.ingest.chunk import chunk_document
+from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, parse_document
+from longdoc.core.tokens import estimate_tokens
+from longdoc.core.errors import DocumentError, EmbeddingInputTooLong, IngestDeadline, NotFound
+from longdoc.core.documents import INCOMING_PREFIX, chunks_key, embedding_text, load_chunks
+from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
+from longdoc.core.ports import BlobStore, Embedder, StateStore, VectorIndex
 
-INCOMING_PREFIX = "incoming/"
 METADATA_SUFFIX = ".metadata.json"
 """A sidecar ``<file>.metadata.json`` beside a document holds its optional metadata."""
 
@@ -54,24 +54,8 @@ def doc_id_for_key(key: str) -> str:
     return slug[:96]
 
 
-def chunks_key(doc_id: str, doc_version: str) -> str:
-    """Blob key of a document version's chunks (JSON Lines, one :class:`Chunk` per line)."""
-    return f"chunks/{doc_id}/{doc_version}.jsonl"
 
 
-def embedding_text(chunk: Chunk) -> str:
-    """The text embedded for a chunk: a one-line locator header, then the chunk's own words.
-
-    ``[doc: contract_v2.pdf | section: 3.2 | path: 3 Terms > 3.2 Fees | page: 14 (p. 12)]``:
-    the page is the physical page of the chunk's first character, with its printed label
-    in brackets when it has one; ``path`` is left out when there is no heading path.
-    """
-    page = "n/a" if chunk.page_start is None else str(chunk.page_start)
-    label = chunk.page_labels[0] if chunk.page_labels else None
-    if label and label != page:
-        page += f" (p. {label})"
-    path = f" | path: {' > '.join(chunk.heading_path)}" if chunk.heading_path else ""
-    return f"[doc: {chunk.source} | section: {chunk.section_id or '-'}{path} | page: {page}]\n{chunk.text}"
 
 
 def _sidecar_values(blobs: BlobStore, key: str) -> dict:
@@ -158,15 +142,6 @@ def read_sidecar(blobs: BlobStore, key: str) -> DocumentMetadata:
                                   ("doc_type", "line_of_business", "term")})
 
 
-def load_chunks(blobs: BlobStore, doc_id: str, doc_version: str) -> list[Chunk]:
-    """Read a document version's chunks from the blob store (the chunk text's source of truth).
-
-    Lines are split on line feeds only: JSON leaves U+2028, U+2029 and U+0085 unescaped inside
-    strings, and ``str.splitlines()`` would cut a chunk at them. Raises :class:`NotFound`
-    when the version was never ingested.
-    """
-    data = blobs.get(chunks_key(doc_id, doc_version))
-    return [Chunk.model_validate_json(line) for line in data.decode("utf-8").split("\n") if line.strip()]
 
 
 EMBED_SLICE = 64
@@ -521,16 +496,18 @@ def describe(result: IngestResult) -> dict:
             "embedded": result.embedded, "reused": result.reused}
 
 
-def ready_document(state: StateStore, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
-    """The version to read: ``doc_version`` if given, else the latest version that is ``READY``.
 
-    A failed or in-progress newer version never hides an older ``READY`` one. Returns the
-    latest record of any status when none is ``READY`` (so callers can say why), or None.
+
+def chunk_bytes(source: str, data: bytes, *, doc_id: str | None = None, target_tokens: int = 1000,
+                max_tokens: int = 2000, overlap: float = 0.15,
+                metadata: DocumentMetadata | None = None) -> list[Chunk]:
+    """Parse and chunk one file's bytes with no store involved (the first half of an ingest).
+
+    ``source`` is the file name (format detection, error messages, the default doc id via
+    :func:`doc_id_for_key`); sizes are tokens (``Settings.chunk_*`` defaults). Returns the
+    chunks in ordinal order; the same bytes always give the same chunk ids. Raises
+    :class:`DocumentError` for unusable input.
     """
-    if doc_version is not None:
-        return state.get_document(doc_id, doc_version)
-    latest = state.get_document(doc_id)
-    if latest is None or latest.status == "READY":
-        return latest
-    ready = [r for r in state.list_document_versions(doc_id) if r.status == "READY"]
-    return ready[-1] if ready else latest
+    parsed = parse_document(source, data)
+    return chunk_document(parsed, doc_id or doc_id_for_key(source), target_tokens=target_tokens,
+                          max_tokens=max_tokens, overlap=overlap, metadata=metadata or DocumentMetadata())

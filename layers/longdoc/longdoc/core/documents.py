@@ -1,0 +1,59 @@
+"""Where documents live in the stores, shared by ingest and extract: keys, chunk lists, the READY lookup.
+
+Ingest writes what these name; extraction, retrieval and the entry points read it back.
+"""
+
+from __future__ import annotations
+
+
+from longdoc.core.models import Chunk, DocumentRecord
+from longdoc.core.ports import BlobStore, StateStore
+
+
+INCOMING_PREFIX = "incoming/"
+
+
+def chunks_key(doc_id: str, doc_version: str) -> str:
+    """Blob key of a document version's chunks (JSON Lines, one :class:`Chunk` per line)."""
+    return f"chunks/{doc_id}/{doc_version}.jsonl"
+
+
+def embedding_text(chunk: Chunk) -> str:
+    """The text embedded for a chunk: a one-line locator header, then the chunk's own words.
+
+    ``[doc: contract_v2.pdf | section: 3.2 | path: 3 Terms > 3.2 Fees | page: 14 (p. 12)]``:
+    the page is the physical page of the chunk's first character, with its printed label
+    in brackets when it has one; ``path`` is left out when there is no heading path.
+    """
+    page = "n/a" if chunk.page_start is None else str(chunk.page_start)
+    label = chunk.page_labels[0] if chunk.page_labels else None
+    if label and label != page:
+        page += f" (p. {label})"
+    path = f" | path: {' > '.join(chunk.heading_path)}" if chunk.heading_path else ""
+    return f"[doc: {chunk.source} | section: {chunk.section_id or '-'}{path} | page: {page}]\n{chunk.text}"
+
+
+def load_chunks(blobs: BlobStore, doc_id: str, doc_version: str) -> list[Chunk]:
+    """Read a document version's chunks from the blob store (the chunk text's source of truth).
+
+    Lines are split on line feeds only: JSON leaves U+2028, U+2029 and U+0085 unescaped inside
+    strings, and ``str.splitlines()`` would cut a chunk at them. Raises :class:`NotFound`
+    when the version was never ingested.
+    """
+    data = blobs.get(chunks_key(doc_id, doc_version))
+    return [Chunk.model_validate_json(line) for line in data.decode("utf-8").split("\n") if line.strip()]
+
+
+def ready_document(state: StateStore, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
+    """The version to read: ``doc_version`` if given, else the latest version that is ``READY``.
+
+    A failed or in-progress newer version never hides an older ``READY`` one. Returns the
+    latest record of any status when none is ``READY`` (so callers can say why), or None.
+    """
+    if doc_version is not None:
+        return state.get_document(doc_id, doc_version)
+    latest = state.get_document(doc_id)
+    if latest is None or latest.status == "READY":
+        return latest
+    ready = [r for r in state.list_document_versions(doc_id) if r.status == "READY"]
+    return ready[-1] if ready else latest

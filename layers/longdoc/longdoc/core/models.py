@@ -1,0 +1,236 @@
+"""Stored shapes of documents and chunks, shared by ingest, retrieval and extraction.
+
+All offsets are character offsets (``str`` indices) into the parsed document text;
+all token counts are estimates from :func:`longdoc.core.tokens.estimate_tokens`;
+pages are 1-based physical page indexes (``None`` for formats without pages).
+Exact values (money, ids, dates) are strings end to end and never floats.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PageSpan(_Frozen):
+    """One page of a parsed document: ``text[char_start:char_end]`` is its text.
+
+    ``page`` is the 1-based physical page index; ``None`` for formats without pages (text,
+    Markdown, HTML, DOCX). ``label`` is the printed page number (``"iv"``, ``"14"``) from the
+    PDF's page labels or, failing those, from the running header or footer; ``None`` when
+    the page prints none.
+    """
+
+    page: int | None
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+    label: str | None = None
+
+
+
+METADATA_VALUE_MAX_CHARS = 200
+"""Longest accepted document metadata value, in characters (our own rule: these are short
+labels copied onto every chunk; S3 itself caps all user metadata of an object at 2 KB,
+https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingMetadata.html)."""
+
+
+class DocumentMetadata(_Frozen):
+    """Optional business metadata of a document, copied onto each of its chunks.
+
+    Sources: S3 object metadata (``x-amz-meta-doc-type`` etc.) and/or a ``<file>.metadata.json``
+    sidecar; the sidecar wins key by key (see :func:`longdoc.ingest.pipeline.document_metadata`).
+    All values are free strings (``term`` e.g. ``"2024-01-01/2024-12-31"``) of 1 to
+    :data:`METADATA_VALUE_MAX_CHARS` characters without control characters; anything else
+    (including a non-finite number such as JSON ``1e400`` or ``NaN``, which Python's JSON
+    reader turns into ``inf``/``nan``) raises :class:`pydantic.ValidationError` naming the field.
+    """
+
+    doc_type: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+    line_of_business: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+    term: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+
+    @field_validator("doc_type", "line_of_business", "term", mode="before")
+    @classmethod
+    def _finite(cls, value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("must be a finite number (not infinity or NaN)")
+        return value
+
+    @field_validator("doc_type", "line_of_business", "term")
+    @classmethod
+    def _printable(cls, value: str | None) -> str | None:
+        if value is not None and any(ord(ch) < 32 or 127 <= ord(ch) <= 159 or ch in "\u2028\u2029" for ch in value):
+            raise ValueError("must not contain control characters or line separators "
+                             "(line breaks, tabs, NUL, U+0085, U+2028, U+2029)")
+        return value
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any] | None) -> "DocumentMetadata":
+        """Build from a dict whose keys may use ``-`` or ``_`` and any case (S3 metadata keys
+        arrive lower-cased with dashes); unknown keys are ignored; ``None`` or blank values
+        mean "not set". Strings are stripped and numbers (JSON ``"term": 2024``) become
+        strings; any other type (list, object, true/false) and a non-finite float (``inf``,
+        ``nan``) are left for validation to reject.
+        Raises :class:`pydantic.ValidationError` naming the field for a bad value."""
+        wanted = {"doc_type", "line_of_business", "term"}
+        picked: dict[str, Any] = {}
+        for key, value in (values or {}).items():
+            name = str(key).strip().lower().replace("-", "_")
+            if name not in wanted or value is None:
+                continue
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+                value = str(value)
+            if isinstance(value, str):
+                value = value.strip()
+                if not value:
+                    continue
+            picked[name] = value
+        return cls(**picked)
+
+
+class SectionSpan(_Frozen):
+    """A numbered section (or the preamble, ``section_id=None``) as a range of document text."""
+
+    section_id: str | None
+    heading_path: list[str] = Field(default_factory=list)
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+
+
+class Chunk(_Frozen):
+    """A retrievable piece of a document, cut at its real joints.
+
+    ``chunk_id`` is ``"{doc_id}:{doc_version[:8]}:{ordinal:04d}"`` and is stable while the
+    document bytes do not change. ``text == document.text[char_start:char_end]``.
+    ``section_id`` is the number people cite (``"4.2"``), with ``#n`` when a section is
+    split (``"4.2#2"``), or ``None`` when the text precedes any numbered section.
+    ``page_spans`` and ``section_spans`` (absolute offsets) list the pages and whole
+    sections the chunk touches, so a quote resolves to exactly one page and one section.
+    ``token_count`` is an estimate; ``content_hash`` is SHA-256 hex of ``text``.
+    ``page_labels`` are the printed labels of pages ``page_start..page_end`` in order
+    (``None`` for an unlabelled page; empty without pages). ``overlap_chars`` is how many
+    leading characters repeat the end of the previous chunk (a split section's
+    continuation); ``overlap_missing`` is True on a continuation that could not repeat
+    any whole sentence because the previous chunk's last one is over the overlap budget.
+    ``doc_type``, ``line_of_business`` and ``term`` are optional document metadata (S3
+    object metadata or a ``<file>.metadata.json`` sidecar) copied onto every chunk.
+    """
+
+    chunk_id: str
+    doc_id: str
+    doc_version: str
+    ordinal: int = Field(ge=0)
+    source: str
+    page_start: int | None
+    page_end: int | None
+    section_id: str | None
+    heading_path: list[str] = Field(default_factory=list)
+    text: str
+    char_start: int = Field(ge=0)
+    char_end: int = Field(ge=0)
+    token_count: int = Field(ge=0)
+    content_hash: str
+    oversize: bool = False
+    page_spans: list[PageSpan] = Field(default_factory=list)
+    section_spans: list[SectionSpan] = Field(default_factory=list)
+    page_labels: list[str | None] = Field(default_factory=list)
+    overlap_chars: int = Field(0, ge=0)
+    overlap_missing: bool = False
+    doc_type: str | None = None
+    line_of_business: str | None = None
+    term: str | None = None
+
+    @property
+    def section_ids(self) -> list[str]:
+        """Every section id in the chunk, in order (several when small sections share it)."""
+        return [s.section_id for s in self.section_spans if s.section_id]
+
+    def page_of(self, offset_in_chunk: int) -> int | None:
+        """Return the page of a chunk-relative character offset (``None`` without pages)."""
+        absolute = self.char_start + offset_in_chunk
+        page = self.page_start
+        for span in self.page_spans:
+            if absolute >= span.char_start:
+                page = span.page
+        return page
+
+    def label_of(self, offset_in_chunk: int) -> str | None:
+        """Return the printed page label of a chunk-relative offset (``None`` if unlabelled)."""
+        absolute = self.char_start + offset_in_chunk
+        label = self.page_spans[0].label if self.page_spans else None
+        for span in self.page_spans:
+            if absolute >= span.char_start:
+                label = span.label
+        return label
+
+    def heading_path_of(self, offset_in_chunk: int) -> list[str]:
+        """Return the heading path of the section holding a chunk-relative offset."""
+        absolute = self.char_start + offset_in_chunk
+        path = self.heading_path
+        for span in self.section_spans:
+            if absolute >= span.char_start:
+                path = span.heading_path
+        return list(path)
+
+    def section_of(self, offset_in_chunk: int) -> str | None:
+        """Return the section id (with split suffix) of a chunk-relative character offset."""
+        if len(self.section_spans) <= 1:
+            return self.section_id
+        absolute = self.char_start + offset_in_chunk
+        found = self.section_spans[0].section_id
+        for span in self.section_spans:
+            if absolute >= span.char_start:
+                found = span.section_id
+        return found
+
+
+class DocumentRecord(BaseModel):
+    """Registry entry for one ingested document version.
+
+    ``status``: ``INGESTING`` while work is under way (or was cut short and awaits the
+    redelivery that resumes it), ``READY`` when chunks are stored and indexed, ``FAILED``
+    with ``reason`` (a document error is final; any other error is retried by SQS and
+    resumes from the recorded progress), ``DELETED`` once the source object was removed
+    (vectors gone; registry entry and chunk list kept for past citations).
+
+    Progress of the current attempt, so a redelivered message continues instead of
+    starting over: ``stage`` (``chunked``, ``embedding``, ``upserting``, ``done``),
+    ``embedded`` (chunks with a vector stored in the embedding cache), ``upserted``
+    (chunks whose vectors are in the index, in ordinal order), ``reused`` (vectors taken
+    from the previous version's cache instead of embedding again), ``attempts``.
+    ``source_key`` is the full object key; ``previous_version`` the version that was
+    latest when this one started; ``metadata`` the document metadata its chunks carry
+    (empty for records written before it was kept). Durations are seconds as decimal strings
+    (``duration_seconds``; ``timings`` per stage of the last attempt).
+    """
+
+    doc_id: str
+    doc_version: str
+    source: str
+    status: Literal["INGESTING", "READY", "FAILED", "DELETED"]
+    reason: str | None = None
+    pages: int = 0
+    chunks: int = 0
+    content_sha256: str = ""
+    embedding_model: str | None = None
+    updated_at: str = ""
+    duration_seconds: str | None = None
+    pages_needing_ocr: list[int] = Field(default_factory=list)
+    source_key: str | None = None
+    previous_version: str | None = None
+    stage: str | None = None
+    embedded: int = 0
+    upserted: int = 0
+    reused: int = 0
+    embedding_tokens: int = 0
+    attempts: int = 0
+    timings: dict[str, str] = Field(default_factory=dict)
+    metadata: DocumentMetadata = Field(default_factory=DocumentMetadata)
+
+

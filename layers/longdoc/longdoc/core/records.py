@@ -1,0 +1,195 @@
+"""Stored shapes of extraction runs: citations, extractions, CASE_FACTS, checkpoints and run records."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from longdoc.core.messages import Usage
+
+CASE_FACTS_SCHEMA_VERSION = 2
+"""Version of the :class:`CaseFacts` schema written into checkpoints.
+
+History: 1 = first release; 2 adds multi-instance clause types (``open``,
+``ResolvedClause.instances``) and the per-clause retrieval cursor (``retrieval_pages``).
+A version-1 checkpoint is migrated on load by :func:`migrate_checkpoint_data`; any other
+version is refused (:class:`longdoc.core.errors.CheckpointSchemaError`).
+"""
+
+
+class Citation(BaseModel):
+    """Where an extraction comes from: a chunk, the page of the quote, and the verbatim quote.
+
+    After verification ``page`` (physical, 1-based), ``page_label`` (printed), ``section_id``
+    and ``heading_path`` all describe the quote's first character.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str = Field(min_length=1)
+    page: int | None = None
+    section_id: str | None = None
+    quote: str = Field(min_length=1)
+    page_label: str | None = None
+    heading_path: list[str] = Field(default_factory=list)
+
+
+class Extraction(BaseModel):
+    """One clause instance: ``found`` with at least one citation, or ``not_found`` with none.
+
+    ``instance`` identifies one occurrence of a clause type (several termination rights are
+    several instances); it is derived by the harness from the first citation (see
+    :func:`longdoc.extract.session.instance_key`) and is ``""`` for ``not_found``. ``final``
+    is True when this instance closed its clause type (no further instance exists).
+    Stores key extractions by :attr:`key`, so writing the same instance twice overwrites.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    clause_type: str
+    status: Literal["found", "not_found"]
+    clause_text: str | None = None
+    citations: list[Citation] = Field(default_factory=list)
+    model: str = ""
+    session: int = 0
+    instance: str = ""
+    final: bool = True
+
+    @property
+    def key(self) -> str:
+        """Store key: the clause type, plus ``#instance`` for a found instance."""
+        return f"{self.clause_type}#{self.instance}" if self.instance else self.clause_type
+
+    @model_validator(mode="after")
+    def _citations_match_status(self) -> "Extraction":
+        if self.status == "found" and not self.citations:
+            raise ValueError("a found extraction needs at least one citation")
+        if self.status == "not_found" and self.citations:
+            raise ValueError("a not_found extraction carries no citations")
+        return self
+
+
+
+class ResolvedClause(BaseModel):
+    """CASE_FACTS summary of one clause type (pages, sections, instance ids; never the text)."""
+
+    status: Literal["found", "not_found"]
+    pages: list[int] = Field(default_factory=list)
+    section_ids: list[str] = Field(default_factory=list)
+    instances: list[str] = Field(default_factory=list)
+
+
+class CaseFacts(BaseModel):
+    """The immutable-by-the-model facts pinned at the top of every session's prompt.
+
+    Only the harness changes it (after each verified tool call). ``exact_values`` are
+    verbatim strings (``"$247.83"``), copied byte for byte into every prompt.
+    ``schema_version`` guards checkpoints written by other code versions.
+    """
+
+    schema_version: int = CASE_FACTS_SCHEMA_VERSION
+    run_id: str
+    doc_id: str
+    doc_version: str
+    clause_types: list[str]
+    extracted_count: int = 0
+    resolved: dict[str, ResolvedClause] = Field(default_factory=dict)
+    decisions: list[str] = Field(default_factory=list)
+    exact_values: dict[str, str] = Field(default_factory=dict)
+    open: dict[str, ResolvedClause] = Field(default_factory=dict)
+    retrieval_pages: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def pending(self) -> list[str]:
+        """Requested clause types not yet resolved (including open multi-instance ones), in request order."""
+        return [c for c in self.clause_types if c not in self.resolved]
+
+    def progress_marker(self) -> tuple[int, int]:
+        """``(resolved clause types, found instances)``: grows whenever a session makes progress."""
+        instances = sum(len(r.instances) for r in self.resolved.values()) + sum(
+            len(r.instances) for r in self.open.values()
+        )
+        return len(self.resolved), instances
+
+
+def migrate_checkpoint_data(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a stored checkpoint (parsed JSON) to :data:`CASE_FACTS_SCHEMA_VERSION`.
+
+    Version 1 -> 2: the new fields (``open``, ``retrieval_pages``, ``instances``) start
+    empty, which is exactly what a version-1 run had (one instance per clause type).
+    Raises ``ValueError`` naming the version for anything else (missing, newer, unknown).
+    """
+    facts = data.get("case_facts") or {}
+    stored = facts.get("schema_version")
+    if stored == CASE_FACTS_SCHEMA_VERSION:
+        return data
+    if stored == 1:
+        return {**data, "case_facts": {**facts, "schema_version": CASE_FACTS_SCHEMA_VERSION}}
+    raise ValueError(f"CASE_FACTS schema_version {stored!r} cannot be read; this code reads "
+                     f"{CASE_FACTS_SCHEMA_VERSION} and migrates 1")
+
+
+class CallRecord(BaseModel):
+    """Usage of one model call (tokens), as recorded on the run's checkpoint."""
+
+    session: int
+    model: str
+    stop_reason: str
+    usage: Usage
+
+
+CHECKPOINT_TTL_SECONDS = 30 * 24 * 60 * 60
+"""A checkpoint's lifetime after its run ends, in seconds (30 days; DynamoDB TTL attribute ``expires_at``)."""
+
+MAX_CALL_RECORDS = 300
+"""Per-call usage records kept on a checkpoint (about 150 bytes each, far below DynamoDB's 400 KB item limit)."""
+
+
+class Checkpoint(BaseModel):
+    """Durable state between sessions; ``version`` increases by one per save (optimistic concurrency).
+
+    ``stalled_sessions`` counts consecutive sessions without progress (see
+    :func:`longdoc.extract.session.run_session`); ``rejected_citations`` counts tool calls
+    refused by citation verification; ``calls`` keeps the usage of the last
+    :data:`MAX_CALL_RECORDS` model calls (``usage`` is the total over all of them);
+    ``expires_at`` (epoch seconds) is set only once the run has ended, and becomes the
+    DynamoDB TTL attribute.
+    """
+
+    run_id: str
+    version: int = Field(ge=0)
+    case_facts: CaseFacts
+    sessions: int = 0
+    last_stop_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    updated_at: str = ""
+    stalled_sessions: int = 0
+    rejected_citations: int = 0
+    calls: list[CallRecord] = Field(default_factory=list)
+    expires_at: int | None = None
+
+
+class RunRecord(BaseModel):
+    """One extraction run as the API and CLI report it."""
+
+    run_id: str
+    doc_id: str
+    doc_version: str
+    clause_types: list[str]
+    status: Literal["PENDING", "RUNNING", "SUCCEEDED", "FAILED"] = "PENDING"
+    model: str = ""
+    max_tokens: int = 4096
+    top_k: int = 5
+    facts: dict[str, str] = Field(default_factory=dict)
+    execution_arn: str | None = None
+    error: str | None = None
+    cause: str | None = None
+    created_at: str = ""
+    updated_at: str = ""
+    executions: list[str] = Field(default_factory=list)
+    checkpoint_version: int | None = None
+    failed_state_entered: str | None = None
+    request_hash: str | None = None
+
+

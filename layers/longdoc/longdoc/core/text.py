@@ -1,0 +1,3 @@
+"""Text utilities shared by every pipeline: sentence spans and numerals."""
+
+from __future__ import annotations

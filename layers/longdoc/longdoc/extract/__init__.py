@@ -1,0 +1,1 @@
+"""Extract pipeline: runs, the session loop, the tool harness, prompt, citations and retrieval."""
