@@ -25,7 +25,7 @@ from longdoc import wiring
 from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.adapters.embedders import MiniLMEmbedder
 from longdoc.adapters.vector_index import LanceDBIndex
-from longdoc.config import get_settings
+from longdoc.config import function_settings, get_settings
 from longdoc.local.engine import LocalContext
 from longdoc.core.models import DocumentRecord
 
@@ -83,7 +83,7 @@ def _clear_wiring_caches() -> None:
     ``wiring.reset()`` looks the factories up by name, which fails while a test has
     replaced them with plain functions; the originals captured at import are used instead.
     """
-    get_settings.cache_clear()
+    function_settings.cache_clear()
     for name in _FACTORIES:
         _ORIGINAL_FACTORIES[name].cache_clear()
 

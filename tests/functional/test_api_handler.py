@@ -19,7 +19,7 @@ import pytest
 from longdoc import wiring
 from longdoc.adapters.baseline import BASELINE_NAME
 from longdoc.cli import load_handler
-from longdoc.config import get_settings
+from longdoc.config import function_settings, get_settings
 from longdoc.local.engine import LocalContext
 from longdoc.core.models import DocumentRecord
 
@@ -51,7 +51,7 @@ def sfn(aws_stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[StateMachine]:
     arn = client.create_state_machine(name="longdoc-dev-extract", definition=definition,
                                       roleArn=f"arn:aws:iam::{ACCOUNT}:role/longdoc-dev-sfn")["stateMachineArn"]
     monkeypatch.setenv("LONGDOC_STATE_MACHINE_ARN", arn)
-    get_settings.cache_clear()
+    function_settings.cache_clear()
     load_handler("api")._sfn.cache_clear()  # never reuse a client from another test's moto context
     yield StateMachine(client, arn)
     load_handler("api")._sfn.cache_clear()

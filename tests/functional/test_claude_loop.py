@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from longdoc.config import function_settings
+
 from longdoc import wiring
 from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.adapters.claude import ClaudeModel
@@ -360,7 +362,7 @@ def test_several_instances_page_through_retrieval_until_the_model_says_no_more(c
 def test_remaining_time_margin_checkpoints_and_continues(claude, fake, ingested_contract, monkeypatch) -> None:
     # Given a Lambda with 8 s left, a 5 s margin, and a model that takes 3.5 s per reply
     monkeypatch.setenv("LONGDOC_TIME_MARGIN_SECONDS", "5")
-    wiring.get_settings.cache_clear()
+    function_settings.cache_clear()
     def plan(session: int, call: int, blocks: list[dict[str, Any]]) -> Reply:
         reply = message_reply(blocks[:1], "tool_use")
         return Reply(status=reply.status, body=reply.body, delay=3.5)

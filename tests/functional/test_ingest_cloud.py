@@ -18,7 +18,7 @@ import pytest
 
 from longdoc import wiring
 from longdoc.adapters.embedders import VoyageEmbedder
-from longdoc.config import get_settings
+from longdoc.config import function_settings, get_settings
 from longdoc.ingest.pipeline import embeddings_key
 from longdoc.core.documents import load_chunks
 from longdoc.local.engine import LocalContext
@@ -212,7 +212,7 @@ def test_half_finished_long_document_resumes_without_redoing_work(
     # upsert slice), a Voyage budget that needs several requests for all its chunks,
     # and Voyage failing for good after two successful requests
     monkeypatch.setenv("LONGDOC_CHUNK_TARGET_TOKENS", "800")
-    get_settings.cache_clear()
+    function_settings.cache_clear()
     cloud.use_voyage(max_attempts=2, max_request_tokens=40_000)
     data = cloud.aws.upload(LONG_KEY, corpus_dir / LONG_PDF)
     version = version_of(data)

@@ -1,4 +1,10 @@
-"""Settings read from the environment (prefix ``LONGDOC_``), validated once per process.
+"""Settings read from the environment (prefix ``LONGDOC_``), one model per Lambda function.
+
+Each function validates its own settings at handler entry (:func:`function_settings`), so a
+missing or malformed variable fails the first invocation with the variable named, instead
+of failing later inside domain code. The groups below are shared building blocks; the
+function models combine only the groups that function uses, and :class:`Settings` (the CLI
+and local mode, which run every stage in one process) combines them all.
 
 Secrets are never settings: API keys come from Secrets Manager in AWS (by the secret
 *names* below) and from ``ANTHROPIC_API_KEY`` / ``VOYAGE_API_KEY`` / ``PINECONE_API_KEY``
@@ -9,69 +15,151 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from longdoc.core.errors import ConfigError
 
-class Settings(BaseSettings):
-    """All tunables. Token figures are estimated tokens; see :mod:`longdoc.core.tokens`."""
+ENV_PREFIX = "LONGDOC_"
 
-    model_config = SettingsConfigDict(env_prefix="LONGDOC_", extra="ignore")
+
+class _Group(BaseSettings):
+    """Base of every settings group: ``LONGDOC_`` variables, unknown ones ignored."""
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
+
+    required_on_aws: ClassVar[tuple[str, ...]] = ()
+    """Fields that must be set when ``mode == "aws"`` (the template sets them)."""
+
+    @model_validator(mode="after")
+    def _aws_fields_present(self) -> _Group:
+        if getattr(self, "mode", "local") == "aws":
+            missing = [name for cls in type(self).__mro__ for name in getattr(cls, "required_on_aws", ())
+                       if getattr(self, name, None) in (None, "")]
+            if missing:
+                names = ", ".join(ENV_PREFIX + m.upper() for m in dict.fromkeys(missing))
+                raise ValueError(f"{names} must be set when LONGDOC_MODE=aws")
+        return self
+
+
+class StoreSettings(_Group):
+    """Where documents, chunks, runs and checkpoints live (S3 + DynamoDB, or a local folder + SQLite)."""
+
+    required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table")
 
     mode: Literal["local", "aws"] = "local"
     home: Path = Path(".longdoc")
+    bucket: str | None = None
+    table: str | None = None
 
-    # Chunking (issue seeds: target 500-2000 tokens, default near 1,000; overlap 10-20%).
+
+class ChunkSettings(_Group):
+    """Parsing caps and chunk sizes (tokens are estimates, :mod:`longdoc.core.tokens`)."""
+
+    # Issue seeds: target 500-2000 tokens, default near 1,000; overlap 10-20 %.
     chunk_target_tokens: int = Field(1000, ge=100, le=4000)
     chunk_max_tokens: int = Field(2000, ge=200, le=8000)
     chunk_overlap: float = Field(0.15, ge=0.10, le=0.20)
-
-    # Input caps (project limits: a Lambda's memory and run time), checked before parsing.
+    # Input caps (project limits: a Lambda's memory and run time), checked before parsing; bytes / pages.
     max_document_bytes: int = Field(200 * 1024 * 1024, ge=1)
     max_document_pages: int = Field(5000, ge=1)
 
-    # Retrieval and extraction.
+
+class EmbeddingSettings(_Group):
+    """The embedding model: Voyage on AWS, the bundled MiniLM locally."""
+
+    voyage_secret_name: str | None = None
+    voyage_model: str = "voyage-3.5"
+    embedding_dimension: int = 1024
+    # Only for tests and proxies: where the Voyage SDK sends requests (default: Voyage's API).
+    voyage_base_url: str | None = None
+
+
+class IndexSettings(_Group):
+    """The vector index: Pinecone on AWS, LanceDB locally."""
+
+    pinecone_secret_name: str | None = None
+    pinecone_index_host: str | None = None
+    pinecone_namespace: str = "documents"
+
+
+class ModelSettings(_Group):
+    """Which model answers: Claude (API key from the secret or the environment) or the offline baseline."""
+
+    model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline
+    claude_model: str = "claude-sonnet-5-5"
+    anthropic_secret_name: str | None = None
+    strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
+    price_table: Path | None = None  # JSON price table (default: longdoc/data/prices.json)
+
+
+class ExtractionSettings(_Group):
+    """The extraction loop: retrieval size, output cap per call, session and iteration limits."""
+
     top_k: int = Field(5, ge=1, le=50)
     # Retrieved-context budget in estimated input tokens (None: top_k chunks per clause type);
     # see longdoc.extract.retrieve.assemble / budget_from_cost.
     context_budget_tokens: int | None = Field(None, ge=100)
     max_tokens: int = Field(4096, ge=64, le=64000)
     max_iterations: int = Field(40, ge=1, le=1000)
-    model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline
-    claude_model: str = "claude-sonnet-5-5"
     clause_catalogue: Path | None = None
-    strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
     no_progress_limit: int = Field(3, ge=1, le=50)  # sessions in a row without progress before NoProgress
     time_margin_seconds: int = Field(120, ge=0, le=890)  # stop and checkpoint this long before the Lambda timeout
     iterations_per_execution: int = Field(500, ge=1, le=3000)  # continue-as-new after this many sessions
-    price_table: Path | None = None  # JSON price table (default: longdoc/data/prices.json)
 
-    # AWS resources (names come from template.yaml Outputs / function environment).
-    bucket: str | None = None
-    table: str | None = None
-    state_machine_arn: str | None = None
-    extract_function: str = "longdoc-extract"
-    anthropic_secret_name: str | None = None
-    voyage_secret_name: str | None = None
-    pinecone_secret_name: str | None = None
-    voyage_model: str = "voyage-3.5"
-    embedding_dimension: int = 1024
-    pinecone_index_host: str | None = None
-    pinecone_namespace: str = "documents"
-    # Only for tests and proxies: where the Voyage SDK sends requests (default: Voyage's API).
-    voyage_base_url: str | None = None
 
-    # Ingest: stop starting embed/upsert steps when fewer seconds than this remain in the
-    # invocation; the record then fails with progress saved and its redelivery resumes.
+class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings):
+    """Settings of the ingest function (parse, chunk, embed, upsert)."""
+
+    # Stop starting embed/upsert steps when fewer seconds than this remain in the invocation;
+    # the record then fails with progress saved and its redelivery resumes.
     ingest_deadline_margin_seconds: float = Field(60.0, ge=0, le=600)
 
-    # Local embedded stand-ins.
-    local_embedding_model: str = "all-MiniLM-L6-v2"
+
+class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, ModelSettings, ExtractionSettings):
+    """Settings of the extract function (one model session per invocation)."""
 
 
-@lru_cache(maxsize=1)
+class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings):
+    """Settings of the API function (start runs, read results)."""
+
+    required_on_aws: ClassVar[tuple[str, ...]] = ("state_machine_arn",)
+
+    state_machine_arn: str | None = None
+
+
+class Settings(IngestFunctionSettings, ExtractFunctionSettings, ApiFunctionSettings):
+    """Every tunable: the CLI and local mode run all stages in one process."""
+
+    required_on_aws: ClassVar[tuple[str, ...]] = ()
+
+
+S = TypeVar("S", bound=_Group)
+
+
+@lru_cache(maxsize=8)
+def function_settings(cls: type[S]) -> S:
+    """Read and validate ``cls`` from the environment once per process (call it at handler entry).
+
+    ``function_settings.cache_clear()`` forgets every cached model (tests, or after the
+    environment changed). Raises :class:`ConfigError` naming every bad or missing ``LONGDOC_*`` variable.
+    """
+    try:
+        return cls()
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err.get("loc", ()))
+            problems.append(f"{ENV_PREFIX}{where.upper()}: {err['msg']}" if where else err["msg"].removeprefix("Value error, "))
+        raise ConfigError(f"invalid settings for {cls.__name__}: " + "; ".join(problems)) from None
+
+
 def get_settings() -> Settings:
-    """Return the process-wide settings (read from the environment once)."""
-    return Settings()
+    """Return the process-wide settings with every group (read from the environment once).
+
+    Raises :class:`ConfigError` naming the variable when one is invalid.
+    """
+    return function_settings(Settings)
+

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
-from longdoc.config import Settings, get_settings
+from longdoc.config import Settings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
 from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 
@@ -128,6 +128,6 @@ def deps():
 
 def reset() -> None:
     """Forget cached settings and adapters (tests, or the CLI after changing the environment)."""
-    get_settings.cache_clear()
+    function_settings.cache_clear()
     for fn in (blob_store, state_store, embedder, vector_index, model):
         fn.cache_clear()
