@@ -255,25 +255,24 @@ def print_table(result: dict[str, Any], out=sys.stdout) -> None:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    """Start a run and execute the real state machine locally until it succeeds or fails."""
+    """Start a run (:func:`longdoc.extract.runs.start_extraction`) and execute the real state machine locally."""
     from longdoc import wiring
     from longdoc.config import get_settings
-    from longdoc.extract.session import run_result, start_run
-    from longdoc.local.engine import run_state_machine, start_input
+    from longdoc.extract.runs import RunRequest, run_result, start_extraction
+    from longdoc.local.engine import LocalStepFunctions
 
     settings = get_settings()
+    if args.max_iterations:
+        settings = settings.model_copy(update={"max_iterations": args.max_iterations})
     deps = wiring.deps()
-    run = start_run(deps.state, deps.catalogue, doc_id=args.doc_id, doc_version=args.version,
-                    clause_types=[c for c in args.clause_types.split(",") if c.strip()],
-                    model_name=wiring.model_name(settings), max_tokens=args.max_tokens or settings.max_tokens,
-                    top_k=args.top_k or settings.top_k, facts=_parse_facts(args.fact))
+    request = RunRequest(doc_id=args.doc_id, doc_version=args.version, max_tokens=args.max_tokens, top_k=args.top_k,
+                         clause_types=[c for c in args.clause_types.split(",") if c.strip()],
+                         facts=_parse_facts(args.fact))
     handler = load_handler("extract").handler
-    execution = run_state_machine(
-        _statemachine_path(), {"ExtractFunctionArn": handler},
-        start_input(run.run_id, run.doc_id, args.max_iterations or settings.max_iterations,
-                    settings.iterations_per_execution),
-        name=run.run_id,
-    )
+    with LocalStepFunctions(_statemachine_path(), {"ExtractFunctionArn": handler}) as machine:
+        run = start_extraction(request, state=deps.state, catalogue=deps.catalogue, settings=settings,
+                               starter=machine, model_name=wiring.model_name(settings), deduplicate=False)
+        execution = machine.wait(run.execution_arn or "")
     run_dir = settings.home / "runs" / run.run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "history.json").write_text(json.dumps(execution.history, indent=1))
@@ -359,13 +358,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.core.documents import load_chunks
-    from longdoc.extract.session import run_result
     from longdoc.eval.html import run_html
+    from longdoc.extract.runs import run_result
 
     settings = get_settings()
     result = run_result(wiring.state_store(), args.run_id,
                         str(settings.price_table) if settings.price_table else None)
-    chunks = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"], result["doc_version"])}
+    chunks: dict[str, object] = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"],
+                                                                     result["doc_version"])}
     Path(args.html).parent.mkdir(parents=True, exist_ok=True)
     Path(args.html).write_text(run_html(result, chunks), encoding="utf-8")
     print(f"wrote {args.html}")
