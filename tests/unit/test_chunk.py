@@ -14,7 +14,8 @@ from functools import lru_cache
 
 import pytest
 
-from longdoc.ingest.chunk import chunk_document, split_sentences
+from longdoc.core.text import split_sentences
+from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.parse import parse_document
 from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens
 from longdoc.core.models import Chunk, PageSpan

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from longdoc.ingest.parse.cleanup import roman_to_int
+from longdoc.core.text import roman_to_int, sentence_breaks, trim_span
 from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens
 from longdoc.core.models import Chunk, DocumentMetadata, PageSpan, SectionSpan
 from longdoc.ingest.models import ParsedDocument
@@ -58,21 +58,11 @@ _LIST_START_RE = re.compile(
 _BULLET_START_RE = re.compile(r"^\s*[•●▪◦·\-–]\s")
 _LIST_LEAD_RE = re.compile(r"(?:[.:;!?]|\band|\bor|\band/or|\bbut)[\"'”’)\]]*$", re.IGNORECASE)
 """A line that may precede a list item: it closes a clause, or ends "; and" / "; or"."""
-_SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
 _CLAUSE_END_RE = re.compile(r"[.;:!?][\"'”’)\]]*$")
 MAX_OVERLAP = 0.20
 """Upper bound of the overlap share of the target (the issue's 10-20 % range)."""
 MIN_OVERLAP = 0.10
 """Lower bound of that range: a cut moved to make room for overlap must give at least this."""
-
-_ABBREV = {
-    "e.g", "i.e", "etc", "inc", "ltd", "co", "corp", "no", "nos", "sec", "art", "arts", "para",
-    "paras", "cf", "vs", "v", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "u.s", "u.k", "p", "pp",
-    "fig", "vol", "ch", "cl", "approx", "dept", "est", "op", "seq", "viz", "al", "n.v", "s.a",
-    "b.v", "l.p", "llc", "plc", "gmbh", "ag", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
-    "sep", "sept", "oct", "nov", "dec",
-}
-
 
 @dataclass
 class _Heading:
@@ -543,45 +533,20 @@ def _paragraph_breaks(text: str, start: int, end: int, typical_line: int) -> lis
     return breaks
 
 
-def _sentence_breaks(text: str, start: int, end: int) -> list[int]:
-    """Offsets (absolute) where a new sentence starts inside ``text[start:end]``."""
-    breaks: list[int] = []
-    segment = text[start:end]
-    for m in _SENT_END_RE.finditer(segment):
-        before = segment[max(0, m.start() - 12) : m.start()]
-        word = re.split(r"[\s(\[]", before)[-1].lower().rstrip(".")
-        if word in _ABBREV or (len(word) == 1 and word.isalpha()):
-            continue
-        nxt = m.end()
-        while nxt < len(segment) and segment[nxt].isspace():
-            nxt += 1
-        if nxt < len(segment):
-            breaks.append(start + nxt)
-    return breaks
-
-
-def _trim(text: str, start: int, end: int) -> tuple[int, int]:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return start, end
-
-
 def _units(text: str, sec: _Section, typical_line: int, max_tokens: int) -> list[tuple[int, int]]:
     """Split a section into paragraphs, and paragraphs over ``max_tokens`` into sentences."""
     cuts = [sec.start, *_paragraph_breaks(text, sec.start, sec.end, typical_line), sec.end]
     units: list[tuple[int, int]] = []
     for a, b in zip(cuts, cuts[1:]):
-        a, b = _trim(text, a, b)
+        a, b = trim_span(text, a, b)
         if a >= b:
             continue
         if estimate_tokens(text[a:b]) <= max_tokens:
             units.append((a, b))
             continue
-        s_cuts = [a, *_sentence_breaks(text, a, b), b]
+        s_cuts = [a, *sentence_breaks(text, a, b), b]
         for sa, sb in zip(s_cuts, s_cuts[1:]):
-            sa, sb = _trim(text, sa, sb)
+            sa, sb = trim_span(text, sa, sb)
             if sa < sb:
                 units.append((sa, sb))
     return units
@@ -645,7 +610,7 @@ def _split_section(
         continuation within ``max_tokens``; None when not even the last sentence fits."""
         room = max_tokens * CHARS_PER_TOKEN - (end - start) - (start - prev_end)
         starts = sorted(
-            {prev_start, *_sentence_breaks(text, prev_start, prev_end)}
+            {prev_start, *sentence_breaks(text, prev_start, prev_end)}
             | {u for u in unit_starts if prev_start < u < prev_end}
         )
         found = _overlap_start(text, starts, prev_end, min(budget, room))
@@ -710,7 +675,7 @@ def _rebalanced_cut(
     cut = nxt.start
     paragraph = set(unit_starts)
     candidates = sorted(
-        {*_sentence_breaks(text, prev_start, nxt.end), *(u for u in unit_starts if prev_start < u < nxt.end)}
+        {*sentence_breaks(text, prev_start, nxt.end), *(u for u in unit_starts if prev_start < u < nxt.end)}
         - {cut},
         key=lambda c: (abs(c - cut), c not in paragraph),
     )
@@ -718,7 +683,7 @@ def _rebalanced_cut(
     lead = (max(wide_chars, prev.overlap_chars) + (prev_start - prev.start - prev.overlap_chars)
             if prev.start < prev_start else 0)
     for c in candidates:
-        new_end = _trim(text, prev_start, c)[1]
+        new_end = trim_span(text, prev_start, c)[1]
         if new_end <= prev_start or not _CLAUSE_END_RE.search(text[max(0, new_end - 4) : new_end]):
             continue  # a blank line after "5.6," is a page break inside a sentence, not a joint
         if c < cut and estimate_tokens(text[prev_start:new_end]) < target // 2:
@@ -788,7 +753,7 @@ def chunk_document(
     sections = []
     for sec in _sections(text, typical_line, doc.media_type == "text/markdown", marks, list_lines, numbered_lines,
                          doc.media_type != "application/pdf"):
-        start, end = _trim(text, sec.start, sec.end)
+        start, end = trim_span(text, sec.start, sec.end)
         if start < end:
             sections.append(_Section(sec.section_id, sec.heading_path, start, end, sec.item_of, sec.flush))
     heads: list[_Section] = []  # heading-only sections waiting for their first child
@@ -871,19 +836,3 @@ def chunk_document(
             )
         )
     return chunks
-
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Return ``(start, end)`` offsets of the sentences of ``text`` (trimmed, in order).
-
-    Uses the same boundary rules as the chunker (terminal punctuation followed by a capital,
-    digit or opening quote, with common legal abbreviations such as ``Sec.`` and ``Inc.`` kept
-    inside the sentence); line breaks inside a sentence do not end it.
-    """
-    cuts = [0, *_sentence_breaks(text, 0, len(text)), len(text)]
-    out: list[tuple[int, int]] = []
-    for a, b in zip(cuts, cuts[1:]):
-        a, b = _trim(text, a, b)
-        if a < b:
-            out.append((a, b))
-    return out

@@ -49,6 +49,7 @@ import math
 import re
 from collections import Counter, defaultdict
 
+from longdoc.core.text import roman_to_int
 from longdoc.ingest.models import Furniture
 
 EDGE_LINES = 3
@@ -229,19 +230,6 @@ def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
         kept = [line for i, line in enumerate(lines) if i not in drop]
         cleaned.append("\n".join(kept).strip("\n"))
     return cleaned, furniture
-
-
-def roman_to_int(token: str) -> int | None:
-    """Value of a Roman numeral made of I, V, X, L, C in either case (``"iv"`` -> 4); None otherwise."""
-    values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
-    token = token.lower()
-    if not token or any(ch not in values for ch in token):
-        return None
-    total = 0
-    for i, ch in enumerate(token):
-        v = values[ch]
-        total += -v if i + 1 < len(token) and values[token[i + 1]] > v else v
-    return total
 
 
 def labels_from_furniture(page_count: int, furniture: list[Furniture]) -> list[str | None]:
