@@ -208,7 +208,7 @@ def aws_stack(
 @pytest.fixture
 def ingest_handler():
     """The ingest function's ``handler`` as Lambda loads it (``functions/ingest/app.py``)."""
-    from longdoc.cli import load_handler
+    from longdoc.local.lambda_runtime import load_handler
 
     return load_handler("ingest").handler
 
@@ -216,7 +216,7 @@ def ingest_handler():
 @pytest.fixture
 def extract_handler():
     """The extract function's ``handler`` (``functions/extract/app.py``)."""
-    from longdoc.cli import load_handler
+    from longdoc.local.lambda_runtime import load_handler
 
     return load_handler("extract").handler
 

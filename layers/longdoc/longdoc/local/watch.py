@@ -3,7 +3,7 @@
 Files that appear or change in ``DIR`` (sub-folders included, except ``DIR/failed/``) are
 copied into the blob store under ``incoming/<relative path>`` and handed to the real
 ingest handler in the event shape AWS delivers (an SQS message wrapping an S3
-``ObjectCreated`` notification, :func:`longdoc.cli.s3_event_for`). File-system events
+``ObjectCreated`` notification, :func:`longdoc.local.lambda_runtime.s3_event_for`). File-system events
 come from the ``watchdog`` library; a burst of events for one file (editors and copies
 write in several steps) is processed once, after :data:`SETTLE_SECONDS` of quiet.
 
@@ -92,7 +92,7 @@ class Watcher:
     def process(self, path: Path) -> Outcome:
         """Hand one file to the ingest handler and act on the outcome (see module docstring)."""
         from longdoc import wiring
-        from longdoc.cli import load_handler, s3_event_for
+        from longdoc.local.lambda_runtime import load_handler, s3_event_for
         from longdoc.core.documents import INCOMING_PREFIX
         from longdoc.ingest.pipeline import doc_id_for_key, version_for
         from longdoc.local.engine import LocalContext
