@@ -55,7 +55,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it."""
     from longdoc import wiring
     from longdoc.core.documents import INCOMING_PREFIX
-    from longdoc.ingest.pipeline import METADATA_SUFFIX, doc_id_for_key
+    from longdoc.ingest.ids import doc_id_for_key
+    from longdoc.ingest.metadata import METADATA_SUFFIX
     from longdoc.local.engine import LocalContext
 
     module = load_handler("ingest")
