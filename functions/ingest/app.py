@@ -29,16 +29,17 @@ EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
+from functools import partial
+from typing import Any, Literal
 from urllib.parse import unquote_plus
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.parser.models import S3Model, SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Json
 
 from longdoc import wiring
 from longdoc.config import IngestFunctionSettings, function_settings
@@ -52,9 +53,27 @@ from longdoc.ingest.source import IngestSource
 from longdoc.observability import logger, metrics, tracer
 
 
+class S3TestEvent(BaseModel):
+    """The message S3 sends once when a notification is configured (``{"Event": "s3:TestEvent", ...}``)."""
+
+    Event: Literal["s3:TestEvent"]
+    Service: str | None = None
+    Bucket: str | None = None
+
+
+class IngestQueueRecord(SqsRecordModel):
+    """One ingest queue message: Powertools' SQS record whose JSON body is an S3 notification or the test event.
+
+    Extends :class:`SqsRecordModel` as Powertools' ``S3SqsEventNotificationRecordModel``
+    does (``body: Json[S3Model]``), adding the test event, which that model rejects.
+    """
+
+    body: Json[S3Model | S3TestEvent]
+
+
 # A batch whose every record failed is still answered with batchItemFailures (not an
 # exception), so a one-message batch reports its failure the same way as a larger one.
-processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+processor = BatchProcessor(event_type=EventType.SQS, model=IngestQueueRecord, raise_on_entire_batch_failure=False)
 
 _STAGE_METRICS = {"parse": "ParseSeconds", "embed": "EmbedSeconds", "upsert": "UpsertSeconds",
                   "total": "IngestSeconds"}
@@ -132,18 +151,17 @@ def _time_left(lambda_context: LambdaContext | None) -> Callable[[], float] | No
     return lambda: lambda_context.get_remaining_time_in_millis() / 1000
 
 
-def _record_handler(record: SQSRecord, lambda_context: LambdaContext | None = None) -> None:
+def _record_handler(record: IngestQueueRecord, lambda_context: LambdaContext | None = None, *,
+                    options: IngestOptions) -> None:
     """One SQS message: skip the test event, sidecars and keys outside ``incoming/``; create or remove the rest.
 
     Any exception fails this record only (it is redelivered); the others go on.
     """
-    body = json.loads(record.body)
-    if body.get("Event") == "s3:TestEvent":
+    if isinstance(record.body, S3TestEvent):
         logger.info("ignoring S3 test event")
         return
-    options = IngestOptions.from_settings(function_settings(IngestFunctionSettings))
-    for item in body.get("Records", []):
-        key = unquote_plus(item["s3"]["object"]["key"])
+    for item in record.body.Records:
+        key = unquote_plus(item.s3.object.key if item.s3.object is not None else "")
         if key.endswith(METADATA_SUFFIX):
             logger.info("metadata sidecar; read when its document is ingested", extra={"key": key})
             continue
@@ -151,7 +169,7 @@ def _record_handler(record: SQSRecord, lambda_context: LambdaContext | None = No
             logger.info("ignoring key outside incoming/", extra={"key": key})
             continue
         try:
-            if str(item.get("eventName", "")).startswith("ObjectRemoved"):
+            if item.eventName.startswith("ObjectRemoved"):
                 _remove(key)
             else:
                 _create(key, options, _time_left(lambda_context))
@@ -163,6 +181,11 @@ def _record_handler(record: SQSRecord, lambda_context: LambdaContext | None = No
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
-    """Process an SQS batch; returns ``{"batchItemFailures": [{"itemIdentifier": message_id}, ...]}``."""
-    return process_partial_response(event=event, record_handler=_record_handler, processor=processor,
-                                    context=context)
+    """Process an SQS batch; returns ``{"batchItemFailures": [{"itemIdentifier": message_id}, ...]}``.
+
+    Raises :class:`longdoc.core.errors.ConfigError` (naming the variable) before any record
+    is touched when the ingest function's settings are invalid.
+    """
+    options = IngestOptions.from_settings(function_settings(IngestFunctionSettings))
+    return process_partial_response(event=event, record_handler=partial(_record_handler, options=options),
+                                    processor=processor, context=context)
