@@ -210,3 +210,35 @@ def test_a_bad_metadata_change_leaves_the_ready_version_untouched(stores: dict) 
     assert stores["blobs"].get(f"chunks/{first.doc_id}/{first.doc_version}.jsonl") == before
     record = stores["state"].get_document(first.doc_id)
     assert (record.status, record.metadata.term) == ("READY", "2024")
+
+
+class WatchedBlobs(LocalBlobStore):
+    """A folder store that records every key read (``get`` and ``metadata``)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    def get(self, key: str) -> bytes:
+        self.reads.append(key)
+        return super().get(key)
+
+    def metadata(self, key: str) -> dict[str, str]:
+        self.reads.append(key)
+        return super().metadata(key)
+
+
+def test_ingest_never_goes_back_to_the_store_for_the_object_or_its_sidecar(stores: dict, tmp_path: Path) -> None:
+    # Given a store holding the object and a sidecar that disagrees with what the caller read
+    blobs = WatchedBlobs(tmp_path / "watched")
+    blobs.put(KEY, POLICY)
+    blobs.put(KEY + ".metadata.json", b'{"term": "from-the-store"}')
+    stores["blobs"] = blobs
+    # When it is ingested from what the caller read once, then again with changed metadata
+    first = ingest(stores, {"term": "2024"}, b'{"doc_type": "policy"}')
+    second = ingest(stores, {"term": "2025"}, b'{"doc_type": "policy"}')
+    # Then neither the object nor its sidecar was read from the store: the chunks carry the caller's values
+    assert KEY not in blobs.reads and KEY + ".metadata.json" not in blobs.reads
+    assert (first.metadata_updated, second.metadata_updated) == (False, True)
+    chunks = load_chunks(blobs, first.doc_id, first.doc_version)
+    assert {(c.doc_type, c.term) for c in chunks} == {("policy", "2025")}
