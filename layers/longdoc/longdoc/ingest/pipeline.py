@@ -115,7 +115,7 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
                     time_left: Callable[[], float] | None = None) -> IngestResult:
     """Ingest ``source`` (the object's bytes and metadata, read once) and return what was stored; resumable.
 
-    The document metadata (:meth:`IngestSource.metadata`: object metadata, then the sidecar,
+    The document metadata (:meth:`~longdoc.ingest.source.IngestSource.metadata`: object metadata, then the sidecar,
     sidecar wins) is copied onto every chunk. A bad metadata value is a
     :class:`DocumentError` like a bad file (object key and field named; nothing stored, a
     new version recorded ``FAILED``). ``options`` (default :class:`IngestOptions`) holds
