@@ -18,7 +18,7 @@ import pytest
 
 from longdoc import wiring
 from longdoc.adapters.baseline import BASELINE_NAME
-from longdoc.cli import load_handler
+from longdoc.local.lambda_runtime import load_handler
 from longdoc.config import function_settings
 from longdoc.local.engine import LocalContext
 from longdoc.core.models import DocumentRecord

@@ -25,7 +25,7 @@ from longdoc.config import function_settings
 from longdoc import wiring
 from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.adapters.claude import ClaudeModel
-from longdoc.cli import load_handler
+from longdoc.local.lambda_runtime import load_handler
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
 from longdoc.extract.runs import run_result, start_run
