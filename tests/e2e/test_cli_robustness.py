@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from longdoc import wiring
-from longdoc.cli import main, short_cause
+from longdoc.cli import main
+from longdoc.core.errors import short_cause
 
 pytestmark = pytest.mark.slow
 
