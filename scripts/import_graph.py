@@ -170,7 +170,7 @@ def _node_id(component: str) -> str:
 def mermaid(modules: dict[str, Module]) -> str:
     """A Mermaid ``flowchart TD`` of the components, ranked by :data:`LAYERS`, one arrow per component edge.
 
-    The label of an arrow is the number of module-level import edges behind it.
+    The label of an arrow is the number of module-to-module imports behind it.
     """
     components = sorted({m.component for m in modules.values()} - {"longdoc"})
     rows = [[c for c in layer if c in components] for layer in LAYERS]
