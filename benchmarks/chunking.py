@@ -31,9 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "layers" / "longdoc"))
 
 from longdoc.ingest import chunk as ours  # noqa: E402
-from longdoc.ingest.parse import parse_document
-from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens
-from longdoc.ingest.models import ParsedDocument
+from longdoc.ingest.chunk.split import heading_only  # noqa: E402
+from longdoc.ingest.chunk.state import ChunkingState, Section, typical_line_length  # noqa: E402
+from longdoc.ingest.parse import parse_document  # noqa: E402
+from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens  # noqa: E402
+from longdoc.ingest.models import ParsedDocument  # noqa: E402
 
 TERMINATORS = tuple('.;:!?)]"”')
 LIST_ITEM = re.compile(r"(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s|[a-z]\)\s)")
@@ -75,16 +77,17 @@ def trim(text: str, span: Span) -> Span:
     return a, b
 
 
-def ground_truth(doc: ParsedDocument) -> list[ours._Section]:
+def ground_truth(doc: ParsedDocument) -> list[Section]:
     """Our detected sections over the document text (the reference for every chunker)."""
-    typical = ours._typical_line_length(doc.text)
     marks = {h.char_start: h.level for h in doc.headings}
-    secs = ours._sections(doc.text, typical, doc.media_type == "text/markdown", marks)
+    state = ChunkingState(doc, typical_line_length(doc.text), markdown=doc.media_type == "text/markdown", marks=marks)
+    for section_pass in ours.SECTION_PASSES:
+        section_pass(state)
     out = []
-    for s in secs:
+    for s in state.sections:
         a, b = trim(doc.text, (s.start, s.end))
         if a < b:
-            out.append(ours._Section(s.section_id, s.heading_path, a, b))
+            out.append(Section(s.section_id, s.heading_path, a, b))
     return out
 
 
@@ -98,12 +101,10 @@ def ends_mid_sentence(text: str, end: int, section_starts: set[int]) -> bool:
     nxt = end + len(after) - len(after.lstrip())
     if "\n" not in text[end:nxt + 1]:
         return True
-    if nxt in section_starts or "\n\n" in text[end : nxt + 1] or LIST_ITEM.match(text, nxt):
-        return False
-    return True
+    return not (nxt in section_starts or "\n\n" in text[end : nxt + 1] or LIST_ITEM.match(text, nxt))
 
 
-def measure(doc: ParsedDocument, spans: list[Span], sections: list[ours._Section], target: int,
+def measure(doc: ParsedDocument, spans: list[Span], sections: list[Section], target: int,
             suffixed: set[str] | None = None) -> dict[str, float]:
     """Per-document counts for one chunker (see docs/benchmarks.md)."""
     text = doc.text
@@ -114,7 +115,7 @@ def measure(doc: ParsedDocument, spans: list[Span], sections: list[ours._Section
         a, b = trim(text, (a, b))
         mid += ends_mid_sentence(text, b, starts)
         touched = [i for i, s in enumerate(sections) if s.start < b and a < s.end and text[max(a, s.start):min(b, s.end)].strip()
-                   and not ours._heading_only(text, s, sections[i + 1] if i + 1 < len(sections) else None)]
+                   and not heading_only(text, s, sections[i + 1] if i + 1 < len(sections) else None)]
         partial = [i for i in touched if not (a <= sections[i].start and sections[i].end <= b)]
         if len(touched) >= 2 and partial:
             mixed += 1

@@ -1,8 +1,9 @@
 """The import graph of the ``longdoc`` package, read from the source with :mod:`ast` (nothing is imported).
 
-Every ``import`` and ``from ... import`` statement counts, wherever it is: module level,
-inside a function (the lazy imports that keep cold starts short) or under
-``if TYPE_CHECKING:``. An edge goes to the deepest ``longdoc`` module the statement names
+Every ``import`` and ``from ... import`` statement counts, wherever it is: module level or
+inside a function (the lazy imports that keep cold starts short). Imports under
+``if TYPE_CHECKING:`` are kept apart (``type_imports``): they count for the direction of
+the layers but not as cycles, since nothing is imported at run time. An edge goes to the deepest ``longdoc`` module the statement names
 (``from longdoc.core import tokens`` -> ``longdoc.core.tokens``; ``from longdoc.core.models
 import Chunk`` -> ``longdoc.core.models``). The implicit import of parent packages is not an
 edge. A module belongs to a *component*: its first two name parts (``longdoc.ingest``,
@@ -43,7 +44,8 @@ bottom: they import nothing else from the package. A component not listed is dra
 class Module:
     """One module of the package: dotted ``name``, ``path``, line count, first docstring line, imports.
 
-    ``imports`` holds dotted names of package modules this module imports (never itself).
+    ``imports`` holds dotted names of package modules this module imports at run time (never
+    itself); ``type_imports`` those imported only under ``if TYPE_CHECKING:``.
     """
 
     name: str
@@ -52,6 +54,12 @@ class Module:
     purpose: str
     is_package: bool
     imports: set[str] = field(default_factory=set)
+    type_imports: set[str] = field(default_factory=set)
+
+    @property
+    def all_imports(self) -> set[str]:
+        """Run-time and typing-only imports together."""
+        return self.imports | self.type_imports
 
     @property
     def component(self) -> str:
@@ -109,11 +117,23 @@ def build_graph(root: Path = PACKAGE_ROOT) -> dict[str, Module]:
         modules[name] = Module(name, path, len(source.splitlines()), _purpose(trees[name]), is_package)
     for name, tree in trees.items():
         module = modules[name]
+        typing_only = _typing_only_nodes(tree)
         for node in ast.walk(tree):
             if isinstance(node, ast.Import | ast.ImportFrom):
-                module.imports |= _edges(node, module, modules)
+                target = module.type_imports if id(node) in typing_only else module.imports
+                target |= _edges(node, module, modules)
         module.imports.discard(name)
+        module.type_imports -= module.imports | {name}
     return modules
+
+
+def _typing_only_nodes(tree: ast.AST) -> set[int]:
+    """``id()`` of every node inside the body of an ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING"):
+            inside |= {id(child) for statement in node.body for child in ast.walk(statement)}
+    return inside
 
 
 def _edges(node: ast.Import | ast.ImportFrom, module: Module, modules: dict[str, Module]) -> set[str]:
@@ -142,7 +162,7 @@ def reachable(modules: dict[str, Module], start: str) -> set[str]:
 
 
 def find_cycles(modules: dict[str, Module]) -> list[list[str]]:
-    """Import cycles as strongly connected groups of two or more modules, each sorted; the list sorted.
+    """Run-time import cycles as strongly connected groups of two or more modules, each sorted; the list sorted.
 
     Two modules share a group when each reaches the other (the package has about 50 modules,
     so a reachability set per module is cheap).
@@ -156,7 +176,7 @@ def component_edges(modules: dict[str, Module]) -> dict[tuple[str, str], list[tu
     """``(from component, to component)`` -> the module edges behind it, for edges between components."""
     edges: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for module in modules.values():
-        for target in sorted(module.imports):
+        for target in sorted(module.all_imports):
             pair = (module.component, modules[target].component)
             if pair[0] != pair[1]:
                 edges.setdefault(pair, []).append((module.name, target))
@@ -198,10 +218,11 @@ def module_table(modules: dict[str, Module]) -> str:
 
 
 def module_list(modules: dict[str, Module]) -> str:
-    """Plain text: each module followed by the package modules it imports."""
+    """Plain text: each module followed by the package modules it imports (typing-only ones marked ``(t)``)."""
     lines = []
     for module in sorted(modules.values(), key=lambda m: m.name):
-        targets = ", ".join(sorted(t.removeprefix("longdoc.") for t in module.imports)) or "-"
+        targets = ", ".join(sorted([t.removeprefix("longdoc.") for t in module.imports]
+                                   + [t.removeprefix("longdoc.") + " (t)" for t in module.type_imports])) or "-"
         lines.append(f"{module.name.removeprefix('longdoc.') or 'longdoc'} -> {targets}")
     return "\n".join(lines)
 

@@ -1,11 +1,14 @@
 """Ingest function: S3 ``ObjectCreated`` / ``ObjectRemoved`` events delivered through SQS.
 
-Thin handler: Powertools batch processing with partial batch responses, so one bad file
-never fails or repeats its neighbours. Each record's body is an S3 event notification;
-the S3 test event sent when notifications are configured is acknowledged and ignored.
+Thin handler: settings validated at entry, Powertools batch processing with partial batch
+responses (so one bad file never fails or repeats its neighbours), each SQS record parsed
+by a Powertools parser model (:class:`IngestQueueRecord`: an S3 event notification in the
+body, or the ``s3:TestEvent`` S3 sends when notifications are configured, which is
+acknowledged and ignored). A record that matches neither is reported for redelivery.
 Object keys arrive URL-encoded (``+`` for spaces, ``%xx``) and are decoded before use.
 
-``ObjectCreated``: the object is ingested (resumable, see
+``ObjectCreated``: the object is read once here (bytes, S3 user metadata, its
+``<key>.metadata.json`` sidecar) and ingested (resumable, see
 :func:`longdoc.ingest.pipeline.ingest_document`); the invocation's remaining time is passed
 down, so a long document stops with its progress saved before Lambda's timeout and its
 redelivery continues. ``ObjectRemoved``: the document's vectors are deleted and its
@@ -13,10 +16,10 @@ versions marked ``DELETED``. A created object that is gone by the time it is rea
 acknowledged (its removal event does the rest).
 
 Document metadata (``doc_type``, ``line_of_business``, ``term``) comes from the object's
-S3 user metadata (``x-amz-meta-doc-type`` etc., set at upload) and its
-``<key>.metadata.json`` sidecar, the sidecar winning key by key
-(:func:`longdoc.ingest.pipeline.document_metadata`). The same bytes with changed metadata
-(e.g. an in-place copy with new ``--metadata``) rewrite that version's chunk metadata.
+S3 user metadata (``x-amz-meta-doc-type`` etc., set at upload) and its sidecar, the
+sidecar winning key by key (:func:`longdoc.ingest.metadata.document_metadata`). The same
+bytes with changed metadata (e.g. an in-place copy with new ``--metadata``) rewrite that
+version's chunk metadata.
 
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): DocumentsIngested,
 DocumentsSkipped, DocumentsRejected, DocumentsDeleted, MetadataUpdated, Pages, Chunks, EmbeddingTokens,
@@ -26,31 +29,58 @@ EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from collections.abc import Callable
+from functools import partial
+from typing import Any, Literal
 from urllib.parse import unquote_plus
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
-from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.parser.models import S3Model, SqsRecordModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, Json
 
 from longdoc import wiring
-from longdoc.config import get_settings
+from longdoc.config import IngestFunctionSettings, function_settings
 from longdoc.core.documents import INCOMING_PREFIX
-from longdoc.ingest.pipeline import METADATA_SUFFIX, delete_document_source, doc_id_for_key, ingest_document, version_for
 from longdoc.core.errors import DocumentError, NotFound
+from longdoc.ingest.ids import doc_id_for_key
+from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
+from longdoc.ingest.pipeline import IngestDeps, IngestOptions, delete_document_source, ingest_document
+from longdoc.ingest.result import IngestResult
+from longdoc.ingest.source import IngestSource
 from longdoc.observability import logger, metrics, tracer
+
+
+class S3TestEvent(BaseModel):
+    """The message S3 sends once when a notification is configured (``{"Event": "s3:TestEvent", ...}``)."""
+
+    Event: Literal["s3:TestEvent"]
+    Service: str | None = None
+    Bucket: str | None = None
+
+
+class IngestQueueRecord(SqsRecordModel):
+    """One ingest queue message: Powertools' SQS record whose JSON body is an S3 notification or the test event.
+
+    Extends :class:`SqsRecordModel` as Powertools' ``S3SqsEventNotificationRecordModel``
+    does (``body: Json[S3Model]``), adding the test event, which that model rejects.
+    """
+
+    body: Json[S3Model | S3TestEvent]
+
 
 # A batch whose every record failed is still answered with batchItemFailures (not an
 # exception), so a one-message batch reports its failure the same way as a larger one.
-processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+processor = BatchProcessor(event_type=EventType.SQS, model=IngestQueueRecord, raise_on_entire_batch_failure=False)
 
 _STAGE_METRICS = {"parse": "ParseSeconds", "embed": "EmbedSeconds", "upsert": "UpsertSeconds",
                   "total": "IngestSeconds"}
 
 
 def _remove(key: str) -> None:
+    """An ``ObjectRemoved`` event: drop the document's vectors, mark its versions DELETED (a stale event: nothing)."""
     doc_id = doc_id_for_key(key)
     logger.append_keys(doc_id=doc_id, doc_version=None)
     marked = delete_document_source(key=key, blobs=wiring.blob_store(), state=wiring.state_store(),
@@ -60,62 +90,78 @@ def _remove(key: str) -> None:
     metrics.add_metric(name="DocumentsDeleted", unit=MetricUnit.Count, value=len(marked))
 
 
-def _create(key: str, lambda_context: LambdaContext | None) -> None:
-    settings = get_settings()
+def _read(key: str) -> IngestSource | None:
+    """The object at ``key`` read once: bytes, user metadata and sidecar; None when it is gone."""
+    blobs = wiring.blob_store()
     try:
-        data = wiring.blob_store().get(key)
+        data = blobs.get(key)
+        object_metadata = blobs.metadata(key)
     except NotFound:
-        logger.warning("object is gone; nothing to ingest", extra={"key": key})
-        return
-    doc_id = doc_id_for_key(key)
-    logger.append_keys(doc_id=doc_id, doc_version=version_for(data))
-    time_left = None
-    if lambda_context is not None and hasattr(lambda_context, "get_remaining_time_in_millis"):
-        time_left = lambda: lambda_context.get_remaining_time_in_millis() / 1000  # noqa: E731
+        return None
     try:
-        result = ingest_document(
-            key=key, data=data, blobs=wiring.blob_store(), state=wiring.state_store(),
-            embedder=wiring.embedder(), index=wiring.vector_index(), doc_id=doc_id,
-            target_tokens=settings.chunk_target_tokens, max_tokens=settings.chunk_max_tokens,
-            overlap=settings.chunk_overlap, read_metadata=True, max_bytes=settings.max_document_bytes,
-            max_pages=settings.max_document_pages, time_left=time_left,
-            deadline_margin=settings.ingest_deadline_margin_seconds,
-        )
-    except DocumentError as exc:
-        # The document itself is unusable: recorded as FAILED; redelivery cannot help.
-        logger.warning("document rejected", extra={"key": key, "reason": exc.reason})
-        metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=1)
-        return
+        sidecar: bytes | None = blobs.get(sidecar_key(key))
+    except NotFound:
+        sidecar = None
+    return IngestSource(key=key, data=data, object_metadata=object_metadata, sidecar=sidecar)
+
+
+def _publish(result: IngestResult) -> None:
+    """Log and count one ingest outcome."""
     logger.info("ingested", extra={"chunks": result.chunks, "skipped": result.skipped, "embedded": result.embedded,
                                    "reused": result.reused, "resumed": result.resumed,
                                    "oversize_chunks": result.oversize_chunks,
                                    "overlap_missing_chunks": result.overlap_missing_chunks,
                                    "metadata_updated": result.metadata_updated})
-    if result.metadata_updated:
-        metrics.add_metric(name="MetadataUpdated", unit=MetricUnit.Count, value=1)
+    if result.metadata_updated or result.skipped:
+        name = "MetadataUpdated" if result.metadata_updated else "DocumentsSkipped"
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
         return
-    if result.skipped:
-        metrics.add_metric(name="DocumentsSkipped", unit=MetricUnit.Count, value=1)
-        return
-    metrics.add_metric(name="DocumentsIngested", unit=MetricUnit.Count, value=1)
-    metrics.add_metric(name="Pages", unit=MetricUnit.Count, value=result.pages)
-    metrics.add_metric(name="Chunks", unit=MetricUnit.Count, value=result.chunks)
-    metrics.add_metric(name="ChunksEmbedded", unit=MetricUnit.Count, value=result.embedded)
-    metrics.add_metric(name="EmbeddingsReused", unit=MetricUnit.Count, value=result.reused)
-    metrics.add_metric(name="EmbeddingTokens", unit=MetricUnit.Count, value=result.tokens)
-    metrics.add_metric(name="IngestResumed", unit=MetricUnit.Count, value=1 if result.resumed else 0)
+    for name, value in (("DocumentsIngested", 1), ("Pages", result.pages), ("Chunks", result.chunks),
+                        ("ChunksEmbedded", result.embedded), ("EmbeddingsReused", result.reused),
+                        ("EmbeddingTokens", result.tokens), ("IngestResumed", 1 if result.resumed else 0)):
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
     for stage, seconds in result.timings.items():
         if stage in _STAGE_METRICS:
             metrics.add_metric(name=_STAGE_METRICS[stage], unit=MetricUnit.Seconds, value=round(seconds, 3))
 
 
-def _record_handler(record: SQSRecord, lambda_context: LambdaContext | None = None) -> None:
-    body = json.loads(record.body)
-    if body.get("Event") == "s3:TestEvent":
+def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | None) -> None:
+    """An ``ObjectCreated`` event: read the object once and ingest it; a bad document is final, not retried."""
+    source = _read(key)
+    if source is None:
+        logger.warning("object is gone; nothing to ingest", extra={"key": key})
+        return
+    logger.append_keys(doc_id=source.doc_id, doc_version=source.version)
+    deps = IngestDeps(blobs=wiring.blob_store(), state=wiring.state_store(), embedder=wiring.embedder(),
+                      index=wiring.vector_index())
+    try:
+        result = ingest_document(source, deps, options, time_left=time_left)
+    except DocumentError as exc:
+        # The document itself is unusable: recorded as FAILED; redelivery cannot help.
+        logger.warning("document rejected", extra={"key": key, "reason": exc.reason})
+        metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=1)
+        return
+    _publish(result)
+
+
+def _time_left(lambda_context: LambdaContext | None) -> Callable[[], float] | None:
+    """Seconds left in the invocation, read from the Lambda context (None without one)."""
+    if lambda_context is None or not hasattr(lambda_context, "get_remaining_time_in_millis"):
+        return None
+    return lambda: lambda_context.get_remaining_time_in_millis() / 1000
+
+
+def _record_handler(record: IngestQueueRecord, lambda_context: LambdaContext | None = None, *,
+                    options: IngestOptions) -> None:
+    """One SQS message: skip the test event, sidecars and keys outside ``incoming/``; create or remove the rest.
+
+    Any exception fails this record only (it is redelivered); the others go on.
+    """
+    if isinstance(record.body, S3TestEvent):
         logger.info("ignoring S3 test event")
         return
-    for item in body.get("Records", []):
-        key = unquote_plus(item["s3"]["object"]["key"])
+    for item in record.body.Records:
+        key = unquote_plus(item.s3.object.key if item.s3.object is not None else "")
         if key.endswith(METADATA_SUFFIX):
             logger.info("metadata sidecar; read when its document is ingested", extra={"key": key})
             continue
@@ -123,10 +169,10 @@ def _record_handler(record: SQSRecord, lambda_context: LambdaContext | None = No
             logger.info("ignoring key outside incoming/", extra={"key": key})
             continue
         try:
-            if str(item.get("eventName", "")).startswith("ObjectRemoved"):
+            if item.eventName.startswith("ObjectRemoved"):
                 _remove(key)
             else:
-                _create(key, lambda_context)
+                _create(key, options, _time_left(lambda_context))
         finally:
             logger.remove_keys(["doc_id", "doc_version"])
 
@@ -134,7 +180,12 @@ def _record_handler(record: SQSRecord, lambda_context: LambdaContext | None = No
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    """Process an SQS batch; returns ``{"batchItemFailures": [...]}`` for records to redeliver."""
-    return process_partial_response(event=event, record_handler=_record_handler, processor=processor,
-                                    context=context)
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    """Process an SQS batch; returns ``{"batchItemFailures": [{"itemIdentifier": message_id}, ...]}``.
+
+    Raises :class:`longdoc.core.errors.ConfigError` (naming the variable) before any record
+    is touched when the ingest function's settings are invalid.
+    """
+    options = IngestOptions.from_settings(function_settings(IngestFunctionSettings))
+    return process_partial_response(event=event, record_handler=partial(_record_handler, options=options),
+                                    processor=processor, context=context)

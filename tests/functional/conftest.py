@@ -208,7 +208,7 @@ def aws_stack(
 @pytest.fixture
 def ingest_handler():
     """The ingest function's ``handler`` as Lambda loads it (``functions/ingest/app.py``)."""
-    from longdoc.cli import load_handler
+    from longdoc.local.lambda_runtime import load_handler
 
     return load_handler("ingest").handler
 
@@ -216,7 +216,7 @@ def ingest_handler():
 @pytest.fixture
 def extract_handler():
     """The extract function's ``handler`` (``functions/extract/app.py``)."""
-    from longdoc.cli import load_handler
+    from longdoc.local.lambda_runtime import load_handler
 
     return load_handler("extract").handler
 
@@ -241,13 +241,15 @@ CONTRACT = "cuad/herimports-maintenance-agreement.pdf"
 def ingested_contract(aws_stack: AwsStack, corpus_dir: Path) -> DocumentRecord:
     """Upload and ingest :data:`CONTRACT` into the moto stack; returns its READY registry entry."""
     from longdoc.core.documents import INCOMING_PREFIX
-    from longdoc.ingest.pipeline import ingest_document
+    from longdoc.ingest.pipeline import IngestDeps, ingest_document
+    from longdoc.ingest.source import IngestSource
 
     path = corpus_dir / CONTRACT
     key = INCOMING_PREFIX + path.name
     data = aws_stack.upload(key, path)
-    result = ingest_document(key=key, data=data, blobs=wiring.blob_store(), state=wiring.state_store(),
-                             embedder=wiring.embedder(), index=wiring.vector_index())
+    result = ingest_document(IngestSource(key=key, data=data),
+                             IngestDeps(blobs=wiring.blob_store(), state=wiring.state_store(),
+                                        embedder=wiring.embedder(), index=wiring.vector_index()))
     record = wiring.state_store().get_document(result.doc_id, result.doc_version)
     assert record is not None and record.status == "READY"
     return record

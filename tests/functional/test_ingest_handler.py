@@ -241,3 +241,39 @@ def test_transient_failure_is_redelivered_then_succeeds(
                                                                                  record.chunks, 2)
     assert aws_stack.keys("chunks/") == [f"chunks/{GOOD_DOC_ID}/{version}.jsonl"]
     assert aws_stack.index.count() == record.chunks
+
+
+def test_a_record_that_is_no_s3_notification_is_redelivered_alone(
+    aws_stack, corpus_dir: Path, ingest_handler, ingest_context, load_event
+) -> None:
+    # Given a batch of a message whose body is not an S3 notification (the parser model rejects it)
+    # and a good contract's notification
+    aws_stack.upload(GOOD_KEY, corpus_dir / GOOD_PDF)
+    template = load_event("sqs-s3-object-created.json")
+    junk = with_key(template, GOOD_KEY, "msg-junk-0001")
+    junk["body"] = json.dumps({"hello": "world"})
+    event = {"Records": [junk, with_key(template, GOOD_KEY, "msg-good-0002")]}
+
+    # When the handler processes the batch
+    response = ingest_handler(event, ingest_context)
+
+    # Then only the junk message is reported for redelivery, and the contract is READY
+    assert response == {"batchItemFailures": [{"itemIdentifier": "msg-junk-0001"}]}
+    assert wiring.state_store().get_document(GOOD_DOC_ID).status == "READY"
+
+
+def test_invalid_settings_fail_the_invocation_at_entry_naming_the_variable(
+    aws_stack, ingest_handler, ingest_context, load_event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a chunk target below its minimum
+    from longdoc.config import function_settings
+    from longdoc.core.errors import ConfigError
+
+    monkeypatch.setenv("LONGDOC_CHUNK_TARGET_TOKENS", "5")
+    function_settings.cache_clear()
+
+    # When the handler is invoked / Then it fails before any record, naming the variable
+    with pytest.raises(ConfigError, match="LONGDOC_CHUNK_TARGET_TOKENS"):
+        ingest_handler(load_event("sqs-s3-object-created.json"), ingest_context)
+    assert aws_stack.items() == []
+    function_settings.cache_clear()

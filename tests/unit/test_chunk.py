@@ -11,10 +11,12 @@ import hashlib
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import pairwise
 
 import pytest
 
-from longdoc.ingest.chunk import chunk_document, split_sentences
+from longdoc.core.text import split_sentences
+from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.parse import parse_document
 from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens
 from longdoc.core.models import Chunk, PageSpan
@@ -145,7 +147,7 @@ def test_chunks_are_exact_slices_in_order_covering_all_text(chunked, name, setti
     # And nothing but whitespace lies outside the chunks: before, between and after
     assert not text[: chunks[0].char_start].strip()
     assert not text[chunks[-1].char_end :].strip()
-    for previous, current in zip(chunks, chunks[1:]):
+    for previous, current in pairwise(chunks):
         if current.char_start > previous.char_end:
             gap = text[previous.char_end : current.char_start]
             assert not gap.strip(), f"text dropped between chunks {previous.ordinal} and {current.ordinal}: {gap!r}"
@@ -214,7 +216,7 @@ def test_split_sections_repeat_whole_trailing_sentences_within_budget(chunked, s
     for name in DOCS:
         # Given each document chunked at these settings
         parsed, chunks = chunked(name, *settings)
-        for a, b in zip(chunks, chunks[1:]):
+        for a, b in pairwise(chunks):
             if not CONTINUATION.search(b.section_id or ""):
                 if b.section_id is not None:  # (a split preamble has no id to suffix)
                     assert (b.overlap_chars, b.overlap_missing) == (0, False)
@@ -516,9 +518,9 @@ def test_overlap_setting_changes_continuation_starts_only(chunked) -> None:
     _, narrow = chunked(GDPR, 500, 1000, 0.1)
     # Then the content cuts (chunk ends) are the same, and only continuations start earlier
     assert [c.char_end for c in wide] == [c.char_end for c in narrow]
-    earlier = [w for w, n in zip(wide, narrow) if w.char_start < n.char_start]
+    earlier = [w for w, n in zip(wide, narrow, strict=True) if w.char_start < n.char_start]
     assert earlier and all(CONTINUATION.search(w.section_id or "") or w.section_id is None for w in earlier)
-    assert all(w.char_start <= n.char_start for w, n in zip(wide, narrow))
+    assert all(w.char_start <= n.char_start for w, n in zip(wide, narrow, strict=True))
 
 
 def test_target_above_max_is_rejected(parse_corpus) -> None:
@@ -617,7 +619,7 @@ MORE = [f"Part {i} of the schedule lists the limits that apply to the claim abov
 
 def _continuations(chunks: list[Chunk]) -> list[tuple[Chunk, Chunk]]:
     """``(previous, continuation)`` pairs of a split section (``X#n``, ``X#n+1``)."""
-    return [(a, b) for a, b in zip(chunks, chunks[1:]) if CONTINUATION.search(b.section_id or "")]
+    return [(a, b) for a, b in pairwise(chunks) if CONTINUATION.search(b.section_id or "")]
 
 
 def _assert_whole_sentence_overlap(text: str, a: Chunk, b: Chunk, target: int) -> str:
@@ -920,3 +922,58 @@ def test_an_item_marker_glued_to_its_text_is_an_item(parse_corpus) -> None:
     at = parsed.text.index("The limitations set forth in Sections 7(a) and 7(b)")
     holder = _chunk_at(chunks, at)
     assert holder.section_of(at - holder.char_start) == "7(c)"
+
+
+def test_the_chunker_is_its_declared_passes_in_order(parse_corpus) -> None:
+    # Given the declared passes
+    from longdoc.ingest.chunk import PASSES, SECTION_PASSES, ChunkingState
+
+    # Then they run headings -> sections -> items -> split -> overlap -> assemble
+    assert [p.__name__ for p in PASSES] == [
+        "find_headings", "cut_sections", "cut_items", "split_sections", "add_overlap", "assemble",
+    ]
+    assert PASSES[: len(SECTION_PASSES)] == SECTION_PASSES
+    # And running them by hand on one state is exactly chunk_document
+    parsed = parse_corpus(MPL)
+    state = ChunkingState.for_document(parsed, "mpl", target_tokens=300, max_tokens=600, overlap=0.15, metadata=None)
+    for chunk_pass in PASSES:
+        chunk_pass(state)
+    assert state.chunks == chunk_document(parsed, "mpl", target_tokens=300, max_tokens=600, overlap=0.15)
+
+
+def test_the_section_passes_cut_items_and_flush_text() -> None:
+    from longdoc.ingest.chunk import SECTION_PASSES, ChunkingState
+
+    # Given a small text with a preamble, a numbered section holding two items and text after them
+    text = ("Agreement preamble.\n\n1. Cover\n\n1.1 Claims\n\nThe insurer pays:\n\n(a) the first loss; and\n\n"
+            "(b) the second loss.\n\nText after the last item.\n\n1.2 Exclusions\n\nNothing else.\n")
+    state = ChunkingState.for_document(parse_document("cover.txt", text.encode()), "cover", target_tokens=1000,
+                                       max_tokens=2000, overlap=0.15, metadata=None)
+    # When only the section passes run
+    for section_pass in SECTION_PASSES:
+        section_pass(state)
+    # Then each item is its own paragraph, owned by 1.1, and the text after them is 1.1 again (flush)
+    got = [(s.section_id, s.item_of, s.flush, text[s.start : s.end].strip()) for s in state.sections]
+    assert got == [
+        (None, None, False, "Agreement preamble."),
+        ("1", None, False, "1. Cover"),
+        ("1.1", None, False, "1.1 Claims\n\nThe insurer pays:"),
+        ("1.1(a)", "1.1", False, "(a) the first loss; and"),
+        ("1.1(b)", "1.1", False, "(b) the second loss."),
+        ("1.1", None, True, "Text after the last item."),
+        ("1.2", None, False, "1.2 Exclusions\n\nNothing else."),
+    ]
+    assert state.sections[3].heading_path == ["1. Cover", "1.1 Claims"]
+
+
+def test_shared_text_rules_sentences_and_roman_numerals() -> None:
+    from longdoc.core.text import roman_to_int, trim_span
+
+    # Abbreviations and initials do not end a sentence; an opening quote starts one
+    text = 'See Sec. 4 of the Act. Then J. Smith left!  "Quoted" next. e.g. this stays.'
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "See Sec. 4 of the Act.", "Then J. Smith left!", '"Quoted" next. e.g. this stays.',
+    ]
+    assert split_sentences("   ") == []
+    assert trim_span("  ab  ", 0, 6) == (2, 4)
+    assert [roman_to_int(t) for t in ("iv", "XL", "c", "abc", "")] == [4, 40, 100, None, None]

@@ -1,7 +1,8 @@
 """Document metadata from the object's own metadata and its sidecar: names, precedence, errors.
 
-The blob store is the local folder store with object metadata added (a folder has none;
-the S3 adapter's real behaviour is in the BlobStore contract suite and the handler tests).
+The metadata functions take what the ingest handler read once (user metadata and sidecar
+bytes); ingest gets them on its :class:`IngestSource`. Reading them from S3 is covered by the
+BlobStore contract suite and the handler tests.
 """
 
 from __future__ import annotations
@@ -13,27 +14,17 @@ import pytest
 
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
-from longdoc.ingest.pipeline import document_metadata, ingest_document, read_sidecar
 from longdoc.core.documents import load_chunks
-from longdoc.core.errors import DocumentError, NotFound
+from longdoc.core.errors import DocumentError
 from longdoc.core.models import METADATA_VALUE_MAX_CHARS, DocumentMetadata
-from longdoc.core.ports import BlobStore
+from longdoc.ingest.metadata import document_metadata, sidecar_values
+from longdoc.ingest.pipeline import IngestDeps, ingest_document
+from longdoc.ingest.result import IngestResult
+from longdoc.ingest.source import IngestSource
 
 KEY = "incoming/home-policy.txt"
 POLICY = ("1. Cover\n\nWe cover the buildings of your home against fire, flood and theft.\n\n"
           "2. Exclusions\n\nWe do not cover wear and tear, or damage caused on purpose.\n").encode()
-
-
-class MetadataBlobs(LocalBlobStore):
-    """A folder store whose objects carry user metadata, as S3 objects do (names lower-cased)."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(root)
-        self.object_metadata: dict[str, dict[str, str]] = {}
-
-    def metadata(self, key: str) -> dict[str, str]:
-        super().metadata(key)  # NotFound for a missing object, as the port says
-        return dict(self.object_metadata.get(key, {}))
 
 
 class CountingEmbedder:
@@ -66,59 +57,52 @@ class CountingIndex:
 
 
 @pytest.fixture
-def blobs(tmp_path: Path) -> MetadataBlobs:
-    store = MetadataBlobs(tmp_path / "bucket")
-    store.put(KEY, POLICY)
-    return store
-
-
-@pytest.fixture
-def stores(blobs: MetadataBlobs, tmp_path: Path) -> dict:
-    return {"blobs": blobs, "state": SqliteStateStore(tmp_path / "state.sqlite3"),
+def stores(tmp_path: Path) -> dict:
+    return {"blobs": LocalBlobStore(tmp_path / "bucket"), "state": SqliteStateStore(tmp_path / "state.sqlite3"),
             "embedder": CountingEmbedder(), "index": CountingIndex()}
 
 
-def test_the_test_store_is_a_blob_store(blobs: MetadataBlobs) -> None:
-    assert isinstance(blobs, BlobStore)
+def ingest(stores: dict, object_metadata: dict[str, str], sidecar: bytes | None = None) -> IngestResult:
+    """Ingest POLICY at KEY with what the handler would have read alongside it."""
+    return ingest_document(IngestSource(key=KEY, data=POLICY, object_metadata=object_metadata, sidecar=sidecar),
+                           IngestDeps(**stores))
 
 
-def test_s3_metadata_names_map_onto_the_fields_and_unknown_names_are_ignored(blobs: MetadataBlobs) -> None:
+def test_s3_metadata_names_map_onto_the_fields_and_unknown_names_are_ignored() -> None:
     # Given an object uploaded with --metadata doc-type=policy,line-of-business=home,term=2024,owner=ops
-    blobs.object_metadata[KEY] = {"doc-type": "policy", "line-of-business": "home", "term": "2024", "owner": "ops"}
+    object_metadata = {"doc-type": "policy", "line-of-business": "home", "term": "2024", "owner": "ops"}
     # When its document metadata is read
-    meta = document_metadata(blobs, KEY)
+    meta = document_metadata(KEY, object_metadata)
     # Then the three fields carry the values and the unknown name is dropped
     assert meta == DocumentMetadata(doc_type="policy", line_of_business="home", term="2024")
 
 
-def test_sidecar_overrides_object_metadata_key_by_key(blobs: MetadataBlobs) -> None:
+def test_sidecar_overrides_object_metadata_key_by_key() -> None:
     # Given object metadata for all three fields, and a sidecar correcting the term and clearing the type
-    blobs.object_metadata[KEY] = {"doc-type": "policy", "line-of-business": "home", "term": "2024"}
-    blobs.put(KEY + ".metadata.json", json.dumps({"Term": "2025", "doc_type": None}).encode())
+    object_metadata = {"doc-type": "policy", "line-of-business": "home", "term": "2024"}
+    sidecar = json.dumps({"Term": "2025", "doc_type": None}).encode()
     # When its document metadata is read
-    meta = document_metadata(blobs, KEY)
+    meta = document_metadata(KEY, object_metadata, sidecar)
     # Then the sidecar's term wins, its null clears doc_type, and line_of_business stays from S3
     assert meta == DocumentMetadata(doc_type=None, line_of_business="home", term="2025")
 
 
-def test_no_metadata_anywhere_is_empty_metadata(blobs: MetadataBlobs) -> None:
+def test_no_metadata_anywhere_is_empty_metadata() -> None:
     # Given an object with neither object metadata nor a sidecar / Then all fields are unset
-    assert document_metadata(blobs, KEY) == DocumentMetadata()
+    assert document_metadata(KEY, {}, None) == DocumentMetadata()
 
 
-def test_a_sidecar_number_becomes_a_string(blobs: MetadataBlobs) -> None:
+def test_a_sidecar_number_becomes_a_string() -> None:
     # Given a sidecar with a JSON number for the term / Then the term is its text
-    blobs.put(KEY + ".metadata.json", b'{"term": 2024}')
-    assert document_metadata(blobs, KEY).term == "2024"
+    assert document_metadata(KEY, {}, b'{"term": 2024}').term == "2024"
 
 
 @pytest.mark.parametrize("sidecar", [b'{"term": 1e400, "doc_type": NaN}', b'{"term": -Infinity, "doc_type": NaN}'])
-def test_a_sidecar_number_that_is_not_finite_is_rejected_naming_each_field(blobs: MetadataBlobs, sidecar: bytes) -> None:
+def test_a_sidecar_number_that_is_not_finite_is_rejected_naming_each_field(sidecar: bytes) -> None:
     # Given a sidecar whose numbers Python's JSON reader turns into inf and nan
-    blobs.put(KEY + ".metadata.json", sidecar)
     # When the metadata is read / Then both fields are named as not finite, nothing is stored as "inf"/"nan"
     with pytest.raises(DocumentError) as caught:
-        document_metadata(blobs, KEY)
+        document_metadata(KEY, {}, sidecar)
     assert caught.value.source == KEY
     assert caught.value.reason == (
         "metadata doc_type (sidecar incoming/home-policy.txt.metadata.json): "
@@ -129,18 +113,22 @@ def test_a_sidecar_number_that_is_not_finite_is_rejected_naming_each_field(blobs
     assert DocumentMetadata.from_mapping({"term": 2024.5}).term == "2024.5"
 
 
-def test_a_sidecar_with_a_utf8_byte_order_mark_is_read(blobs: MetadataBlobs) -> None:
+def test_a_sidecar_with_a_utf8_byte_order_mark_is_read() -> None:
     # Given a sidecar saved by an editor that writes a UTF-8 BOM first
-    blobs.put(KEY + ".metadata.json", "\ufeff{\"doc_type\": \"policy\", \"term\": \"2025\"}".encode())
-    # When the metadata is read, directly or as the sidecar alone
-    # Then the values are there
-    assert document_metadata(blobs, KEY) == DocumentMetadata(doc_type="policy", term="2025")
-    assert read_sidecar(blobs, KEY) == DocumentMetadata(doc_type="policy", term="2025")
+    sidecar = "\ufeff{\"doc_type\": \"policy\", \"term\": \"2025\"}".encode()
+    # When the metadata is read / Then the values are there
+    assert document_metadata(KEY, {}, sidecar) == DocumentMetadata(doc_type="policy", term="2025")
 
 
-def test_missing_object_raises_not_found(blobs: MetadataBlobs) -> None:
-    with pytest.raises(NotFound, match="incoming/gone.txt"):
-        document_metadata(blobs, "incoming/gone.txt")
+@pytest.mark.parametrize(("sidecar", "reason"), [(b"[1, 2]", "metadata sidecar must be a JSON object"),
+                                                 (b"{not json", "metadata sidecar is not valid JSON")])
+def test_a_sidecar_that_is_not_a_json_object_names_the_sidecar(sidecar: bytes, reason: str) -> None:
+    # Given a sidecar holding a list, or broken JSON / When it is read / Then the error names the sidecar
+    with pytest.raises(DocumentError, match=reason) as caught:
+        sidecar_values(KEY, sidecar)
+    assert caught.value.source == KEY + ".metadata.json"
+    # And no sidecar at all is no values
+    assert sidecar_values(KEY, None) == {}
 
 
 @pytest.mark.parametrize(("object_metadata", "sidecar", "expected"), [
@@ -153,24 +141,21 @@ def test_missing_object_raises_not_found(blobs: MetadataBlobs) -> None:
     ({}, {"term": True}, r"metadata term .*valid string"),
 ])
 def test_a_bad_value_names_the_object_key_the_field_and_its_source(
-    blobs: MetadataBlobs, object_metadata: dict, sidecar: dict | None, expected: str
+    object_metadata: dict, sidecar: dict | None, expected: str
 ) -> None:
     # Given a bad value in the object metadata or the sidecar
-    blobs.object_metadata[KEY] = object_metadata
-    if sidecar is not None:
-        blobs.put(KEY + ".metadata.json", json.dumps(sidecar).encode())
+    raw = json.dumps(sidecar).encode() if sidecar is not None else None
     # When the metadata is read / Then a DocumentError names the key, the field and where it came from
     with pytest.raises(DocumentError, match=expected) as caught:
-        document_metadata(blobs, KEY)
+        document_metadata(KEY, object_metadata, raw)
     assert caught.value.source == KEY
 
 
 def test_ingest_with_a_bad_metadata_value_stores_nothing_and_records_why(stores: dict) -> None:
     # Given an object whose term is over the cap
-    stores["blobs"].object_metadata[KEY] = {"doc-type": "policy", "term": "y" * 500}
-    # When it is ingested reading its metadata
+    # When it is ingested with its metadata
     with pytest.raises(DocumentError, match="metadata term"):
-        ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+        ingest(stores, {"doc-type": "policy", "term": "y" * 500})
     # Then no chunk list, embedding or vector exists, and the version is FAILED with the reason
     assert not (stores["blobs"].root / "chunks").exists()
     assert stores["embedder"].count == 0 and stores["index"].upserted == 0
@@ -181,10 +166,9 @@ def test_ingest_with_a_bad_metadata_value_stores_nothing_and_records_why(stores:
 
 def test_ingest_copies_the_merged_metadata_onto_chunks_and_the_registry(stores: dict) -> None:
     # Given object metadata and a sidecar overriding the line of business
-    stores["blobs"].object_metadata[KEY] = {"doc-type": "policy", "line-of-business": "home", "term": "2024"}
-    stores["blobs"].put(KEY + ".metadata.json", b'{"line_of_business": "contents"}')
-    # When the document is ingested reading its metadata
-    result = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    object_metadata = {"doc-type": "policy", "line-of-business": "home", "term": "2024"}
+    # When the document is ingested with both
+    result = ingest(stores, object_metadata, b'{"line_of_business": "contents"}')
     # Then every chunk and the registry carry the merged values
     chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
     assert len(chunks) >= 1
@@ -195,13 +179,11 @@ def test_ingest_copies_the_merged_metadata_onto_chunks_and_the_registry(stores: 
 
 def test_same_bytes_with_changed_metadata_rewrite_that_versions_chunks_only(stores: dict) -> None:
     # Given a document ingested with term 2024
-    stores["blobs"].object_metadata[KEY] = {"doc-type": "policy", "term": "2024"}
-    first = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    first = ingest(stores, {"doc-type": "policy", "term": "2024"})
     before = load_chunks(stores["blobs"], first.doc_id, first.doc_version)
     embedded, upserted = stores["embedder"].count, stores["index"].upserted
     # When the same bytes arrive with the term corrected (an in-place copy with new metadata)
-    stores["blobs"].object_metadata[KEY] = {"doc-type": "policy", "term": "2025"}
-    second = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    second = ingest(stores, {"doc-type": "policy", "term": "2025"})
     # Then it is the same version, reported as a metadata update, not skipped
     assert (second.doc_version, second.metadata_updated, second.skipped) == (first.doc_version, True, False)
     # And the chunks keep ids, text and offsets but carry the new term
@@ -213,20 +195,50 @@ def test_same_bytes_with_changed_metadata_rewrite_that_versions_chunks_only(stor
     record = stores["state"].get_document(first.doc_id, first.doc_version)
     assert (record.status, record.metadata.term) == ("READY", "2025")
     # And the same bytes and metadata once more are a plain no-op
-    third = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    third = ingest(stores, {"doc-type": "policy", "term": "2025"})
     assert (third.skipped, third.metadata_updated) == (True, False)
 
 
 def test_a_bad_metadata_change_leaves_the_ready_version_untouched(stores: dict) -> None:
     # Given a READY document
-    stores["blobs"].object_metadata[KEY] = {"term": "2024"}
-    first = ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+    first = ingest(stores, {"term": "2024"})
     before = stores["blobs"].get(f"chunks/{first.doc_id}/{first.doc_version}.jsonl")
     # When the same bytes arrive with a bad term
-    stores["blobs"].object_metadata[KEY] = {"term": "z" * 300}
     with pytest.raises(DocumentError, match="metadata term"):
-        ingest_document(key=KEY, data=POLICY, read_metadata=True, **stores)
+        ingest(stores, {"term": "z" * 300})
     # Then the version stays READY with its old chunks and metadata
     assert stores["blobs"].get(f"chunks/{first.doc_id}/{first.doc_version}.jsonl") == before
     record = stores["state"].get_document(first.doc_id)
     assert (record.status, record.metadata.term) == ("READY", "2024")
+
+
+class WatchedBlobs(LocalBlobStore):
+    """A folder store that records every key read (``get`` and ``metadata``)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.reads: list[str] = []
+
+    def get(self, key: str) -> bytes:
+        self.reads.append(key)
+        return super().get(key)
+
+    def metadata(self, key: str) -> dict[str, str]:
+        self.reads.append(key)
+        return super().metadata(key)
+
+
+def test_ingest_never_goes_back_to_the_store_for_the_object_or_its_sidecar(stores: dict, tmp_path: Path) -> None:
+    # Given a store holding the object and a sidecar that disagrees with what the caller read
+    blobs = WatchedBlobs(tmp_path / "watched")
+    blobs.put(KEY, POLICY)
+    blobs.put(KEY + ".metadata.json", b'{"term": "from-the-store"}')
+    stores["blobs"] = blobs
+    # When it is ingested from what the caller read once, then again with changed metadata
+    first = ingest(stores, {"term": "2024"}, b'{"doc_type": "policy"}')
+    second = ingest(stores, {"term": "2025"}, b'{"doc_type": "policy"}')
+    # Then neither the object nor its sidecar was read from the store: the chunks carry the caller's values
+    assert KEY not in blobs.reads and KEY + ".metadata.json" not in blobs.reads
+    assert (first.metadata_updated, second.metadata_updated) == (False, True)
+    chunks = load_chunks(blobs, first.doc_id, first.doc_version)
+    assert {(c.doc_type, c.term) for c in chunks} == {("policy", "2025")}

@@ -18,7 +18,9 @@ from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
 from longdoc.config import Settings
 from longdoc.core.documents import embedding_text, load_chunks
-from longdoc.ingest.pipeline import ingest_document, read_sidecar
+from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
+from longdoc.ingest.result import IngestResult
+from longdoc.ingest.source import IngestSource
 from longdoc.ingest.parse import parse_document
 from longdoc.core.errors import DocumentError
 from longdoc.core.models import Chunk, DocumentMetadata
@@ -61,12 +63,17 @@ def stores(tmp_path: Path) -> dict:
             "embedder": CountingEmbedder(), "index": MemoryIndex()}
 
 
+def ingest(stores: dict, key: str, data: bytes, options: IngestOptions | None = None, **source: object) -> IngestResult:
+    """``ingest_document`` of ``data`` at ``key`` through ``stores`` (``source`` adds IngestSource fields)."""
+    return ingest_document(IngestSource(key=key, data=data, **source), IngestDeps(**stores), options)
+
+
 def test_changed_document_is_a_new_version_and_old_chunks_stay(stores, corpus_dir: Path) -> None:
     # Given a contract ingested, then a changed copy of it under the same name
     original = (corpus_dir / CONTRACT).read_bytes()
     changed = original + b"\n% amended\n"  # trailing bytes after %%EOF: same text, new bytes
-    first = ingest_document(key="incoming/contract.pdf", data=original, **stores)
-    second = ingest_document(key="incoming/contract.pdf", data=changed, **stores)
+    first = ingest(stores, "incoming/contract.pdf", original)
+    second = ingest(stores, "incoming/contract.pdf", changed)
     # Then the second is a new doc_version of the same doc_id
     assert first.doc_id == second.doc_id == "contract"
     assert first.doc_version != second.doc_version and not second.skipped
@@ -79,39 +86,39 @@ def test_changed_document_is_a_new_version_and_old_chunks_stay(stores, corpus_di
     assert set(stores["index"].chunks) == {("contract", first.doc_version), ("contract", second.doc_version)}
     assert stores["state"].get_document("contract", first.doc_version).status == "READY"
     # And re-ingesting the original bytes is a no-op
-    again = ingest_document(key="incoming/contract.pdf", data=original, **stores)
+    again = ingest(stores, "incoming/contract.pdf", original)
     assert again.skipped and again.doc_version == first.doc_version
 
 
 def test_metadata_is_copied_onto_every_chunk(stores, corpus_dir: Path) -> None:
-    # Given a sidecar in the blob store (as the CLI writes it) and S3-style metadata keys
+    # Given a sidecar (as the CLI uploads it beside the document) with S3-style metadata keys
     key = "incoming/contract.pdf"
-    stores["blobs"].put(key + ".metadata.json", json.dumps(
-        {"doc_type": "maintenance agreement", "Line-Of-Business": "retail", "term": "2014-2016", "x": 1}).encode())
-    metadata = read_sidecar(stores["blobs"], key)
+    sidecar = json.dumps(
+        {"doc_type": "maintenance agreement", "Line-Of-Business": "retail", "term": "2014-2016", "x": 1}).encode()
     # When the document is ingested with it
-    result = ingest_document(key=key, data=(corpus_dir / CONTRACT).read_bytes(), metadata=metadata, **stores)
+    result = ingest(stores, key, (corpus_dir / CONTRACT).read_bytes(), sidecar=sidecar)
     chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
     # Then every chunk carries doc id, version, source and the three metadata values
     assert {(c.doc_id, c.doc_version, c.source, c.doc_type, c.line_of_business, c.term) for c in chunks} == {
         ("contract", result.doc_version, "contract.pdf", "maintenance agreement", "retail", "2014-2016")}
     # And a dict from S3 object metadata works the same way
     meta = {"doc-type": "policy", "term": "2024"}
-    other = ingest_document(key="incoming/c2.pdf", data=(corpus_dir / CONTRACT).read_bytes(), metadata=meta, **stores)
+    other = ingest(stores, "incoming/c2.pdf", (corpus_dir / CONTRACT).read_bytes(), object_metadata=meta)
     assert {(c.doc_type, c.term, c.line_of_business) for c in load_chunks(stores["blobs"], "c2", other.doc_version)} == {
         ("policy", "2024", None)}
-    # And a missing sidecar means no metadata; a broken one is a clear error
-    assert read_sidecar(stores["blobs"], "incoming/none.pdf").model_dump() == {
+    # And no metadata at all means none on the chunks; a broken sidecar is a clear error, recorded FAILED
+    plain = ingest(stores, "incoming/c3.pdf", (corpus_dir / CONTRACT).read_bytes())
+    assert stores["state"].get_document("c3", plain.doc_version).metadata.model_dump() == {
         "doc_type": None, "line_of_business": None, "term": None}
-    stores["blobs"].put("incoming/bad.pdf.metadata.json", b"[1, 2]")
     with pytest.raises(DocumentError, match="must be a JSON object"):
-        read_sidecar(stores["blobs"], "incoming/bad.pdf")
+        ingest(stores, "incoming/bad.pdf", (corpus_dir / CONTRACT).read_bytes(), sidecar=b"[1, 2]")
+    assert stores["state"].get_document("bad").status == "FAILED"
 
 
 def test_embedding_header_names_doc_section_path_and_page_label(stores, corpus_dir: Path) -> None:
     # Given the Goosehead agreement, whose printed page numbers ("Page 1 of 80") start on page 3
     name = "cuad/gooseheadinsurance-franchise-agreement.pdf"
-    result = ingest_document(key="incoming/goosehead.pdf", data=(corpus_dir / name).read_bytes(), **stores)
+    result = ingest(stores, "incoming/goosehead.pdf", (corpus_dir / name).read_bytes())
     chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
     # Then a chunk's embedded text starts with a one-line header giving page and printed label
     chunk = next(c for c in chunks if c.page_start == 20)
@@ -138,7 +145,7 @@ def test_partly_scanned_pdf_reports_the_pages_that_need_ocr(corpus_dir: Path, st
         pdf.close()
     # When it is parsed and ingested
     parsed = parse_document("mixed.pdf", buffer.getvalue())
-    result = ingest_document(key="incoming/mixed.pdf", data=buffer.getvalue(), **stores)
+    result = ingest(stores, "incoming/mixed.pdf", buffer.getvalue())
     # Then pages 2 and 3 are named as needing OCR, on the document and in the registry
     assert parsed.pages_needing_ocr == [2, 3]
     assert stores["state"].get_document("mixed", result.doc_version).pages_needing_ocr == [2, 3]
@@ -155,14 +162,13 @@ def test_size_and_page_caps_come_from_settings(stores, corpus_dir: Path, monkeyp
     # When it is ingested with the settings' caps
     # Then it is refused with the count and the cap, and recorded FAILED
     with pytest.raises(DocumentError) as caught:
-        ingest_document(key="incoming/contract.pdf", data=data, max_bytes=settings.max_document_bytes,
-                        max_pages=settings.max_document_pages, **stores)
+        ingest(stores, "incoming/contract.pdf", data, IngestOptions.from_settings(settings))
     assert caught.value.reason == "too many pages: 6, over the limit of 5 pages"
     assert stores["state"].get_document("contract").status == "FAILED"
     # And a byte cap from the environment refuses it before parsing
     monkeypatch.setenv("LONGDOC_MAX_DOCUMENT_BYTES", "100000")
     with pytest.raises(DocumentError, match="file too large: 133480 bytes, over the limit of 100000 bytes"):
-        ingest_document(key="incoming/contract.pdf", data=data, max_bytes=Settings().max_document_bytes, **stores)
+        ingest(stores, "incoming/contract.pdf", data, IngestOptions.from_settings(Settings()))
 
 
 def test_result_counts_oversize_chunks_and_continuations_without_overlap(stores, corpus_dir: Path) -> None:
@@ -170,14 +176,14 @@ def test_result_counts_oversize_chunks_and_continuations_without_overlap(stores,
     # sections whose sentences around a cut are all over 20 % of the target
     name = "cuad/manufacturersservicesltd-outsourcing-agreement.pdf"
     # When it is ingested at the default sizes
-    result = ingest_document(key="incoming/msl.pdf", data=(corpus_dir / name).read_bytes(), **stores)
+    result = ingest(stores, "incoming/msl.pdf", (corpus_dir / name).read_bytes())
     chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
     # Then the result reports how many chunks are oversize and how many continuations lack overlap
     assert (result.oversize_chunks, result.overlap_missing_chunks) == (1, 2)
     assert result.oversize_chunks == sum(c.oversize for c in chunks)
     assert result.overlap_missing_chunks == sum(c.overlap_missing for c in chunks)
     # And re-ingesting the same bytes does nothing, so it counts nothing
-    again = ingest_document(key="incoming/msl.pdf", data=(corpus_dir / name).read_bytes(), **stores)
+    again = ingest(stores, "incoming/msl.pdf", (corpus_dir / name).read_bytes())
     assert again.skipped and (again.oversize_chunks, again.overlap_missing_chunks) == (0, 0)
 
 
@@ -186,8 +192,8 @@ def test_unicode_line_separators_in_text_and_metadata_survive_the_chunk_file(sto
     # unescaped and str.splitlines() treats as line ends), and non-ASCII metadata
     text = ("1. Delivery\n\nThe Supplier shall deliver\u2028goods on time.\u2029"
             "Late goods are refunded.\u0085Notices go to the Buyer.\n")
-    result = ingest_document(key="incoming/seps.txt", data=text.encode("utf-8"),
-                             metadata={"doc_type": "supply \u2013 agreement"}, **stores)
+    result = ingest(stores, "incoming/seps.txt", text.encode("utf-8"),
+                    object_metadata={"doc_type": "supply \u2013 agreement"})
     # When its chunks are loaded back from the stored JSON Lines
     chunks = load_chunks(stores["blobs"], result.doc_id, result.doc_version)
     # Then every chunk comes back, with the separators byte-identical in text and metadata

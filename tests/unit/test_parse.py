@@ -5,12 +5,13 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+from itertools import pairwise
 from pathlib import Path
 
 import pypdfium2 as pdfium
 import pytest
 
-from longdoc.ingest.parse.cleanup import find_furniture, labels_from_furniture, resolve_hyphens
+from longdoc.ingest.parse.cleanup import find_furniture
 from longdoc.ingest.parse import parse_document
 from longdoc.core.errors import DocumentError
 from longdoc.ingest.models import ParsedDocument
@@ -56,7 +57,7 @@ def test_gdpr_pdf_has_261_contiguous_pages_in_order(gdpr: ParsedDocument) -> Non
     # And the spans tile the text with exactly one "\n" between consecutive pages
     assert gdpr.pages[0].char_start == 0
     assert gdpr.pages[-1].char_end == len(gdpr.text)
-    for previous, current in zip(gdpr.pages, gdpr.pages[1:]):
+    for previous, current in pairwise(gdpr.pages):
         assert current.char_start == previous.char_end + 1
         assert gdpr.text[previous.char_end] == "\n"
     # And every page has text, without a leading or trailing newline of its own

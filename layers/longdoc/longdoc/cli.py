@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import logging
 import os
@@ -27,13 +26,13 @@ import sqlite3
 import warnings
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
-from urllib.parse import quote_plus
 
 from pydantic import ValidationError
 
 from longdoc.core.errors import short_cause
+from longdoc.local.lambda_runtime import batch_failure_reason as _batch_failure
+from longdoc.local.lambda_runtime import load_handler, s3_event_for
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -48,62 +47,16 @@ def _one_line(text: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _functions_dir() -> Path:
-    return Path(os.environ.get("LONGDOC_FUNCTIONS_DIR", REPO_ROOT / "functions"))
-
-
 def _statemachine_path() -> Path:
     return Path(os.environ.get("LONGDOC_STATEMACHINE", REPO_ROOT / "statemachine" / "extract.asl.json"))
-
-
-def load_handler(function: str) -> ModuleType:
-    """Import ``functions/<function>/app.py`` (the deployable handler) as a module.
-
-    Raises CliError when the file is missing (e.g. the package was installed without the repo).
-    """
-    path = _functions_dir() / function / "app.py"
-    if not path.exists():
-        raise CliError(f"handler not found: {path} (set LONGDOC_FUNCTIONS_DIR)")
-    name = f"longdoc_function_{function}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def s3_event_for(key: str, size: int, bucket: str = "local") -> dict[str, Any]:
-    """An SQS-wrapped S3 ObjectCreated event for ``key``, URL-encoded as S3 sends keys."""
-    record = {"eventVersion": "2.1", "eventSource": "aws:s3", "awsRegion": "us-east-1",
-              "eventName": "ObjectCreated:Put",
-              "s3": {"bucket": {"name": bucket, "arn": f"arn:aws:s3:::{bucket}"},
-                     "object": {"key": quote_plus(key, safe="/"), "size": size}}}
-    message_id = hashlib.sha256(key.encode()).hexdigest()[:32]
-    return {"Records": [{"messageId": message_id, "receiptHandle": message_id,
-                         "body": json.dumps({"Records": [record]}), "attributes": {}, "messageAttributes": {},
-                         "md5OfBody": "", "eventSource": "aws:sqs",
-                         "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:longdoc-local-ingest",
-                         "awsRegion": "us-east-1"}]}
-
-
-def _batch_failure(module: ModuleType, record: Any) -> str:
-    """Why the ingest handler reported a batch item failure: the registry reason, else the exception."""
-    if record is not None and record.reason:
-        return record.reason
-    exceptions = getattr(getattr(module, "processor", None), "exceptions", None) or []
-    if exceptions and exceptions[-1][1] is not None:
-        exc = exceptions[-1][1]
-        return f"{type(exc).__name__}: {exc}"
-    return "unknown error (run with LONGDOC_LOG_LEVEL=INFO for the log)"
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it."""
     from longdoc import wiring
     from longdoc.core.documents import INCOMING_PREFIX
-    from longdoc.ingest.pipeline import METADATA_SUFFIX, doc_id_for_key
+    from longdoc.ingest.ids import doc_id_for_key
+    from longdoc.ingest.metadata import METADATA_SUFFIX
     from longdoc.local.engine import LocalContext
 
     module = load_handler("ingest")
@@ -255,25 +208,24 @@ def print_table(result: dict[str, Any], out=sys.stdout) -> None:
 
 
 def cmd_extract(args: argparse.Namespace) -> int:
-    """Start a run and execute the real state machine locally until it succeeds or fails."""
+    """Start a run (:func:`longdoc.extract.runs.start_extraction`) and execute the real state machine locally."""
     from longdoc import wiring
     from longdoc.config import get_settings
-    from longdoc.extract.session import run_result, start_run
-    from longdoc.local.engine import run_state_machine, start_input
+    from longdoc.extract.runs import RunRequest, run_result, start_extraction
+    from longdoc.local.engine import LocalStepFunctions
 
     settings = get_settings()
+    if args.max_iterations:
+        settings = settings.model_copy(update={"max_iterations": args.max_iterations})
     deps = wiring.deps()
-    run = start_run(deps.state, deps.catalogue, doc_id=args.doc_id, doc_version=args.version,
-                    clause_types=[c for c in args.clause_types.split(",") if c.strip()],
-                    model_name=wiring.model_name(settings), max_tokens=args.max_tokens or settings.max_tokens,
-                    top_k=args.top_k or settings.top_k, facts=_parse_facts(args.fact))
+    request = RunRequest(doc_id=args.doc_id, doc_version=args.version, max_tokens=args.max_tokens, top_k=args.top_k,
+                         clause_types=[c for c in args.clause_types.split(",") if c.strip()],
+                         facts=_parse_facts(args.fact))
     handler = load_handler("extract").handler
-    execution = run_state_machine(
-        _statemachine_path(), {"ExtractFunctionArn": handler},
-        start_input(run.run_id, run.doc_id, args.max_iterations or settings.max_iterations,
-                    settings.iterations_per_execution),
-        name=run.run_id,
-    )
+    with LocalStepFunctions(_statemachine_path(), {"ExtractFunctionArn": handler}) as machine:
+        run = start_extraction(request, state=deps.state, catalogue=deps.catalogue, settings=settings,
+                               starter=machine, model_name=wiring.model_name(settings), deduplicate=False)
+        execution = machine.wait(run.execution_arn or "")
     run_dir = settings.home / "runs" / run.run_id
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "history.json").write_text(json.dumps(execution.history, indent=1))
@@ -359,13 +311,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.core.documents import load_chunks
-    from longdoc.extract.session import run_result
     from longdoc.eval.html import run_html
+    from longdoc.extract.runs import run_result
 
     settings = get_settings()
     result = run_result(wiring.state_store(), args.run_id,
                         str(settings.price_table) if settings.price_table else None)
-    chunks = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"], result["doc_version"])}
+    chunks: dict[str, object] = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"],
+                                                                     result["doc_version"])}
     Path(args.html).parent.mkdir(parents=True, exist_ok=True)
     Path(args.html).write_text(run_html(result, chunks), encoding="utf-8")
     print(f"wrote {args.html}")

@@ -31,15 +31,14 @@ class _Group(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     required_on_aws: ClassVar[tuple[str, ...]] = ()
-    """Fields that must be set when ``mode == "aws"`` (the template sets them)."""
+    """Fields that must be set when ``mode == "aws"`` (the template sets them); each class lists all of its own."""
 
     @model_validator(mode="after")
     def _aws_fields_present(self) -> _Group:
         if getattr(self, "mode", "local") == "aws":
-            missing = [name for cls in type(self).__mro__ for name in getattr(cls, "required_on_aws", ())
-                       if getattr(self, name, None) in (None, "")]
+            missing = [name for name in type(self).required_on_aws if getattr(self, name, None) in (None, "")]
             if missing:
-                names = ", ".join(ENV_PREFIX + m.upper() for m in dict.fromkeys(missing))
+                names = ", ".join(ENV_PREFIX + m.upper() for m in missing)
                 raise ValueError(f"{names} must be set when LONGDOC_MODE=aws")
         return self
 
@@ -125,7 +124,7 @@ class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, M
 class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings):
     """Settings of the API function (start runs, read results)."""
 
-    required_on_aws: ClassVar[tuple[str, ...]] = ("state_machine_arn",)
+    required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
 
     state_machine_arn: str | None = None
 
@@ -133,7 +132,7 @@ class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings):
 class Settings(IngestFunctionSettings, ExtractFunctionSettings, ApiFunctionSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""
 
-    required_on_aws: ClassVar[tuple[str, ...]] = ()
+    required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table")
 
 
 S = TypeVar("S", bound=_Group)

@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 
-from longdoc.ingest.chunk import split_sentences
+from longdoc.core.text import split_sentences
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, parse_prompt
 from longdoc.core.tokens import estimate_tokens
 from longdoc.core.messages import ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage

@@ -1,3 +1,93 @@
-"""Text utilities shared by every pipeline: sentence spans and numerals."""
+"""Text utilities shared by every pipeline: sentence spans and numerals.
+
+Offsets are character offsets into the text passed in (Python ``str`` indexes), half-open
+``[start, end)``. Nothing here changes text; the functions only find joints in it.
+
+Sentence rule: a sentence ends at ``.``, ``!`` or ``?`` (closing quotes and brackets
+included) followed by whitespace and a capital letter, a digit or an opening quote or
+bracket, unless the word before the stop is a common (legal) abbreviation such as
+``Sec.``, ``Inc.``, ``e.g.`` or a single letter (``J. Smith``). Line breaks inside a
+sentence do not end it.
+"""
 
 from __future__ import annotations
+
+import re
+from itertools import pairwise
+
+_SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
+"""A sentence stop: terminal punctuation (closers included) before whitespace and a sentence start."""
+
+_ABBREV = {
+    "e.g", "i.e", "etc", "inc", "ltd", "co", "corp", "no", "nos", "sec", "art", "arts", "para",
+    "paras", "cf", "vs", "v", "mr", "mrs", "ms", "dr", "st", "jr", "sr", "u.s", "u.k", "p", "pp",
+    "fig", "vol", "ch", "cl", "approx", "dept", "est", "op", "seq", "viz", "al", "n.v", "s.a",
+    "b.v", "l.p", "llc", "plc", "gmbh", "ag", "jan", "feb", "mar", "apr", "jun", "jul", "aug",
+    "sep", "sept", "oct", "nov", "dec",
+}
+"""Words (lower case, without their final dot) whose dot never ends a sentence."""
+
+_ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+
+
+def sentence_breaks(text: str, start: int, end: int) -> list[int]:
+    """Return the offsets (into ``text``, ascending) where a new sentence starts inside ``text[start:end]``.
+
+    Each offset is the first non-space character after a sentence stop (see the module
+    docstring); ``start`` itself is never included, and a stop whose next sentence would
+    begin at or after ``end`` gives no offset.
+    """
+    breaks: list[int] = []
+    segment = text[start:end]
+    for m in _SENT_END_RE.finditer(segment):
+        before = segment[max(0, m.start() - 12) : m.start()]
+        word = re.split(r"[\s(\[]", before)[-1].lower().rstrip(".")
+        if word in _ABBREV or (len(word) == 1 and word.isalpha()):
+            continue
+        nxt = m.end()
+        while nxt < len(segment) and segment[nxt].isspace():
+            nxt += 1
+        if nxt < len(segment):
+            breaks.append(start + nxt)
+    return breaks
+
+
+def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """Return ``(start, end)`` moved inwards past whitespace of ``text``; ``start == end`` when blank."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Return ``(start, end)`` offsets of the sentences of ``text`` (trimmed, in order).
+
+    Uses the same boundary rules as the chunker (terminal punctuation followed by a capital,
+    digit or opening quote, with common legal abbreviations such as ``Sec.`` and ``Inc.`` kept
+    inside the sentence); line breaks inside a sentence do not end it. Blank text gives ``[]``.
+    """
+    cuts = [0, *sentence_breaks(text, 0, len(text)), len(text)]
+    out: list[tuple[int, int]] = []
+    for a, b in pairwise(cuts):
+        a, b = trim_span(text, a, b)
+        if a < b:
+            out.append((a, b))
+    return out
+
+
+def roman_to_int(token: str) -> int | None:
+    """Value of a Roman numeral made of I, V, X, L, C in either case (``"iv"`` -> 4); None otherwise.
+
+    Subtractive pairs are read as such (``"xl"`` -> 40); the numeral is not checked for
+    canonical form (``"iiii"`` -> 4). The empty string and any other letter give None.
+    """
+    token = token.lower()
+    if not token or any(ch not in _ROMAN_VALUES for ch in token):
+        return None
+    total = 0
+    for i, ch in enumerate(token):
+        v = _ROMAN_VALUES[ch]
+        total += -v if i + 1 < len(token) and _ROMAN_VALUES[token[i + 1]] > v else v
+    return total

@@ -64,9 +64,10 @@ def _catalogue(settings: Settings, cases: Sequence[GoldCase]) -> Catalogue:
 def _run(deps: Deps, settings: Settings, chunks: list[Chunk], names: list[str], budget_tokens: int | None,
          rel: str) -> dict:
     """Start a run on the document of ``chunks`` for clause types ``names``, drive sessions until DONE,
-    and return :func:`~longdoc.extract.session.run_result`. Raises ``RuntimeError`` after
+    and return :func:`~longdoc.extract.runs.run_result`. Raises ``RuntimeError`` after
     :data:`MAX_SESSIONS` sessions."""
-    from longdoc.extract.session import SessionOptions, run_result, run_session, start_run
+    from longdoc.extract.runs import run_result, start_run
+    from longdoc.extract.session import SessionOptions, run_session
 
     run = start_run(deps.state, deps.catalogue, doc_id=chunks[0].doc_id, doc_version=chunks[0].doc_version,
                     clause_types=names, model_name=deps.model.name, max_tokens=settings.max_tokens,

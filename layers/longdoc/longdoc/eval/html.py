@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from html import escape
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from longdoc.core.models import Chunk
+from longdoc.core.models import Chunk
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:72em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}
@@ -95,9 +93,10 @@ def _highlight(page_text: str, quote: str) -> str:
             + escape(page_text[match.end():]))
 
 
-def _page_text(chunk: Chunk | None, page: int | None) -> str:
-    """The part of ``chunk`` on ``page`` (the whole chunk when it has no span for that page; ``""`` for None)."""
-    if chunk is None:
+def _page_text(chunk: object, page: int | None) -> str:
+    """The part of ``chunk`` on ``page`` (the whole chunk when it has no span for that page; ``""`` for
+    anything that is not a :class:`~longdoc.core.models.Chunk`, e.g. a missing chunk)."""
+    if not isinstance(chunk, Chunk):
         return ""
     for span in chunk.page_spans or []:
         if span.page == page:
@@ -105,7 +104,7 @@ def _page_text(chunk: Chunk | None, page: int | None) -> str:
     return chunk.text
 
 
-def run_html(result: dict, chunks: Mapping[str, Chunk]) -> str:
+def run_html(result: dict, chunks: Mapping[str, object]) -> str:
     """Audit page of one run: every extraction with its quote highlighted in its page's text.
 
     ``result`` is :func:`longdoc.extract.session.run_result`; ``chunks`` maps chunk ids to

@@ -86,17 +86,18 @@ class EvalStore:
         :func:`~longdoc.ingest.pipeline.ingest_document` for a document that cannot be read.
         """
         from longdoc.core.documents import load_chunks
-        from longdoc.ingest.pipeline import ingest_document
+        from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
+        from longdoc.ingest.source import IngestSource
 
         data = (corpus / rel).read_bytes()
-        result = ingest_document(key=rel, data=data, blobs=self.blobs, state=self.state, embedder=self.embedder,
-                                 index=self.index, target_tokens=self.target_tokens, max_tokens=self.max_tokens,
-                                 metadata=metadata)
+        result = ingest_document(IngestSource(key=rel, data=data, object_metadata=metadata or {}),
+                                 IngestDeps(blobs=self.blobs, state=self.state, embedder=self.embedder, index=self.index),
+                                 IngestOptions(target_tokens=self.target_tokens, max_tokens=self.max_tokens))
         return load_chunks(self.blobs, result.doc_id, result.doc_version)
 
     def naive_vectors(self, doc_id: str, doc_version: str, texts: list[str]) -> list[list[float]]:
         """One vector per text of the naive chunks, in order; embedded once and cached by text SHA-256."""
-        from longdoc.ingest.pipeline import _save_embedding_cache, load_embedding_cache
+        from longdoc.ingest.embeddings import load_embedding_cache, save_embedding_cache
 
         key = f"eval/naive/{self.embedder.name}/{NAIVE_CHARS}/{doc_id}/{doc_version}.json"
         cache = load_embedding_cache(self.blobs, key)
@@ -106,7 +107,7 @@ class EvalStore:
             vectors = self.embedder.embed_documents([t for _, t in todo])
             for (h, _), v in zip(todo, vectors, strict=True):
                 cache[h] = [float(x) for x in v]
-            _save_embedding_cache(self.blobs, key, self.embedder.name, self.embedder.dimension, cache)
+            save_embedding_cache(self.blobs, key, self.embedder.name, self.embedder.dimension, cache)
         return [cache[h] for h in hashes]
 
 

@@ -3,7 +3,7 @@
 Files that appear or change in ``DIR`` (sub-folders included, except ``DIR/failed/``) are
 copied into the blob store under ``incoming/<relative path>`` and handed to the real
 ingest handler in the event shape AWS delivers (an SQS message wrapping an S3
-``ObjectCreated`` notification, :func:`longdoc.cli.s3_event_for`). File-system events
+``ObjectCreated`` notification, :func:`longdoc.local.lambda_runtime.s3_event_for`). File-system events
 come from the ``watchdog`` library; a burst of events for one file (editors and copies
 write in several steps) is processed once, after :data:`SETTLE_SECONDS` of quiet.
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longdoc.ingest.pipeline import METADATA_SUFFIX
+from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
 
 SETTLE_SECONDS = 0.5
 """Quiet time after the last file-system event for a file before it is processed."""
@@ -92,14 +92,15 @@ class Watcher:
     def process(self, path: Path) -> Outcome:
         """Hand one file to the ingest handler and act on the outcome (see module docstring)."""
         from longdoc import wiring
-        from longdoc.cli import load_handler, s3_event_for
         from longdoc.core.documents import INCOMING_PREFIX
-        from longdoc.ingest.pipeline import doc_id_for_key, version_for
+        from longdoc.ingest.ids import doc_id_for_key, version_from_sha256
         from longdoc.local.engine import LocalContext
+        from longdoc.local.lambda_runtime import load_handler, s3_event_for
 
         path = Path(path).resolve()
         data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
+        version = version_from_sha256(digest)
         with self._lock:
             if self._seen.get(path) == digest:
                 outcome = Outcome(path, "DUPLICATE")
@@ -109,21 +110,21 @@ class Watcher:
         key = INCOMING_PREFIX + path.relative_to(self.root).as_posix()
         sidecar = path.with_name(path.name + METADATA_SUFFIX)
         if sidecar.is_file():  # uploaded first, as on S3, so the handler finds it
-            wiring.blob_store().put(key + METADATA_SUFFIX, sidecar.read_bytes())
+            wiring.blob_store().put(sidecar_key(key), sidecar.read_bytes())
         else:  # a sidecar removed since the last ingest no longer applies
-            wiring.blob_store().delete(key + METADATA_SUFFIX)
+            wiring.blob_store().delete(sidecar_key(key))
         wiring.blob_store().put(key, data)
         handler = load_handler("ingest").handler
         response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
         doc_id = doc_id_for_key(key)
-        record = wiring.state_store().get_document(doc_id, version_for(data))
+        record = wiring.state_store().get_document(doc_id, version)
         if record is not None and record.status == "READY" and not response.get("batchItemFailures"):
             outcome = Outcome(path, "READY", doc_id, record.doc_version, record.pages, record.chunks, record.reused)
         elif response.get("batchItemFailures") or record is None:
             with self._lock:
                 self._seen.pop(path, None)  # try again on the next change or run
             reason = record.reason if record is not None and record.reason else "ingest failed; see the log"
-            outcome = Outcome(path, "RETRY", doc_id, version_for(data), reason=reason)
+            outcome = Outcome(path, "RETRY", doc_id, version, reason=reason)
         else:
             reason = record.reason or record.status
             self._move_to_failed(path, reason)

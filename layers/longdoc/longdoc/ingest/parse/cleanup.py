@@ -48,16 +48,18 @@ import bisect
 import math
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 
+from longdoc.core.text import roman_to_int
 from longdoc.ingest.models import Furniture
 
 EDGE_LINES = 3
 """How many lines at the top and at the bottom of a page may be furniture."""
 
 MIN_REPEATS = 3
+"""A template or page-number offset must hold on at least this many pages."""
 _ANYWHERE_MIN_CHARS = 20
 """A furniture template this long is also removed away from the page edges."""
-"""A template or page-number offset must hold on at least this many pages."""
 
 HYPHEN_MARKER = "\ufffe"
 """PDFium's line-end hyphen marker (older PDFium builds: U+0002, mapped to this one)."""
@@ -188,12 +190,18 @@ def find_furniture(pages: list[str], passes: int = 3) -> tuple[list[str], list[F
     return cleaned, furniture
 
 
-def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
-    split = [page.split("\n") for page in pages]
-    with_text = sum(1 for page in pages if page.strip())
+@dataclass(frozen=True)
+class _Templates:
+    """The furniture templates of one document, in the three forms a page is matched against."""
+
+    repeating: set[str]  # templates of edge lines that repeat on enough pages
+    families: set[str]  # their :func:`loose` forms, for long templates (other page-label shapes)
+    tails: list[re.Pattern[str]]  # long templates as a regex for a footer run onto a body line
+
+
+def _repeating_templates(split: list[list[str]], with_text: int) -> _Templates:
+    """The templates of edge lines that repeat on at least half the pages with text (and MIN_REPEATS)."""
     threshold = max(MIN_REPEATS, math.ceil(0.5 * with_text))
-    if with_text < MIN_REPEATS:
-        return list(pages), []
     counts: Counter[str] = Counter()
     for lines in split:
         counts.update({template(lines[i]) for i, _ in _edge_indexes(lines)})
@@ -204,44 +212,54 @@ def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
     repeating -= _changing_headings(split, repeating)
     families = {loose(t) for t in repeating if len(loose(t)) >= _ANYWHERE_MIN_CHARS}
     tails = [_template_regex(t) for t in repeating if len(t) >= _ANYWHERE_MIN_CHARS]
-    cleaned: list[str] = []
+    return _Templates(repeating, families, tails)
+
+
+def _edge_drops(number: int, lines: list[str], found: _Templates, furniture: list[Furniture]) -> dict[int, str]:
+    """Edge lines of page ``number`` that are furniture (index -> position); cuts footers run onto body lines.
+
+    A footer cut off the end of a body line is appended to ``furniture`` and the line is
+    shortened in ``lines`` (in place).
+    """
+    drop: dict[int, str] = {}
+    for i, pos in _edge_indexes(lines):
+        shape = template(lines[i])
+        if shape in found.repeating or loose(shape) in found.families:
+            drop[i] = pos
+            continue
+        for tail in found.tails:  # body text that PDFium ran into the footer on one line
+            m = tail.search(lines[i])
+            if m and m.start() > 0 and lines[i][: m.start()].strip():
+                furniture.append(Furniture(page=number, position=pos, text=m.group().strip()))
+                lines[i] = lines[i][: m.start()].rstrip(" ")
+                break
+    return drop
+
+
+def _clean_page(number: int, page_lines: list[str], found: _Templates, furniture: list[Furniture]) -> str:
+    """Page ``number``'s text without its furniture lines, which are appended to ``furniture``."""
+    lines = list(page_lines)
+    drop = _edge_drops(number, lines, found, furniture)
+    for i, line in enumerate(lines):  # a long, distinctive one pushed inward by a footnote
+        shape = template(line)
+        if i not in drop and len(shape) >= _ANYWHERE_MIN_CHARS and shape in found.repeating:
+            drop[i] = "header" if i < len(lines) / 2 else "footer"
+    for i in sorted(drop):
+        furniture.append(Furniture(page=number, position=drop[i], text=lines[i].strip()))
+    kept = [line for i, line in enumerate(lines) if i not in drop]
+    return "\n".join(kept).strip("\n")
+
+
+def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
+    """One round of :func:`find_furniture`: ``(cleaned pages, furniture found)``."""
+    split = [page.split("\n") for page in pages]
+    with_text = sum(1 for page in pages if page.strip())
+    if with_text < MIN_REPEATS:
+        return list(pages), []
+    found = _repeating_templates(split, with_text)
     furniture: list[Furniture] = []
-    for number, lines in enumerate(split, start=1):
-        lines = list(lines)
-        drop: dict[int, str] = {}
-        for i, pos in _edge_indexes(lines):
-            shape = template(lines[i])
-            if shape in repeating or loose(shape) in families:
-                drop[i] = pos
-                continue
-            for tail in tails:  # body text that PDFium ran into the footer on one line
-                m = tail.search(lines[i])
-                if m and m.start() > 0 and lines[i][: m.start()].strip():
-                    furniture.append(Furniture(page=number, position=pos, text=m.group().strip()))
-                    lines[i] = lines[i][: m.start()].rstrip(" ")
-                    break
-        for i, line in enumerate(lines):  # a long, distinctive one pushed inward by a footnote
-            shape = template(line)
-            if i not in drop and len(shape) >= _ANYWHERE_MIN_CHARS and shape in repeating:
-                drop[i] = "header" if i < len(lines) / 2 else "footer"
-        for i in sorted(drop):
-            furniture.append(Furniture(page=number, position=drop[i], text=lines[i].strip()))
-        kept = [line for i, line in enumerate(lines) if i not in drop]
-        cleaned.append("\n".join(kept).strip("\n"))
+    cleaned = [_clean_page(number, lines, found, furniture) for number, lines in enumerate(split, start=1)]
     return cleaned, furniture
-
-
-def roman_to_int(token: str) -> int | None:
-    """Value of a Roman numeral made of I, V, X, L, C in either case (``"iv"`` -> 4); None otherwise."""
-    values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
-    token = token.lower()
-    if not token or any(ch not in values for ch in token):
-        return None
-    total = 0
-    for i, ch in enumerate(token):
-        v = values[ch]
-        total += -v if i + 1 < len(token) and values[token[i + 1]] > v else v
-    return total
 
 
 def labels_from_furniture(page_count: int, furniture: list[Furniture]) -> list[str | None]:
@@ -264,7 +282,7 @@ def labels_from_furniture(page_count: int, furniture: list[Furniture]) -> list[s
                     continue
                 votes[(base, roman, value - item.page)].setdefault(item.page, token)
     labels: list[str | None] = [None] * page_count
-    for key, pages in sorted(votes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    for _, pages in sorted(votes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         if len(pages) < MIN_REPEATS:
             break
         for page, token in pages.items():
@@ -295,6 +313,7 @@ def resolve_hyphens(pages: list[str]) -> list[str]:
     hyphenated = {w.lower() for w in _HYPHENATED.findall(plain)}
 
     def decide(m: re.Match[str]) -> str:
+        """The marked hyphen resolved: kept (compound) or dropped (soft line-end break)."""
         lead, left, right = m.group(1), m.group(2), m.group(3)
         keep = (
             not left

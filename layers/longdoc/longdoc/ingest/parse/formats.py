@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from longdoc.ingest.models import HeadingMark
 
 if TYPE_CHECKING:
-    from bs4 import Tag
+    from bs4 import NavigableString, Tag
 
 _BLOCKS = {
     "p", "div", "section", "article", "main", "header", "footer", "aside", "nav", "blockquote",
@@ -47,6 +47,7 @@ class _Builder:
     """Accumulates paragraphs and heading offsets."""
 
     def __init__(self) -> None:
+        """An empty text."""
         self.parts: list[str] = []
         self.length = 0
         self.headings: list[HeadingMark] = []
@@ -81,6 +82,7 @@ _CSS_LIST_TYPES = {
 
 
 def _int_attr(value: object) -> int | None:
+    """An HTML integer attribute (``start``, ``value``) as an int; None when absent or not an integer."""
     text = str(value).strip() if value is not None else ""
     return int(text) if re.fullmatch(r"-?\d{1,9}", text) else None
 
@@ -147,55 +149,73 @@ def _ordinal_marker(n: int, kind: str) -> str:
     return str(n)
 
 
+_SKIPPED_STRINGS = ("Comment", "Doctype", "Declaration", "ProcessingInstruction")
+
+
+class _HtmlWalker:
+    """Walks a parsed HTML tree into a :class:`_Builder`: blocks become paragraphs, inline text joins up."""
+
+    def __init__(self, string_type: type[NavigableString], tag_type: type[Tag]) -> None:
+        """A walker writing into a new builder; the bs4 classes come from the caller's lazy import."""
+        self.out = _Builder()
+        self.inline: list[str] = []
+        self._string_type = string_type  # bs4's NavigableString and Tag, imported lazily by the caller
+        self._tag_type = tag_type
+
+    def flush(self, *, tight: bool = False, level: int | None = None, kind: str | None = None) -> None:
+        """End the current paragraph: its inline text, white space collapsed, becomes a block."""
+        joined = _WS.sub(" ", "".join(self.inline)).strip()
+        self.inline.clear()
+        self.out.block(joined, tight=tight, level=level, kind=kind)
+
+    def walk(self, node: Tag) -> None:
+        """Render the children of ``node`` in order."""
+        for child in node.children:
+            if isinstance(child, self._string_type):
+                if type(child).__name__ not in _SKIPPED_STRINGS:
+                    self.inline.append(str(child))
+            elif isinstance(child, self._tag_type) and child.name not in _DROP:
+                self._element(child)
+
+    def _element(self, child: Tag) -> None:
+        """Render one element by its kind: pre, heading, list, block, table cell or inline."""
+        name = child.name
+        if name == "pre":
+            self.flush()
+            self.out.block(child.get_text())
+        elif re.fullmatch(r"h[1-6]", name):
+            self.flush()
+            self.walk(child)
+            self.flush(level=int(name[1]))
+        elif name in ("ul", "ol"):
+            self._list(child)
+        elif name in _BLOCKS:
+            self.flush(tight=name in ("tr", "br", "dd", "dt"))
+            self.walk(child)
+            self.flush(tight=name in ("tr", "dd", "dt"))
+        elif name in ("td", "th"):
+            self.walk(child)
+            self.inline.append(" ")
+        else:
+            self.walk(child)
+
+    def _list(self, lst: Tag) -> None:
+        """Render a list: its own block, one line per item, each with the marker a browser draws."""
+        self.flush()
+        for index, (item, prefix) in enumerate(_list_markers(lst)):
+            self.inline.append(prefix + " " if prefix else "")
+            self.walk(item)
+            self.flush(tight=index > 0, kind="list_item")  # a list is its own block; items are lines
+
+
 def html_to_text(markup: str) -> tuple[str, list[HeadingMark]]:
     """Render HTML ``markup`` to text and heading marks (see the module docstring)."""
     from bs4 import BeautifulSoup, NavigableString, Tag  # lazy: only HTML input needs it
 
-    soup = BeautifulSoup(markup, "html.parser")
-    out = _Builder()
-    inline: list[str] = []
-
-    def flush(*, tight: bool = False, level: int | None = None, kind: str | None = None) -> None:
-        joined = _WS.sub(" ", "".join(inline)).strip()
-        inline.clear()
-        out.block(joined, tight=tight, level=level, kind=kind)
-
-    def walk(node: Tag, list_prefix: str | None = None) -> None:
-        for child in node.children:
-            if isinstance(child, NavigableString):
-                if type(child).__name__ in ("Comment", "Doctype", "Declaration", "ProcessingInstruction"):
-                    continue
-                inline.append(str(child))
-                continue
-            if not isinstance(child, Tag) or child.name in _DROP:
-                continue
-            name = child.name
-            if name == "pre":
-                flush()
-                out.block(child.get_text())
-            elif re.fullmatch(r"h[1-6]", name):
-                flush()
-                walk(child)
-                flush(level=int(name[1]))
-            elif name in ("ul", "ol"):
-                flush()
-                for index, (item, prefix) in enumerate(_list_markers(child)):
-                    inline.append(prefix + " " if prefix else "")
-                    walk(item)
-                    flush(tight=index > 0, kind="list_item")  # a list is its own block; items are lines
-            elif name in _BLOCKS:
-                flush(tight=name in ("tr", "br", "dd", "dt"))
-                walk(child)
-                flush(tight=name in ("tr", "dd", "dt"))
-            elif name in ("td", "th"):
-                walk(child)
-                inline.append(" ")
-            else:
-                walk(child)
-
-    walk(soup)
-    flush()
-    return out.result()
+    walker = _HtmlWalker(NavigableString, Tag)
+    walker.walk(BeautifulSoup(markup, "html.parser"))
+    walker.flush()
+    return walker.out.result()
 
 
 _DOCX2PYTHON_BULLET = re.compile(r"\t*[^\t\n]*\t")

@@ -43,6 +43,8 @@ BULLET = "•"
 
 @dataclass
 class _Level:
+    """One level of a Word list (``w:lvl``): start value, number format, number text, legal style, restart, paragraph style."""
+
     start: int = 1
     fmt: str = "decimal"
     text: str | None = None
@@ -53,6 +55,8 @@ class _Level:
 
 @dataclass
 class _Num:
+    """A Word list (``w:num``): its abstract list and its per-level overrides."""
+
     abstract: str
     starts: dict[int, int] = field(default_factory=dict)
     levels: dict[int, _Level] = field(default_factory=dict)
@@ -67,6 +71,7 @@ def _val(elem: ElementTree.Element | None, tag: str) -> str | None:
 
 
 def _int(value: str | None, default: int | None) -> int | None:
+    """``value`` as an int; ``default`` when it is None or not an integer."""
     try:
         return int(value) if value is not None else default
     except ValueError:
@@ -74,6 +79,7 @@ def _int(value: str | None, default: int | None) -> int | None:
 
 
 def _level(elem: ElementTree.Element) -> _Level:
+    """Read a ``w:lvl`` element."""
     legal = elem.find(W + "isLgl")
     return _Level(
         start=_int(_val(elem, "start"), 0) or 0,
@@ -151,6 +157,20 @@ def blank_part(data: bytes | None) -> bool:
     return data is None or bool(_XML_DECL.match(data))
 
 
+def _num(num: ElementTree.Element) -> _Num:
+    """A ``<w:num>``: its abstract list and its level overrides (start values, whole levels)."""
+    entry = _Num(abstract=_val(num, "abstractNumId") or "")
+    for override in num.findall(W + "lvlOverride"):
+        ilvl = _int(override.get(W + "ilvl"), 0) or 0
+        start = _int(_val(override, "startOverride"), None)
+        if start is not None:
+            entry.starts[ilvl] = start
+        lvl = override.find(W + "lvl")
+        if lvl is not None:
+            entry.levels[ilvl] = _level(lvl)
+    return entry
+
+
 class WordNumbering:
     """Renders the automatic number of each paragraph of one DOCX, in document order.
 
@@ -174,39 +194,37 @@ class WordNumbering:
         self._counters: dict[str, dict[int, int]] = {}
         self.last_list: str | None = None
         """The list (counter key) of the paragraph :meth:`label` last numbered, else None."""
-        if not blank_part(styles_xml):
-            for style in _xml(styles_xml, styles_part).iter(W + "style"):
-                sid = style.get(W + "styleId")
-                if not sid:
-                    continue
-                ppr = style.find(W + "pPr")
-                numpr = ppr.find(W + "numPr") if ppr is not None else None
-                self._styles[sid] = (
-                    _val(style, "basedOn"),
-                    _val(numpr, "numId"),
-                    _int(_val(numpr, "ilvl"), None),
-                )
-        if not blank_part(numbering_xml):
-            root = _xml(numbering_xml, numbering_part)
-            for absn in root.iter(W + "abstractNum"):
-                aid = absn.get(W + "abstractNumId", "")
-                self._abstract[aid] = {
-                    _int(lvl.get(W + "ilvl"), 0) or 0: _level(lvl) for lvl in absn.findall(W + "lvl")
-                }
-                link = _val(absn, "numStyleLink")
-                if link:
-                    self._links[aid] = link
-            for num in root.iter(W + "num"):
-                entry = _Num(abstract=_val(num, "abstractNumId") or "")
-                for override in num.findall(W + "lvlOverride"):
-                    ilvl = _int(override.get(W + "ilvl"), 0) or 0
-                    start = _int(_val(override, "startOverride"), None)
-                    if start is not None:
-                        entry.starts[ilvl] = start
-                    lvl = override.find(W + "lvl")
-                    if lvl is not None:
-                        entry.levels[ilvl] = _level(lvl)
-                self._nums[num.get(W + "numId", "")] = entry
+        if styles_xml is not None and not blank_part(styles_xml):
+            self._read_styles(_xml(styles_xml, styles_part))
+        if numbering_xml is not None and not blank_part(numbering_xml):
+            self._read_numbering(_xml(numbering_xml, numbering_part))
+
+    def _read_styles(self, root: ElementTree.Element) -> None:
+        """Record each style's base style and the list (numId, ilvl) it numbers its paragraphs with."""
+        for style in root.iter(W + "style"):
+            sid = style.get(W + "styleId")
+            if not sid:
+                continue
+            ppr = style.find(W + "pPr")
+            numpr = ppr.find(W + "numPr") if ppr is not None else None
+            self._styles[sid] = (
+                _val(style, "basedOn"),
+                _val(numpr, "numId"),
+                _int(_val(numpr, "ilvl"), None),
+            )
+
+    def _read_numbering(self, root: ElementTree.Element) -> None:
+        """Record the abstract lists (their levels and style links) and the lists that use them."""
+        for absn in root.iter(W + "abstractNum"):
+            aid = absn.get(W + "abstractNumId", "")
+            self._abstract[aid] = {
+                _int(lvl.get(W + "ilvl"), 0) or 0: _level(lvl) for lvl in absn.findall(W + "lvl")
+            }
+            link = _val(absn, "numStyleLink")
+            if link:
+                self._links[aid] = link
+        for num in root.iter(W + "num"):
+            self._nums[num.get(W + "numId", "")] = _num(num)
 
     @classmethod
     def from_docx(cls, archive: zipfile.ZipFile) -> WordNumbering:
@@ -233,6 +251,7 @@ class WordNumbering:
                    styles_part=targets["styles"])
 
     def _levels(self, num: _Num) -> dict[int, _Level]:
+        """The levels of list ``num``: its abstract list's (or its numbering style's), then its overrides."""
         levels = self._abstract.get(num.abstract, {})
         link = self._links.get(num.abstract)
         if not levels and link:  # a list defined by a numbering style: follow it once
@@ -282,6 +301,7 @@ class WordNumbering:
         counters = self._counters.setdefault(key, {})
 
         def start(i: int) -> int:
+            """The start value of level ``i`` of this list."""
             return num.starts.get(i, levels.get(i, _Level()).start)
 
         counters[ilvl] = counters[ilvl] + 1 if ilvl in counters else start(ilvl)
@@ -294,6 +314,7 @@ class WordNumbering:
         template = level.text if level.text is not None else f"%{ilvl + 1}"
 
         def render(m: re.Match[str]) -> str:
+            """The current number of the level a ``%N`` placeholder names, in its format."""
             i = int(m.group(1)) - 1
             value = counters.get(i, start(i))
             fmt = "decimal" if level.legal else levels.get(i, _Level()).fmt

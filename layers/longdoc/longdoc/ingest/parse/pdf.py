@@ -1,0 +1,159 @@
+"""PDF pages through PDFium (pypdfium2): page texts, page labels, scans that need OCR.
+
+PDFium replaces a ``-`` or U+00AD that ends a line before a letter with U+FFFE in the
+page text (older builds: U+0002) and drops the line break; that marker is kept here and
+resolved later with the whole document's vocabulary
+(:func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`). Ligatures are spelt out.
+PDFium is not thread-safe: call this from one thread at a time per process.
+"""
+
+from __future__ import annotations
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from longdoc.core.errors import DocumentError
+from longdoc.core.models import PageSpan
+from longdoc.ingest.models import Furniture
+from longdoc.ingest.parse.cleanup import (
+    HYPHEN_MARKER,
+    LIGATURES,
+    find_furniture,
+    labels_from_furniture,
+    resolve_hyphens,
+)
+from longdoc.ingest.parse.text import DROP_C0, normalise
+
+PAGE_SEPARATOR = "\n"
+"""What joins page texts into the document text: one newline, never a paragraph break."""
+
+_PDF_TABLE: dict[int, str | None] = {**DROP_C0, **LIGATURES, 0x00AD: "-", 0x0002: HYPHEN_MARKER}
+_PDFIUM_ERRORS = {
+    pdfium_c.FPDF_ERR_UNKNOWN: "unknown error",
+    pdfium_c.FPDF_ERR_FILE: "file access error",
+    pdfium_c.FPDF_ERR_FORMAT: "data format error",
+    pdfium_c.FPDF_ERR_PAGE: "page not found or content error",
+}
+
+
+def read_pdf(source: str, data: bytes, max_pages: int) -> tuple[str, list[PageSpan], list[Furniture], list[int]]:
+    """Read a PDF into ``(text, pages, furniture, pages_needing_ocr)``.
+
+    ``text`` is the cleaned page texts (running headers and footers removed, line-end
+    hyphens resolved) joined by :data:`PAGE_SEPARATOR`; ``pages`` has one 1-based
+    :class:`PageSpan` per page whose ``text[char_start:char_end]`` is that page's text,
+    labelled with the PDF's own page labels, else the numbers printed in its furniture;
+    ``furniture`` the removed lines; ``pages_needing_ocr`` the 1-based pages with an image
+    but no text. Raises :class:`DocumentError` as :func:`pdf_pages` does.
+    """
+    raw_texts, pdf_labels, needs_ocr = pdf_pages(source, data, max_pages)
+    cleaned, furniture = find_furniture(raw_texts)
+    page_texts = resolve_hyphens(cleaned)
+    labels = pdf_labels if any(pdf_labels) else labels_from_furniture(len(page_texts), furniture)
+    return PAGE_SEPARATOR.join(page_texts), page_spans(page_texts, labels), furniture, needs_ocr
+
+
+def pdf_pages(source: str, data: bytes, max_pages: int) -> tuple[list[str], list[str | None], list[int]]:
+    """Return ``(texts, labels, pages_needing_ocr)`` for every page of a PDF, in page order.
+
+    ``texts`` still hold the hyphen marker U+FFFE (resolved later, with the whole document's
+    vocabulary); ``labels`` are the PDF's own page labels (``None`` where it defines none).
+    Raises :class:`DocumentError` naming ``source`` when the PDF needs a password, uses an
+    unsupported security handler, is corrupt, has no pages or more than ``max_pages``, or
+    has no text on any page (a scan that needs OCR).
+    """
+    pdf = _open_pdf(source, data)
+    try:
+        page_count = len(pdf)
+        if page_count > max_pages:
+            raise DocumentError(
+                source, f"too many pages: {page_count}, over the limit of {max_pages} pages"
+            )
+        texts: list[str] = []
+        labels: list[str | None] = []
+        needs_ocr: list[int] = []
+        for index in range(page_count):
+            raw, has_image = _raw_page_text(source, pdf, index)
+            page_text = normalise(raw, _PDF_TABLE).strip("\n")
+            texts.append(page_text)
+            if not page_text.strip() and has_image:
+                needs_ocr.append(index + 1)
+            try:
+                labels.append(pdf.get_page_label(index) or None)
+            except pdfium.PdfiumError:  # pragma: no cover - a broken label tree is not fatal
+                labels.append(None)
+    finally:
+        pdf.close()
+    if not any(t.strip() for t in texts):
+        raise DocumentError(
+            source,
+            f"no text layer on any of the {page_count} pages (scanned image; needs OCR)",
+        )
+    return texts, labels, needs_ocr
+
+
+def _open_pdf(source: str, data: bytes) -> pdfium.PdfDocument:
+    """Open a PDF without a password (an empty user password works); ``data`` must outlive it.
+
+    Loads through the raw API because pypdfium2's constructor also rejects a document that
+    loaded but has 0 pages, and then reports PDFium's last error, which is stale in that
+    case (it can say "Incorrect password" left over from an earlier file).
+    """
+    handle = pdfium_c.FPDF_LoadMemDocument64(data, len(data), None)
+    if not handle:
+        raise DocumentError(source, _open_failure_reason(pdfium_c.FPDF_GetLastError()))
+    pdf = pdfium.PdfDocument(handle)
+    if len(pdf) == 0:
+        pdf.close()
+        raise DocumentError(source, "PDF has no pages")
+    return pdf
+
+
+def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool]:
+    """Return PDFium's text for page ``index`` (0-based) and whether the page holds an image.
+
+    The image check only runs for a page without text (a scan candidate). Closes every
+    page object it opens.
+    """
+    try:
+        page = pdf[index]
+        try:
+            textpage = page.get_textpage()
+            try:
+                text = textpage.get_text_range()
+            finally:
+                textpage.close()
+            has_image = False
+            if not text.strip():
+                has_image = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
+            return text, has_image
+        finally:
+            page.close()
+    except pdfium.PdfiumError as exc:
+        detail = str(exc).rstrip(".")
+        raise DocumentError(
+            source, f"corrupt or unreadable PDF (page {index + 1}: {detail})"
+        ) from exc
+
+
+def _open_failure_reason(err_code: int) -> str:
+    """Explain a PDFium load failure code (``FPDF_ERR_*`` in PDFium's ``fpdfview.h``)."""
+    if err_code == pdfium_c.FPDF_ERR_PASSWORD:
+        return "encrypted: a password is required to open it"
+    if err_code == pdfium_c.FPDF_ERR_SECURITY:
+        return "encrypted with an unsupported security handler"
+    detail = _PDFIUM_ERRORS.get(err_code, f"error code {err_code}")
+    return f"corrupt or unreadable PDF (PDFium: {detail})"
+
+
+def page_spans(page_texts: list[str], labels: list[str | None]) -> list[PageSpan]:
+    """Return one span per page (1-based) for texts joined by :data:`PAGE_SEPARATOR`, with labels.
+
+    ``labels`` has one entry per page; ValueError when the lengths differ.
+    """
+    spans: list[PageSpan] = []
+    start = 0
+    for number, (page_text, label) in enumerate(zip(page_texts, labels, strict=True), start=1):
+        spans.append(PageSpan(page=number, char_start=start, char_end=start + len(page_text), label=label))
+        start += len(page_text) + len(PAGE_SEPARATOR)
+    return spans

@@ -1,0 +1,52 @@
+"""Text decoding and the normalisation every format gets (meaning unchanged).
+
+``\\r\\n`` and ``\\r`` become ``\\n``; C0 control characters other than ``\\n`` and ``\\t``
+(NUL, form feed, ...) are removed; trailing whitespace is stripped from every line; U+00AD
+is written as ``-`` (a visible hyphen, see :mod:`longdoc.ingest.parse`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from longdoc.core.errors import DocumentError
+
+# C0 controls except \t (0x09) and \n (0x0A); \r is turned into \n before this runs.
+DROP_C0: dict[int, str | None] = {code: None for code in range(0x20) if code not in (0x09, 0x0A)}
+"""A ``str.translate`` table that deletes the C0 controls other than tab and newline."""
+TEXT_TABLE: dict[int, str | None] = {**DROP_C0, 0x00AD: "-"}
+"""The translation table of every format but PDF: controls dropped, soft hyphens visible."""
+_TRAILING_SPACE = re.compile(r"[^\S\n]+$", re.MULTILINE)
+
+
+def decode_text(source: str, data: bytes) -> str:
+    """Decode text bytes: UTF-8 (a leading BOM is dropped), else cp1252 if it round-trips.
+
+    Raises :class:`DocumentError` naming ``source`` for bytes holding NUL (binary content,
+    UTF-16 named as such) and for bytes that are neither UTF-8 nor cp1252.
+    """
+    if b"\x00" in data:
+        utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        hint = "; UTF-16 text is not supported, save it as UTF-8" if utf16 else ""
+        raise DocumentError(source, f"binary content, not text (it contains NUL bytes{hint})")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as utf8_error:
+        try:
+            text = data.decode("cp1252")
+        except UnicodeDecodeError:
+            text = None
+        if text is None or text.encode("cp1252") != data:
+            raise DocumentError(
+                source,
+                f"not UTF-8 text (invalid byte at offset {utf8_error.start}) "
+                "and not cp1252 either",
+            ) from None
+        return text
+
+
+def normalise(text: str, table: Mapping[int, str | None]) -> str:
+    """Unify line ends, apply ``table`` (a ``str.translate`` table: drop controls, map hyphens), strip line ends."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").translate(table)
+    return _TRAILING_SPACE.sub("", text)
