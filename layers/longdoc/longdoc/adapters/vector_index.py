@@ -24,7 +24,7 @@ def _check_rows(chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]], dim
     """Raise ``ValueError`` unless there is one ``dimension``-long vector per chunk."""
     if len(chunks) != len(vectors):
         raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-    for chunk, vector in zip(chunks, vectors):
+    for chunk, vector in zip(chunks, vectors, strict=True):
         if len(vector) != dimension:
             raise ValueError(
                 f"vector for {chunk.chunk_id} has dimension {len(vector)}, index expects {dimension}"
@@ -134,7 +134,7 @@ class LanceDBIndex:
                     "section_id": chunk.section_id,
                     "preview": chunk.text[:PREVIEW_CHARS],
                 }
-                for chunk, vector in zip(chunks, vectors)
+                for chunk, vector in zip(chunks, vectors, strict=True)
             ],
             schema=schema,
         )
@@ -293,7 +293,7 @@ class PineconeIndex:
         batches: list[list[dict[str, Any]]] = []
         current: list[dict[str, Any]] = []
         size = 0
-        for chunk, vector in zip(chunks, vectors):
+        for chunk, vector in zip(chunks, vectors, strict=True):
             metadata = self.metadata(chunk)
             record = {"id": chunk.chunk_id, "values": [float(x) for x in vector], "metadata": metadata}
             record_bytes = len(json.dumps(record, ensure_ascii=False).encode("utf-8")) + 1
