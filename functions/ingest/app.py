@@ -45,6 +45,7 @@ from longdoc import wiring
 from longdoc.config import IngestFunctionSettings, function_settings
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.errors import DocumentError, NotFound
+from longdoc.core.ports import StateStore
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, delete_document_source, ingest_document
@@ -125,6 +126,26 @@ def _publish(result: IngestResult) -> None:
             metrics.add_metric(name=_STAGE_METRICS[stage], unit=MetricUnit.Seconds, value=round(seconds, 3))
 
 
+def _reject(key: str, reason: str) -> None:
+    """Log and count a document that cannot be ingested; its message is acknowledged (redelivery cannot help)."""
+    logger.warning("document rejected", extra={"key": key, "reason": reason})
+    metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=1)
+
+
+def _warn_if_other_source(source: IngestSource, state: StateStore) -> None:
+    """Warn when another object key already holds ``source.doc_id``: this object becomes its new version.
+
+    Document ids come from file names (:func:`longdoc.ingest.ids.doc_id_for_key`), so
+    ``incoming/contract.pdf`` and ``incoming/Contract.docx`` are versions of one document
+    by design; the warning names both keys so an accidental replacement is visible.
+    """
+    latest = state.get_document(source.doc_id)
+    if latest is not None and latest.source_key and latest.source_key != source.key:
+        logger.warning("another object already holds this document id; this one becomes its latest version",
+                       extra={"key": source.key, "existing_key": latest.source_key,
+                              "existing_version": latest.doc_version, "existing_status": latest.status})
+
+
 def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | None) -> None:
     """An ``ObjectCreated`` event: read the object once and ingest it; a bad document is final, not retried."""
     source = _read(key)
@@ -134,12 +155,12 @@ def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | N
     logger.append_keys(doc_id=source.doc_id, doc_version=source.version)
     deps = IngestDeps(blobs=wiring.blob_store(), state=wiring.state_store(), embedder=wiring.embedder(),
                       index=wiring.vector_index())
+    _warn_if_other_source(source, deps.state)
     try:
         result = ingest_document(source, deps, options, time_left=time_left)
     except DocumentError as exc:
         # The document itself is unusable: recorded as FAILED; redelivery cannot help.
-        logger.warning("document rejected", extra={"key": key, "reason": exc.reason})
-        metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=1)
+        _reject(key, exc.reason)
         return
     _publish(result)
 
@@ -173,6 +194,8 @@ def _record_handler(record: IngestQueueRecord, lambda_context: LambdaContext | N
                 _remove(key)
             else:
                 _create(key, options, _time_left(lambda_context))
+        except DocumentError as exc:  # e.g. no document id for this key: final, never a redelivery loop
+            _reject(key, exc.reason)
         finally:
             logger.remove_keys(["doc_id", "doc_version"])
 

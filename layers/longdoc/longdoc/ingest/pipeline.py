@@ -322,8 +322,7 @@ def delete_document_source(*, key: str, blobs: BlobStore, state: StateStore, ind
     lists, embedding caches and registry entries are kept, so past extraction results
     still resolve their citations. Versions are marked oldest first, so the latest
     pointer ends on the version that was latest. Repeating it is harmless. Returns the
-    versions marked. ``doc_id`` defaults to :func:`doc_id_for_key` of ``key`` (which raises
-    :class:`DocumentError` when none can be derived).
+    versions marked. ``doc_id`` defaults to :func:`doc_id_for_key` of ``key``.
 
     S3 event notifications may arrive late, twice or out of order (an SQS standard queue
     reorders them; https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-how-to-event-types-and-destinations.html),
