@@ -13,7 +13,9 @@ Object keys arrive URL-encoded (``+`` for spaces, ``%xx``) and are decoded befor
 down, so a long document stops with its progress saved before Lambda's timeout and its
 redelivery continues. ``ObjectRemoved``: the document's vectors are deleted and its
 versions marked ``DELETED``. A created object that is gone by the time it is read is
-acknowledged (its removal event does the rest).
+acknowledged (its removal event does the rest). A delivery of a version another worker
+is ingesting right now (its ingest claim, :mod:`longdoc.ingest.claim`) is acknowledged
+without embedding anything: the holder's own message covers it.
 
 Document metadata (``doc_type``, ``line_of_business``, ``term``) comes from the object's
 S3 user metadata (``x-amz-meta-doc-type`` etc., set at upload) and its sidecar, the
@@ -23,7 +25,7 @@ version's chunk metadata.
 
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): DocumentsIngested,
 DocumentsSkipped, DocumentsRejected, DocumentsDeleted, MetadataUpdated, Pages, Chunks, EmbeddingTokens,
-EmbeddingsReused, ChunksEmbedded, IngestResumed, and stage durations ParseSeconds,
+EmbeddingsReused, ChunksEmbedded, IngestResumed, DocumentsClaimedElsewhere, and stage durations ParseSeconds,
 EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc_version``.
 """
 
@@ -46,6 +48,7 @@ from longdoc.config import IngestFunctionSettings, function_settings
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.errors import DocumentError, NotFound
 from longdoc.core.ports import StateStore
+from longdoc.ingest.claim import VersionClaimed
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, delete_document_source, ingest_document
@@ -161,6 +164,12 @@ def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | N
     except DocumentError as exc:
         # The document itself is unusable: recorded as FAILED; redelivery cannot help.
         _reject(key, exc.reason)
+        return
+    except VersionClaimed as exc:
+        # Another worker is ingesting this version; its own message stays in flight until it
+        # ends (and is redelivered if it fails), so this duplicate delivery is acknowledged.
+        logger.info("version claimed by another worker; acknowledged", extra={"key": key, "reason": str(exc)})
+        metrics.add_metric(name="DocumentsClaimedElsewhere", unit=MetricUnit.Count, value=1)
         return
     _publish(result)
 

@@ -18,7 +18,6 @@ failure, with a one-line reason on stderr.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import os
@@ -31,8 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from longdoc.core.errors import short_cause
-from longdoc.local.lambda_runtime import batch_failure_reason as _batch_failure
-from longdoc.local.lambda_runtime import load_handler, s3_event_for
+from longdoc.local.lambda_runtime import load_handler
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -51,57 +49,71 @@ def _statemachine_path() -> Path:
     return Path(os.environ.get("LONGDOC_STATEMACHINE", REPO_ROOT / "statemachine" / "extract.asl.json"))
 
 
+def _not_ready(record: Any) -> str:
+    """Why a version is not READY, with what to do: an interrupted ingest says to run ``longdoc ingest`` again."""
+    if record.status == "INGESTING":
+        return ("INGESTING: its ingest was interrupted or is still running; run `longdoc ingest` on the file "
+                "again to finish it (progress is kept)")
+    if record.status == "FAILED" and not record.reason:
+        return "FAILED: no reason recorded; run `longdoc ingest` on the file again"
+    return f"{record.status}: {record.reason or 'no reason recorded'}"
+
+
+def _ingest_path(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """Ingest one file through the local runner; returns its JSON row and notes for stderr.
+
+    Raises :class:`CliError` (one line, the file named) for a missing file, a bad sidecar,
+    a failed ingest or a version still being ingested by another process.
+    """
+    from longdoc.core.errors import DocumentError
+    from longdoc.ingest.metadata import METADATA_SUFFIX
+    from longdoc.local.ingest_runner import ingest_file
+
+    if path.is_dir():
+        raise CliError(f"{path}: is a directory, not a file")
+    if not path.is_file():
+        raise CliError(f"{path}: no such file")
+    sidecar = path.with_name(path.name + METADATA_SUFFIX)
+    try:
+        done = ingest_file(path.name, path.read_bytes(), sidecar.read_bytes() if sidecar.is_file() else None,
+                           on_wait=lambda: print(f"longdoc: {path}: another ingest of this version is running; "
+                                                 "waiting for it", file=sys.stderr, flush=True))
+    except DocumentError as exc:
+        raise CliError(f"{path}: {exc.reason}") from None
+    record = done.record
+    if done.failure is not None or record is None:
+        raise CliError(f"{path}: ingest failed, retry later: {done.failure or 'the version was not registered'}")
+    if record.status != "READY":
+        raise CliError(f"{path}: {record.reason if record.status == 'FAILED' and record.reason else _not_ready(record)}")
+    notes = []
+    previous = done.previous
+    if previous is not None and previous.doc_version != record.doc_version and previous.status == "READY":
+        notes.append(f"{record.doc_id} now points at version {record.doc_version} (was {previous.doc_version} "
+                     f"from {previous.source}); older versions stay readable with --version")
+    row: dict[str, Any] = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
+                           "pages": record.pages, "chunks": record.chunks, "reused": record.reused,
+                           "skipped": done.before is not None and done.before.status == "READY"}
+    if record.pages_needing_ocr:
+        row["pages_needing_ocr"] = record.pages_needing_ocr
+        notes.append("pages without a text layer (need OCR, not indexed): "
+                     f"{', '.join(map(str, record.pages_needing_ocr))}")
+    return row, notes
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it."""
-    from longdoc import wiring
-    from longdoc.core.documents import INCOMING_PREFIX
-    from longdoc.ingest.ids import doc_id_for_key
-    from longdoc.ingest.metadata import METADATA_SUFFIX
-    from longdoc.local.engine import LocalContext
-
-    module = load_handler("ingest")
-    handler = module.handler
     failures = 0
     for raw in args.paths:
         path = Path(raw)
         try:
-            if path.is_dir():
-                raise CliError(f"{path}: is a directory, not a file")
-            if not path.is_file():
-                raise CliError(f"{path}: no such file")
-            data = path.read_bytes()
-            key = INCOMING_PREFIX + path.name
-            sidecar = path.with_name(path.name + METADATA_SUFFIX)
-            if sidecar.is_file():  # optional doc_type / line_of_business / term for every chunk
-                wiring.blob_store().put(key + METADATA_SUFFIX, sidecar.read_bytes())
-            else:  # a sidecar removed since the last ingest no longer applies
-                wiring.blob_store().delete(key + METADATA_SUFFIX)
-            wiring.blob_store().put(key, data)
-            previous = wiring.state_store().get_document(doc_id_for_key(key))
-            before = wiring.state_store().get_document(doc_id_for_key(key), hashlib.sha256(data).hexdigest()[:16])
-            response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
-            doc_id = doc_id_for_key(key)
-            record = wiring.state_store().get_document(doc_id, hashlib.sha256(data).hexdigest()[:16])
-            if response.get("batchItemFailures") or record is None:
-                raise CliError(f"{path}: ingest failed, retry later: {_batch_failure(module, record)}")
-            if record.status != "READY":
-                raise CliError(f"{path}: {record.reason or record.status}")
+            row, notes = _ingest_path(path)
         except Exception as exc:  # one bad file never stops the others
             failures += 1
             reason = str(exc) if isinstance(exc, CliError) else f"{path}: {type(exc).__name__}: {exc}"
-            print(f"longdoc: {reason}", file=sys.stderr)
+            print(f"longdoc: {_one_line(reason)}", file=sys.stderr)
             continue
-        if previous is not None and previous.doc_version != record.doc_version and previous.status == "READY":
-            print(f"longdoc: {path}: {record.doc_id} now points at version {record.doc_version} "
-                  f"(was {previous.doc_version} from {previous.source}); older versions stay readable "
-                  f"with --version", file=sys.stderr)
-        row = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
-               "pages": record.pages, "chunks": record.chunks, "reused": record.reused,
-               "skipped": before is not None and before.status == "READY"}
-        if record.pages_needing_ocr:
-            row["pages_needing_ocr"] = record.pages_needing_ocr
-            print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "
-                  f"{', '.join(map(str, record.pages_needing_ocr))}", file=sys.stderr)
+        for note in notes:
+            print(f"longdoc: {path}: {note}", file=sys.stderr)
         if args.json:
             print(json.dumps(row))
         else:
@@ -158,7 +170,7 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     if record is None:
         raise CliError(f"document {what} is not ingested")
     if record.status != "READY":
-        raise CliError(f"document {what} is {record.status}: {record.reason or 'no reason recorded'}")
+        raise CliError(f"document {what} is {_not_ready(record)}")
     chunks = load_chunks(wiring.blob_store(), record.doc_id, record.doc_version)
     if args.json:
         print(json.dumps([c.model_dump(mode="json", exclude={"page_spans", "section_spans"}) | {"section_ids": c.section_ids}
@@ -396,6 +408,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reader_gone() -> int:
+    """The reader of stdout closed it early (``longdoc chunks DOC | head``): stop quietly with status 141.
+
+    Python ignores SIGPIPE and raises :class:`BrokenPipeError` instead; stdout is pointed
+    at ``os.devnull`` so the flush at interpreter exit cannot raise it again (the recipe of
+    https://docs.python.org/3/library/signal.html#note-on-sigpipe). 141 = 128 + SIGPIPE,
+    the status a shell reports for a writer its reader stopped.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``longdoc`` console script; returns the exit status."""
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -409,7 +434,11 @@ def main(argv: list[str] | None = None) -> int:
     from longdoc.core.errors import LongdocError
 
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # inside the try: a reader gone before the last line is a broken pipe too
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except (CliError, LongdocError) as exc:
         print(f"longdoc: {_one_line(str(exc))}", file=sys.stderr)
         return 1

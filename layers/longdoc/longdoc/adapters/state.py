@@ -11,6 +11,7 @@ pk                sk                         other attributes
 ================  =========================  ==========================================
 ``DOC#{doc_id}``  ``VERSION#{doc_version}``  status, doc_version, body, updated_at
 ``DOC#{doc_id}``  ``LATEST``                 doc_version
+``DOC#{doc_id}``  ``CLAIM#{doc_version}``    owner, expires_at (N, epoch s; the ingest claim, adapters/version_claims.py)
 ``RUN#{run_id}``  ``RUN``                    status, body
 ``RUN#{run_id}``  ``CHECKPOINT``             version (N), body, expires_at (N, epoch s; ended runs only)
 ``RUN#{run_id}``  ``EXTRACTION#{key}``       clause_type, body, order (N), created_at
@@ -36,6 +37,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from longdoc.adapters.version_claims import DynamoVersionClaims, SqliteVersionClaims
 from longdoc.core import records as models
 from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError
 from longdoc.core.records import CASE_FACTS_SCHEMA_VERSION, Checkpoint, Extraction, RunRecord, migrate_checkpoint_data
@@ -103,7 +105,7 @@ CREATE TABLE IF NOT EXISTS extractions (
 """
 
 
-class SqliteStateStore:
+class SqliteStateStore(SqliteVersionClaims):
     """StateStore in one SQLite file, safe to use from several threads and processes.
 
     Each operation opens its own connection (``timeout=30`` seconds of waiting for a
@@ -263,7 +265,7 @@ def _n(value: int) -> dict[str, str]:
     return {"N": str(int(value))}
 
 
-class DynamoStateStore:
+class DynamoStateStore(DynamoVersionClaims):
     """StateStore in one DynamoDB table (layout in the module docstring).
 
     ``client`` is a boto3 low-level DynamoDB client; when omitted one is created on first
