@@ -1,8 +1,9 @@
 """Extract function: one Claude session per invocation (or records / resumes a failed run).
 
-Thin handler: parse the Step Functions payload, call :func:`longdoc.extract.session.run_session`
-with a deadline derived from the Lambda's remaining time (minus ``LONGDOC_TIME_MARGIN_SECONDS``),
-shape the small state output. Domain errors propagate with their class name as
+Thin handler: validate this function's settings (:class:`~longdoc.config.ExtractFunctionSettings`;
+a bad variable fails the invocation naming it), parse the Step Functions payload, call
+:func:`longdoc.extract.session.run_session` with a deadline derived from the Lambda's remaining
+time (minus ``LONGDOC_TIME_MARGIN_SECONDS``), shape the small state output. Domain errors propagate with their class name as
 ``errorType`` so the state machine's Retry/Catch can match them.
 """
 
@@ -17,9 +18,10 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
-from longdoc.config import get_settings
-from longdoc.extract.session import SessionOptions, fail_or_resume, run_session
+from longdoc.config import ExtractFunctionSettings, function_settings
 from longdoc.core.errors import ExtractionFailed, IterationCapReached
+from longdoc.extract.runs import fail_or_resume
+from longdoc.extract.session import SessionOptions, run_session
 from longdoc.extract.steps import ExtractTaskInput, ExtractTaskOutput
 from longdoc.observability import logger, metrics, tracer
 
@@ -34,12 +36,8 @@ if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") == "snap-start":  # pragma: 
 
 
 def _output(event: ExtractTaskInput, **fields: Any) -> dict[str, Any]:
-    """The state output: the event's counters carried over, ``fields`` on top."""
-    base = {"run_id": event.run_id, "doc_id": event.doc_id, "iteration": event.iteration,
-            "max_iterations": event.max_iterations, "execution_iterations": event.execution_iterations,
-            "iterations_per_execution": event.iterations_per_execution, "generation": event.generation,
-            "next_execution": f"{event.run_id}-g{event.generation + 1}"}
-    return ExtractTaskOutput(**{**base, **fields}).model_dump()
+    """The state output: the event's counters carried over (:meth:`ExecutionInput.counters`), ``fields`` on top."""
+    return ExtractTaskOutput(**{**event.counters(), **fields}).model_dump()
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -53,8 +51,8 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
     or :class:`ExtractionFailed` (the execution fails in this state, so a redrive re-enters
     it); on a redrive, resume the run instead and return ``CONTINUE`` with ``iteration`` 0.
     """
+    settings = function_settings(ExtractFunctionSettings)
     logger.append_keys(run_id=event.run_id, doc_id=event.doc_id, iteration=event.iteration)
-    settings = get_settings()
     if event.action == "fail":
         error = event.error.Error if event.error else "Unknown"
         cause = event.error.Cause if event.error else ""

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
 from longdoc import wiring
-from longdoc.cli import main, short_cause
+from longdoc.cli import main
+from longdoc.core.errors import short_cause
 
 pytestmark = pytest.mark.slow
 

@@ -34,8 +34,7 @@ from tests.fakes.loopback import LoopbackFake
 _WORD = re.compile(r"[a-z0-9]+")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _STOP = frozenset(
-    "a an and any are as at be by for from has have if in is it its of on or shall such that the this "
-    "to under was were which will with you your not no all other may any".split()
+    ["a", "an", "and", "any", "are", "as", "at", "be", "by", "for", "from", "has", "have", "if", "in", "is", "it", "its", "of", "on", "or", "shall", "such", "that", "the", "this", "to", "under", "was", "were", "which", "will", "with", "you", "your", "not", "no", "all", "other", "may", "any"]
 )
 
 

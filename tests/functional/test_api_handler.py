@@ -19,7 +19,7 @@ import pytest
 from longdoc import wiring
 from longdoc.adapters.baseline import BASELINE_NAME
 from longdoc.local.lambda_runtime import load_handler
-from longdoc.config import function_settings, get_settings
+from longdoc.config import function_settings
 from longdoc.local.engine import LocalContext
 from longdoc.core.models import DocumentRecord
 
@@ -52,9 +52,9 @@ def sfn(aws_stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[StateMachine]:
                                       roleArn=f"arn:aws:iam::{ACCOUNT}:role/longdoc-dev-sfn")["stateMachineArn"]
     monkeypatch.setenv("LONGDOC_STATE_MACHINE_ARN", arn)
     function_settings.cache_clear()
-    load_handler("api")._sfn.cache_clear()  # never reuse a client from another test's moto context
+    load_handler("api")._starter.cache_clear()  # never reuse a client from another test's moto context
     yield StateMachine(client, arn)
-    load_handler("api")._sfn.cache_clear()
+    load_handler("api")._starter.cache_clear()
 
 
 @pytest.fixture
@@ -330,22 +330,22 @@ def test_a_failed_start_execution_is_retried_by_the_next_request(
 ) -> None:
     # Given Step Functions refusing the first StartExecution
     module = load_handler("api")
-    real = module._sfn()
+    real = module._starter()
 
     class Flaky:
         calls = 0
 
-        def start_execution(self, **kwargs: Any) -> dict[str, Any]:
+        def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
             Flaky.calls += 1
             if Flaky.calls == 1:
                 raise RuntimeError("throttled")
-            return real.start_execution(**kwargs)
+            return real.start_execution(name, execution_input)
 
-    def flaky_client() -> Flaky:
+    def flaky_starter() -> Flaky:
         return Flaky()
 
-    flaky_client.cache_clear = lambda: None  # the fixture clears the real factory's cache on teardown
-    monkeypatch.setattr(module, "_sfn", flaky_client)
+    flaky_starter.cache_clear = lambda: None  # the fixture clears the real factory's cache on teardown
+    monkeypatch.setattr(module, "_starter", flaky_starter)
     with pytest.raises(RuntimeError):
         api("POST", "/extractions", request(ingested_contract), headers={"Idempotency-Key": "k-flaky"})
     assert sfn.executions() == []

@@ -28,9 +28,11 @@ from longdoc.adapters.claude import ClaudeModel
 from longdoc.local.lambda_runtime import load_handler
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
-from longdoc.extract.session import SessionOptions, run_result, run_session, start_run
+from longdoc.extract.runs import run_result, start_run
+from longdoc.extract.session import run_session
+from longdoc.extract.steps import ExecutionInput
 from longdoc.core.errors import CheckpointConflict
-from longdoc.local.engine import LocalContext, LocalStepFunctions, start_input
+from longdoc.local.engine import LocalContext, LocalStepFunctions
 from longdoc.core.models import DocumentRecord
 from longdoc.core.messages import Message, ModelRequest
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, error_reply, message_reply, text_block, usage_json
@@ -125,10 +127,16 @@ def new_run(doc: DocumentRecord, clause_types: list[str], top_k: int = 4):
                      model_name=MODEL_ID, max_tokens=1024, top_k=top_k, facts=dict(FACTS))
 
 
+def first_input(run, max_iterations: int, per_execution: int) -> dict[str, Any]:
+    """The input of the run's first execution, as :func:`longdoc.extract.runs.start_extraction` builds it."""
+    return ExecutionInput.first(run.run_id, run.doc_id, max_iterations=max_iterations,
+                                iterations_per_execution=per_execution).model_dump()
+
+
 def run_machine(run, *, max_iterations: int = 40, per_execution: int = 500, machine: LocalStepFunctions | None = None):
     handler = load_handler("extract").handler
     with (machine or LocalStepFunctions(ASL, {"ExtractFunctionArn": handler})) as sfn:
-        return sfn.wait(sfn.start(start_input(run.run_id, run.doc_id, max_iterations, per_execution), run.run_id))
+        return sfn.wait(sfn.start_execution(run.run_id, first_input(run, max_iterations, per_execution)))
 
 
 def session_prompts(fake: FakeAnthropic) -> list[str]:
@@ -416,7 +424,7 @@ def test_failed_run_is_redriven_and_finishes_from_its_checkpoint(claude, fake, i
     run = new_run(ingested_contract, ["Governing Law", "Insurance", "Audit Rights"])
     handler = load_handler("extract").handler
     with LocalStepFunctions(ASL, {"ExtractFunctionArn": handler}) as sfn:
-        first = sfn.wait(sfn.start(start_input(run.run_id, run.doc_id, 40, 500), run.run_id))
+        first = sfn.wait(sfn.start_execution(run.run_id, first_input(run, 40, 500)))
         assert (first.status, first.error) == ("FAILED", "ExtractionFailed")
         failed = wiring.state_store().get_run(run.run_id)
         assert failed.status == "FAILED" and failed.error == "ModelRequestError"

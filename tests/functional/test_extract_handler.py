@@ -16,7 +16,7 @@ import pytest
 from longdoc import wiring
 from longdoc.adapters.baseline import BASELINE_NAME
 from longdoc.extract.catalogue import load_catalogue
-from longdoc.extract.session import start_run
+from longdoc.extract.runs import start_run
 from longdoc.core.errors import ExtractionFailed, IterationCapReached, NotFound
 from longdoc.core.models import DocumentRecord
 from longdoc.core.records import RunRecord

@@ -114,7 +114,7 @@ def basis(i: int, j: int | None = None, weight: float = 0.0) -> list[float]:
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:
-    return sum(x * y for x, y in zip(a, b))
+    return sum(x * y for x, y in zip(a, b, strict=True))
 
 
 # ------------------------------------------------------------------ embedder contract

@@ -109,27 +109,36 @@ class ExtractionSettings(_Group):
     iterations_per_execution: int = Field(500, ge=1, le=3000)  # continue-as-new after this many sessions
 
 
-class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings):
-    """Settings of the ingest function (parse, chunk, embed, upsert)."""
+class IngestRuntimeSettings(_Group):
+    """How the ingest function paces itself against the invocation's deadline."""
 
     # Stop starting embed/upsert steps when fewer seconds than this remain in the invocation;
     # the record then fails with progress saved and its redelivery resumes.
     ingest_deadline_margin_seconds: float = Field(60.0, ge=0, le=600)
 
 
-class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, ModelSettings, ExtractionSettings):
-    """Settings of the extract function (one model session per invocation)."""
-
-
-class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings):
-    """Settings of the API function (start runs, read results)."""
-
-    required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
+class ExecutionSettings(_Group):
+    """The state machine that runs extractions (started by the API function)."""
 
     state_machine_arn: str | None = None
 
 
-class Settings(IngestFunctionSettings, ExtractFunctionSettings, ApiFunctionSettings):
+class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings):
+    """Settings of the ingest function (parse, chunk, embed, upsert)."""
+
+
+class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, ModelSettings, ExtractionSettings):
+    """Settings of the extract function (one model session per invocation)."""
+
+
+class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, ExecutionSettings):
+    """Settings of the API function (start runs, read results)."""
+
+    required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
+
+
+class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings,
+               ModelSettings, ExtractionSettings, ExecutionSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table")

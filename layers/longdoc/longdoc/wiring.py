@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from longdoc.config import Settings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
 from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 
+if TYPE_CHECKING:  # pragma: no cover - typing only; the session module is imported on first use
+    from longdoc.extract.session import Deps
+
 
 def _require(value: str | None, name: str) -> str:
+    """``value``, or :class:`ConfigError` naming ``LONGDOC_<NAME>`` when it is empty or None."""
     if not value:
         raise ConfigError(f"LONGDOC_{name.upper()} must be set in aws mode")
     return value
@@ -117,8 +122,8 @@ def model() -> Model:
     return ClaudeModel(key, s.claude_model, base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
 
-def deps():
-    """All adapters a session needs, as :class:`longdoc.extract.session.Deps`."""
+def deps() -> Deps:
+    """All adapters a session needs, as :class:`longdoc.extract.session.Deps` (built on first call of each)."""
     from longdoc.extract.catalogue import load_catalogue
     from longdoc.extract.session import Deps
 

@@ -32,6 +32,21 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
+def _answered_in_conversation(request: ModelRequest) -> set[str]:
+    """Clause types of the ``tool_use`` blocks after the first message that got a non-error ``tool_result``."""
+    answered: set[str] = set()
+    calls: dict[str, str] = {}
+    for message in request.messages[1:]:
+        if not isinstance(message.content, list):
+            continue
+        for part in message.content:
+            if part.get("type") == "tool_use":
+                calls[part["id"]] = part["input"].get("clause_type", "")
+            elif part.get("type") == "tool_result" and not part.get("is_error"):
+                answered.add(calls.get(part["tool_use_id"], ""))
+    return answered
+
+
 class OfflineBaselineModel:
     """Deterministic extractive model; ``threshold`` is the minimum sentence score for ``found``.
 
@@ -109,16 +124,7 @@ class OfflineBaselineModel:
         first = request.messages[0].content
         prompt_text = first if isinstance(first, str) else " ".join(b.get("text", "") for b in first)
         facts, chunks, definitions = parse_prompt(prompt_text)
-        answered: set[str] = set(facts.get("resolved", {}))
-        calls: dict[str, str] = {}
-        for message in request.messages[1:]:
-            if not isinstance(message.content, list):
-                continue
-            for block in message.content:
-                if block.get("type") == "tool_use":
-                    calls[block["id"]] = block["input"].get("clause_type", "")
-                elif block.get("type") == "tool_result" and not block.get("is_error"):
-                    answered.add(calls.get(block["tool_use_id"], ""))
+        answered = set(facts.get("resolved", {})) | _answered_in_conversation(request)
         pending = [d for d in definitions if d["name"] in facts.get("pending", []) and d["name"] not in answered]
         input_tokens = sum(estimate_tokens(json.dumps(m.model_dump())) for m in request.messages)
         input_tokens += estimate_tokens(json.dumps(request.system) + json.dumps(request.tools))

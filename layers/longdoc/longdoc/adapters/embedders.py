@@ -97,7 +97,7 @@ class MiniLMEmbedder:
     def _windows(self, text: str) -> list[tuple[str, int]]:
         """Return ``(window, word-piece count)`` pairs for ``text`` (see :meth:`windows`)."""
         model, splitter = _load_minilm()
-        limit = model.max_seq_length - 2
+        limit = (model.max_seq_length or 256) - 2  # the bundled model sets 256; the typing allows None
 
         def pieces(fragment: str) -> int:
             return len(splitter.encode(fragment, add_special_tokens=False).ids)

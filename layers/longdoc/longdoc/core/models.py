@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from longdoc.core import locate
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -151,43 +153,23 @@ class Chunk(_Frozen):
         """Every section id in the chunk, in order (several when small sections share it)."""
         return [s.section_id for s in self.section_spans if s.section_id]
 
+    # Location of an offset: the rules live in longdoc.core.locate; these delegates keep the
+    # chunker tests' spelling (chunk.section_of(offset)).
     def page_of(self, offset_in_chunk: int) -> int | None:
-        """Return the page of a chunk-relative character offset (``None`` without pages)."""
-        absolute = self.char_start + offset_in_chunk
-        page = self.page_start
-        for span in self.page_spans:
-            if absolute >= span.char_start:
-                page = span.page
-        return page
+        """Return the page of a chunk-relative character offset (see :func:`longdoc.core.locate.page_at`)."""
+        return locate.page_at(self, offset_in_chunk)
 
     def label_of(self, offset_in_chunk: int) -> str | None:
-        """Return the printed page label of a chunk-relative offset (``None`` if unlabelled)."""
-        absolute = self.char_start + offset_in_chunk
-        label = self.page_spans[0].label if self.page_spans else None
-        for span in self.page_spans:
-            if absolute >= span.char_start:
-                label = span.label
-        return label
+        """Return the printed page label of a chunk-relative offset (see :func:`longdoc.core.locate.label_at`)."""
+        return locate.label_at(self, offset_in_chunk)
 
     def heading_path_of(self, offset_in_chunk: int) -> list[str]:
-        """Return the heading path of the section holding a chunk-relative offset."""
-        absolute = self.char_start + offset_in_chunk
-        path = self.heading_path
-        for span in self.section_spans:
-            if absolute >= span.char_start:
-                path = span.heading_path
-        return list(path)
+        """Return the heading path of a chunk-relative offset (see :func:`longdoc.core.locate.heading_path_at`)."""
+        return locate.heading_path_at(self, offset_in_chunk)
 
     def section_of(self, offset_in_chunk: int) -> str | None:
-        """Return the section id (with split suffix) of a chunk-relative character offset."""
-        if len(self.section_spans) <= 1:
-            return self.section_id
-        absolute = self.char_start + offset_in_chunk
-        found = self.section_spans[0].section_id
-        for span in self.section_spans:
-            if absolute >= span.char_start:
-                found = span.section_id
-        return found
+        """Return the section id of a chunk-relative offset (see :func:`longdoc.core.locate.section_at`)."""
+        return locate.section_at(self, offset_in_chunk)
 
 
 class DocumentRecord(BaseModel):

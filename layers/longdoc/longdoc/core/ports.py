@@ -7,7 +7,7 @@ contract tests in ``tests/functional/test_*_contracts.py`` run against every ada
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from longdoc.core.records import Checkpoint, Extraction, RunRecord
 from longdoc.core.models import Chunk, DocumentRecord
@@ -150,5 +150,19 @@ class Model(Protocol):
 
         Raises :class:`longdoc.core.errors.ModelThrottled`, :class:`longdoc.core.errors.ModelUnavailable`
         or :class:`longdoc.core.errors.ModelRequestError` after the client's own retries.
+        """
+        ...
+
+
+@runtime_checkable
+class ExecutionStarter(Protocol):
+    """Starts executions of the extraction state machine (Step Functions, or the local engine)."""
+
+    def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
+        """Start an execution called ``name`` with ``execution_input`` (JSON-serialisable); return its ARN.
+
+        ``name`` is unique per state machine, so starting the same name again cannot start a
+        second, different execution (Step Functions answers the same one for the same
+        input, or ``ExecutionAlreadyExists``). Errors of the service propagate unchanged.
         """
         ...

@@ -40,7 +40,7 @@ class Extraction(BaseModel):
 
     ``instance`` identifies one occurrence of a clause type (several termination rights are
     several instances); it is derived by the harness from the first citation (see
-    :func:`longdoc.extract.session.instance_key`) and is ``""`` for ``not_found``. ``final``
+    :func:`longdoc.extract.harness.instance_key`) and is ``""`` for ``not_found``. ``final``
     is True when this instance closed its clause type (no further instance exists).
     Stores key extractions by :attr:`key`, so writing the same instance twice overwrites.
     """

@@ -2,14 +2,16 @@
 
 A citation is kept only when its ``chunk_id`` belongs to the document version and its
 ``quote`` occurs in that chunk's text after whitespace normalisation (nothing else is
-normalised); its page and section are then resolved from the quote's own position, so
-a quote on page 14 of a chunk spanning pages 13-14 is cited as page 14.
+normalised); its page and section are then resolved from the quote's own position
+(:mod:`longdoc.core.locate`), so a quote on page 14 of a chunk spanning pages 13-14 is
+cited as page 14.
 """
 
 from __future__ import annotations
 
 import re
 
+from longdoc.core.locate import locate, page_at
 from longdoc.core.models import Chunk
 from longdoc.core.records import Citation
 
@@ -63,24 +65,12 @@ class CitationError(ValueError):
     """A citation failed verification; the message says what is wrong (sent back to the model)."""
 
 
-def resolve_location(chunk: Chunk, start: int) -> tuple[int | None, str | None, str | None]:
-    """Resolve a chunk-relative character offset to ``(page, page_label, section_id)``.
-
-    Exactly one of each: the physical page (1-based; ``None`` for formats without pages),
-    that page's printed label (``None`` when it prints none) and the section (with its
-    split suffix, ``None`` for a preamble) holding the character at ``start``. The extract
-    path calls this through :func:`verify_citation` with the offset of a quote's first
-    character, so a quote is cited on its own page, not the chunk's first page.
-    """
-    return chunk.page_of(start), chunk.label_of(start), chunk.section_of(start)
-
-
 def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
     """Check one citation and return it with its page, page label and section resolved.
 
     ``chunks`` maps chunk_id to the document version's chunks. The returned citation's
     ``page``, ``page_label`` and ``section_id`` come from the quote's first character
-    (:func:`resolve_location`), whatever the model claimed; ``quote`` is the chunk's own
+    (:func:`longdoc.core.locate.locate`), whatever the model claimed; ``quote`` is the chunk's own
     text of it. When the quote occurs more than once in the chunk (a sentence repeated in
     two articles), the occurrence on the page the model cited wins, else the first.
     Raises :class:`CitationError` when the chunk is unknown or the quote is not verbatim
@@ -94,24 +84,19 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
         raise CitationError(
             f"quote not found verbatim in chunk {citation.chunk_id}: {citation.quote[:80]!r}"
         )
-    start, end = next((f for f in found if citation.page is not None and chunk.page_of(f[0]) == citation.page),
+    start, end = next((f for f in found if citation.page is not None and page_at(chunk, f[0]) == citation.page),
                       found[0])
-    page, label, section_id = resolve_location(chunk, start)
-    return Citation(
-        chunk_id=chunk.chunk_id,
-        page=page,
-        section_id=section_id,
-        quote=chunk.text[start:end],
-        page_label=label,
-        heading_path=chunk.heading_path_of(start),
-    )
+    where = locate(chunk, start)
+    return Citation(chunk_id=chunk.chunk_id, page=where.page, section_id=where.section_id,
+                    quote=chunk.text[start:end], page_label=where.page_label, heading_path=where.heading_path)
 
 
 _TOKEN = re.compile(r"[^\W_]+(?:[.,/-][^\W_]+)*", re.UNICODE)
-_STOPWORDS = frozenset(
-    "a an and any are as at be by for from has have in is it its may must no not of on or shall such that the "
-    "their then there these this to under upon was were which will with within without".split()
-)
+_STOPWORDS = frozenset({
+    "a", "an", "and", "any", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its",
+    "may", "must", "no", "not", "of", "on", "or", "shall", "such", "that", "the", "their", "then", "there", "these",
+    "this", "to", "under", "upon", "was", "were", "which", "will", "with", "within", "without"
+})
 SUPPORT_STEM_CHARS = 6
 """Words are compared by their first 6 characters (``terminate`` ~ ``termination``), a crude stem."""
 SUPPORT_MIN_SHARE = 0.6

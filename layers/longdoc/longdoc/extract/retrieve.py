@@ -42,10 +42,12 @@ LEAD_RANK = 2
 docs/benchmarks.md, "Retrieval")."""
 
 _WORD = re.compile(r"\w+")
-STOPWORDS = frozenset(
-    "a an and are as at be been being by for from has have if in into is it its of on or such that the their "
-    "then there these they this to was were will with which who whom shall any all may not no other than".split()
-)
+STOPWORDS = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "been", "being", "by", "for", "from", "has", "have", "if", "in",
+    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
+    "this", "to", "was", "were", "will", "with", "which", "who", "whom", "shall", "any", "all", "may", "not", "no",
+    "other", "than"
+})
 """Words ignored by BM25 (function words carry no ranking signal; legal modals such as 'shall' neither)."""
 
 
@@ -117,7 +119,7 @@ def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K,
     if len(weights) != len(rankings):
         raise ValueError(f"{len(weights)} weights for {len(rankings)} rankings")
     scores: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights):
+    for ranking, weight in zip(rankings, weights, strict=True):
         for rank, item in enumerate(ranking, start=1):
             scores[item] = scores.get(item, 0.0) + weight / (k + rank)
     order = {item: i for i, item in enumerate(scores)}

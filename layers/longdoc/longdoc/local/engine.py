@@ -96,18 +96,14 @@ def _aws_sandbox():
                 os.environ[k] = v
 
 
-def start_input(run_id: str, doc_id: str, max_iterations: int, iterations_per_execution: int) -> dict[str, Any]:
-    """The input of a run's first execution (generation 1, no session yet)."""
-    return {"run_id": run_id, "doc_id": doc_id, "iteration": 0, "max_iterations": max_iterations,
-            "execution_iterations": 0, "iterations_per_execution": iterations_per_execution, "generation": 1}
-
-
 class LocalStepFunctions:
     """The state machine of an ASL file running in moto, its Lambda tasks in-process.
 
     Use as a context manager. Inside an already active ``mock_aws`` (tests with moto
     DynamoDB) it joins that mock; otherwise it opens its own with fake credentials.
-    ``start`` starts an execution; ``wait`` polls it to the end and follows continue-as-new
+    ``start`` starts an execution (``start_execution`` is the same as the
+    :class:`~longdoc.core.ports.ExecutionStarter` port, which
+    :func:`longdoc.extract.runs.start_extraction` uses); ``wait`` polls it to the end and follows continue-as-new
     (a ``ContinuedAsNew`` success whose output names the next execution); ``redrive``
     emulates Step Functions' redrive, which moto does not implement (see :meth:`redrive`).
     """
@@ -147,7 +143,7 @@ class LocalStepFunctions:
         with zipfile.ZipFile(archive, "w") as zf:
             zf.writestr("app.py", "def handler(event, context):\n    return event\n")
         definition = json.dumps(_local_start_execution(json.loads(self.definition_path.read_text(encoding="utf-8"))))
-        for placeholder, function_name in zip(handlers, by_function):
+        for placeholder, function_name in zip(handlers, by_function, strict=True):
             try:
                 arn = lam.create_function(FunctionName=function_name, Runtime="python3.12", Role=role,
                                           Handler="app.handler", Code={"ZipFile": archive.getvalue()})["FunctionArn"]
@@ -179,6 +175,14 @@ class LocalStepFunctions:
         """Start an execution; returns its ARN."""
         return self.sfn.start_execution(stateMachineArn=machine_arn or self.machine_arn, name=name or str(uuid.uuid4()),
                                         input=json.dumps(execution_input))["executionArn"]
+
+    def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
+        """Start an execution of this state machine (the :class:`~longdoc.core.ports.ExecutionStarter` port).
+
+        ``name`` is the execution name, ``execution_input`` its JSON-serialisable input; returns
+        the execution's ARN. Only inside the ``with`` block (the engine must be running).
+        """
+        return self.start(execution_input, name)
 
     def _wait_one(self, execution_arn: str, deadline: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         while True:
@@ -269,22 +273,3 @@ def _local_start_execution(definition: dict[str, Any]) -> dict[str, Any]:
 def mock_patch_invoke(lambda_function_cls: Any, by_function: dict[str, Handler]) -> Any:
     """A started-on-demand patch routing moto Lambda invokes to in-process handlers."""
     return mock.patch.object(lambda_function_cls, "_invoke_lambda", _invoke_in_process(by_function))
-
-
-def run_state_machine(
-    definition_path: Path,
-    handlers: dict[str, Handler],
-    execution_input: dict[str, Any],
-    *,
-    name: str | None = None,
-    poll_seconds: float = 0.05,
-    timeout_seconds: float = 3600,
-) -> ExecutionResult:
-    """Execute an ASL file locally and wait for it (and any continue-as-new successors) to finish.
-
-    ``handlers`` maps a substitution name (e.g. ``"ExtractFunctionArn"``) to the handler that
-    the placeholder's Lambda function runs. Returns the result with the full history.
-    Raises TimeoutError if the execution runs longer than ``timeout_seconds``.
-    """
-    with LocalStepFunctions(definition_path, handlers, poll_seconds=poll_seconds) as machine:
-        return machine.wait(machine.start(execution_input, name), timeout_seconds)

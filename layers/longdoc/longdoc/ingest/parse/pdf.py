@@ -9,6 +9,8 @@ PDFium is not thread-safe: call this from one thread at a time per process.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
@@ -22,6 +24,7 @@ from longdoc.ingest.parse.cleanup import (
     labels_from_furniture,
     resolve_hyphens,
 )
+from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
 from longdoc.ingest.parse.text import DROP_C0, normalise
 
 PAGE_SEPARATOR = "\n"
@@ -57,7 +60,8 @@ def pdf_pages(source: str, data: bytes, max_pages: int) -> tuple[list[str], list
     """Return ``(texts, labels, pages_needing_ocr)`` for every page of a PDF, in page order.
 
     ``texts`` still hold the hyphen marker U+FFFE (resolved later, with the whole document's
-    vocabulary); ``labels`` are the PDF's own page labels (``None`` where it defines none).
+    vocabulary) and the values of filled form fields after their labels
+    (:mod:`~longdoc.ingest.parse.forms`); ``labels`` are the PDF's own page labels (``None`` where it defines none).
     Raises :class:`DocumentError` naming ``source`` when the PDF needs a password, uses an
     unsupported security handler, is corrupt, has no pages or more than ``max_pages``, or
     has no text on any page (a scan that needs OCR).
@@ -73,8 +77,10 @@ def pdf_pages(source: str, data: bytes, max_pages: int) -> tuple[list[str], list
         labels: list[str | None] = []
         needs_ocr: list[int] = []
         for index in range(page_count):
-            raw, has_image = _raw_page_text(source, pdf, index)
+            raw, has_image, fields = _raw_page_text(source, pdf, index)
             page_text = normalise(raw, _PDF_TABLE).strip("\n")
+            if fields:
+                page_text = merge_form_fields(page_text, [_normalised(f) for f in fields])
             texts.append(page_text)
             if not page_text.strip() and has_image:
                 needs_ocr.append(index + 1)
@@ -106,11 +112,19 @@ def _open_pdf(source: str, data: bytes) -> pdfium.PdfDocument:
     if len(pdf) == 0:
         pdf.close()
         raise DocumentError(source, "PDF has no pages")
+    if has_forms(pdf):
+        pdf.init_forms()  # before any page is loaded, so widget values can be read
     return pdf
 
 
-def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool]:
-    """Return PDFium's text for page ``index`` (0-based) and whether the page holds an image.
+def _normalised(field: FormField) -> FormField:
+    """A form field with its label and value normalised like page text."""
+    return replace(field, value=normalise(field.value, _PDF_TABLE), label=normalise(field.label, _PDF_TABLE))
+
+
+def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool, list[FormField]]:
+    """Return PDFium's text for page ``index`` (0-based), whether the page holds an image,
+    and its filled form fields.
 
     The image check only runs for a page without text (a scan candidate). Closes every
     page object it opens.
@@ -121,12 +135,13 @@ def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[st
             textpage = page.get_textpage()
             try:
                 text = textpage.get_text_range()
+                fields = read_form_fields(pdf, page, textpage)
             finally:
                 textpage.close()
             has_image = False
-            if not text.strip():
+            if not text.strip() and not fields:
                 has_image = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
-            return text, has_image
+            return text, has_image, fields
         finally:
             page.close()
     except pdfium.PdfiumError as exc:

@@ -1,0 +1,160 @@
+"""The tool harness: what happens to one ``tool_use`` block, without touching any store.
+
+The model proposes; the harness decides. For each tool call it checks the clause type is
+requested and still pending, verifies every citation against the document version's chunks
+(:func:`longdoc.extract.citations.verify_citation`) and that ``clause_text`` is supported by
+the quotes, and says what to store and what to answer (:class:`ToolOutcome`). Only
+:func:`apply_extraction` writes CASE_FACTS, and only from verified extractions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from longdoc.core.messages import ToolUseBlock
+from longdoc.core.models import Chunk
+from longdoc.core.records import CaseFacts, Citation, Extraction, ResolvedClause
+from longdoc.extract.citations import CitationError, check_clause_support, verify_citation
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
+
+EXACT_VALUE = re.compile(r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|USD\b|EUR\b|GBP\b))")
+"""An amount or a percentage in a verified quote (``$247.83``, ``€ 1,000``, ``15 %``, ``30 percent``, ``100 USD``)."""
+
+
+def exact_values(quotes: list[str]) -> list[str]:
+    """The :data:`EXACT_VALUE` matches in ``quotes`` (joined by one space), verbatim, in order."""
+    return EXACT_VALUE.findall(" ".join(quotes))
+
+
+def instance_key(citation: Citation) -> str:
+    """Deterministic id of one clause instance: 12 hex of SHA-256 over its first citation.
+
+    Input: ``chunk_id``, a newline, and the quote with whitespace collapsed, so the same
+    occurrence extracted again (a retried invocation) gets the same key and overwrites.
+    """
+    quote = " ".join(citation.quote.split())
+    return hashlib.sha256(f"{citation.chunk_id}\n{quote}".encode()).hexdigest()[:12]
+
+
+def _record_instance(facts: CaseFacts, entry: ResolvedClause, extraction: Extraction) -> None:
+    """Add a new found instance to ``entry``: pages, sections, a decision line and its exact values."""
+    clause = extraction.clause_type
+    entry.instances.append(extraction.instance or clause)
+    cites = extraction.citations
+    entry.pages = sorted(set(entry.pages) | {c.page for c in cites if c.page is not None})
+    entry.section_ids = list(dict.fromkeys([*entry.section_ids, *(c.section_id for c in cites if c.section_id)]))
+    facts.extracted_count += 1
+    where = ", ".join(f"p. {c.page}" + (f" §{c.section_id}" if c.section_id else "") for c in cites)
+    count = len(entry.instances)
+    facts.decisions.append(f"{clause}: found ({where})" if count == 1 else f"{clause}: found instance {count} ({where})")
+    base = f"{clause} value" if count == 1 else f"{clause} #{count} value"
+    for n, value in enumerate(exact_values([c.quote for c in cites]), 1):
+        facts.exact_values.setdefault(f"{base} {n}", value)
+
+
+def apply_extraction(facts: CaseFacts, extraction: Extraction) -> None:
+    """Record a verified extraction in CASE_FACTS (harness-side; never model-written); idempotent.
+
+    ``not_found`` resolves the clause type; a found instance is added once (by its
+    ``instance`` key) to the clause type's entry, which stays open until an extraction with
+    ``final=True`` resolves it. A clause type already resolved is left as it is.
+    """
+    clause = extraction.clause_type
+    if clause in facts.resolved:
+        return
+    if extraction.status == "not_found":
+        facts.resolved[clause] = ResolvedClause(status="not_found")
+        facts.decisions.append(f"{clause}: not_found")
+        return
+    entry = facts.open.get(clause) or ResolvedClause(status="found")
+    if (extraction.instance or clause) not in entry.instances:
+        _record_instance(facts, entry, extraction)
+    if extraction.final:
+        facts.resolved[clause] = entry
+        facts.open.pop(clause, None)
+    else:
+        facts.open[clause] = entry
+
+
+@dataclass
+class ToolOutcome:
+    """What the harness did with one tool call.
+
+    ``text`` is the ``tool_result`` content sent back (``is_error`` marks it an error);
+    ``extraction`` is what to store and apply (None: nothing); ``rejected_citation`` is
+    True when citation verification refused the call; ``close`` names an open
+    multi-instance clause type the model closed; ``next_page`` names a clause type whose
+    next page of retrieved chunks the model asked for (``more_instances: true``).
+    """
+
+    text: str
+    extraction: Extraction | None = None
+    is_error: bool = False
+    rejected_citation: bool = False
+    close: str | None = None
+    next_page: str | None = None
+
+
+def _not_found(clause: str, facts: CaseFacts, model: str, session: int) -> ToolOutcome:
+    """``record_not_found``: close an open multi-instance clause type, or record ``not_found``."""
+    if clause in facts.open:
+        return ToolOutcome(f"closed {clause}: {len(facts.open[clause].instances)} occurrence(s) recorded", close=clause)
+    return ToolOutcome(f"recorded {clause}: not_found",
+                       Extraction(clause_type=clause, status="not_found", model=model, session=session))
+
+
+def _verified(tool_input: dict[str, Any], chunks: dict[str, Chunk]) -> tuple[list[Citation], str]:
+    """The verified citations and the supported ``clause_text`` of an ``extract_clause`` call.
+
+    Raises :class:`CitationError` (no citation, a citation not verbatim in its chunk, a blank
+    or unsupported ``clause_text``) or :class:`pydantic.ValidationError` (a malformed citation).
+    """
+    raw = tool_input.get("citations") or []
+    if not raw:
+        raise CitationError("citations must hold at least one {chunk_id, page, quote}")
+    cites = [verify_citation(Citation.model_validate(c), chunks) for c in raw]
+    text = tool_input.get("clause_text")
+    if not isinstance(text, str) or not text.strip():
+        raise CitationError("clause_text must be a non-empty string")
+    check_clause_support(text, [c.quote for c in cites])
+    return cites, text
+
+
+def _extract(block: ToolUseBlock, clause: str, facts: CaseFacts, chunks: dict[str, Chunk], model: str,
+             session: int) -> ToolOutcome:
+    """``extract_clause``: verify it and return the instance to store (or the refusal to answer)."""
+    try:
+        cites, text = _verified(block.input, chunks)
+    except (CitationError, ValidationError) as exc:
+        return ToolOutcome(f"rejected: {exc}", is_error=True, rejected_citation=True)
+    instance = instance_key(cites[0])
+    if instance in (facts.open.get(clause) or ResolvedClause(status="found")).instances:
+        return ToolOutcome(f"this occurrence of {clause} is already recorded; do not repeat it", is_error=True)
+    more = block.input.get("more_instances") is True
+    extraction = Extraction(clause_type=clause, status="found", clause_text=text, citations=cites, model=model,
+                            session=session, instance=instance, final=not more)
+    return ToolOutcome(f"recorded {clause}: found", extraction, next_page=clause if more else None)
+
+
+def handle_tool(block: ToolUseBlock, facts: CaseFacts, chunks: dict[str, Chunk], model: str,
+                session: int) -> ToolOutcome:
+    """Verify one tool call and say what to store and what to answer (never raises).
+
+    ``chunks`` maps chunk_id to the run's document version's chunks; ``model`` and
+    ``session`` are recorded on the extraction. ``facts`` is only read.
+    """
+    clause = block.input.get("clause_type")
+    if not isinstance(clause, str) or clause not in facts.clause_types:
+        return ToolOutcome(f"clause_type {clause!r} was not requested; pending: {facts.pending}", is_error=True)
+    if clause in facts.resolved:
+        return ToolOutcome(f"{clause} is already resolved; do not repeat it", is_error=True)
+    if block.name == NOT_FOUND_TOOL:
+        return _not_found(clause, facts, model, session)
+    if block.name != EXTRACT_TOOL:
+        return ToolOutcome(f"unknown tool {block.name!r}", is_error=True)
+    return _extract(block, clause, facts, chunks, model, session)

@@ -1,0 +1,313 @@
+"""Run lifecycle: start a run (the one way, with idempotency), record its sessions and failures, report it.
+
+:func:`start_extraction` is how every run starts (API, CLI, local engine): it names the run
+(an Idempotency-Key or the request's hash; see its docstring), stores it ``PENDING`` via
+:func:`start_run`, then starts its first execution through an
+:class:`~longdoc.core.ports.ExecutionStarter` with :meth:`ExecutionInput.first
+<longdoc.extract.steps.ExecutionInput.first>` as input. The session loop
+(:mod:`longdoc.extract.session`) marks progress with :func:`record_session`; the
+failure-recording state calls :func:`fail_or_resume`; :func:`run_result` is what the CLI and
+the API report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from longdoc.config import ExtractionSettings
+from longdoc.core.documents import ready_document
+from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, NotFound, short_cause
+from longdoc.core.messages import Usage
+from longdoc.core.ports import ExecutionStarter, StateStore
+from longdoc.core.records import CHECKPOINT_TTL_SECONDS, Checkpoint, RunRecord
+from longdoc.extract.catalogue import Catalogue
+from longdoc.extract.cost import estimate_cost, load_prices
+from longdoc.extract.steps import ExecutionInput, execution_name
+
+log = logging.getLogger(__name__)
+
+
+def now() -> str:
+    """The current UTC time as ISO 8601 to the second (``2025-01-31T12:00:00+00:00``): run and checkpoint stamps."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    """Return a fresh run id (``run-`` + 12 hex characters)."""
+    return f"run-{uuid.uuid4().hex[:12]}"
+
+
+class RunRequest(BaseModel):
+    """What a run is asked to do: the body of ``POST /extractions``, or the CLI's arguments.
+
+    ``max_tokens`` / ``top_k`` None take the settings' defaults; ``facts`` are exact values
+    pinned into CASE_FACTS byte for byte. Its JSON (:meth:`model_dump_json`, fields in this
+    order) is the request hash that names an idempotent run: never reorder or add fields.
+    """
+
+    doc_id: str
+    doc_version: str | None = None
+    clause_types: list[str]
+    max_tokens: int | None = None
+    top_k: int | None = None
+    facts: dict[str, str] = Field(default_factory=dict)
+
+
+class IdempotencyConflict(LongdocError):
+    """An Idempotency-Key was reused with a different request body; ``run_id`` is the key's run.
+
+    The IETF draft "The Idempotency-Key HTTP Header Field" (draft-ietf-httpapi-idempotency-key-header,
+    section 2.7) says such a reuse SHOULD get 422; no run starts.
+    """
+
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        super().__init__("Idempotency-Key was already used with a different request body")
+
+
+def start_run(
+    state: StateStore,
+    catalogue: Catalogue,
+    *,
+    doc_id: str,
+    clause_types: list[str],
+    doc_version: str | None = None,
+    model_name: str,
+    max_tokens: int,
+    top_k: int,
+    facts: dict[str, str] | None = None,
+    run_id: str | None = None,
+    request_hash: str | None = None,
+) -> RunRecord:
+    """Validate a request and store a ``PENDING`` run (id ``run_id`` or a fresh one); returns it.
+
+    Clause type names are resolved to their catalogue spelling; ``doc_version`` None means
+    the latest READY version. Raises :class:`~longdoc.core.errors.UnknownClauseType` (with
+    close names) for an unknown clause type, :class:`LongdocError` when none is requested,
+    and :class:`NotFound` when the document (version) is not ``READY``.
+    """
+    resolved = [c.name for c in catalogue.resolve_many(clause_types)]
+    if not resolved:
+        raise LongdocError("no clause types requested")
+    doc = ready_document(state, doc_id, doc_version)
+    if doc is None or doc.status != "READY":
+        what = f"{doc_id}@{doc_version}" if doc_version else doc_id
+        status = f" (status {doc.status}: {doc.reason})" if doc else ""
+        raise NotFound(f"document {what} is not ingested{status}")
+    run = RunRecord(run_id=run_id or new_run_id(), doc_id=doc_id, doc_version=doc.doc_version,
+                    clause_types=resolved, model=model_name, max_tokens=max_tokens, top_k=top_k,
+                    facts=dict(facts or {}), created_at=now(), updated_at=now(), request_hash=request_hash)
+    state.put_run(run)
+    return run
+
+
+def _hashed_run_id(seed: str) -> str:
+    """``run-`` + the first 16 hex characters of SHA-256 over ``seed``."""
+    return "run-" + hashlib.sha256(seed.encode()).hexdigest()[:16]
+
+
+def _idempotent_run(state: StateStore, request: RunRequest, body_hash: str,
+                    idempotency_key: str | None) -> tuple[str, RunRecord | None]:
+    """The run id a request names, and that run if it exists already.
+
+    With a key, the key names the run; the run's stored ``request_hash`` must then match
+    (else :class:`IdempotencyConflict`). Without one, the request's JSON plus the READY
+    version it resolves to names it (``"none"`` when there is none), and a ``FAILED`` run
+    does not block a new attempt: attempt n is named by the same seed plus ``#attempt<n>``.
+    """
+    if idempotency_key:
+        seed = idempotency_key
+    else:
+        doc = ready_document(state, request.doc_id, request.doc_version)
+        seed = request.model_dump_json() + "@" + (doc.doc_version if doc else "none")
+    run_id = _hashed_run_id(seed)
+    existing = state.get_run(run_id)
+    if existing is not None and existing.request_hash and existing.request_hash != body_hash:
+        raise IdempotencyConflict(run_id)
+    attempt = 1
+    while existing is not None and not idempotency_key and existing.status == "FAILED":
+        attempt += 1
+        run_id = _hashed_run_id(f"{seed}#attempt{attempt}")
+        existing = state.get_run(run_id)
+    return run_id, existing
+
+
+def start_extraction(
+    request: RunRequest,
+    *,
+    state: StateStore,
+    catalogue: Catalogue,
+    settings: ExtractionSettings,
+    starter: ExecutionStarter,
+    model_name: str,
+    idempotency_key: str | None = None,
+    deduplicate: bool = True,
+) -> RunRecord:
+    """Start a run and its first execution, or return the run this request already started.
+
+    ``deduplicate`` (the API): the run id derives from ``idempotency_key`` or the request
+    (see :func:`_idempotent_run`), so a retry returns the same run and starts nothing new;
+    a run whose execution failed to start is started on the retry. ``deduplicate=False``
+    (the CLI): always a fresh run id. ``settings`` gives the defaults for ``max_tokens`` /
+    ``top_k`` and the loop's ``max_iterations`` / ``iterations_per_execution``.
+    The first execution is named after the run, with :meth:`ExecutionInput.first
+    <longdoc.extract.steps.ExecutionInput.first>` as input; the run is then ``RUNNING``
+    with its ``execution_arn``. Returns the run as stored.
+
+    Raises :class:`IdempotencyConflict`, the errors of :func:`start_run` (nothing is then
+    stored or started) and whatever ``starter`` raises (the run stays ``PENDING`` without
+    an ``execution_arn``, so a retry starts it).
+    """
+    body_hash = hashlib.sha256(request.model_dump_json().encode()).hexdigest()
+    run_id, existing = (_idempotent_run(state, request, body_hash, idempotency_key) if deduplicate
+                        else (new_run_id(), None))
+    if existing is None:
+        existing = start_run(state, catalogue, doc_id=request.doc_id, doc_version=request.doc_version,
+                             clause_types=request.clause_types, model_name=model_name,
+                             max_tokens=request.max_tokens or settings.max_tokens, top_k=request.top_k or settings.top_k,
+                             facts=request.facts, run_id=run_id, request_hash=body_hash)
+    if existing.execution_arn is not None:
+        return existing
+    first = ExecutionInput.first(existing.run_id, existing.doc_id, max_iterations=settings.max_iterations,
+                                 iterations_per_execution=settings.iterations_per_execution)
+    arn = starter.start_execution(execution_name(run_id, 1), first.model_dump())
+    started = existing.model_copy(update={"execution_arn": arn, "status": "RUNNING", "executions": [run_id]})
+    state.put_run(started)
+    return started
+
+
+def record_session(state: StateStore, run: RunRecord, *, model: str, execution: str | None, checkpoint_version: int,
+                   done: bool) -> None:
+    """Store ``run`` after a session: ``SUCCEEDED`` when ``done`` else ``RUNNING``, error cleared.
+
+    ``execution`` (the Step Functions execution name, None outside one) is added to
+    ``executions`` once; ``model`` is the model that ran the session.
+    """
+    executions = list(run.executions)
+    if execution and execution not in executions:
+        executions.append(execution)
+    state.put_run(run.model_copy(update={
+        "status": "SUCCEEDED" if done else "RUNNING", "model": model, "updated_at": now(),
+        "executions": executions, "checkpoint_version": checkpoint_version, "error": None, "cause": None}))
+
+
+def _get_run(state: StateStore, run_id: str) -> RunRecord:
+    """The stored run; raises :class:`NotFound` when there is none."""
+    run = state.get_run(run_id)
+    if run is None:
+        raise NotFound(f"run {run_id} does not exist")
+    return run
+
+
+def _expire_checkpoint(state: StateStore, run_id: str) -> int | None:
+    """Save the run's checkpoint once more with a TTL (the run ended); returns the version it stands at.
+
+    None when there is no readable checkpoint. An already expiring checkpoint is left as it
+    is; a checkpoint saved meanwhile by a late session wins (:class:`CheckpointConflict`).
+    """
+    try:
+        checkpoint = state.load_checkpoint(run_id)
+    except CheckpointSchemaError:
+        return None
+    if checkpoint is None:
+        return None
+    if checkpoint.expires_at is not None:
+        return checkpoint.version
+    try:
+        state.save_checkpoint(checkpoint.model_copy(update={
+            "version": checkpoint.version + 1, "updated_at": now(),
+            "expires_at": int(time.time()) + CHECKPOINT_TTL_SECONDS}))
+    except CheckpointConflict:
+        return checkpoint.version  # a late session saved meanwhile; its checkpoint stands
+    return checkpoint.version + 1
+
+
+def record_failure(state: StateStore, run_id: str, error: str, cause: str, *, entered: str | None = None) -> RunRecord:
+    """Mark a run ``FAILED`` with the Step Functions error, cause and last checkpoint version; returns it.
+
+    The checkpoint's content is kept; it is saved once more (version + 1) with
+    ``expires_at`` = now + 30 days, because the run has ended (a redrive clears it again).
+    ``cause`` is shortened to its readable part (:func:`~longdoc.core.errors.short_cause`,
+    at most 2,000 characters). ``entered`` is the failure-recording state's
+    ``$$.State.EnteredTime``: a later call with another value is a redrive (see
+    :func:`fail_or_resume`). Raises :class:`NotFound` for an unknown run.
+    """
+    run = _get_run(state, run_id)
+    version = _expire_checkpoint(state, run_id)
+    failed = run.model_copy(update={"status": "FAILED", "error": error, "cause": short_cause(cause)[:2000],
+                                    "updated_at": now(), "checkpoint_version": version,
+                                    "failed_state_entered": entered})
+    state.put_run(failed)
+    return failed
+
+
+def fail_or_resume(state: StateStore, run_id: str, error: str, cause: str,
+                   entered: str | None) -> Literal["FAILED", "RESUMED"]:
+    """Record a failure, or, when the failure-recording state is re-entered by a redrive, resume the run.
+
+    Step Functions redrive re-runs the state an execution failed in, with the same input
+    (https://docs.aws.amazon.com/step-functions/latest/dg/redrive-executions.html); the
+    state's ``EnteredTime`` is new. So: a run already ``FAILED`` at another ``entered``
+    is marked ``RUNNING`` again and ``"RESUMED"`` is returned (its checkpoint is reused);
+    otherwise the failure is recorded and ``"FAILED"`` returned. Raises :class:`NotFound`.
+    """
+    run = _get_run(state, run_id)
+    if run.status == "FAILED" and entered and run.failed_state_entered and run.failed_state_entered != entered:
+        state.put_run(run.model_copy(update={"status": "RUNNING", "updated_at": now(), "failed_state_entered": None}))
+        return "RESUMED"
+    record_failure(state, run_id, error, cause, entered=entered)
+    return "FAILED"
+
+
+def _cost(usage: Usage, model: str, prices_path: str | None) -> str | None:
+    """The estimated cost in USD as a decimal string, or None (unpriced model, unreadable price table)."""
+    try:
+        return estimate_cost(usage, model, load_prices(prices_path))
+    except (OSError, ValueError, LongdocError) as exc:
+        log.warning("no cost estimate: price table unreadable (%s)", exc)
+        return None
+
+
+def _checkpoint_fields(checkpoint: Checkpoint | None) -> dict[str, Any]:
+    """The report fields that come from the checkpoint (zeros and empties without one)."""
+    if checkpoint is None:
+        return {"sessions": 0, "checkpoints": 0, "case_facts": None}
+    return {"sessions": checkpoint.sessions, "checkpoints": checkpoint.version,
+            "case_facts": checkpoint.case_facts.model_dump(mode="json")}
+
+
+def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -> dict[str, Any]:
+    """The run as the CLI and API report it: status, counters, CASE_FACTS, extractions, usage, cost.
+
+    ``usage`` is the total over every model call (tokens); ``calls`` lists each call's usage
+    (the last :data:`~longdoc.core.records.MAX_CALL_RECORDS`); ``cost_usd`` is a decimal string
+    from the price table (``prices_path`` or the packaged one), or None for an unpriced model.
+    Raises :class:`NotFound` for an unknown run.
+    """
+    run = _get_run(state, run_id)
+    checkpoint = state.load_checkpoint(run_id)
+    usage = checkpoint.usage if checkpoint else Usage()
+    return {
+        "run_id": run.run_id,
+        "doc_id": run.doc_id,
+        "doc_version": run.doc_version,
+        "status": run.status,
+        "model": run.model,
+        **_checkpoint_fields(checkpoint),
+        "extractions": [e.model_dump(mode="json", exclude={"model", "session", "final"}) | {"model": e.model}
+                        for e in state.list_extractions(run_id)],
+        "usage": usage.model_dump(),
+        "cost_usd": _cost(usage, run.model, prices_path),
+        "calls": [c.model_dump() for c in checkpoint.calls] if checkpoint else [],
+        "rejected_citations": checkpoint.rejected_citations if checkpoint else 0,
+        "executions": run.executions,
+        "error": run.error,
+        "cause": run.cause,
+    }
