@@ -44,6 +44,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reader_gone() -> int:
+    """The reader of stdout closed it early (``longdoc chunks DOC | head``): stop quietly with status 141.
+
+    Python ignores SIGPIPE and raises :class:`BrokenPipeError` instead; stdout is pointed
+    at ``os.devnull`` so the flush at interpreter exit cannot raise it again (the recipe of
+    https://docs.python.org/3/library/signal.html#note-on-sigpipe). 141 = 128 + SIGPIPE,
+    the status a shell reports for a writer its reader stopped.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 141
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``longdoc`` console script; returns the exit status."""
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
@@ -57,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     from longdoc.core.errors import LongdocError
 
     try:
-        return args.func(args)
+        status: int = args.func(args)
+        sys.stdout.flush()  # inside the try: a reader gone before the last line is a broken pipe too
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except (CliError, LongdocError) as exc:
         print(f"longdoc: {one_line(str(exc))}", file=sys.stderr)
         return 1

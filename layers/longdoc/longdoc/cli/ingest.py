@@ -6,49 +6,50 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from types import ModuleType
 
 from longdoc.cli.common import CliError
 from longdoc.core.models import DocumentRecord
-from longdoc.local.lambda_runtime import batch_failure_reason as _batch_failure
-from longdoc.local.lambda_runtime import load_handler, s3_event_for
 
 
-def _ingest_one(module: ModuleType, path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]:
-    """Put one file (and its sidecar) into the local bucket and run the ingest handler on it.
+def _not_ready(record: DocumentRecord) -> str:
+    """Why a version is not READY, and what to do: an interrupted ingest says to run ``longdoc ingest`` again."""
+    if record.status == "INGESTING":
+        return ("INGESTING: its ingest was interrupted or is still running; run `longdoc ingest` on the file "
+                "again to finish it (progress is kept)")
+    if record.status == "FAILED" and not record.reason:
+        return "FAILED: no reason recorded; run `longdoc ingest` on the file again"
+    return f"{record.status}: {record.reason or 'no reason recorded'}"
+
+
+def _ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]:
+    """Ingest one file (and its sidecar) through the local runner (:mod:`longdoc.local.ingest_runner`).
 
     Returns ``(record, previous latest version, skipped: same bytes already READY)``.
-    Raises :class:`CliError` naming the file when it is missing or did not become READY.
+    Raises :class:`CliError` naming the file when it is missing, its sidecar holds a bad
+    value (the field named, even for bytes already READY), or it did not become READY.
+    While another ``longdoc ingest`` of the same version runs, waits for it (said once on stderr).
     """
-    from longdoc import wiring
-    from longdoc.core.documents import INCOMING_PREFIX
-    from longdoc.ingest.ids import doc_id_for_key, version_for
+    from longdoc.core.errors import DocumentError
     from longdoc.ingest.metadata import METADATA_SUFFIX
-    from longdoc.local.engine import LocalContext
+    from longdoc.local.ingest_runner import ingest_file
 
     if path.is_dir():
         raise CliError(f"{path}: is a directory, not a file")
     if not path.is_file():
         raise CliError(f"{path}: no such file")
-    data = path.read_bytes()
-    key = INCOMING_PREFIX + path.name
-    blobs, state = wiring.blob_store(), wiring.state_store()
     sidecar = path.with_name(path.name + METADATA_SUFFIX)
-    if sidecar.is_file():  # optional doc_type / line_of_business / term for every chunk
-        blobs.put(key + METADATA_SUFFIX, sidecar.read_bytes())
-    else:  # a sidecar removed since the last ingest no longer applies
-        blobs.delete(key + METADATA_SUFFIX)
-    blobs.put(key, data)
-    doc_id, version = doc_id_for_key(key), version_for(data)
-    previous = state.get_document(doc_id)
-    before = state.get_document(doc_id, version)
-    response = module.handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
-    record = state.get_document(doc_id, version)
-    if response.get("batchItemFailures") or record is None:
-        raise CliError(f"{path}: ingest failed, retry later: {_batch_failure(module, record)}")
+    try:
+        done = ingest_file(path.name, path.read_bytes(), sidecar.read_bytes() if sidecar.is_file() else None,
+                           on_wait=lambda: print(f"longdoc: {path}: another ingest of this version is running; "
+                                                 "waiting for it", file=sys.stderr, flush=True))
+    except DocumentError as exc:
+        raise CliError(f"{path}: {exc.reason}") from None
+    record = done.record
+    if done.failure is not None or record is None:
+        raise CliError(f"{path}: ingest failed, retry later: {done.failure or 'the version was not registered'}")
     if record.status != "READY":
-        raise CliError(f"{path}: {record.reason or record.status}")
-    return record, previous, before is not None and before.status == "READY"
+        raise CliError(f"{path}: {record.reason if record.status == 'FAILED' and record.reason else _not_ready(record)}")
+    return record, done.previous, done.before is not None and done.before.status == "READY"
 
 
 def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previous: DocumentRecord | None,
@@ -78,12 +79,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     One bad file never stops the others: each failure is one line on stderr naming the file;
     the exit status is 1 when any file failed.
     """
-    module = load_handler("ingest")
     failures = 0
     for raw in args.paths:
         path = Path(raw)
         try:
-            record, previous, skipped = _ingest_one(module, path)
+            record, previous, skipped = _ingest_one(path)
         except Exception as exc:  # one bad file never stops the others
             failures += 1
             reason = str(exc) if isinstance(exc, CliError) else f"{path}: {type(exc).__name__}: {exc}"
@@ -141,7 +141,7 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     if record is None:
         raise CliError(f"document {what} is not ingested")
     if record.status != "READY":
-        raise CliError(f"document {what} is {record.status}: {record.reason or 'no reason recorded'}")
+        raise CliError(f"document {what} is {_not_ready(record)}")
     chunks = load_chunks(wiring.blob_store(), record.doc_id, record.doc_version)
     if args.json:
         print(json.dumps([c.model_dump(mode="json", exclude={"page_spans", "section_spans"}) | {"section_ids": c.section_ids}

@@ -59,6 +59,20 @@ class StateStore(Protocol):
         """Return every registered version of a document (any status), oldest ``updated_at`` first."""
         ...
 
+    def claim_version(self, doc_id: str, doc_version: str, owner: str, lease_seconds: float) -> bool:
+        """Take or renew the ingest claim of one document version for ``owner``; True when ``owner`` holds it now.
+
+        One conditional write: it succeeds when no claim is held, when the holder's lease
+        has ended, or when ``owner`` already holds it (a renewal); the lease then ends
+        ``lease_seconds`` from now (a lease of 0 or less is over at once). Of concurrent
+        callers with different owners exactly one gets True while the lease runs.
+        """
+        ...
+
+    def release_version(self, doc_id: str, doc_version: str, owner: str) -> None:
+        """Drop ``owner``'s claim on the version; a claim held by another owner (or none) is left alone."""
+        ...
+
     def put_run(self, run: RunRecord) -> None:
         """Create or replace a run record."""
         ...

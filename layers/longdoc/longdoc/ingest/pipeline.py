@@ -29,6 +29,7 @@ from longdoc.core.errors import DocumentError, IngestDeadline
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.core.ports import BlobStore, Embedder, StateStore, VectorIndex
 from longdoc.ingest.chunk import chunk_document
+from longdoc.ingest.claim import CLAIM_LEASE_SECONDS, VersionClaim, VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache, embed_missing, text_sha256
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.models import ParsedDocument
@@ -48,8 +49,9 @@ DEFAULT_DEADLINE_MARGIN = 60.0
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """Tunables of one ingest: chunk sizes in tokens, parse caps in bytes and pages, and the
-    deadline margin in seconds (fewer left before an embed or upsert step: stop, resumable)."""
+    """Tunables of one ingest: chunk sizes in tokens, parse caps in bytes and pages, the
+    deadline margin in seconds (fewer left before an embed or upsert step: stop, resumable)
+    and the lease of the version's ingest claim in seconds (:mod:`longdoc.ingest.claim`)."""
 
     target_tokens: int = 1000
     max_tokens: int = 2000
@@ -57,6 +59,7 @@ class IngestOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_pages: int = DEFAULT_MAX_PAGES
     deadline_margin: float = DEFAULT_DEADLINE_MARGIN
+    claim_lease_seconds: float = CLAIM_LEASE_SECONDS
 
     @classmethod
     def from_settings(cls, settings: IngestFunctionSettings) -> IngestOptions:
@@ -93,6 +96,7 @@ class _Run:
     deadline_margin: float
     started: float
     timings: dict[str, float]
+    claim: VersionClaim | None = None
     embedded: int = 0
     reused: int = 0
     tokens: int = 0
@@ -104,7 +108,12 @@ class _Run:
         self.deps.state.put_document(self.record)
 
     def check_time(self, step: str) -> None:
-        """Raise :class:`IngestDeadline` (progress named) when fewer than the margin's seconds are left."""
+        """Renew the claim; raise :class:`IngestDeadline` (progress named) when fewer than the margin's seconds are left.
+
+        Raises :class:`~longdoc.ingest.claim.VersionClaimed` when another worker took the claim over.
+        """
+        if self.claim is not None:
+            self.claim.renew()
         if self.time_left is not None and self.time_left() < self.deadline_margin:
             n = len(self.chunks)
             raise IngestDeadline(f"less than {self.deadline_margin:.0f} s left before {step}; progress saved: "
@@ -122,7 +131,11 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     chunk sizes and parse caps. A new ``doc_version`` never touches an older one: its
     chunks live under their own key and ids, so claims against old terms still resolve.
 
-    Steps: parse and chunk (nothing written yet); register ``INGESTING``; write the chunk
+    Steps: parse and chunk (nothing written yet); claim the version
+    (:class:`~longdoc.ingest.claim.VersionClaim`: one conditional write; when another
+    worker holds it, :class:`~longdoc.ingest.claim.VersionClaimed` is raised and nothing is
+    registered, embedded or upserted; the claim is released when this call returns or
+    raises); register ``INGESTING``; write the chunk
     list to ``chunks/{doc_id}/{version}.jsonl``; embed the chunks whose text is not yet in
     this version's embedding cache, first copying vectors of identical texts from the
     previous version's cache, saving the cache and the registry progress after every
@@ -151,9 +164,28 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
         return _ready_again(source, deps, existing, started)
     parsed, chunks, meta = _parse_and_chunk(source, deps.state, options)
     timings = {"parse": time.monotonic() - started}
-    record, resuming = _register(source, deps, existing, parsed, chunks, meta)
-    run = _Run(source=source, deps=deps, record=record, chunks=chunks, resuming=resuming, time_left=time_left,
-               deadline_margin=options.deadline_margin, started=started, timings=timings)
+    claim = VersionClaim(deps.state, source.doc_id, source.version, lease_seconds=options.claim_lease_seconds)
+    try:
+        # Whoever held the claim before may have finished between the first read and the claim.
+        existing = deps.state.get_document(source.doc_id, source.version)
+        if existing is not None and existing.status == "READY":
+            return _ready_again(source, deps, existing, started)
+        record, resuming = _register(source, deps, existing, parsed, chunks, meta)
+        run = _Run(source=source, deps=deps, record=record, chunks=chunks, resuming=resuming, time_left=time_left,
+                   deadline_margin=options.deadline_margin, started=started, timings=timings, claim=claim)
+        _store_embed_upsert(run)
+        return _finish(run, parsed)
+    finally:
+        claim.release()
+
+
+def _store_embed_upsert(run: _Run) -> None:
+    """Write the chunk list, embed and upsert; on failure record ``FAILED`` and re-raise.
+
+    A :class:`DocumentError` (a chunk the embedder cannot read) also removes what was
+    written for the version; other errors keep the progress for the redelivery.
+    """
+    source, deps = run.source, run.deps
     cache = EmbeddingCache(deps.blobs, deps.embedder, source.doc_id, source.version)
     try:
         _store_chunks(run)
@@ -165,10 +197,11 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
         cache.delete()
         run.save(status="FAILED", reason=exc.reason, stage=None, embedded=0, upserted=0)
         raise
+    except VersionClaimed:
+        raise  # the worker that took the claim over owns the record now
     except Exception as exc:
         run.save(status="FAILED", reason=f"{type(exc).__name__}: {exc}")
         raise
-    return _finish(run, parsed)
 
 
 def _ready_again(source: IngestSource, deps: IngestDeps, existing: DocumentRecord, started: float) -> IngestResult:
@@ -322,8 +355,7 @@ def delete_document_source(*, key: str, blobs: BlobStore, state: StateStore, ind
     lists, embedding caches and registry entries are kept, so past extraction results
     still resolve their citations. Versions are marked oldest first, so the latest
     pointer ends on the version that was latest. Repeating it is harmless. Returns the
-    versions marked. ``doc_id`` defaults to :func:`doc_id_for_key` of ``key`` (which raises
-    :class:`DocumentError` when none can be derived).
+    versions marked. ``doc_id`` defaults to :func:`doc_id_for_key` of ``key``.
 
     S3 event notifications may arrive late, twice or out of order (an SQS standard queue
     reorders them; https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-how-to-event-types-and-destinations.html),

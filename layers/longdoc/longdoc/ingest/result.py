@@ -19,7 +19,8 @@ class IngestResult:
     ``tokens`` are embedding tokens used in this attempt (as the API reports them when it
     does, else estimated). ``timings`` are seconds per stage (``parse``, ``embed``,
     ``upsert``, ``total``). ``oversize_chunks`` counts chunks flagged ``oversize`` (one
-    sentence over ``max_tokens``) and ``overlap_missing_chunks`` continuations that could not
+    sentence over ``max_tokens``, or a piece of a run with no sentence end cut at a clause,
+    a word or a hard size: :mod:`longdoc.ingest.chunk.oversize`) and ``overlap_missing_chunks`` continuations that could not
     repeat a whole sentence within 20 % of the target (both 0 when skipped).
     """
 

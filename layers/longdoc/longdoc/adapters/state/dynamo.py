@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any
 
+from longdoc.adapters.state.claims import DynamoVersionClaims
 from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
 from longdoc.core.models import DocumentRecord
 from longdoc.core.records import Checkpoint, Extraction, RunRecord
@@ -23,7 +24,7 @@ def _n(value: int) -> dict[str, str]:
     return {"N": str(int(value))}
 
 
-class DynamoStateStore:
+class DynamoStateStore(DynamoVersionClaims):
     """StateStore in one DynamoDB table (layout in the module docstring).
 
     ``client`` is a boto3 low-level DynamoDB client; when omitted one is created on first

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from longdoc.adapters.state.claims import SqliteVersionClaims
 from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
 from longdoc.core.models import DocumentRecord
 from longdoc.core.records import Checkpoint, Extraction, RunRecord
@@ -30,7 +31,7 @@ CREATE TABLE IF NOT EXISTS extractions (
 """
 
 
-class SqliteStateStore:
+class SqliteStateStore(SqliteVersionClaims):
     """StateStore in one SQLite file, safe to use from several threads and processes.
 
     Each operation opens its own connection (``timeout=30`` seconds of waiting for a
