@@ -137,6 +137,22 @@ def parse_document(
     )
 
 
+def _docx_problem(exc: Exception) -> str:
+    """A reader's words for why a DOCX package could not be read (no exception names or keys)."""
+    import zipfile
+    from xml.etree.ElementTree import ParseError
+
+    if type(exc) is ValueError:  # our own Word-numbering errors: they name the part and the place
+        return str(exc)
+    if isinstance(exc, zipfile.BadZipFile):
+        return "not a valid ZIP package (truncated or not a Word file)"
+    if isinstance(exc, KeyError):
+        return "a part or relationship the document refers to is missing from the package"
+    if isinstance(exc, ParseError) or "XML" in type(exc).__name__ or "xml" in type(exc).__module__:
+        return "a part of the package is not well-formed XML"
+    return "the package could not be read (Word itself may report it as damaged)"
+
+
 def _read_unpaged(source: str, data: bytes, media_type: str) -> tuple[str, list[HeadingMark]]:
     """Text and heading marks of a DOCX, HTML or text file, normalised; refuses one without text."""
     headings: list[HeadingMark] = []
@@ -144,7 +160,7 @@ def _read_unpaged(source: str, data: bytes, media_type: str) -> tuple[str, list[
         try:
             raw, headings = docx_to_text(data)
         except Exception as exc:  # docx2python raises KeyError/BadZipFile/XML errors alike
-            raise DocumentError(source, f"corrupt or unreadable DOCX ({type(exc).__name__}: {exc})") from exc
+            raise DocumentError(source, f"corrupt or unreadable DOCX: {_docx_problem(exc)}") from exc
         empty = "no text: the DOCX has no paragraphs with text"
     elif media_type == HTML_MEDIA_TYPE:
         raw, headings = html_to_text(decode_text(source, data))
