@@ -100,6 +100,16 @@ def base_id(clause_id: str) -> str:
     return clause_id.split("#", 1)[0]
 
 
+def enclosing_ids(clause_id: str) -> list[str]:
+    """The clause id without its split-part suffix, then each enclosing level: ``Section 22(g)(ii)#2`` ->
+    ``["Section 22(g)(ii)", "Section 22(g)", "Section 22"]`` (an item matches the gold id of its clause,
+    as :func:`longdoc.eval.scoring.enclosing_section_keys` does for extraction)."""
+    out = [base_id(clause_id)]
+    while out[-1].endswith(")") and "(" in out[-1]:
+        out.append(out[-1][: out[-1].rindex("(")].rstrip())
+    return out
+
+
 def bm25_ranking(clauses: Sequence[Clause], query: str) -> list[str]:
     """Clause keys by BM25 score of ``query`` over heading path and text, best first (zero scores left out)."""
     index = BM25([bm25_tokens(" ".join(c.heading_path) + " " + c.text) for c in clauses])
