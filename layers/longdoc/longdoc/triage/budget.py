@@ -8,8 +8,8 @@ tokens cost ``reserve x output_price / 1e6``; what is left buys input tokens at
 
 Prices are per million tokens, in the cost line's currency (USD for our price table). The
 design's example: 0.005 per claim, 160 output tokens at 4 per million, input at 1 per
-million: ``(0.005 - 0.00064) x 1e6 / 1 = 4,360`` input tokens. Decimal arithmetic, so the
-example is exact (binary floats give 4,359.999...).
+million: ``(0.005 - 0.00064) x 1e6 / 1 = 4,360`` input tokens. Decimal arithmetic, so no
+binary rounding can take a token off a budget that divides exactly.
 
 The clause band is at most :data:`CLAUSE_BAND_TOKENS` (three clauses of up to 400) and never
 more than what the fixed bands (instructions, examples, claim, task) leave of the budget.

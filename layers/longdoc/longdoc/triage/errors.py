@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from longdoc.core.errors import LongdocError
+from longdoc.core.errors import LongdocError, NotFound
 
 
 class TriageError(LongdocError):
@@ -18,7 +18,7 @@ class TriageError(LongdocError):
         super().__init__(message)
 
 
-class UnknownCollection(TriageError):
+class UnknownCollection(TriageError, NotFound):
     """No READY document carries this collection name (the API answers 404)."""
 
     def __init__(self, name: str, known: list[str]):

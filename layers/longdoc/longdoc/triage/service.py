@@ -153,10 +153,11 @@ def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
         req = build_request(band.clauses, claim, wording_line(resolution), examples=examples, max_tokens=reserve)
         answer = run_model(deps.model, req, band.clauses)
     bands = Bands(budget, fixed.instructions, fixed.examples, band.tokens, fixed.claim, fixed.task, reserve, band.limit)
+    ranking = "hybrid (BM25 + dense)" if deps.embedder is not None and deps.index is not None else "bm25"
     return {"collection": request.collection, "claim_id": claim.claim_id, "loss_date": resolution.loss_date,
             "line_of_business": lob, "wording": _member(resolution.wording),
             "endorsements": [_member(e) for e in resolution.endorsements], "case_facts": claim.case_facts,
-            **answer.to_json(), "band": _band_json(band),
+            **answer.to_json(), "ranking": ranking, "band": _band_json(band),
             "budget": {"input_budget": budget, "source": source, "bands": dict(bands.rows())}}
 
 
