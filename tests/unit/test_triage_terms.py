@@ -66,3 +66,13 @@ def test_metadata_takes_the_new_fields_and_checks_the_dates() -> None:
         DocumentMetadata.from_mapping({"effective_from": "2024-13-01"})
     with pytest.raises(ValueError, match="before effective_from"):
         DocumentMetadata.from_mapping({"effective_from": "2024-02-01", "effective_to": "2024-01-01"})
+
+
+def test_documents_without_the_new_fields_keep_their_json() -> None:
+    # Given metadata and a chunk without any policy-set field
+    plain = DocumentMetadata(doc_type="policy")
+    # Then their JSON has exactly the keys it had before issue 15, and a set field is kept
+    assert plain.model_dump_json() == '{"doc_type":"policy","line_of_business":null,"term":null}'
+    assert '"collection":"dev"' in DocumentMetadata(collection="dev").model_dump_json()
+    # And a Python dump keeps every field, so None still clears a value when chunks are rewritten
+    assert plain.model_dump()["collection"] is None

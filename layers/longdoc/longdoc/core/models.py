@@ -12,7 +12,7 @@ import math
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from longdoc.core import locate
 
@@ -45,6 +45,15 @@ https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingMetadata.html)."""
 
 METADATA_FIELDS = ("doc_type", "line_of_business", "term", "collection", "effective_from", "effective_to", "endorses")
 """Every document metadata field, in order (S3 metadata names use ``-``: ``x-amz-meta-effective-from``)."""
+COLLECTION_FIELDS = ("collection", "effective_from", "effective_to", "endorses")
+"""The policy-set fields (issue 15): left out of JSON when unset, so stored documents and chunks without
+them serialise byte for byte as before (Python-mode dumps keep them, so ``None`` still clears a value)."""
+
+
+def _without_unset_collection_fields(data: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
+    if not info.mode_is_json():
+        return data
+    return {k: v for k, v in data.items() if not (k in COLLECTION_FIELDS and v is None)}
 
 
 class DocumentMetadata(_Frozen):
@@ -94,6 +103,10 @@ class DocumentMetadata(_Frozen):
             except ValueError:
                 raise ValueError(f"must be an ISO date YYYY-MM-DD, got {value!r}") from None
         return value
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        return _without_unset_collection_fields(handler(self), info)
 
     @model_validator(mode="after")
     def _ordered(self) -> "DocumentMetadata":
@@ -182,6 +195,10 @@ class Chunk(_Frozen):
     effective_from: str | None = None
     effective_to: str | None = None
     endorses: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        return _without_unset_collection_fields(handler(self), info)
 
     @property
     def section_ids(self) -> list[str]:
