@@ -80,9 +80,34 @@ def main() -> int:
                                   if "urscorpnew-cooperation-agreement" in line), encoding="utf-8")
         run(["eval", "retrieval", "--gold", str(subset), "--corpus", str(corpus),
              "--html", str(args.out / "eval-retrieval.html")])
+    triage_step(corpus, args.out)
     print(f"\nHTML pages: {', '.join(str(p) for p in sorted(args.out.glob('*.html')))}")
     print("\nEvery quote above is verbatim from the cited chunk; `longdoc chunks DOC_ID --json` shows the chunks.")
     return 0
+
+
+def triage_step(corpus: Path, out: Path) -> None:
+    """Claim triage (issue 15): the dev policy set ingested with its sidecars, one claim triaged against it.
+
+    The set is tests/data/triage/policy-set (homeowners 2023 and its 2024 reissue, a sewer
+    back-up endorsement, built from the corpus homeowners wording) plus the corpus travel
+    wording, copied under ``out/policy-set`` beside their ``.metadata.json`` sidecars.
+    """
+    import shutil
+
+    source = ROOT / "tests" / "data" / "triage" / "policy-set"
+    folder = out / "policy-set"
+    folder.mkdir(parents=True, exist_ok=True)
+    for item in source.iterdir():
+        shutil.copy2(item, folder / item.name)
+    shutil.copy2(corpus / "chubb-travellershield-plus-policy-wording.pdf", folder)
+    documents = sorted(str(p) for p in folder.iterdir() if not p.name.endswith(".metadata.json"))
+    print("\n== Claim triage: a sewer back-up claim against the wording in force of a policy set ==")
+    run(["ingest", *documents], env={"LONGDOC_CHUNK_TARGET_TOKENS": "300", "LONGDOC_CHUNK_MAX_TOKENS": "400"})
+    run(["collections", "show", "dev-policy-set"])
+    run(["triage", "--collection", "dev-policy-set", "--claim",
+         str(ROOT / "tests" / "data" / "triage" / "claims" / "sewer-backup-2024.json"),
+         "--cost-line", "0.005,1,4,160", "--explain"])
 
 
 if __name__ == "__main__":

@@ -30,12 +30,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("longdoc.cli", "longdoc.local", "longdoc.eval"),
     ("longdoc.wiring",),
     ("longdoc.adapters",),
+    ("longdoc.triage", "longdoc.bulk", "longdoc.summarize"),
     ("longdoc.ingest", "longdoc.extract"),
     ("longdoc.core", "longdoc.config", "longdoc.observability", "longdoc.data"),
 )
 """Components from top to bottom, as the Mermaid diagram ranks them (an arrow should point down).
 
-``config`` (settings) and ``observability`` (Powertools logger) sit beside ``core`` at the
+``triage`` (and the future ``bulk`` / ``summarize``) sit above the pipelines they build on and
+below the adapters. ``config`` (settings) and ``observability`` (Powertools logger) sit beside ``core`` at the
 bottom: they import nothing else from the package. A component not listed is drawn on its own row.
 """
 

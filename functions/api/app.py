@@ -9,8 +9,11 @@ and domain errors map to status codes in one place (:func:`_domain_error`).
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -30,6 +33,8 @@ from longdoc.extract.runs import IdempotencyConflict, RunRequest, run_result, st
 from longdoc.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling route modules, as in Lambda's task root
+app.include_router(importlib.import_module("triage_routes").router)  # POST /triage (issue 15)
 
 
 class ExtractionRequest(RunRequest):  # a RunRequest with the API's bounds; same JSON, so same run ids

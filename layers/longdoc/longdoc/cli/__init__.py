@@ -27,11 +27,12 @@ import warnings
 from pydantic import ValidationError
 
 from longdoc.cli import evals, extract, ingest
+from longdoc.cli import triage as triage_cli
 from longdoc.cli.common import CliError, one_line, print_table
 
 __all__ = ["build_parser", "main", "print_table"]
 
-COMMAND_MODULES = (ingest, extract, evals)
+COMMAND_MODULES = (ingest, extract, evals, triage_cli)  # triage_cli after evals: it adds `eval triage`
 """Each module adds its subcommands with ``register(sub)``; a new pipeline adds its own module here."""
 
 

@@ -115,6 +115,20 @@ class DynamoStateStore(DynamoVersionClaims):
         records.sort(key=lambda r: (r.updated_at, r.doc_version))
         return records
 
+    def list_document_ids(self) -> list[str]:
+        """Every registered doc_id, sorted: a Scan for the ``LATEST`` items (all pages).
+
+        A Scan reads the whole table; it is meant for listing policy sets (a few hundred
+        documents), not for a hot path.
+        """
+        ids: set[str] = set()
+        paginator = self.client.get_paginator("scan")
+        for page in paginator.paginate(TableName=self.table_name, FilterExpression="sk = :latest",
+                                       ExpressionAttributeValues={":latest": _s("LATEST")},
+                                       ProjectionExpression="pk"):
+            ids.update(item["pk"]["S"].removeprefix("DOC#") for item in page.get("Items", []))
+        return sorted(ids)
+
     def put_run(self, run: RunRecord) -> None:
         """Create or replace the run item."""
         self.client.put_item(

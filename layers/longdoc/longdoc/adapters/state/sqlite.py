@@ -114,6 +114,11 @@ class SqliteStateStore(SqliteVersionClaims):
             "SELECT body FROM documents WHERE doc_id = ? ORDER BY updated_at, doc_version", doc_id)
         return [DocumentRecord.model_validate_json(body) for body in bodies]
 
+    def list_document_ids(self) -> list[str]:
+        """Every registered doc_id, sorted (collections are read from their documents' metadata)."""
+        with self._connect() as conn:
+            return [doc_id for (doc_id,) in conn.execute("SELECT doc_id FROM latest ORDER BY doc_id").fetchall()]
+
     def put_run(self, run: RunRecord) -> None:
         """Create or replace a run record."""
         with self._write() as conn:
