@@ -384,3 +384,21 @@ def test_each_function_builds_from_its_own_hashed_lock(function: str) -> None:
         name = re.split(r"[\[<>=!~ ]", requirement, maxsplit=1)[0].lower()
         assert name in pinned, (function, name)
     assert not [line for line in layer.splitlines() if line.strip() and not line.startswith("#")]
+
+
+# --------------------------------------------------------------------------- Bedrock
+
+
+def test_price_table_names_the_model_ids_of_each_provider(template: dict[str, Any]) -> None:
+    # Given the packaged price table and the template's model defaults
+    table = json.loads((REPO / "layers" / "longdoc" / "longdoc" / "data" / "prices.json").read_text(encoding="utf-8"))
+    providers = table["providers"]
+    parameters = template["Parameters"]
+    # Then each provider lists its ids, every listed id has a price row, and each provider's
+    # default model (ClaudeModel for the Anthropic API, BedrockModelId for Bedrock) is listed
+    assert set(providers) == {"anthropic", "bedrock"}
+    assert not [m for ids in providers.values() for m in ids if m not in table["models"]]
+    assert parameters["ClaudeModel"]["Default"] in providers["anthropic"]
+    assert parameters["BedrockModelId"]["Default"] in providers["bedrock"]
+    assert parameters["BedrockFoundationModelId"]["Default"] in providers["bedrock"]
+    assert parameters["BedrockModelId"]["Default"].endswith(parameters["BedrockFoundationModelId"]["Default"])
