@@ -402,3 +402,31 @@ def test_price_table_names_the_model_ids_of_each_provider(template: dict[str, An
     assert parameters["BedrockModelId"]["Default"] in providers["bedrock"]
     assert parameters["BedrockFoundationModelId"]["Default"] in providers["bedrock"]
     assert parameters["BedrockModelId"]["Default"].endswith(parameters["BedrockFoundationModelId"]["Default"])
+
+
+_IMPORT_PROBE = """
+import importlib.util, json, sys
+from importlib.metadata import packages_distributions
+spec = importlib.util.spec_from_file_location("app", {path!r})
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+dists = packages_distributions()
+names = {{m.split(".")[0] for m in list(sys.modules)}} - set(sys.stdlib_module_names)
+print(json.dumps(sorted({{d for m in names for d in dists.get(m, [])}})))
+"""
+
+
+@pytest.mark.parametrize("function", sorted(_NOT_IN))
+def test_a_function_imports_only_distributions_its_lock_installs(function: str) -> None:
+    # Given a fresh AWS-mode interpreter with the development environment's packages
+    env = {"LONGDOC_MODE": "aws", "LONGDOC_BUCKET": "b", "LONGDOC_TABLE": "t", "AWS_DEFAULT_REGION": "us-east-1",
+           "PYTHONPATH": f"{REPO / 'layers' / 'longdoc'}:{REPO}", "PATH": "/usr/bin:/bin"}
+    # When the handler module is imported as Lambda imports it
+    done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(path=str(REPO / "functions" / function / "app.py"))],
+                          env=env, capture_output=True, text=True, timeout=120, check=True)
+    loaded = {re.sub(r"[-_.]+", "-", d).lower() for d in json.loads(done.stdout.strip().splitlines()[-1])}
+    # Then every distribution it loads is in its own lock (nothing the split left out); not counted:
+    # longdoc itself (the layer), setuptools' site hook, and certifi, which botocore imports only if
+    # present (it falls back to its own CA bundle, botocore/httpsession.py)
+    locked = {re.sub(r"[-_.]+", "-", d) for d in _locked(function)}
+    assert loaded - locked - {"longdoc", "setuptools", "certifi"} == set()
