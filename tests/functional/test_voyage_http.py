@@ -88,7 +88,7 @@ def test_gives_up_after_max_attempts_with_a_transient_error(voyage: FakeVoyage) 
     assert len(voyage.calls("POST", "/v1/embeddings")) == 3
 
 
-@pytest.mark.parametrize("code", [400, 401, 403])
+@pytest.mark.parametrize("code", [400, 403])
 def test_client_errors_are_not_retried(voyage: FakeVoyage, code: int) -> None:
     # Given an API that rejects the request, When embedding
     voyage.inject(status(code, "input is malformed"))
@@ -122,3 +122,30 @@ def test_module_imports_no_sdk_and_no_numpy() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
     # Then none of the SDK's heavy dependencies is loaded
     assert done.stdout.strip() == "[]"
+
+
+def test_a_401_reads_the_key_again_and_retries_once(voyage: FakeVoyage) -> None:
+    # Given a key source whose cached key was revoked while the secret holds a new one
+    keys = {"cached": "pa-old-not-real", "secret": "pa-new-not-real"}
+
+    def source(*, refresh: bool = False) -> str:
+        if refresh:
+            keys["cached"] = keys["secret"]
+        return keys["cached"]
+
+    voyage.inject(status(401, "invalid key"))
+    # When embedding
+    vectors = VoyageHttpEmbedder(source, base_url=voyage.base_url).embed_documents(["a clause"])
+    # Then the second request carried the new key and succeeded
+    assert len(vectors) == 1
+    assert [r.api_key for r in voyage.requests] == ["pa-old-not-real", "pa-new-not-real"]
+
+
+def test_a_401_with_an_unchanged_key_is_a_request_error(voyage: FakeVoyage) -> None:
+    # Given an API that rejects the key, and a secret that still holds it
+    voyage.inject(status(401, "invalid key"))
+    # When embedding, Then a request error is raised after one request, without the key in it
+    with pytest.raises(EmbeddingRequestError, match="HTTP 401") as caught:
+        embedder(voyage).embed_documents(["a"])
+    assert TEST_KEY not in str(caught.value)
+    assert len(voyage.calls("POST", "/v1/embeddings")) == 1

@@ -19,6 +19,10 @@ exponential backoff and full jitter (as ``VoyageEmbedder``) for ``max_attempts``
 all, then raise :class:`~longdoc.core.errors.EmbeddingUnavailable`; any other 4xx raises
 :class:`~longdoc.core.errors.EmbeddingRequestError` at once. The key is sent in the header
 only, never logged or put in an error message.
+
+Key rotation: ``api_key`` may be a key source (``source(refresh=False) -> str``, e.g.
+:class:`longdoc.adapters.secrets.SecretKey`); every request asks it for the current key, and a
+401 asks again with ``refresh=True`` and retries once when the key changed.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import struct
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from collections.abc import Callable
 from typing import Any, Literal
 
 from longdoc.adapters.embedders import (
@@ -53,11 +58,15 @@ class _Transient(Exception):
     """A retryable failure (status or connection); carries a key-free description."""
 
 
+class _Unauthorized(Exception):
+    """HTTP 401: the key was rejected (maybe rotated)."""
+
+
 class VoyageHttpEmbedder:
     """Voyage AI embeddings through the REST endpoint (AWS mode); see the module docstring.
 
     Args:
-        api_key: Voyage API key (header only).
+        api_key: Voyage API key (header only), or a key source (see the module docstring).
         model: embedding model (``voyage-3.5``); also :attr:`name`.
         dimension: ``output_dimension`` and the length of every returned vector.
         max_attempts: attempts per request, retries included.
@@ -72,13 +81,13 @@ class VoyageHttpEmbedder:
     ``total_tokens`` sums ``usage.total_tokens`` over this instance's lifetime.
     """
 
-    def __init__(self, api_key: str, model: str = "voyage-3.5", dimension: int = 1024, *, max_attempts: int = 5,
+    def __init__(self, api_key: str | Callable[..., str], model: str = "voyage-3.5", dimension: int = 1024, *, max_attempts: int = 5,
                  timeout: float = 60, base_url: str | None = None, retry_initial: float = 1.0,
                  retry_max: float = 20.0, max_request_tokens: int | None = None) -> None:
         self.name = model
         self.dimension = dimension
         self.total_tokens = 0
-        self._api_key = api_key
+        self._key_source: Callable[..., str] = (lambda refresh=False: api_key) if isinstance(api_key, str) else api_key
         self._url = (base_url or VOYAGE_BASE_URL).rstrip("/") + "/embeddings"
         self._timeout = timeout
         budget = VOYAGE_MAX_TOKENS_PER_REQUEST.get(model, VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST)
@@ -144,7 +153,7 @@ class VoyageHttpEmbedder:
                                                                  jitter=self._retry_initial),
                                     retry=retry_if_exception_type(_Transient)):
                 with attempt:
-                    answer = self._post(body)
+                    answer = self._post_with_current_key(body)
         except _Transient as exc:
             raise EmbeddingUnavailable(f"Voyage embeddings failed after {self._max_attempts} attempts: {exc}") from exc
         self.total_tokens += int((answer.get("usage") or {}).get("total_tokens") or 0)
@@ -155,16 +164,32 @@ class VoyageHttpEmbedder:
                              f"(expected dimension {self.dimension})")
         return [_unit(v) for v in vectors]
 
-    def _post(self, body: bytes) -> dict[str, Any]:
-        """POST ``body``; the parsed answer, or _Transient / EmbeddingRequestError."""
+    def _post_with_current_key(self, body: bytes) -> dict[str, Any]:
+        """POST with the source's current key; on 401, read the key again and retry once if it changed."""
+        key = self._key_source()
+        try:
+            return self._post(body, key)
+        except _Unauthorized:
+            fresh = self._key_source(refresh=True)
+            if fresh == key:
+                raise EmbeddingRequestError("Voyage rejected the API key: HTTP 401") from None
+            try:
+                return self._post(body, fresh)
+            except _Unauthorized:
+                raise EmbeddingRequestError("Voyage rejected the API key: HTTP 401") from None
+
+    def _post(self, body: bytes, key: str) -> dict[str, Any]:
+        """POST ``body``; the parsed answer, or _Transient / _Unauthorized / EmbeddingRequestError."""
         request = urllib.request.Request(self._url, data=body, method="POST", headers={
-            "Authorization": f"Bearer {self._api_key}", "Content-Type": "application/json",
+            "Authorization": f"Bearer {key}", "Content-Type": "application/json",
             "Accept": "application/json", "User-Agent": "longdoc"})
         try:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - https or test URL
                 return json.loads(response.read())
         except urllib.error.HTTPError as exc:
             detail = _detail(exc)
+            if exc.code == 401:
+                raise _Unauthorized() from exc
             if exc.code in TRANSIENT_STATUSES:
                 raise _Transient(f"HTTP {exc.code}: {detail}") from exc
             raise EmbeddingRequestError(f"Voyage rejected the request: HTTP {exc.code}: {detail}") from exc
