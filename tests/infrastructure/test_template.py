@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from longdoc.config import Settings
+from longdoc.config import ApiFunctionSettings, ExtractFunctionSettings, IngestFunctionSettings, Settings
 from tests.infrastructure.cfn import (
     FUNCTIONS,
     REPO,
@@ -353,19 +353,40 @@ def test_functions_point_at_code_folders_and_logs_with_retention(
     assert log_group["LogGroupName"]["Fn::Sub"].startswith("/aws/lambda/${AWS::StackName}-")
 
 
+_FUNCTION_SETTINGS = {"IngestFunction": IngestFunctionSettings, "ExtractFunction": ExtractFunctionSettings,
+                      "ApiFunction": ApiFunctionSettings}
+
+
+@pytest.mark.parametrize("logical_id", FUNCTIONS)
+def test_environment_variables_are_settings_of_that_function(
+    template: dict[str, Any], resources: dict[str, Any], logical_id: str
+) -> None:
+    # Given every LONGDOC_* variable one function gets (globals and its own)
+    env = {**template["Globals"]["Function"]["Environment"]["Variables"],
+           **props(resources, logical_id).get("Environment", {}).get("Variables", {})}
+    names = {name for name in env if name.startswith("LONGDOC_")}
+    # When they are mapped to the fields of that function's settings model (env prefix LONGDOC_)
+    model = _FUNCTION_SETTINGS[logical_id]
+    unknown = {n for n in names if n.removeprefix("LONGDOC_").lower() not in model.model_fields}
+    # Then each one configures a real setting of that function (a typo, or a variable for
+    # another function, would be silently ignored at runtime), and every setting the function
+    # requires on AWS is set
+    assert unknown == set()
+    assert {"LONGDOC_" + f.upper() for f in model.required_on_aws} <= names
+
+
 def test_environment_variables_are_known_settings(template: dict[str, Any], resources: dict[str, Any]) -> None:
     # Given every LONGDOC_* variable the template sets (globals and per function)
     env_maps = [template["Globals"]["Function"]["Environment"]["Variables"]]
     env_maps += [props(resources, f).get("Environment", {}).get("Variables", {}) for f in FUNCTIONS]
     names = {name for env in env_maps for name in env if name.startswith("LONGDOC_")}
-    # When they are mapped to longdoc.config.Settings fields (env prefix LONGDOC_)
-    unknown = {n for n in names if n.removeprefix("LONGDOC_").lower() not in Settings.model_fields}
-    # Then each one configures a real setting (a typo would be silently ignored at runtime)
+    # Then they are exactly these, each a longdoc.config.Settings field
     assert names == {
         "LONGDOC_MODE",
         "LONGDOC_TABLE",
         "LONGDOC_BUCKET",
         "LONGDOC_STATE_MACHINE_ARN",
+        "LONGDOC_MAX_RUNNING_EXTRACTIONS",
         "LONGDOC_MODEL",
         "LONGDOC_MODEL_PROVIDER",
         "LONGDOC_CLAUDE_MODEL",
@@ -377,9 +398,7 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
         "LONGDOC_VOYAGE_MODEL",
         "LONGDOC_EMBEDDING_DIMENSION",
     }
-    # LONGDOC_MODEL_PROVIDER becomes a Settings field with the config.py restructuring (issue 11,
-    # Bedrock); until then it is the only name allowed to be unknown.
-    assert unknown <= {"LONGDOC_MODEL_PROVIDER"}
+    assert {n for n in names if n.removeprefix("LONGDOC_").lower() not in Settings.model_fields} == set()
 
 
 _SECRET_ARN = re.compile(r"arn:\$\{AWS::Partition\}:secretsmanager:\$\{AWS::Region\}:\$\{AWS::AccountId\}"
@@ -440,26 +459,30 @@ def test_s3_grants_are_scoped_to_prefixes(template: dict[str, Any]) -> None:
     assert s3_grants("ApiFunction") == {}
 
 
-def test_api_function_may_start_only_its_state_machine(resources: dict[str, Any]) -> None:
+def test_api_function_may_start_count_and_describe_only_its_executions(resources: dict[str, Any]) -> None:
     # Given the API function and its role
     function = props(resources, "ApiFunction")
     statements = {s["Sid"]: s for s in role_statements(resources, "ApiFunction")}
     # When its Step Functions grants are read
-    start = statements["StartExtractions"]
-    # Then it starts executions of the extract state machine only (it never describes them:
-    # run status is read from DynamoDB)
+    start = statements["StartAndCountExtractions"]
+    describe = statements["ReadExecutionStatus"]
+    # Then it starts and counts (admission control) executions of the extract state machine only,
+    # and reads the status of that machine's executions only (a stopped run is recorded failed)
     env = function["Environment"]["Variables"]
     extract_env = props(resources, "ExtractFunction")["Environment"]["Variables"]
     assert env["LONGDOC_STATE_MACHINE_ARN"] == {"Ref": "ExtractStateMachine"}
+    assert env["LONGDOC_MAX_RUNNING_EXTRACTIONS"] == {"Ref": "MaxRunningExtractions"}
     # (runs record the model name when created, so the API must agree with the extractor)
     assert (env["LONGDOC_MODEL"], env["LONGDOC_MODEL_PROVIDER"], env["LONGDOC_CLAUDE_MODEL"]) == (
         extract_env["LONGDOC_MODEL"],
         extract_env["LONGDOC_MODEL_PROVIDER"],
         extract_env["LONGDOC_CLAUDE_MODEL"],
     )
-    assert start["Action"] == "states:StartExecution"
+    assert start["Action"] == ["states:StartExecution", "states:ListExecutions"]
     assert start["Resource"] == {"Ref": "ExtractStateMachine"}
-    assert not [a for s in statements.values() for a in as_list(s["Action"]) if a == "states:DescribeExecution"]
+    assert describe["Action"] == "states:DescribeExecution"
+    assert describe["Resource"]["Fn::Sub"][0].endswith(":execution:${StateMachineName}:*")
+    assert describe["Resource"]["Fn::Sub"][1] == {"StateMachineName": {"Fn::GetAtt": ["ExtractStateMachine", "Name"]}}
 
 
 # --------------------------------------------------------------------------- API
@@ -540,7 +563,8 @@ _ACTIONS = {
     },
     "ApiFunction": {
         "logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments", "xray:PutTelemetryRecords",
-        "states:StartExecution", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query",
+        "states:StartExecution", "states:ListExecutions", "states:DescribeExecution",
+        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query",
     },
 }
 _BEDROCK = {"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
@@ -573,7 +597,9 @@ def test_each_function_role_grants_exactly_what_its_code_calls(
                 assert all(a.startswith("xray:") for a in as_list(statement["Action"])), statement
             elif isinstance(resource, dict) and "Fn::Sub" in resource:
                 text = sub_text(resource)
+                # object prefixes (/*), secret suffixes (-??????), one state machine's executions (:*)
                 wildcard = text.replace("-??????", "").replace("/*", "")
+                wildcard = wildcard.replace(":execution:${StateMachineName}:*", ":execution:${StateMachineName}")
                 if "*" in wildcard:  # only a foundation model in the inference profile's Regions
                     assert text.startswith("arn:${AWS::Partition}:bedrock:*::foundation-model/${"), text
                     condition = statement["Condition"]["StringEquals"]["bedrock:InferenceProfileArn"]
