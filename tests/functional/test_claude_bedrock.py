@@ -168,3 +168,4 @@ def test_max_tokens_sessions_resume_from_checkpoints_through_bedrock(
         assert sorted(e.clause_type for e in wiring.state_store().list_extractions(run.run_id)) == sorted(clause_types)
         assert all(r.body["anthropic_version"] == BEDROCK_ANTHROPIC_VERSION for r in fake.requests)
         assert final["cost_usd"] is not None and float(final["cost_usd"]) > 0
+        assert (final["model"], final["provider"]) == (BEDROCK_MODEL, "bedrock")

@@ -327,6 +327,17 @@ def _cost(usage: Usage, model: str, prices_path: str | None) -> str | None:
         return None
 
 
+def model_provider(model: str) -> Literal["anthropic", "bedrock", "offline"]:
+    """Who served ``model``: ``"bedrock"`` for an Amazon Bedrock model, inference profile or ARN
+    (``anthropic.claude-...``, ``us.anthropic.claude-...``, ``arn:aws:bedrock:...``), ``"offline"`` for
+    the offline baseline (``offline-...``), else ``"anthropic"`` (the Anthropic API's ``claude-...`` ids)."""
+    if model.startswith("offline-"):
+        return "offline"
+    if model.startswith("arn:") or model.startswith("anthropic.") or ".anthropic." in model:
+        return "bedrock"
+    return "anthropic"
+
+
 def _checkpoint_fields(checkpoint: Checkpoint | None) -> dict[str, Any]:
     """The report fields that come from the checkpoint (zeros and empties without one)."""
     if checkpoint is None:
@@ -336,7 +347,11 @@ def _checkpoint_fields(checkpoint: Checkpoint | None) -> dict[str, Any]:
 
 
 def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -> dict[str, Any]:
-    """The run as the CLI and API report it: status, counters, CASE_FACTS, extractions, usage, cost.
+    """The run as the CLI and API report it: status, model and its provider, counters, CASE_FACTS,
+    extractions, usage, cost.
+
+    ``provider`` names who served ``model`` (:func:`model_provider`: ``anthropic``, ``bedrock`` or
+    ``offline``).
 
     ``usage`` is the total over every model call (tokens); ``calls`` lists each call's usage
     (the last :data:`~longdoc.core.records.MAX_CALL_RECORDS`); ``cost_usd`` is a decimal string
@@ -352,6 +367,7 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
         "doc_version": run.doc_version,
         "status": run.status,
         "model": run.model,
+        "provider": model_provider(run.model),
         **_checkpoint_fields(checkpoint),
         "extractions": [e.model_dump(mode="json", exclude={"model", "session", "final"}) | {"model": e.model}
                         for e in state.list_extractions(run_id)],
