@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 # sam build needs python3.12 on PATH for the layer's BuildMethod (pyenv keeps one here).
 PY312_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin) $(wildcard /root/.pyenv/versions/3.12*/bin))
 
-.PHONY: install demo test lint lint-template package-size unit clean bench-chunking
+.PHONY: install demo test lint lint-template package-size lock deploy unit clean bench-chunking
 
 install: $(STAMP) $(TOOLS_STAMP)
 
@@ -49,6 +49,31 @@ lint-template: $(TOOLS_STAMP)
 # when any function plus its layers is over Lambda's 250 MB unzipped limit.
 package-size: $(TOOLS_STAMP)
 	PATH="$(PY312_BIN):$$PATH" $(BIN)/python scripts/check_package_size.py --sam $(TOOLS)/bin/sam
+
+# Per-function lock files (pinned, with hashes) for Lambda's python3.12 arm64 platform, from each
+# functions/<fn>/requirements.in. uv resolves for a platform other than this machine's; it lives in
+# its own venv under $(TOOLS) and is fetched on first use.
+UV := $(TOOLS)/uv/bin/uv
+LOCKED_FUNCTIONS := api ingest extract
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)/uv
+	$(TOOLS)/uv/bin/pip install --quiet --disable-pip-version-check "uv>=0.5"
+
+lock: $(UV)
+	for fn in $(LOCKED_FUNCTIONS); do \
+	  { sed -n '1,4p' functions/$$fn/requirements.txt; \
+	    $(UV) pip compile --quiet --python-version 3.12 --python-platform aarch64-manylinux_2_28 \
+	      --generate-hashes --no-header --annotation-style line functions/$$fn/requirements.in; \
+	  } > functions/$$fn/requirements.txt.new && mv functions/$$fn/requirements.txt.new functions/$$fn/requirements.txt; \
+	done
+
+# Build, then deploy with a DeployRevision computed from the build and the parameters, so every
+# change of code, layer or settings publishes a new extract function version (template.yaml).
+ENV ?= default
+deploy: $(TOOLS_STAMP)
+	PATH="$(PY312_BIN):$$PATH" $(TOOLS)/bin/sam build --config-env $(ENV)
+	$(TOOLS)/bin/sam deploy --config-env $(ENV) \
+	  --parameter-overrides "$$($(PYTHON) scripts/deploy_revision.py --config-env $(ENV))"
 
 # Quality gates (configured in pyproject.toml): ruff (defaults + bugbear, simplify, McCabe
 # complexity <= 10, zip strict) over all Python code, then mypy (pydantic plugin) over the

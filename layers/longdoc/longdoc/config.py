@@ -85,9 +85,16 @@ class IndexSettings(_Group):
 
 
 class ModelSettings(_Group):
-    """Which model answers: Claude (API key from the secret or the environment) or the offline baseline."""
+    """Which model answers: Claude (API key from the secret or the environment) or the offline baseline.
+
+    ``model_provider``: where Claude is called, ``"anthropic"`` (the Messages API with the key
+    in ``anthropic_secret_name``) or ``"bedrock"`` (Amazon Bedrock InvokeModel with the
+    environment's AWS credentials, no key); ``claude_model`` is then the Anthropic model id or
+    the Bedrock model / inference profile id (template parameter ``ModelProvider``).
+    """
 
     model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline
+    model_provider: Literal["anthropic", "bedrock"] = "anthropic"
     claude_model: str = "claude-sonnet-5-5"
     anthropic_secret_name: str | None = None
     strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
@@ -118,9 +125,15 @@ class IngestRuntimeSettings(_Group):
 
 
 class ExecutionSettings(_Group):
-    """The state machine that runs extractions (started by the API function)."""
+    """The state machine that runs extractions (started by the API function), and its admission cap.
+
+    ``max_running_extractions``: a new run is refused (HTTP 429 with ``Retry-After`` =
+    ``retry_after_seconds``) while this many executions are running; None admits every run.
+    """
 
     state_machine_arn: str | None = None
+    max_running_extractions: int | None = Field(None, ge=1, le=1000)
+    retry_after_seconds: int = Field(60, ge=1, le=3600)
 
 
 class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings):
