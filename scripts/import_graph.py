@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("longdoc.cli", "longdoc.local", "longdoc.eval"),
     ("longdoc.wiring",),
     ("longdoc.adapters",),
+    ("longdoc.summarize",),
     ("longdoc.ingest", "longdoc.extract"),
     ("longdoc.core", "longdoc.config", "longdoc.observability", "longdoc.data"),
 )

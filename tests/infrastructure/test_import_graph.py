@@ -4,7 +4,7 @@ The graph is read from the source by ``scripts/import_graph.py`` (every import s
 function-level ones included; ``TYPE_CHECKING`` ones count for the direction of the layers,
 not as cycles). Layers, top to bottom::
 
-    functions / cli / local / eval  ->  wiring  ->  adapters  ->  extract | ingest  ->  core
+    functions / cli / local / eval  ->  wiring  ->  adapters  ->  summarize  ->  extract | ingest  ->  core
 
 ``config`` and ``observability`` sit beside ``core`` at the bottom.
 """
@@ -63,8 +63,15 @@ def test_ingest_and_extract_never_import_each_other(graph: dict[str, import_grap
     assert edges_between(graph, {"longdoc.extract"}, {"longdoc.ingest"}) == []
 
 
+def test_summarize_never_imports_ingest(graph: dict[str, import_graph.Module]) -> None:
+    # Given summaries, which read stored chunks through core and reuse extract's citation and cost helpers
+    # Then nothing of summarize reaches into the ingest pipeline
+    assert edges_between(graph, {"longdoc.summarize"}, {"longdoc.ingest"}) == []
+
+
 def test_core_imports_no_pipeline_adapter_or_entry_point(graph: dict[str, import_graph.Module]) -> None:
-    above = {f"longdoc.{name}" for name in ("ingest", "extract", "adapters", "wiring", "local", "eval", "cli")}
+    above = {f"longdoc.{name}" for name in ("ingest", "extract", "summarize", "adapters", "wiring", "local", "eval",
+                                            "cli")}
     assert edges_between(graph, {"longdoc.core"}, above) == []
 
 
