@@ -54,8 +54,9 @@ def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
     return summary_view(blobs, record.summary_id)
 
 
-def print_summary(result: dict[str, Any], out: TextIO = sys.stdout, limit: int | None = None) -> None:
-    """Numbered statements, each with its citations (``§ 3.2 p. 14``), then the counters line."""
+def print_summary(result: dict[str, Any], out: TextIO | None = None, limit: int | None = None) -> None:
+    """Numbered statements, each with its citations (``§ 3.2 p. 14``), then the counters line (to ``out``, default stdout)."""
+    out = out or sys.stdout
     label = " [BASELINE: offline extractive, not an LLM]" if result.get("baseline") else ""
     print(f"summary {result['summary_id']}  doc {result['doc_id']}  model {result['model']}{label}", file=out)
     statements = result["statements"][:limit] if limit else result["statements"]
@@ -66,8 +67,9 @@ def print_summary(result: dict[str, Any], out: TextIO = sys.stdout, limit: int |
     print_counters(result, out)
 
 
-def print_counters(result: dict[str, Any], out: TextIO = sys.stdout) -> None:
-    """One line: statements, dropped, groups, map calls, reduce depth, tokens, cost."""
+def print_counters(result: dict[str, Any], out: TextIO | None = None) -> None:
+    """One line: statements, dropped, groups, map calls, reduce depth, tokens, cost (to ``out``, default stdout)."""
+    out = out or sys.stdout
     usage = result["usage"]
     print(f"{len(result['statements'])} verified statements, {len(result['dropped'])} dropped, "
           f"{len(result['exact_values'])} exact values; mode {result['mode']}, {result['groups']} groups, "
