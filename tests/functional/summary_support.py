@@ -53,13 +53,13 @@ def policy_pages(sections: int, sentences: int = 18) -> list[list[str]]:
 def add_document(home: Path, doc_id: str, data: bytes, name: str, status: str = "READY",
                  reason: str | None = None) -> DocumentRecord:
     """Parse and chunk ``data`` and store it as an ingested version (chunks in the bucket, registry entry)."""
-    parsed = parse_document(name, data)
-    chunks = chunk_document(parsed, doc_id)
+    parsed = parse_document(name, data) if data else None  # no bytes: a READY version whose chunk list is empty
+    chunks = chunk_document(parsed, doc_id) if parsed else []
     version = chunks[0].doc_version if chunks else "0" * 16
     LocalBlobStore(home / "bucket").put(chunks_key(doc_id, version),
                                         "".join(c.model_dump_json() + "\n" for c in chunks).encode())
     record = DocumentRecord(doc_id=doc_id, doc_version=version, source=name, status=status, reason=reason,  # type: ignore[arg-type]
-                            pages=len(parsed.pages), chunks=len(chunks), updated_at="2026-01-01T00:00:00+00:00")
+                            pages=len(parsed.pages) if parsed else 0, chunks=len(chunks), updated_at="2026-01-01T00:00:00+00:00")
     SqliteStateStore(home / "state.sqlite3").put_document(record)
     return record
 

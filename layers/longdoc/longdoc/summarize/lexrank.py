@@ -4,7 +4,10 @@ Each sentence is a bag of content words (lower case, stop words out, crudely ste
 first 6 letters); two sentences are linked when the idf-modified cosine of their term
 frequencies exceeds ``threshold`` (0.1, the paper's and sumy's default); a sentence's score is
 its stationary probability in the degree-normalised link graph, computed by power iteration
-with a 0.15 teleport (so an isolated sentence still gets a score and the iteration converges).
+with a 0.15 teleport. Unlike sumy we leave out self-links and spread the mass of a sentence
+without links over all sentences (PageRank's dangling-node rule): with self-links, an
+isolated sentence keeps as much mass as each member of a cluster of similar ones, so an
+off-topic line can score like the document's main point.
 
 Why our own rather than sumy's ``LexRankSummarizer``: sumy installs offline from PyPI and its
 LexRank runs offline, but it imports the whole of NLTK for a stemmer (about 9 s of import on
@@ -56,11 +59,12 @@ def lexrank(sentences: Sequence[str], threshold: float = 0.1, teleport: float = 
     bags = [Counter(terms(s)) for s in sentences]
     df = Counter(t for bag in bags for t in bag)
     idf = {t: math.log(n / (1 + d)) + 1.0 for t, d in df.items()}
-    neighbours = [[j for j in range(n) if i == j or _cosine(bags[i], bags[j], idf) > threshold] for i in range(n)]
+    neighbours = [[j for j in range(n) if i != j and _cosine(bags[i], bags[j], idf) > threshold] for i in range(n)]
     scores = [1.0 / n] * n
     for _ in range(max_iterations):
-        share = [scores[i] / len(neighbours[i]) for i in range(n)]
-        new = [teleport / n + (1 - teleport) * sum(share[i] for i in neighbours[j]) for j in range(n)]
+        share = [scores[i] / len(neighbours[i]) if neighbours[i] else 0.0 for i in range(n)]
+        dangling = sum(scores[i] for i in range(n) if not neighbours[i]) / n
+        new = [teleport / n + (1 - teleport) * (sum(share[i] for i in neighbours[j]) + dangling) for j in range(n)]
         delta = sum(abs(x - y) for x, y in zip(new, scores, strict=True))
         scores = new
         if delta < epsilon:
