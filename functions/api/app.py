@@ -10,7 +10,9 @@ and domain errors map to status codes in one place (:func:`_domain_error`).
 from __future__ import annotations
 
 import json
+import sys
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -29,7 +31,11 @@ from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import IdempotencyConflict, RunRequest, run_result, start_extraction
 from longdoc.observability import logger, metrics, tracer
 
+sys.path.append(str(Path(__file__).parent))  # the task root, as in Lambda, also when loaded by path (local, tests)
+from summary_routes import router as summary_router  # noqa: E402 - POST/GET /summaries, this function's own module
+
 app = APIGatewayRestResolver(enable_validation=True)
+app.include_router(summary_router)  # POST /summaries, GET /summaries/{id}: functions/api/summary_routes.py
 
 
 class ExtractionRequest(RunRequest):  # a RunRequest with the API's bounds; same JSON, so same run ids

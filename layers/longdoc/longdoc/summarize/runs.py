@@ -61,14 +61,17 @@ def start_summary(request: SummaryRequest, *, state: StateStore, blobs: BlobStor
                   model_name: str, resume_running: bool = False) -> SummaryRecord:
     """Record the summary and start its execution (``<summary_id>-<attempt>``, input ``{"summary_id"}``).
 
-    A SUCCEEDED summary is returned as it is (no execution); a RUNNING one too unless
-    ``resume_running`` (the CLI after a killed local run). A FAILED, PENDING or resumed one
-    starts a new attempt that skips the finished groups. Raises as :func:`check_request`.
+    A SUCCEEDED summary is returned as it is (no execution); one in progress (RUNNING, or
+    PENDING with an execution started) too unless ``resume_running`` (the CLI after a killed
+    local run). A FAILED one, a PENDING one whose start failed, or a resumed one starts a new
+    attempt (``attempts`` + 1) that skips the finished groups. Raises as :func:`check_request`.
     """
     request, doc = check_request(request, state, blobs)
     summary_id = summary_id_for(doc.doc_id, doc.doc_version, request.focus, request.length, model_name)
     record = store.find_record(blobs, summary_id)
-    if record is not None and (record.status == "SUCCEEDED" or (record.status == "RUNNING" and not resume_running)):
+    in_progress = record is not None and (record.status == "RUNNING" or (record.status == "PENDING"
+                                                                         and record.execution_arn is not None))
+    if record is not None and (record.status == "SUCCEEDED" or (in_progress and not resume_running)):
         return record
     if record is None:
         record = SummaryRecord(summary_id=summary_id, doc_id=doc.doc_id, doc_version=doc.doc_version,
