@@ -65,8 +65,17 @@ def _found(needle: str, piece: Piece) -> int | None:
     return at[0] if at else None
 
 
-def _citation(index: SectionIndex, cited: str, pieces: list[Piece], at: tuple[Piece, int] | None) -> SectionCitation:
-    piece, offset = at if at else (pieces[0], 0)
+def _words(text: str) -> set[str]:
+    return {w.lower()[:6] for w in _TOKEN.findall(text) if len(w) > 3}
+
+
+def _citation(index: SectionIndex, cited: str, pieces: list[Piece], at: tuple[Piece, int] | None,
+              text: str) -> SectionCitation:
+    """The citation of ``cited``: where its first value was found, else where the statement itself is."""
+    if at is None:
+        found = find_quote(pieces[0].text, text.removesuffix(" …"))
+        at = (pieces[0], found[0] if found else 0)
+    piece, offset = at
     chunk = index.chunks[piece.chunk_id]
     start = piece.offset + offset
     return SectionCitation(section_id=cited, page=chunk.page_of(start), page_label=chunk.label_of(start),
@@ -93,7 +102,12 @@ def check_statement(text: str, sections: list[str], given: Collection[str], inde
             raise StatementError(f"it cites section {raw!r}, which this call was not given")
         if cite not in resolved:
             resolved.append(cite)
-    covered = {c: sorted(index.covered(c), key=lambda p: p.chunk_id not in prefer_chunks) for c in resolved}
+    words = _words(text)
+    # A section id can repeat (a schedule's "Section 3" and the benefit's): the call's own chunks
+    # first, then the piece sharing most words with the statement.
+    covered = {c: sorted(index.covered(c), key=lambda p: (p.chunk_id not in prefer_chunks,
+                                                          -len(words & _words(p.text))))
+               for c in resolved}
     if not any(covered.values()):
         raise StatementError(f"the cited sections {', '.join(resolved)} have no text")
     first: dict[str, tuple[Piece, int]] = {}
@@ -103,4 +117,4 @@ def check_statement(text: str, sections: list[str], given: Collection[str], inde
             raise StatementError(f"{needle!r} does not appear verbatim in the cited section(s) {', '.join(resolved)}; "
                                  "copy values exactly as the section states them, or cite the section that does")
         first.setdefault(hit[0], (hit[1], hit[2]))
-    return [_citation(index, c, covered[c], first.get(c)) for c in resolved if covered[c]]
+    return [_citation(index, c, covered[c], first.get(c), text) for c in resolved if covered[c]]

@@ -140,11 +140,17 @@ def _cited(statements: Sequence[Statement]) -> set[str]:
     return {c.section_id for s in statements for c in s.citations}
 
 
+def _checker(doc: _Doc, statements: Sequence[Statement], values: Sequence[ExactValue]) -> Checker:
+    """A reduce or final call's checks: the sections its input statements cite, their chunks searched first."""
+    chunks = {c.chunk_id for s in statements for c in s.citations if c.chunk_id}
+    return Checker(doc.index, _cited(statements), _terms(values), prefer_chunks=chunks)
+
+
 def _reduce_batch(deps: SummaryDeps, doc: _Doc, key: str, batch: list[Partial]) -> None:
     values = merge_values(batch)
     statements = [s for p in batch for s in p.statements]
     request = reduce_request([p.statements for p in batch], doc.record.request.length, doc.record.request.focus)
-    outcome = tool_call(deps.model, request, Checker(doc.index, _cited(statements), _terms(values)), stage=key)
+    outcome = tool_call(deps.model, request, _checker(doc, statements, values), stage=key)
     store.save_partial(deps.blobs, key, Partial(
         key=key, rank=min(p.rank for p in batch), statements=outcome.statements, exact_values=values,
         dropped=outcome.dropped, usage=outcome.usage, calls=outcome.calls, corrections=outcome.corrections,
@@ -197,7 +203,7 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
         values = merge_values(inputs)
         statements = [s for p in inputs for s in p.statements]
         outcome = streamed_call(deps.model, final_request([p.statements for p in inputs], length, focus),
-                                Checker(doc.index, _cited(statements), _terms(values)), on_text)
+                                _checker(doc, statements, values), on_text)
     result = build_result(deps.blobs, doc.record, doc.plan, level, outcome, values, deps.settings)
     store.save_result(deps.blobs, summary_id, result)
     store.save_record(deps.blobs, doc.record.model_copy(update={"status": "SUCCEEDED", "model": result["model"]}))
