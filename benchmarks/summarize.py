@@ -81,7 +81,8 @@ def report(name: str, result: dict[str, Any]) -> dict[str, Any]:
            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
            "est_cost_usd": estimate_cost(usage, PRICED_AS, load_prices()),
            "statements": len(result["statements"]), "dropped": len(result["dropped"]),
-           "exact_values": len(result["exact_values"])}
+           "exact_values": len(result["exact_values"]),
+           "input_by_stage": {k: v["input_tokens"] for k, v in result["usage_by_stage"].items()}}
     print(" | ".join(f"{k} {v}" for k, v in row.items()), flush=True)
     return row
 
