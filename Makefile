@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 # sam build needs python3.12 on PATH for the layer's BuildMethod (pyenv keeps one here).
 PY312_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin) $(wildcard /root/.pyenv/versions/3.12*/bin))
 
-.PHONY: install demo test lint lint-template package-size lock deploy unit clean bench-chunking
+.PHONY: install demo test lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize
 
 install: $(STAMP) $(TOOLS_STAMP)
 
@@ -40,6 +40,10 @@ demo: $(STAMP)
 bench-chunking: $(STAMP)
 	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[bench]"
 	$(BIN)/python benchmarks/chunking.py --corpus $(CORPUS)
+
+# On demand: the 261-page GDPR PDF summarised offline and through the Messages fake (see docs/benchmarks.md).
+bench-summarize: $(STAMP)
+	$(BIN)/python benchmarks/summarize.py --corpus $(CORPUS)
 
 lint-template: $(TOOLS_STAMP)
 	$(TOOLS)/bin/cfn-lint template.yaml

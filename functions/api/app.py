@@ -47,9 +47,11 @@ from longdoc.extract.runs import (
 )
 from longdoc.observability import logger, metrics, tracer
 
+
 app = APIGatewayRestResolver(enable_validation=True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling route modules, as in Lambda's task root
-app.include_router(importlib.import_module("triage_routes").router)  # POST /triage (issue 15)
+for _routes in ("triage_routes", "summary_routes"):  # POST /triage; POST /summaries, GET /summaries/{id}
+    app.include_router(importlib.import_module(_routes).router)
 
 
 ClauseTypeName = Annotated[str, StringConstraints(min_length=1, max_length=128)]

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
 from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
@@ -241,6 +242,40 @@ class ClaudeModel:
             raise _map_status_error(exc) from exc
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
             raise ModelUnavailable(f"Claude API unreachable ({self.provider}): {exc.message}") from exc
+        return _to_response(message)
+
+    # --- Streaming (summaries; :class:`longdoc.core.ports.StreamingModel`) ---
+
+    def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        """Run one Messages API call streamed over SSE; ``on_text`` gets each text delta as it arrives.
+
+        Uses the SDK's ``messages.stream`` helper (``text_stream``, then the accumulated
+        final message), so a long answer never waits on one response or trips the SDK's
+        guard against long non-streaming requests. The request is built as in
+        :meth:`create`. Errors map as in :meth:`create` (ModelThrottled, ModelUnavailable,
+        ModelRequestError); a connection dropped mid-stream is ModelUnavailable.
+        """
+        import anthropic
+
+        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens,
+                                  "messages": [m.model_dump() for m in request.messages]}
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools:
+            kwargs["tools"] = request.tools
+            kwargs["tool_choice"] = request.tool_choice
+        client = self._client
+        if request.timeout_seconds is not None:
+            client = client.with_options(timeout=max(1.0, request.timeout_seconds))
+        try:
+            with client.messages.stream(**kwargs) as events:
+                for text in events.text_stream:
+                    on_text(text)
+                message = events.get_final_message()
+        except anthropic.APIStatusError as exc:
+            raise _map_status_error(exc) from exc
+        except anthropic.APIConnectionError as exc:
+            raise ModelUnavailable(f"Claude API unreachable: {exc.message}") from exc
         return _to_response(message)
 
 

@@ -10,6 +10,7 @@ Commands (scripts rely on their JSON shapes):
   longdoc eval extraction --gold FILE [--corpus DIR] [--threshold X] [--budget-tokens N] [--json]
   longdoc eval ... --html FILE        (also writes a self-contained HTML page with a heat map)
   longdoc report RUN_ID --html FILE   (audit page: quotes highlighted in their pages' text)
+  longdoc summarize DOC_ID [--focus TEXT] [--length short|medium|long] [--stream] [--json] [--html FILE]
 
 Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
 failure, with a one-line reason on stderr.
@@ -28,11 +29,12 @@ from pydantic import ValidationError
 
 from longdoc.cli import evals, extract, ingest
 from longdoc.cli import triage as triage_cli
+from longdoc.cli import summarize as summarize_cli
 from longdoc.cli.common import CliError, one_line, print_table
 
 __all__ = ["build_parser", "main", "print_table"]
 
-COMMAND_MODULES = (ingest, extract, evals, triage_cli)  # triage_cli after evals: it adds `eval triage`
+COMMAND_MODULES = (ingest, extract, evals, triage_cli, summarize_cli)  # triage_cli after evals: it adds `eval triage`
 """Each module adds its subcommands with ``register(sub)``; a new pipeline adds its own module here."""
 
 

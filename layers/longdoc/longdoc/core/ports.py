@@ -6,7 +6,7 @@ contract tests in ``tests/functional/test_*_contracts.py`` run against every ada
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from longdoc.core.records import Checkpoint, Extraction, RunRecord
@@ -150,6 +150,23 @@ class Model(Protocol):
 
         Raises :class:`longdoc.core.errors.ModelThrottled`, :class:`longdoc.core.errors.ModelUnavailable`
         or :class:`longdoc.core.errors.ModelRequestError` after the client's own retries.
+        """
+        ...
+
+
+# --- Streaming (summaries): a Model that can also stream its text as it is generated ---
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A :class:`Model` that can stream: the final synthesis of a summary prints text as it arrives."""
+
+    def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        """Run one call streamed (SSE on the Messages API), calling ``on_text`` with each text delta in order.
+
+        Returns the whole reply as :meth:`Model.create` would (content, stop reason, usage).
+        Raises the same errors as :meth:`Model.create`; ``on_text`` may have been called
+        with part of the text before an error.
         """
         ...
 
