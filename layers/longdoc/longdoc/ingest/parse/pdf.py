@@ -24,6 +24,7 @@ from longdoc.ingest.parse.cleanup import (
     labels_from_furniture,
     resolve_hyphens,
 )
+from longdoc.ingest.parse.reading import reading_order
 from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
 from longdoc.ingest.parse.text import DROP_C0, normalise
 
@@ -134,7 +135,7 @@ def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[st
         try:
             textpage = page.get_textpage()
             try:
-                text = textpage.get_text_range()
+                text = reading_order(textpage)
                 fields = read_form_fields(pdf, page, textpage)
             finally:
                 textpage.close()
