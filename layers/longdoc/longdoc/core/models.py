@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from longdoc.core import locate
 
@@ -122,6 +122,9 @@ class Chunk(_Frozen):
     any whole sentence because the previous chunk's last one is over the overlap budget.
     ``doc_type``, ``line_of_business`` and ``term`` are optional document metadata (S3
     object metadata or a ``<file>.metadata.json`` sidecar) copied onto every chunk.
+    ``ocr`` is True when any of the chunk's text was read by OCR (a scanned page), and
+    ``ocr_confidence`` is then the mean OCR word confidence (0-1) over those pages, weighted by
+    their word counts; both are left out of the serialised chunk when ``ocr`` is False.
     """
 
     chunk_id: str
@@ -147,6 +150,17 @@ class Chunk(_Frozen):
     doc_type: str | None = None
     line_of_business: str | None = None
     term: str | None = None
+    ocr: bool = False
+    ocr_confidence: float | None = Field(None, ge=0, le=1)
+
+    @model_serializer(mode="wrap")
+    def _without_default_ocr(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Leave ``ocr``/``ocr_confidence`` out while unset, so a chunk without OCR serialises as before."""
+        data: dict[str, Any] = handler(self)
+        if not self.ocr:
+            data.pop("ocr", None)
+            data.pop("ocr_confidence", None)
+        return data
 
     @property
     def section_ids(self) -> list[str]:

@@ -27,13 +27,14 @@ from typing import TYPE_CHECKING
 from longdoc.core.documents import chunks_key, embedding_text, load_chunks
 from longdoc.core.errors import DocumentError, IngestDeadline
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
-from longdoc.core.ports import BlobStore, Embedder, StateStore, VectorIndex
+from longdoc.core.ports import BlobStore, Embedder, OcrEngine, StateStore, VectorIndex
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.embeddings import EmbeddingCache, embed_missing, text_sha256
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.models import ParsedDocument
-from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, parse_document
-from longdoc.ingest.result import IngestResult
+from longdoc.ingest.ocr_cache import BlobOcrCache
+from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, OcrOptions, parse_document
+from longdoc.ingest.result import IngestResult, ocr_summary
 from longdoc.ingest.source import IngestSource
 
 if TYPE_CHECKING:
@@ -48,8 +49,10 @@ DEFAULT_DEADLINE_MARGIN = 60.0
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """Tunables of one ingest: chunk sizes in tokens, parse caps in bytes and pages, and the
-    deadline margin in seconds (fewer left before an embed or upsert step: stop, resumable)."""
+    """Tunables of one ingest: chunk sizes in tokens, parse caps in bytes and pages, the
+    deadline margin in seconds (fewer left before an embed or upsert step, or an OCR page: stop,
+    resumable), and OCR: re-read poor OCR layers, the confidence (0-1) under which an OCR page is
+    flagged, the render resolution in dots per inch."""
 
     target_tokens: int = 1000
     max_tokens: int = 2000
@@ -57,23 +60,30 @@ class IngestOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_pages: int = DEFAULT_MAX_PAGES
     deadline_margin: float = DEFAULT_DEADLINE_MARGIN
+    ocr_recheck_layers: bool = True
+    ocr_min_confidence: float = 0.80
+    ocr_dpi: int = 200
 
     @classmethod
     def from_settings(cls, settings: IngestFunctionSettings) -> IngestOptions:
         """The options the ingest function's settings name (``LONGDOC_CHUNK_*``, ``LONGDOC_MAX_DOCUMENT_*``, ...)."""
         return cls(target_tokens=settings.chunk_target_tokens, max_tokens=settings.chunk_max_tokens,
                    overlap=settings.chunk_overlap, max_bytes=settings.max_document_bytes,
-                   max_pages=settings.max_document_pages, deadline_margin=settings.ingest_deadline_margin_seconds)
+                   max_pages=settings.max_document_pages, deadline_margin=settings.ingest_deadline_margin_seconds,
+                   ocr_recheck_layers=settings.ocr_recheck_layers, ocr_min_confidence=settings.ocr_min_confidence,
+                   ocr_dpi=settings.ocr_dpi)
 
 
 @dataclass(frozen=True)
 class IngestDeps:
-    """The ports an ingest writes through: chunk lists and caches, registry, embedder, index."""
+    """The ports an ingest writes through: chunk lists and caches, registry, embedder, index, and the
+    OCR engine for scanned pages (None: OCR off, such pages are only listed)."""
 
     blobs: BlobStore
     state: StateStore
     embedder: Embedder
     index: VectorIndex
+    ocr: OcrEngine | None = None
 
 
 def _now() -> str:
@@ -149,7 +159,7 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     existing = deps.state.get_document(source.doc_id, source.version)
     if existing is not None and existing.status == "READY":
         return _ready_again(source, deps, existing, started)
-    parsed, chunks, meta = _parse_and_chunk(source, deps.state, options)
+    parsed, chunks, meta = _parse_and_chunk(source, deps.state, options, _ocr_options(source, deps, options, time_left))
     timings = {"parse": time.monotonic() - started}
     record, resuming = _register(source, deps, existing, parsed, chunks, meta)
     run = _Run(source=source, deps=deps, record=record, chunks=chunks, resuming=resuming, time_left=time_left,
@@ -202,8 +212,25 @@ def _update_metadata(deps: IngestDeps, existing: DocumentRecord, meta: DocumentM
                         False, time.monotonic() - started, metadata_updated=True)
 
 
-def _parse_and_chunk(source: IngestSource, state: StateStore,
-                     options: IngestOptions) -> tuple[ParsedDocument, list[Chunk], DocumentMetadata]:
+def _ocr_options(source: IngestSource, deps: IngestDeps, options: IngestOptions,
+                 time_left: Callable[[], float] | None) -> OcrOptions | None:
+    """OCR for this ingest (None when ``deps.ocr`` is None): pages saved as read, and before each page
+    :class:`IngestDeadline` when fewer than the margin's seconds are left (a redelivery resumes)."""
+    if deps.ocr is None:
+        return None
+    cache = BlobOcrCache(deps.blobs, source.doc_id, source.version, deps.ocr.name, options.ocr_dpi)
+
+    def before_page() -> None:
+        if time_left is not None and time_left() < options.deadline_margin:
+            raise IngestDeadline(f"less than {options.deadline_margin:.0f} s left before the next OCR page; "
+                                 f"progress saved: {cache.reused + cache.stored} pages read")
+
+    return OcrOptions(deps.ocr, recheck_layers=options.ocr_recheck_layers, min_confidence=options.ocr_min_confidence,
+                      dpi=options.ocr_dpi, cache=cache, before_page=before_page)
+
+
+def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOptions,
+                     ocr: OcrOptions | None = None) -> tuple[ParsedDocument, list[Chunk], DocumentMetadata]:
     """Resolve the metadata, parse and chunk; nothing is written unless it fails.
 
     On :class:`DocumentError` the version is registered ``FAILED`` with the reason, then the
@@ -211,7 +238,8 @@ def _parse_and_chunk(source: IngestSource, state: StateStore,
     """
     try:
         meta = source.metadata()
-        parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes, max_pages=options.max_pages)
+        parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes, max_pages=options.max_pages,
+                                ocr=ocr)
         chunks = chunk_document(parsed, source.doc_id, target_tokens=options.target_tokens,
                                 max_tokens=options.max_tokens, overlap=options.overlap, metadata=meta)
         if not chunks:
@@ -309,7 +337,7 @@ def _finish(run: _Run, parsed: ParsedDocument) -> IngestResult:
     return IngestResult(run.source.doc_id, run.source.version, run.source.name, parsed.page_count, len(chunks),
                         False, seconds, embedded=run.embedded, reused=run.reused, resumed=run.resuming,
                         tokens=run.tokens, timings=dict(run.timings), oversize_chunks=sum(c.oversize for c in chunks),
-                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks))
+                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks), **ocr_summary(parsed))
 
 
 def delete_document_source(*, key: str, blobs: BlobStore, state: StateStore, index: VectorIndex,
