@@ -15,9 +15,21 @@ export TOKENIZERS_PARALLELISM := false
 # sam build needs python3.12 on PATH for the layer's BuildMethod (pyenv keeps one here).
 PY312_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin) $(wildcard /root/.pyenv/versions/3.12*/bin))
 
-.PHONY: install demo test lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize
+.PHONY: install demo test lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr ocr-engine
 
-install: $(STAMP) $(TOOLS_STAMP)
+install: ocr-engine $(STAMP) $(TOOLS_STAMP)
+
+# Local OCR (issue 18): Tesseract 5 and its English model from the Debian archive
+# (tesseract-ocr pulls in tesseract-ocr-eng). Installed when missing and we are root;
+# otherwise stop with the command to run. LONGDOC_OCR=off runs without it.
+ocr-engine:
+	@if command -v tesseract >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null; \
+	else \
+		echo "make: tesseract is missing; install it with 'sudo apt-get install -y tesseract-ocr'" \
+		     "(or set LONGDOC_OCR=off to ingest without local OCR)" >&2; exit 1; \
+	fi
 
 # torch first, pinned to the CPU wheel this machine kind keeps on disk (pip's find-links),
 # so sentence-transformers never pulls a multi-GB CUDA build.
@@ -33,7 +45,7 @@ $(TOOLS_STAMP):
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check aws-sam-cli cfn-lint
 	touch $@
 
-demo: $(STAMP)
+demo: $(STAMP) ocr-engine
 	$(BIN)/python scripts/demo.py --corpus $(CORPUS) --out out
 
 # On demand: compare our chunker with LangChain/chonkie/semchunk/semantic-text-splitter (see docs/benchmarks.md).
@@ -44,6 +56,10 @@ bench-chunking: $(STAMP)
 # On demand: the 261-page GDPR PDF summarised offline and through the Messages fake (see docs/benchmarks.md).
 bench-summarize: $(STAMP)
 	$(BIN)/python benchmarks/summarize.py --corpus $(CORPUS)
+
+# On demand: OCR pages per second with the local Tesseract, and Textract calls and cost per 100 pages.
+bench-ocr: $(STAMP) ocr-engine
+	$(BIN)/python benchmarks/ocr.py --corpus $(CORPUS)
 
 lint-template: $(TOOLS_STAMP)
 	$(TOOLS)/bin/cfn-lint template.yaml
@@ -93,7 +109,7 @@ lint: $(STAMP)
 		echo "lint: findings above (LINT_STRICT=0 reports without failing)" >&2; exit 1; fi
 
 # lint runs first: a gate failure stops before the SAM build and the test suite.
-test: $(STAMP) lint lint-template package-size
+test: $(STAMP) ocr-engine lint lint-template package-size
 	$(BIN)/python -m pytest tests
 
 clean:

@@ -51,7 +51,8 @@ from longdoc.core.ports import StateStore
 from longdoc.ingest.claim import VersionClaimed
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
-from longdoc.ingest.pipeline import IngestDeps, IngestOptions, delete_document_source, ingest_document
+from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
+from longdoc.ingest.removal import delete_document_source
 from longdoc.ingest.result import IngestResult
 from longdoc.ingest.source import IngestSource
 from longdoc.observability import logger, metrics, tracer
@@ -127,6 +128,12 @@ def _publish(result: IngestResult) -> None:
     for stage, seconds in result.timings.items():
         if stage in _STAGE_METRICS:
             metrics.add_metric(name=_STAGE_METRICS[stage], unit=MetricUnit.Seconds, value=round(seconds, 3))
+    if result.ocr_pages or result.ocr_failed_pages:  # issue 18: pages read by OCR, what they cost, what failed
+        logger.info("ocr", extra={"ocr_pages": result.ocr_pages, "ocr_cost_usd": result.ocr_cost_usd,
+                                  "ocr_low_confidence_pages": result.ocr_low_confidence_pages,
+                                  "ocr_failed_pages": result.ocr_failed_pages})
+        metrics.add_metric(name="OcrPages", unit=MetricUnit.Count, value=len(result.ocr_pages))
+        metrics.add_metric(name="OcrCostMicroUsd", unit=MetricUnit.Count, value=round(result.ocr_cost_usd * 1e6))
 
 
 def _reject(key: str, reason: str) -> None:
@@ -157,7 +164,7 @@ def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | N
         return
     logger.append_keys(doc_id=source.doc_id, doc_version=source.version)
     deps = IngestDeps(blobs=wiring.blob_store(), state=wiring.state_store(), embedder=wiring.embedder(),
-                      index=wiring.vector_index())
+                      index=wiring.vector_index(), ocr=wiring.ocr_engine())
     _warn_if_other_source(source, deps.state)
     try:
         result = ingest_document(source, deps, options, time_left=time_left)

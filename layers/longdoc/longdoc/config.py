@@ -124,6 +124,24 @@ class IngestRuntimeSettings(_Group):
     ingest_deadline_margin_seconds: float = Field(60.0, ge=0, le=600)
 
 
+class OcrSettings(_Group):
+    """OCR of scanned PDF pages (issue 18): which engine, and when a page is re-read or flagged.
+
+    ``ocr``: ``auto`` (Amazon Textract in ``aws`` mode, the local Tesseract otherwise),
+    ``textract``, ``tesseract`` or ``off`` (scanned pages are then only listed in
+    ``pages_needing_ocr``). ``ocr_recheck_layers``: re-read pages whose existing OCR layer fails
+    the quality check (else they are only flagged). ``ocr_min_confidence``: mean word confidence
+    (0-1) under which an OCR page is flagged in the ingest result. ``ocr_dpi``: render resolution
+    in dots per inch. ``textract_region``: the Textract region (default: the function's own).
+    """
+
+    ocr: Literal["auto", "textract", "tesseract", "off"] = "auto"
+    ocr_recheck_layers: bool = True
+    ocr_min_confidence: float = Field(0.80, ge=0, le=1)
+    ocr_dpi: int = Field(200, ge=72, le=600)
+    textract_region: str | None = None
+
+
 class ExecutionSettings(_Group):
     """The state machine that runs extractions (started by the API function), and its admission cap.
 
@@ -136,7 +154,8 @@ class ExecutionSettings(_Group):
     retry_after_seconds: int = Field(60, ge=1, le=3600)
 
 
-class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings):
+class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings,
+                             OcrSettings):
     """Settings of the ingest function (parse, chunk, embed, upsert)."""
 
 
@@ -151,7 +170,7 @@ class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, Exec
 
 
 class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings,
-               ModelSettings, ExtractionSettings, ExecutionSettings):
+               ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table")

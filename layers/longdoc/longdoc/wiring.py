@@ -15,9 +15,9 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from longdoc.config import Settings, function_settings, get_settings
+from longdoc.config import OcrSettings, Settings, StoreSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
-from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.core.ports import BlobStore, Embedder, Model, OcrEngine, StateStore, VectorIndex
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the session module is imported on first use
     from longdoc.extract.session import Deps
@@ -99,6 +99,22 @@ def vector_index() -> VectorIndex:
     return index
 
 
+@lru_cache(maxsize=1)
+def ocr_engine() -> OcrEngine | None:
+    """The OCR engine for scanned pages (``LONGDOC_OCR``): Textract on AWS, Tesseract locally, or None (off)."""
+    s = function_settings(OcrSettings)
+    choice = s.ocr if s.ocr != "auto" else ("textract" if function_settings(StoreSettings).mode == "aws" else "tesseract")
+    if choice == "off":
+        return None
+    if choice == "textract":
+        from longdoc.adapters.ocr_textract import TextractOcr
+
+        return TextractOcr(region=s.textract_region)
+    from longdoc.adapters.ocr_tesseract import TesseractOcr
+
+    return TesseractOcr()
+
+
 def model_name(settings: Settings | None = None) -> str:
     """Name of the model that :func:`model` builds (``offline-extractive-baseline-v1`` or a Claude id)."""
     s = settings or get_settings()
@@ -145,5 +161,5 @@ def deps() -> Deps:
 def reset() -> None:
     """Forget cached settings and adapters (tests, or the CLI after changing the environment)."""
     function_settings.cache_clear()
-    for fn in (blob_store, state_store, embedder, vector_index, model):
+    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine):
         fn.cache_clear()

@@ -166,6 +166,9 @@ class Chunk(_Frozen):
     ``effective_to`` and ``endorses`` are optional document metadata (S3 object metadata or a
     ``<file>.metadata.json`` sidecar) copied onto every chunk (the chunker copies every
     :class:`DocumentMetadata` field, so the two lists must match; ids never depend on them).
+    ``ocr`` is True when any of the chunk's text was read by OCR (a scanned page), and
+    ``ocr_confidence`` is then the mean OCR word confidence (0-1) over those pages, weighted by
+    their word counts; both are left out of the serialised chunk when ``ocr`` is False.
     """
 
     chunk_id: str
@@ -195,10 +198,18 @@ class Chunk(_Frozen):
     effective_from: str | None = None
     effective_to: str | None = None
     endorses: str | None = None
+    ocr: bool = False
+    ocr_confidence: float | None = Field(None, ge=0, le=1)
 
     @model_serializer(mode="wrap")
     def _serialise(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
-        return _without_unset_collection_fields(handler(self), info)
+        """Leave unset fields added later out (collection fields in JSON; ``ocr``/``ocr_confidence`` while
+        ``ocr`` is False), so a chunk written before them serialises byte for byte as before."""
+        data = _without_unset_collection_fields(handler(self), info)
+        if not self.ocr:
+            data.pop("ocr", None)
+            data.pop("ocr_confidence", None)
+        return data
 
     @property
     def section_ids(self) -> list[str]:

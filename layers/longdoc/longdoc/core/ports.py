@@ -7,6 +7,7 @@ contract tests in ``tests/functional/test_*_contracts.py`` run against every ada
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from longdoc.core.records import Checkpoint, Extraction, RunRecord
@@ -181,5 +182,63 @@ class ExecutionStarter(Protocol):
         ``name`` is unique per state machine, so starting the same name again cannot start a
         second, different execution (Step Functions answers the same one for the same
         input, or ``ExecutionAlreadyExists``). Errors of the service propagate unchanged.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class OcrWord:
+    """One word an OCR engine read: its ``text``, ``confidence`` (0.0-1.0), ``line`` (0-based index of
+    its line on the page, in reading order) and box as fractions of the page image (0.0-1.0, origin
+    top left: ``left``, ``top``, ``width``, ``height``), the convention Textract uses."""
+
+    text: str
+    confidence: float
+    line: int
+    left: float
+    top: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    """What an OCR engine read on one page image: its words in reading order, the engine's ``engine``
+    name, and the ``cost_usd`` of the call (USD; 0.0 for a local engine)."""
+
+    words: tuple[OcrWord, ...]
+    engine: str
+    cost_usd: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """The words, one line of the page per text line (words joined by a space, lines by ``"\\n"``)."""
+        lines: dict[int, list[str]] = {}
+        for word in self.words:
+            lines.setdefault(word.line, []).append(word.text)
+        return "\n".join(" ".join(words) for _, words in sorted(lines.items()))
+
+    @property
+    def mean_confidence(self) -> float | None:
+        """The mean word confidence (0.0-1.0), or None when no word was read."""
+        return sum(w.confidence for w in self.words) / len(self.words) if self.words else None
+
+
+@runtime_checkable
+class OcrEngine(Protocol):
+    """Reads the words of a page image (Tesseract locally, Amazon Textract on AWS).
+
+    ``name`` is recorded on every OCR result; ``cost_per_page_usd`` is what one page costs (USD).
+    """
+
+    name: str
+    cost_per_page_usd: float
+
+    def read_page(self, image: bytes) -> OcrPage:
+        """Read one page image (PNG or JPEG bytes, rendered at the caller's resolution).
+
+        Raises :class:`longdoc.core.errors.OcrPageError` when this image cannot be read (corrupt,
+        unsupported, too large) and :class:`longdoc.core.errors.OcrUnavailable` when the engine
+        itself cannot run (not installed, service down or throttled after retries).
         """
         ...
