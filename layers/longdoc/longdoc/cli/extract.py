@@ -26,8 +26,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
     """Start a run (:func:`longdoc.extract.runs.start_extraction`) and execute the real state machine locally."""
     from longdoc import wiring
     from longdoc.config import get_settings
-    from longdoc.extract.runs import RunRequest, run_result, start_extraction
-    from longdoc.local.engine import LocalStepFunctions
+    from longdoc.extract.runs import RunRequest, start_extraction
+    from longdoc.local.runner import LeasedEngine
 
     settings = get_settings()
     if args.max_iterations:
@@ -37,19 +37,12 @@ def cmd_extract(args: argparse.Namespace) -> int:
                          clause_types=[c for c in args.clause_types.split(",") if c.strip()],
                          facts=_parse_facts(args.fact))
     handler = load_handler("extract").handler
-    with LocalStepFunctions(statemachine_path(), {"ExtractFunctionArn": handler}) as machine:
+    prices = str(settings.price_table) if settings.price_table else None
+    with LeasedEngine(deps.state, settings.home, statemachine_path(), {"ExtractFunctionArn": handler},
+                      prices_path=prices) as engine:  # the run's lease, heartbeat and history file
         run = start_extraction(request, state=deps.state, catalogue=deps.catalogue, settings=settings,
-                               starter=machine, model_name=wiring.model_name(settings), deduplicate=False)
-        execution = machine.wait(run.execution_arn or "")
-    run_dir = settings.home / "runs" / run.run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "history.json").write_text(json.dumps(execution.history, indent=1))
-    result = run_result(deps.state, run.run_id, str(settings.price_table) if settings.price_table else None)
-    result["status"] = execution.status if execution.status in ("SUCCEEDED", "FAILED") else "FAILED"
-    result["execution"] = {"arn": execution.execution_arn, "history": str(run_dir / "history.json"),
-                           "events": len(execution.history), "error": execution.error, "cause": execution.cause,
-                           "executions": execution.executions}
-    (run_dir / "result.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+                               starter=engine, model_name=wiring.model_name(settings), deduplicate=False)
+        result = engine.finish(run.execution_arn or "")
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
@@ -57,7 +50,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
               f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
         print_table(result)
     if result["status"] != "SUCCEEDED":
-        print(f"longdoc: run {run.run_id} failed: {execution.error}: {short_cause(execution.cause)}",
+        execution = result["execution"]
+        print(f"longdoc: run {run.run_id} failed: {execution['error']}: {short_cause(execution['cause'])}",
               file=sys.stderr)
         return 1
     return 0
