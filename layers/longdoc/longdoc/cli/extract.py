@@ -71,8 +71,34 @@ def cmd_clause_types(args: argparse.Namespace) -> int:
     return 0
 
 
+def _page_renderer(record: object, blobs: object):
+    """``(page, quote) -> PageView`` over the run's source PDF, or None (not a PDF, missing, or other bytes).
+
+    The source is ``source_key`` in the blob store; its SHA-256 must still be the record's
+    ``content_sha256`` (a later upload of the same name replaces the object).
+    """
+    import hashlib
+
+    import pypdfium2 as pdfium
+
+    from longdoc.core.errors import NotFound
+    from longdoc.eval.pdfpage import quote_on_page
+
+    key, sha = getattr(record, "source_key", None), getattr(record, "content_sha256", None)
+    if not key:
+        return None
+    try:
+        data = blobs.get(key)  # type: ignore[attr-defined]
+    except NotFound:
+        return None
+    if not data.startswith(b"%PDF") or (sha and hashlib.sha256(data).hexdigest() != sha):
+        return None
+    pdf = pdfium.PdfDocument(data)
+    return lambda page, quote: quote_on_page(pdf, page, quote)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    """Write a run's audit page (see :func:`longdoc.eval.html.run_html`)."""
+    """Write a run's audit page (see :func:`longdoc.eval.html.run_html`): cited PDF pages rendered, quotes boxed."""
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.core.documents import load_chunks
@@ -80,13 +106,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     from longdoc.extract.runs import run_result
 
     settings = get_settings()
-    result = run_result(wiring.state_store(), args.run_id,
-                        str(settings.price_table) if settings.price_table else None)
-    chunks: dict[str, object] = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"],
-                                                                     result["doc_version"])}
+    state, blobs = wiring.state_store(), wiring.blob_store()
+    result = run_result(state, args.run_id, str(settings.price_table) if settings.price_table else None)
+    chunks: dict[str, object] = {c.chunk_id: c for c in load_chunks(blobs, result["doc_id"], result["doc_version"])}
+    pages = _page_renderer(state.get_document(result["doc_id"], result["doc_version"]), blobs)
     Path(args.html).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.html).write_text(run_html(result, chunks), encoding="utf-8")
-    print(f"wrote {args.html}")
+    Path(args.html).write_text(run_html(result, chunks, pages), encoding="utf-8")
+    print(f"wrote {args.html}" + ("" if pages else " (text view: the source is not a PDF or is no longer stored)"))
     return 0
 
 
