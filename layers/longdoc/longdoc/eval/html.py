@@ -20,7 +20,7 @@ _STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:72em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}
 th{background:#f3f3f3}.num{text-align:right;font-variant-numeric:tabular-nums}
 mark{background:#ffe58a}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#fafafa;border:1px solid #eee;padding:.5em}
-.flag{color:#b00;font-weight:bold}
+.flag{color:#b00;font-weight:bold}svg.plot{max-width:100%;height:auto;display:block;margin:1em 0}
 .cite{margin:1em 0;padding:.5em;border-top:1px solid #ddd}.with-page{display:flex;gap:1.5em;align-items:flex-start}
 .page{margin:0;flex:0 0 50%}.sheet{position:relative;border:1px solid #999;line-height:0}
 .sheet img{width:100%;height:auto;display:block}.hl{position:absolute;background:rgba(255,213,0,.35);
@@ -43,6 +43,32 @@ def _page(title: str, body: list[str]) -> str:
 
 def _cell(v: float | None) -> str:
     return f"<td class='num'{_heat(v)}>{'n/a' if v is None else f'{100 * v:.1f}'}</td>"
+
+
+def _figures(report: dict, kind: str) -> str:
+    """The eval page's pictures (matplotlib, inline SVG): recall at K per configuration (retrieval) and
+    the heat map by clause type (rows worst first; retrieval: R@K, R@budget and the naive baseline's R@budget;
+    extraction: accuracy, found accuracy and silent-source rate)."""
+    from longdoc.eval.plots import heatmap_svg, recall_curve_svg
+
+    by_type = report["by"]["clause_type"]
+    names = [str(s["clause_type"]) for s in by_type]
+    parts = []
+    if kind == "retrieval":
+        series = {"baseline (naive)": report["baseline"]["recall_at"], "naive-bm25": report["naive_bm25"]["recall_at"],
+                  **{name: s["recall_at"] for name, s in report["configs"].items()}}
+        parts.append("<h2>Recall at K, per configuration</h2>" + recall_curve_svg(series))
+        baseline = {str(s["clause_type"]): s["recall_at_budget"] for s in report["baseline"].get("by", {}).get("clause_type", [])}
+        columns = ["R@1", "R@3", "R@5", "R@10", "R@budget", "baseline R@budget"]
+        values = [[s["recall_at"][k] for k in ("1", "3", "5", "10")] + [s["recall_at_budget"], baseline.get(n)]
+                  for n, s in zip(names, by_type, strict=True)]
+    else:
+        columns = ["accuracy", "found accuracy", "silent source"]
+        values = [[s.get("accuracy"), s.get("found_accuracy"), s.get("silent_source_rate")] for s in by_type]
+    if names:
+        parts.append("<h2>By clause type (heat map, worst first)</h2>"
+                     + heatmap_svg(names, columns, values, f"{kind}: share per clause type"))
+    return "".join(parts)
 
 
 def eval_html(report: dict, kind: str) -> str:
@@ -71,6 +97,7 @@ def eval_html(report: dict, kind: str) -> str:
         for key in ("accuracy", "found_accuracy", "silent_source_rate", "exact_value_rate"):
             body.append(f"<tr><th>{key}</th>{_cell(report.get(key))}</tr>")
         body.append("</table>")
+    body.append(_figures(report, kind))
     sections: list[tuple[str, list[dict], tuple[str, ...]]] = [
         (f"by {k}", report["by"][k], (k,)) for k in ("clause_type", "doc_type", "position")]
     sections.append(("strata (doc type x clause type x position)", report["strata"],
