@@ -195,3 +195,7 @@ def test_binding_beyond_loopback_warns(monkeypatch, capsys, tmp_path) -> None:
     # Then only the first warns
     assert "WARNING: listening on 0.0.0.0, not loopback" in wide
     assert "WARNING" not in narrow
+    # And the API module's own starter factory is back (the module is shared by the whole process)
+    from longdoc.local.lambda_runtime import load_handler
+
+    assert hasattr(load_handler("api")._starter, "cache_clear")

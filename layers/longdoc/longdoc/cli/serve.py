@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from longdoc.cli.common import int_at_least, statemachine_path
+from longdoc.cli.common import CliError, int_at_least, statemachine_path
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -22,21 +22,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = get_settings()
     api = load_handler("api")
     starter = BackgroundStarter(wiring.state_store(), settings.home, statemachine_path())
-    # The handler's one seam for its ExecutionStarter (``_starter()``, Step Functions on AWS): here, the local engine.
-    setattr(api, "_starter", lambda: starter)  # noqa: B010
     if args.host not in LOOPBACK:
         print(f"longdoc serve: WARNING: listening on {args.host}, not loopback: anyone who can reach this "
               "machine can start runs and read results (there is no IAM authorisation locally)", file=sys.stderr)
-    server = make_server(args.host, args.port, ApiApp(api, max_body_bytes=args.max_body_bytes), threaded=True)
+    try:
+        server = make_server(args.host, args.port, ApiApp(api, max_body_bytes=args.max_body_bytes), threaded=True)
+    except OSError as exc:  # port in use, address not on this machine, ...
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"longdoc serve: http://{host}:{server.server_port}  (docs /docs, OpenAPI /openapi.json; "
           f"data in {settings.home})", flush=True)
+    # The handler's one seam for its ExecutionStarter (``_starter()``, Step Functions on AWS): here, the local
+    # engine; put back when the server stops (the loaded module is shared by everything in this process).
+    aws_starter = api._starter
+    setattr(api, "_starter", lambda: starter)  # noqa: B010
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
+        setattr(api, "_starter", aws_starter)  # noqa: B010
         stopped = starter.stop()
         if stopped:
             print(f"longdoc serve: stopped {stopped} running extraction(s); `longdoc runs --status STALE` lists "
