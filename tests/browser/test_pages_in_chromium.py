@@ -83,7 +83,7 @@ def test_audit_page_image_renders_and_the_boxes_sit_on_the_quote_lines(audit_pag
             lines.append([y])
     centres = [(ys[0] + ys[-1]) / 2 for ys in lines]
     assert len(centres) >= 4, "the four text lines of the page image are visible"
-    for (x, y, w, h), line in zip(probe["boxes"], (2, 3), strict=True):
+    for (_x, y, _w, h), line in zip(probe["boxes"], (2, 3), strict=True):
         inside = [n for n, c in enumerate(centres) if y <= c <= y + h]
         assert inside == [line], (inside, centres, (y, h))
     assert not looks_blank(png)
