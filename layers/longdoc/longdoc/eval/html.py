@@ -159,8 +159,10 @@ def _where(c: dict) -> str:
     label = c.get("page_label")
     if label and str(label) != str(page):
         parts[0] += f" (printed p. {escape(str(label))})"
-    if c.get("section_id"):
-        parts.append(f"section {escape(str(c['section_id']))}")
+    section = str(c.get("section_id") or "")
+    if section:  # "Section 1" or "Exhibit A" already say what they are
+        named = section.split(" ")[0].lower() in ("section", "article", "exhibit", "schedule", "annex", "part")
+        parts.append(escape(section) if named else f"section {escape(section)}")
     return ", ".join(parts)
 
 
