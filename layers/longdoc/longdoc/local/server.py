@@ -60,11 +60,15 @@ class BackgroundStarter:
         run_id = str(execution_input["run_id"])
         owner = new_owner()
         claim_run(self.state, run_id, owner)
-        log = (run_dir(self.home, run_id) / "worker.log").open("ab")
         command = [sys.executable, "-m", "longdoc.local.worker", "--owner", owner, "--name", name,
                    "--definition", str(self.definition_path), "--input", json.dumps(execution_input)]
-        self.workers.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
-        log.close()
+        try:
+            with (run_dir(self.home, run_id) / "worker.log").open("ab") as log:
+                self.workers.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                                     stdin=subprocess.DEVNULL))
+        except OSError:
+            self.state.release_run_lease(run_id, owner)  # nothing runs it: the next request may start it
+            raise
         return f"{LOCAL_MACHINE}:{name}"
 
     def stop(self) -> int:
