@@ -199,3 +199,20 @@ def test_binding_beyond_loopback_warns(monkeypatch, capsys, tmp_path) -> None:
     from longdoc.local.lambda_runtime import load_handler
 
     assert hasattr(load_handler("api")._starter, "cache_clear")
+
+
+def test_stopping_serve_stops_its_running_extractions_and_says_how_to_resume(served) -> None:
+    # Given a second server on the same home with a run just started
+    proc = subprocess.Popen([*SERVE, "--port", "0"], env=served["env"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split()[2] if proc.stdout else ""
+        status, body, _ = call(f"{url}/extractions", "POST", {"doc_id": DOC_ID, "clause_types": ["Insurance"]})
+        assert status == 202, body
+    finally:
+        # When it is stopped with SIGTERM (as `kill` does)
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    # Then it stops the worker and says how to continue the run
+    assert proc.returncode == 0
+    assert "stopped 1 running extraction(s)" in err and "longdoc runs resume RUN_ID" in err

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from longdoc.cli.common import CliError, int_at_least, statemachine_path
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM handler: stop serving the way Ctrl-C does (workers stopped, the message printed)."""
+    raise KeyboardInterrupt
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -36,11 +42,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # engine; put back when the server stops (the loaded module is shared by everything in this process).
     aws_starter = api._starter
     setattr(api, "_starter", lambda: starter)  # noqa: B010
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         server.server_close()
         setattr(api, "_starter", aws_starter)  # noqa: B010
         stopped = starter.stop()

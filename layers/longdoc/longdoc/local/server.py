@@ -33,10 +33,13 @@ from werkzeug.wrappers import Request, Response
 from longdoc.core.ports import StateStore
 from longdoc.local.docs_page import docs_html
 from longdoc.local.engine import REGION, LocalContext
-from longdoc.local.runner import claim_run, new_owner, run_dir
+from longdoc.local.runner import claim_run, lease_seconds, new_owner, run_dir
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 """API Gateway's payload quota for REST APIs (10 MB); larger bodies are answered 413."""
+
+WORKER_START_SECONDS = 60.0
+"""The first lease a worker gets: long enough for a new process to import the engine and take it over."""
 
 LOCAL_MACHINE = f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-extract"
 
@@ -44,8 +47,8 @@ LOCAL_MACHINE = f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-e
 class BackgroundStarter:
     """The :class:`~longdoc.core.ports.ExecutionStarter` of ``longdoc serve``: one worker process per run.
 
-    ``start_execution`` claims the run's lease for a fresh owner (so the run is never shown
-    ``STALE`` while its worker starts, and a second live driver is refused with
+    ``start_execution`` claims the run's lease for a fresh owner, for at least
+    :data:`WORKER_START_SECONDS` (so the run is not shown ``STALE`` while its worker starts, and a second live driver is refused with
     :class:`~longdoc.local.runner.RunLeaseHeld`), then spawns ``python -m longdoc.local.worker``
     with that owner; its output goes to ``runs/<run_id>/worker.log``. Returns the execution's
     local ARN (``…:execution:longdoc-local-extract:<name>``).
@@ -59,7 +62,7 @@ class BackgroundStarter:
         """Claim the run, start its worker; returns the execution ARN (the worker runs it)."""
         run_id = str(execution_input["run_id"])
         owner = new_owner()
-        claim_run(self.state, run_id, owner)
+        claim_run(self.state, run_id, owner, max(WORKER_START_SECONDS, lease_seconds()))
         command = [sys.executable, "-m", "longdoc.local.worker", "--owner", owner, "--name", name,
                    "--definition", str(self.definition_path), "--input", json.dumps(execution_input)]
         try:
