@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 # sam build needs python3.12 on PATH for the layer's BuildMethod (pyenv keeps one here).
 PY312_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin) $(wildcard /root/.pyenv/versions/3.12*/bin))
 
-.PHONY: install demo test lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr ocr-engine
+.PHONY: install demo test test-browser lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr ocr-engine
 
 install: ocr-engine $(STAMP) $(TOOLS_STAMP)
 
@@ -110,7 +110,13 @@ lint: $(STAMP)
 
 # lint runs first: a gate failure stops before the SAM build and the test suite.
 test: $(STAMP) ocr-engine lint lint-template package-size
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --ignore=tests/browser
+
+# Not in `make test`: the audit and eval pages in real headless Chromium (Debian's `chromium`
+# package, installed here when missing: apt-get as root, a few minutes on a fresh machine).
+test-browser: $(STAMP)
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	$(BIN)/python -m pytest tests/browser
 
 clean:
 	rm -rf $(VENV) .longdoc out .aws-sam .ruff_cache .mypy_cache

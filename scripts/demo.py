@@ -3,9 +3,11 @@
 Ingests a 14-page CUAD contract and a 44-page insurance policy wording from the shared
 corpus, extracts clause types with the offline extractive baseline (no API key needed)
 through the real state machine definition, prints a table per document and writes each
-run's JSON result and HTML audit page under --out, summarises the policy wording (the first
-statements with their citations; JSON and an HTML page under --out), then evaluates retrieval
-on the contract's gold cases (HTML heat map under --out).
+run's JSON result and HTML audit page (the cited PDF pages with the quotes boxed) under --out,
+summarises the policy wording (the first statements with their citations; JSON and an HTML page
+under --out), evaluates retrieval on the contract's gold cases (HTML page with its pictures under
+--out), triages one claim against the dev policy set, then serves the API locally (`longdoc serve`),
+makes one API call, prints the answer, and lists the runs (`longdoc runs`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import os
 import shlex
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from longdoc.cli import print_table
@@ -45,6 +50,51 @@ def summarize_policy(out: Path) -> None:
     (out / f"{doc_id}-summary.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
     print_summary(result, limit=5)
     print(f"-> {page}: every citation opens the cited section's text on its page")
+
+
+def http(method: str, url: str, body: dict | None = None) -> tuple[int, dict]:
+    """One HTTP request with the standard library's client; returns (status, JSON body)."""
+    request = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def api_call(out: Path) -> None:
+    """`longdoc serve` on a free loopback port, one POST /extractions, then GET until the run is done."""
+    shown = "longdoc serve --port 0"
+    print(f"\n$ {shown} &", flush=True)
+    access_log = (out / "serve.log").open("w")  # Werkzeug's request log, kept out of the demo's output
+    server = subprocess.Popen(LONGDOC + ["serve", "--port", "0"], stdout=subprocess.PIPE, stderr=access_log, text=True)
+    try:
+        line = server.stdout.readline() if server.stdout else ""
+        print(line.rstrip())
+        if not line.startswith("longdoc serve: http://"):
+            sys.exit("demo: `longdoc serve` did not start")
+        base = line.split()[2]
+        body = {"doc_id": "urscorpnew-cooperation-agreement", "clause_types": ["Governing Law", "Notice Period To Terminate Renewal"]}
+        print(f"\n$ curl -X POST {base}/extractions -H 'Content-Type: application/json' -d '{json.dumps(body)}'")
+        status, answer = http("POST", f"{base}/extractions", body)
+        print(f"HTTP {status} {json.dumps(answer)}")
+        if status != 202:
+            sys.exit("demo: the API did not accept the extraction")
+        print(f"\n$ curl {base}/extractions/{answer['run_id']}   (repeated until the run is done)")
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            status, result = http("GET", f"{base}/extractions/{answer['run_id']}")
+            if result.get("status") in ("SUCCEEDED", "FAILED"):
+                break
+            time.sleep(2)
+        print(f"HTTP {status} status {result.get('status')}, {len(result.get('extractions', []))} extraction(s)")
+        print_table(result)
+        (out / "api-extraction.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        access_log.close()
 
 
 def main() -> int:
@@ -96,6 +146,8 @@ def main() -> int:
         run(["eval", "retrieval", "--gold", str(subset), "--corpus", str(corpus),
              "--html", str(args.out / "eval-retrieval.html")])
     triage_step(corpus, args.out)
+    api_call(args.out)
+    run(["runs"])
     print(f"\nHTML pages: {', '.join(str(p) for p in sorted(args.out.glob('*.html')))}")
     print("\nEvery quote above is verbatim from the cited chunk; `longdoc chunks DOC_ID --json` shows the chunks.")
     return 0

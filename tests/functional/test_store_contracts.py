@@ -672,3 +672,69 @@ def test_sqlite_uses_wal_and_survives_reopen(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         conn.close()
+
+
+# ------------------------------------------------------------------------- StateStore: the run lease
+
+
+def test_run_lease_has_one_live_owner(state: StateStore) -> None:
+    # Given no lease on a run / Then none is stored
+    assert state.get_run_lease("run-9") is None
+    # When owner A takes it
+    assert state.acquire_run_lease("run-9", "owner-a", 30) is True
+    # Then B can neither take nor renew it, while A can take it again and renew it
+    assert state.acquire_run_lease("run-9", "owner-b", 30) is False
+    assert state.renew_run_lease("run-9", "owner-b", 30) is False
+    assert state.acquire_run_lease("run-9", "owner-a", 30) is True
+    assert state.renew_run_lease("run-9", "owner-a", 60) is True
+    lease = state.get_run_lease("run-9")
+    assert lease is not None and lease.owner == "owner-a" and lease.live(time.time())
+    assert lease.expires_at > time.time() + 50
+    # And other runs are unaffected
+    assert state.acquire_run_lease("run-10", "owner-b", 30) is True
+
+
+def test_an_expired_run_lease_is_taken_over_and_the_old_owner_cannot_renew(state: StateStore) -> None:
+    # Given a lease whose owner stopped renewing it (a dead process)
+    assert state.acquire_run_lease("run-9", "owner-a", 0.2)
+    time.sleep(0.3)
+    lease = state.get_run_lease("run-9")
+    assert lease is not None and not lease.live(time.time())
+    # When another owner takes it
+    assert state.acquire_run_lease("run-9", "owner-b", 30) is True
+    # Then the old owner can no longer renew or release it
+    assert state.renew_run_lease("run-9", "owner-a", 30) is False
+    state.release_run_lease("run-9", "owner-a")
+    assert state.get_run_lease("run-9").owner == "owner-b"
+
+
+def test_released_run_lease_is_free(state: StateStore) -> None:
+    # Given a held lease / When its owner releases it
+    assert state.acquire_run_lease("run-9", "owner-a", 30)
+    state.release_run_lease("run-9", "owner-a")
+    # Then it is gone, and anyone may take it
+    assert state.get_run_lease("run-9") is None
+    assert state.renew_run_lease("run-9", "owner-a", 30) is False
+    assert state.acquire_run_lease("run-9", "owner-b", 30) is True
+
+
+def test_sqlite_racing_lease_acquisitions_have_exactly_one_winner(tmp_path: Path) -> None:
+    # Given ten owners trying to take a free lease at once (SQLite: moto's DynamoDB is not a concurrency oracle)
+    state = SqliteStateStore(tmp_path / "state.sqlite3")
+    results: dict[str, bool] = {}
+    barrier = threading.Barrier(10)
+
+    def take(owner: str) -> None:
+        barrier.wait()
+        results[owner] = state.acquire_run_lease("run-race", owner, 30)
+
+    threads = [threading.Thread(target=take, args=(f"owner-{i}",)) for i in range(10)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    # Then exactly one got it, and the stored lease is the winner's
+    winners = [o for o, ok in results.items() if ok]
+    assert len(winners) == 1
+    assert state.get_run_lease("run-race").owner == winners[0]
+

@@ -9,8 +9,10 @@ Commands (scripts rely on their JSON shapes):
   longdoc eval retrieval --gold FILE [--corpus DIR] [--budget-tokens N] [--chunk-tokens N] [--json]
   longdoc eval extraction --gold FILE [--corpus DIR] [--threshold X] [--budget-tokens N] [--json]
   longdoc eval ... --html FILE        (also writes a self-contained HTML page with a heat map)
-  longdoc report RUN_ID --html FILE   (audit page: quotes highlighted in their pages' text)
+  longdoc report RUN_ID --html FILE   (audit page: each cited PDF page with the quote highlighted)
   longdoc summarize DOC_ID [--focus TEXT] [--length short|medium|long] [--stream] [--json] [--html FILE]
+  longdoc serve [--host 127.0.0.1] [--port 8080]   (the API function's handler over HTTP)
+  longdoc runs [--status RUNNING|FAILED|SUCCEEDED|STALE] [--json]; runs show RUN_ID; runs resume RUN_ID
 
 Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
 failure, with a one-line reason on stderr.
@@ -27,14 +29,14 @@ import warnings
 
 from pydantic import ValidationError
 
-from longdoc.cli import evals, extract, ingest
-from longdoc.cli import triage as triage_cli
+from longdoc.cli import evals, extract, ingest, runs, serve
 from longdoc.cli import summarize as summarize_cli
+from longdoc.cli import triage as triage_cli
 from longdoc.cli.common import CliError, one_line, print_table
 
 __all__ = ["build_parser", "main", "print_table"]
 
-COMMAND_MODULES = (ingest, extract, evals, triage_cli, summarize_cli)  # triage_cli after evals: it adds `eval triage`
+COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli)  # triage_cli after evals: it adds `eval triage`
 """Each module adds its subcommands with ``register(sub)``; a new pipeline adds its own module here."""
 
 
@@ -93,6 +95,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"longdoc: local state store under {home} is unusable: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("longdoc: interrupted; a run left RUNNING resumes from its checkpoint when started again "
-              "with the same run id, or start a new one", file=sys.stderr)
+        print("longdoc: interrupted; a run left unfinished shows as STALE in `longdoc runs` and continues "
+              "from its checkpoint with `longdoc runs resume RUN_ID`", file=sys.stderr)
         return 130

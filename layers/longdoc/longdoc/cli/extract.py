@@ -26,8 +26,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
     """Start a run (:func:`longdoc.extract.runs.start_extraction`) and execute the real state machine locally."""
     from longdoc import wiring
     from longdoc.config import get_settings
-    from longdoc.extract.runs import RunRequest, run_result, start_extraction
-    from longdoc.local.engine import LocalStepFunctions
+    from longdoc.extract.runs import RunRequest, start_extraction
+    from longdoc.local.runner import LeasedEngine
 
     settings = get_settings()
     if args.max_iterations:
@@ -37,19 +37,12 @@ def cmd_extract(args: argparse.Namespace) -> int:
                          clause_types=[c for c in args.clause_types.split(",") if c.strip()],
                          facts=_parse_facts(args.fact))
     handler = load_handler("extract").handler
-    with LocalStepFunctions(statemachine_path(), {"ExtractFunctionArn": handler}) as machine:
+    prices = str(settings.price_table) if settings.price_table else None
+    with LeasedEngine(deps.state, settings.home, statemachine_path(), {"ExtractFunctionArn": handler},
+                      prices_path=prices) as engine:  # the run's lease, heartbeat and history file
         run = start_extraction(request, state=deps.state, catalogue=deps.catalogue, settings=settings,
-                               starter=machine, model_name=wiring.model_name(settings), deduplicate=False)
-        execution = machine.wait(run.execution_arn or "")
-    run_dir = settings.home / "runs" / run.run_id
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "history.json").write_text(json.dumps(execution.history, indent=1))
-    result = run_result(deps.state, run.run_id, str(settings.price_table) if settings.price_table else None)
-    result["status"] = execution.status if execution.status in ("SUCCEEDED", "FAILED") else "FAILED"
-    result["execution"] = {"arn": execution.execution_arn, "history": str(run_dir / "history.json"),
-                           "events": len(execution.history), "error": execution.error, "cause": execution.cause,
-                           "executions": execution.executions}
-    (run_dir / "result.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+                               starter=engine, model_name=wiring.model_name(settings), deduplicate=False)
+        result = engine.finish(run.execution_arn or "")
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
@@ -57,7 +50,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
               f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
         print_table(result)
     if result["status"] != "SUCCEEDED":
-        print(f"longdoc: run {run.run_id} failed: {execution.error}: {short_cause(execution.cause)}",
+        execution = result["execution"]
+        print(f"longdoc: run {run.run_id} failed: {execution['error']}: {short_cause(execution['cause'])}",
               file=sys.stderr)
         return 1
     return 0
@@ -77,8 +71,34 @@ def cmd_clause_types(args: argparse.Namespace) -> int:
     return 0
 
 
+def _page_renderer(record: object, blobs: object):
+    """``(page, quote) -> PageView`` over the run's source PDF, or None (not a PDF, missing, or other bytes).
+
+    The source is ``source_key`` in the blob store; its SHA-256 must still be the record's
+    ``content_sha256`` (a later upload of the same name replaces the object).
+    """
+    import hashlib
+
+    import pypdfium2 as pdfium
+
+    from longdoc.core.errors import NotFound
+    from longdoc.eval.pdfpage import quote_on_page
+
+    key, sha = getattr(record, "source_key", None), getattr(record, "content_sha256", None)
+    if not key:
+        return None
+    try:
+        data = blobs.get(key)  # type: ignore[attr-defined]
+    except NotFound:
+        return None
+    if not data.startswith(b"%PDF") or (sha and hashlib.sha256(data).hexdigest() != sha):
+        return None
+    pdf = pdfium.PdfDocument(data)
+    return lambda page, quote: quote_on_page(pdf, page, quote)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
-    """Write a run's audit page (see :func:`longdoc.eval.html.run_html`)."""
+    """Write a run's audit page (see :func:`longdoc.eval.html.run_html`): cited PDF pages rendered, quotes boxed."""
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.core.documents import load_chunks
@@ -86,13 +106,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     from longdoc.extract.runs import run_result
 
     settings = get_settings()
-    result = run_result(wiring.state_store(), args.run_id,
-                        str(settings.price_table) if settings.price_table else None)
-    chunks: dict[str, object] = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"],
-                                                                     result["doc_version"])}
+    state, blobs = wiring.state_store(), wiring.blob_store()
+    result = run_result(state, args.run_id, str(settings.price_table) if settings.price_table else None)
+    chunks: dict[str, object] = {c.chunk_id: c for c in load_chunks(blobs, result["doc_id"], result["doc_version"])}
+    pages = _page_renderer(state.get_document(result["doc_id"], result["doc_version"]), blobs)
     Path(args.html).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.html).write_text(run_html(result, chunks), encoding="utf-8")
-    print(f"wrote {args.html}")
+    Path(args.html).write_text(run_html(result, chunks, pages), encoding="utf-8")
+    print(f"wrote {args.html}" + ("" if pages else " (text view: the source is not a PDF or is no longer stored)"))
     return 0
 
 

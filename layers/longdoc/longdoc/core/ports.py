@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from longdoc.core.records import Checkpoint, Extraction, RunRecord
+from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord
 from longdoc.core.models import Chunk, DocumentRecord
 from longdoc.core.messages import ModelRequest, ModelResponse
 
@@ -102,6 +102,28 @@ class StateStore(Protocol):
 
     def list_extractions(self, run_id: str) -> list[Extraction]:
         """Return a run's extractions in insertion order of their clause types."""
+        ...
+
+    # The run lease: at most one live driver of a run's executions (see :class:`RunLease`).
+
+    def acquire_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
+        """Take the run's lease for ``owner`` until now + ``ttl_seconds``, in one conditional write.
+
+        Succeeds (True) when no lease is stored, the stored one has expired, or ``owner``
+        already holds it; False when another owner holds a live lease (nothing is written).
+        """
+        ...
+
+    def renew_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
+        """Extend ``owner``'s lease to now + ``ttl_seconds``; False when ``owner`` does not hold it any more."""
+        ...
+
+    def release_run_lease(self, run_id: str, owner: str) -> None:
+        """Give the lease up (only when ``owner`` holds it; otherwise a no-op)."""
+        ...
+
+    def get_run_lease(self, run_id: str) -> RunLease | None:
+        """Return the stored lease (live or expired) or None."""
         ...
 
 

@@ -193,3 +193,20 @@ class RunRecord(BaseModel):
     request_hash: str | None = None
 
 
+class RunLease(BaseModel):
+    """Who may drive a run's executions right now: one owner until ``expires_at``.
+
+    ``owner`` is an opaque id of one process (local engine) or invocation; ``expires_at`` is
+    epoch seconds (float). A lease past ``expires_at`` is free to take: its holder stopped
+    renewing it (the process died), which is how a local run is known to be ``STALE``.
+    Written only by the conditional ``*_run_lease`` methods of the state store.
+    """
+
+    run_id: str
+    owner: str
+    expires_at: float
+    renewed_at: str = ""
+
+    def live(self, now: float) -> bool:
+        """Whether the lease still holds at ``now`` (epoch seconds)."""
+        return self.expires_at > now

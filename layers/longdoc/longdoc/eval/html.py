@@ -6,16 +6,25 @@ No scripts, no external assets: one file that opens anywhere. Every value is esc
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
 from html import escape
 
 from longdoc.core.models import Chunk
+from longdoc.eval.pdfpage import PageView
+
+PageRenderer = Callable[[int, str], PageView | None]
+"""``(page, quote) -> PageView | None``: a cited page rendered with the quote boxed (see :mod:`longdoc.eval.pdfpage`)."""
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:72em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}
 th{background:#f3f3f3}.num{text-align:right;font-variant-numeric:tabular-nums}
-mark{background:#ffe58a}pre{white-space:pre-wrap;background:#fafafa;border:1px solid #eee;padding:.5em}
-.flag{color:#b00;font-weight:bold}"""
+mark{background:#ffe58a}pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#fafafa;border:1px solid #eee;padding:.5em}
+.flag{color:#b00;font-weight:bold}svg.plot{max-width:100%;height:auto;display:block;margin:1em 0}
+.cite{margin:1em 0;padding:.5em;border-top:1px solid #ddd}.with-page{display:flex;gap:1.5em;align-items:flex-start}
+.page{margin:0;flex:0 0 50%}.sheet{position:relative;border:1px solid #999;line-height:0}
+.sheet img{width:100%;height:auto;display:block}.hl{position:absolute;background:rgba(255,213,0,.35);
+outline:2px solid rgba(230,120,0,.9)}.facts{flex:1;min-width:0}figcaption{font-size:.9em;color:#a40}"""
 
 
 def _heat(value: float | None) -> str:
@@ -34,6 +43,32 @@ def _page(title: str, body: list[str]) -> str:
 
 def _cell(v: float | None) -> str:
     return f"<td class='num'{_heat(v)}>{'n/a' if v is None else f'{100 * v:.1f}'}</td>"
+
+
+def _figures(report: dict, kind: str) -> str:
+    """The eval page's pictures (matplotlib, inline SVG): recall at K per configuration (retrieval) and
+    the heat map by clause type (rows worst first; retrieval: R@K, R@budget and the naive baseline's R@budget;
+    extraction: accuracy, found accuracy and silent-source rate)."""
+    from longdoc.eval.plots import heatmap_svg, recall_curve_svg
+
+    by_type = report["by"]["clause_type"]
+    names = [str(s["clause_type"]) for s in by_type]
+    parts = []
+    if kind == "retrieval":
+        series = {"baseline (naive)": report["baseline"]["recall_at"], "naive-bm25": report["naive_bm25"]["recall_at"],
+                  **{name: s["recall_at"] for name, s in report["configs"].items()}}
+        parts.append("<h2>Recall at K, per configuration</h2>" + recall_curve_svg(series))
+        baseline = {str(s["clause_type"]): s["recall_at_budget"] for s in report["baseline"].get("by", {}).get("clause_type", [])}
+        columns = ["R@1", "R@3", "R@5", "R@10", "R@budget", "baseline R@budget"]
+        values = [[s["recall_at"][k] for k in ("1", "3", "5", "10")] + [s["recall_at_budget"], baseline.get(n)]
+                  for n, s in zip(names, by_type, strict=True)]
+    else:
+        columns = ["accuracy", "found accuracy", "silent source"]
+        values = [[s.get("accuracy"), s.get("found_accuracy"), s.get("silent_source_rate")] for s in by_type]
+    if names:
+        parts.append("<h2>By clause type (heat map, worst first)</h2>"
+                     + heatmap_svg(names, columns, values, f"{kind}: share per clause type"))
+    return "".join(parts)
 
 
 def eval_html(report: dict, kind: str) -> str:
@@ -62,6 +97,7 @@ def eval_html(report: dict, kind: str) -> str:
         for key in ("accuracy", "found_accuracy", "silent_source_rate", "exact_value_rate"):
             body.append(f"<tr><th>{key}</th>{_cell(report.get(key))}</tr>")
         body.append("</table>")
+    body.append(_figures(report, kind))
     sections: list[tuple[str, list[dict], tuple[str, ...]]] = [
         (f"by {k}", report["by"][k], (k,)) for k in ("clause_type", "doc_type", "position")]
     sections.append(("strata (doc type x clause type x position)", report["strata"],
@@ -104,26 +140,75 @@ def _page_text(chunk: object, page: int | None) -> str:
     return chunk.text
 
 
-def run_html(result: dict, chunks: Mapping[str, object]) -> str:
-    """Audit page of one run: every extraction with its quote highlighted in its page's text.
+def _cost_text(result: dict) -> str:
+    """The cost line: ``"no model cost"`` for a zero-priced (offline) model, ``"not priced"`` when unknown."""
+    cost = result.get("cost_usd")
+    if cost is None:
+        return "cost not priced (model not in the price table)"
+    try:
+        zero = Decimal(str(cost)) == 0
+    except InvalidOperation:
+        zero = False
+    return "no model cost (offline model)" if zero else f"estimated cost USD {escape(str(cost))}"
 
-    ``result`` is :func:`longdoc.extract.session.run_result`; ``chunks`` maps chunk ids to
-    :class:`~longdoc.core.models.Chunk` (the page text shown is the part of the cited chunk on
-    the quote's page). Also lists the run's sessions, checkpoints, usage, cost and calls.
+
+def _where(c: dict) -> str:
+    """``page 12 (printed p. 10), section 4.2``: only what the citation has, never ``None``."""
+    page = c.get("page")
+    parts = [f"page {page}" if page is not None else "no page (the document has no pages)"]
+    label = c.get("page_label")
+    if label and str(label) != str(page):
+        parts[0] += f" (printed p. {escape(str(label))})"
+    section = str(c.get("section_id") or "")
+    if section:  # "Section 1" or "Exhibit A" already say what they are
+        named = section.split(" ")[0].lower() in ("section", "article", "exhibit", "schedule", "annex", "part")
+        parts.append(escape(section) if named else f"section {escape(section)}")
+    return ", ".join(parts)
+
+
+def _figure(view: PageView) -> str:
+    """The page image with the quote's boxes laid over it (positions in % so they scale with the image)."""
+    boxes = "".join(f"<div class='hl' data-quote-box style='left:{100 * x:.3f}%;top:{100 * y:.3f}%;"
+                    f"width:{100 * w:.3f}%;height:{100 * h:.3f}%'></div>" for x, y, w, h in view.boxes)
+    note = {"full": "", "partial": "<figcaption>the quote continues on the next page</figcaption>",
+            None: "<figcaption>quote not located in this page's text layer</figcaption>"}[view.located]
+    return (f"<figure class='page' data-located='{view.located or 'none'}'><div class='sheet'>"
+            f"<img alt='cited page' src='{view.image}' width='{view.width}' height='{view.height}'>{boxes}</div>"
+            f"{note}</figure>")
+
+
+def _citation(c: dict, chunks: Mapping[str, object], pages: PageRenderer | None) -> str:
+    """One citation: the page picture (PDFs) beside its place, heading path and the chunk text with the quote."""
+    text = _page_text(chunks.get(c["chunk_id"]), c.get("page"))
+    path = " > ".join(c.get("heading_path") or []) or "-"
+    facts = (f"<p class='where'>{_where(c)}</p><table><tr><th>heading path</th><td>{escape(path)}</td></tr>"
+             f"<tr><th>chunk</th><td>{escape(c['chunk_id'])}</td></tr></table>"
+             f"<pre>{_highlight(text, c['quote'])}</pre>")
+    view = pages(c["page"], c["quote"]) if pages is not None and c.get("page") is not None else None
+    if view is None:
+        return f"<div class='cite'>{facts}</div>"
+    return f"<div class='cite with-page'>{_figure(view)}<div class='facts'>{facts}</div></div>"
+
+
+def run_html(result: dict, chunks: Mapping[str, object], pages: PageRenderer | None = None) -> str:
+    """Audit page of one run: every extraction with its quote highlighted, on the PDF page where there is one.
+
+    ``result`` is :func:`longdoc.extract.runs.run_result`; ``chunks`` maps chunk ids to
+    :class:`~longdoc.core.models.Chunk` (the text shown is the part of the cited chunk on the
+    quote's page). ``pages(page, quote)`` returns the rendered page with the quote boxed
+    (:func:`longdoc.eval.pdfpage.quote_on_page`), or None: then, and for documents without
+    pages, the citation keeps the text view. Also lists sessions, checkpoints, usage, cost
+    and calls. One self-contained file: images are inlined as data URIs.
     """
     body = [f"<p>document {escape(result['doc_id'])} version {escape(result['doc_version'])}; status "
             f"{escape(result['status'])}; model {escape(str(result['model']))}; sessions {result['sessions']}; "
-            f"checkpoints {result['checkpoints']}; cost (USD) {escape(str(result['cost_usd']))}</p>",
+            f"checkpoints {result['checkpoints']}; {_cost_text(result)}</p>",
             "<h2>Usage</h2><table>" + "".join(f"<tr><th>{escape(k)}</th><td class='num'>{escape(str(v))}</td></tr>"
                                               for k, v in result["usage"].items()) + "</table>",
             "<h2>Extractions</h2>"]
     for e in result["extractions"]:
         body.append(f"<h3>{escape(e['clause_type'])}: {escape(e['status'])}</h3>")
-        for c in e.get("citations", []):
-            text = _page_text(chunks.get(c["chunk_id"]), c.get("page"))
-            body.append(f"<p>page {escape(str(c.get('page')))} (label {escape(str(c.get('page_label')))}), "
-                        f"section {escape(str(c.get('section_id')))}, chunk {escape(c['chunk_id'])}</p>"
-                        f"<pre>{_highlight(text, c['quote'])}</pre>")
+        body.extend(_citation(c, chunks, pages) for c in e.get("citations", []))
     body.append("<h2>Model calls</h2><table><tr><th>session</th><th>model</th><th>stop reason</th><th>usage</th></tr>")
     for call in result.get("calls", []):
         body.append(f"<tr><td>{call.get('session')}</td><td>{escape(str(call.get('model')))}</td>"

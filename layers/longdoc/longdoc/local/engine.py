@@ -193,6 +193,10 @@ class LocalStepFunctions:
                 self.sfn.stop_execution(executionArn=execution_arn, error="LocalTimeout")
                 raise TimeoutError(f"local execution {execution_arn} still running")
             time.sleep(self.poll_seconds)
+        return described, self.history(execution_arn)
+
+    def history(self, execution_arn: str) -> list[dict[str, Any]]:
+        """The execution's events so far (every page), as JSON-ready dicts (timestamps as strings)."""
         history: list[dict[str, Any]] = []
         token = None
         while True:
@@ -202,7 +206,12 @@ class LocalStepFunctions:
             token = page.get("nextToken")
             if not token:
                 break
-        return described, json.loads(json.dumps(history, default=str))
+        return json.loads(json.dumps(history, default=str))
+
+    def executions(self) -> list[dict[str, Any]]:
+        """Every execution of this engine's state machine, oldest first (``executionArn``, ``name``, ``status``)."""
+        found = self.sfn.list_executions(stateMachineArn=self.machine_arn)["executions"]
+        return sorted(found, key=lambda e: str(e["startDate"]))
 
     def wait(self, execution_arn: str, timeout_seconds: float = 3600) -> ExecutionResult:
         """Wait for an execution and every execution it continued as; returns the chain's result.

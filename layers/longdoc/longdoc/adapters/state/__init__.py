@@ -15,6 +15,7 @@ pk                sk                         other attributes
 ``RUN#{run_id}``  ``RUN``                    status, body
 ``RUN#{run_id}``  ``CHECKPOINT``             version (N), body, expires_at (N, epoch s; ended runs only)
 ``RUN#{run_id}``  ``EXTRACTION#{key}``       clause_type, body, order (N), created_at
+``RUN#{run_id}``  ``LEASE``                  owner, lease_until (N, epoch s, float), renewed_at
 ================  =========================  ==========================================
 
 ``{key}`` is :attr:`Extraction.key`: the clause type, plus ``#{instance}`` for a found
@@ -23,6 +24,8 @@ Only checkpoints expire, and only once the run has ended: the session that finis
 (or the task recording its failure) sets ``Checkpoint.expires_at`` = end time +
 :data:`CHECKPOINT_TTL_SECONDS`, written as the TTL attribute; while a run is in progress
 its checkpoint has no ``expires_at``. Documents, runs and extractions are results and are kept.
+The ``LEASE`` item (:class:`~longdoc.core.records.RunLease`) is written only by conditional
+writes: at most one live owner drives a run's executions; ``lease_until`` is not a TTL attribute.
 """
 
 from longdoc.adapters.state.common import CHECKPOINT_TTL_SECONDS, checkpoint_expiry

@@ -12,7 +12,7 @@ from typing import Any
 from longdoc.adapters.state.claims import DynamoVersionClaims
 from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
 from longdoc.core.models import DocumentRecord
-from longdoc.core.records import Checkpoint, Extraction, RunRecord
+from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord
 
 def _s(value: str) -> dict[str, str]:
     """DynamoDB string attribute value."""
@@ -219,3 +219,53 @@ class DynamoStateStore(DynamoVersionClaims):
         items = self._query_prefix(f"RUN#{run_id}", "EXTRACTION#")
         items.sort(key=lambda item: (int(item["order"]["N"]), item["sk"]["S"]))
         return [Extraction.model_validate_json(item["body"]["S"]) for item in items]
+
+    def _lease_write(self, run_id: str, owner: str, ttl_seconds: float, condition: str) -> bool:
+        """Put the ``LEASE`` item under ``condition`` (names ``#owner``, ``#until``, values ``:owner``, ``:now``)."""
+        from botocore.exceptions import ClientError
+
+        now = time.time()
+        item = {"pk": _s(f"RUN#{run_id}"), "sk": _s("LEASE"), "owner": _s(owner),
+                "lease_until": {"N": repr(now + ttl_seconds)}, "renewed_at": _s(now_iso())}
+        names = {k: v for k, v in {"#owner": "owner", "#until": "lease_until"}.items() if k in condition}
+        values = {k: v for k, v in {":owner": _s(owner), ":now": {"N": repr(now)}}.items() if k in condition}
+        try:  # DynamoDB refuses names or values the condition does not use
+            self.client.put_item(TableName=self.table_name, Item=item, ConditionExpression=condition,
+                                 ExpressionAttributeNames=names, ExpressionAttributeValues=values)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def acquire_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
+        """Conditionally put ``(RUN#{run_id}, LEASE)``: absent, expired (``lease_until <= now``) or ``owner``'s.
+
+        ``lease_until`` is not the table's TTL attribute: an expired lease stays readable.
+        """
+        return self._lease_write(run_id, owner, ttl_seconds,
+                                 "attribute_not_exists(pk) OR #until <= :now OR #owner = :owner")
+
+    def renew_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
+        """Conditionally put the lease item only while ``owner`` holds it."""
+        return self._lease_write(run_id, owner, ttl_seconds, "#owner = :owner")
+
+    def release_run_lease(self, run_id: str, owner: str) -> None:
+        """Delete the lease item when ``owner`` holds it (a lost condition is ignored)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.delete_item(TableName=self.table_name, Key={"pk": _s(f"RUN#{run_id}"), "sk": _s("LEASE")},
+                                    ConditionExpression="#owner = :owner", ExpressionAttributeNames={"#owner": "owner"},
+                                    ExpressionAttributeValues={":owner": _s(owner)})
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise
+
+    def get_run_lease(self, run_id: str) -> RunLease | None:
+        """Return the lease item (consistent read) or None."""
+        item = self._get(f"RUN#{run_id}", "LEASE")
+        if item is None:
+            return None
+        return RunLease(run_id=run_id, owner=item["owner"]["S"], expires_at=float(item["lease_until"]["N"]),
+                        renewed_at=item.get("renewed_at", {}).get("S", ""))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import Any
 from longdoc.adapters.state.claims import SqliteVersionClaims
 from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
 from longdoc.core.models import DocumentRecord
-from longdoc.core.records import Checkpoint, Extraction, RunRecord
+from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -28,6 +29,8 @@ CREATE TABLE IF NOT EXISTS extractions (
     run_id TEXT NOT NULL, clause_type TEXT NOT NULL, seq INTEGER NOT NULL,
     body TEXT NOT NULL, created_at TEXT NOT NULL,
     PRIMARY KEY (run_id, clause_type));
+CREATE TABLE IF NOT EXISTS run_leases (
+    run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL, renewed_at TEXT NOT NULL);
 """
 
 
@@ -181,3 +184,35 @@ class SqliteStateStore(SqliteVersionClaims):
         """Return the run's extractions ordered by the first write of each clause type."""
         bodies = self._read_bodies("SELECT body FROM extractions WHERE run_id = ? ORDER BY seq", run_id)
         return [Extraction.model_validate_json(body) for body in bodies]
+
+    def list_runs(self) -> list[RunRecord]:
+        """Every stored run (local mode only; not part of the port: the runs console reads it)."""
+        return [RunRecord.model_validate_json(body) for body in self._read_bodies("SELECT body FROM runs ORDER BY rowid")]
+
+    def acquire_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
+        """Take the lease when none is stored, it expired, or ``owner`` holds it: one upsert with a WHERE."""
+        now = time.time()
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO run_leases VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
+                "owner = excluded.owner, expires_at = excluded.expires_at, renewed_at = excluded.renewed_at "
+                "WHERE run_leases.expires_at <= ? OR run_leases.owner = excluded.owner",
+                (run_id, owner, now + ttl_seconds, now_iso(), now))
+            return cursor.rowcount == 1
+
+    def renew_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
+        """Extend the lease only while ``owner`` holds it (an expired lease nobody took is still ``owner``'s)."""
+        with self._write() as conn:
+            cursor = conn.execute("UPDATE run_leases SET expires_at = ?, renewed_at = ? WHERE run_id = ? AND owner = ?",
+                                  (time.time() + ttl_seconds, now_iso(), run_id, owner))
+            return cursor.rowcount == 1
+
+    def release_run_lease(self, run_id: str, owner: str) -> None:
+        """Delete the lease row when ``owner`` holds it."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM run_leases WHERE run_id = ? AND owner = ?", (run_id, owner))
+
+    def get_run_lease(self, run_id: str) -> RunLease | None:
+        """Return the stored lease or None."""
+        row = self._read_one("SELECT owner, expires_at, renewed_at FROM run_leases WHERE run_id = ?", run_id)
+        return RunLease(run_id=run_id, owner=row[0], expires_at=row[1], renewed_at=row[2]) if row else None

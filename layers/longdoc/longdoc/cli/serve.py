@@ -1,0 +1,68 @@
+"""``longdoc serve [--host 127.0.0.1] [--port 8080]``: the API function served locally (see :mod:`longdoc.local.server`)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from longdoc.cli.common import CliError, int_at_least, statemachine_path
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM handler: stop serving the way Ctrl-C does (workers stopped, the message printed)."""
+    raise KeyboardInterrupt
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serve the API until interrupted; background runs still going are stopped (they show as STALE)."""
+    from werkzeug.serving import make_server
+
+    from longdoc import wiring
+    from longdoc.config import get_settings
+    from longdoc.local.lambda_runtime import load_handler
+    from longdoc.local.server import ApiApp, BackgroundStarter
+
+    settings = get_settings()
+    api = load_handler("api")
+    starter = BackgroundStarter(wiring.state_store(), settings.home, statemachine_path())
+    if args.host not in LOOPBACK:
+        print(f"longdoc serve: WARNING: listening on {args.host}, not loopback: anyone who can reach this "
+              "machine can start runs and read results (there is no IAM authorisation locally)", file=sys.stderr)
+    try:
+        server = make_server(args.host, args.port, ApiApp(api, max_body_bytes=args.max_body_bytes), threaded=True)
+    except OSError as exc:  # port in use, address not on this machine, ...
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"longdoc serve: http://{host}:{server.server_port}  (docs /docs, OpenAPI /openapi.json; "
+          f"data in {settings.home})", flush=True)
+    # The handler's one seam for its ExecutionStarter (``_starter()``, Step Functions on AWS): here, the local
+    # engine; put back when the server stops (the loaded module is shared by everything in this process).
+    aws_starter = api._starter
+    setattr(api, "_starter", lambda: starter)  # noqa: B010
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        server.server_close()
+        setattr(api, "_starter", aws_starter)  # noqa: B010
+        stopped = starter.stop()
+        if stopped:
+            print(f"longdoc serve: stopped {stopped} running extraction(s); `longdoc runs --status STALE` lists "
+                  "them and `longdoc runs resume RUN_ID` continues each", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``serve`` to the ``longdoc`` parser."""
+    p = sub.add_parser("serve", help="serve the API locally (the API function's own handler)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback only)")
+    p.add_argument("--port", type=int_at_least(0), default=8080, help="port (0: any free port)")
+    p.add_argument("--max-body-bytes", type=int_at_least(1), default=10 * 1024 * 1024,
+                   help="larger request bodies are answered 413 (default 10 MiB, API Gateway's quota)")
+    p.set_defaults(func=cmd_serve)

@@ -1,0 +1,178 @@
+"""``longdoc serve``: the API function's own handler behind a local HTTP server (Werkzeug's WSGI server).
+
+Each HTTP request becomes the API Gateway REST proxy event the function receives on AWS
+(https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html),
+and the handler's proxy response becomes the HTTP response: same routes, validation,
+status codes, error bodies and idempotency, because it is the same code. What differs:
+
+- extraction runs start in the background: :class:`BackgroundStarter` takes the run's lease and
+  spawns a worker process (:mod:`longdoc.local.worker`) that runs the local engine, so
+  ``POST /extractions`` answers at once and ``GET /extractions/{id}`` shows progress;
+- a body over ``max_body_bytes`` (API Gateway's 10 MB payload quota by default) is answered
+  413 before the handler sees it;
+- ``GET /docs`` is a self-contained page generated from the OpenAPI document (no CDN assets);
+- one request at a time reaches the handler (one Lambda execution environment; the
+  Powertools resolver keeps the current event on the app, so it is not re-entrant).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from werkzeug.wrappers import Request, Response
+
+from longdoc.core.ports import StateStore
+from longdoc.local.docs_page import docs_html
+from longdoc.local.engine import REGION, LocalContext
+from longdoc.local.runner import claim_run, lease_seconds, new_owner, run_dir
+
+MAX_BODY_BYTES = 10 * 1024 * 1024
+"""API Gateway's payload quota for REST APIs (10 MB); larger bodies are answered 413."""
+
+WORKER_START_SECONDS = 60.0
+"""The first lease a worker gets: long enough for a new process to import the engine and take it over."""
+
+LOCAL_MACHINE = f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-extract"
+
+
+class BackgroundStarter:
+    """The :class:`~longdoc.core.ports.ExecutionStarter` of ``longdoc serve``: one worker process per run.
+
+    ``start_execution`` claims the run's lease for a fresh owner, for at least
+    :data:`WORKER_START_SECONDS` (so the run is not shown ``STALE`` while its worker starts, and a second live driver is refused with
+    :class:`~longdoc.local.runner.RunLeaseHeld`), then spawns ``python -m longdoc.local.worker``
+    with that owner; its output goes to ``runs/<run_id>/worker.log``. Returns the execution's
+    local ARN (``…:execution:longdoc-local-extract:<name>``).
+    """
+
+    def __init__(self, state: StateStore, home: Path, definition_path: Path):
+        self.state, self.home, self.definition_path = state, Path(home), Path(definition_path)
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
+        """Claim the run, start its worker; returns the execution ARN (the worker runs it)."""
+        run_id = str(execution_input["run_id"])
+        owner = new_owner()
+        claim_run(self.state, run_id, owner, max(WORKER_START_SECONDS, lease_seconds()))
+        command = [sys.executable, "-m", "longdoc.local.worker", "--owner", owner, "--name", name,
+                   "--definition", str(self.definition_path), "--input", json.dumps(execution_input)]
+        try:
+            with (run_dir(self.home, run_id) / "worker.log").open("ab") as log:
+                self.workers.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                                     stdin=subprocess.DEVNULL))
+        except OSError:
+            self.state.release_run_lease(run_id, owner)  # nothing runs it: the next request may start it
+            raise
+        return f"{LOCAL_MACHINE}:{name}"
+
+    def stop(self) -> int:
+        """Terminate workers still running (their runs become ``STALE``); returns how many there were."""
+        alive = [w for w in self.workers if w.poll() is None]
+        for worker in alive:
+            worker.terminate()
+        for worker in alive:
+            try:
+                worker.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+        return len(alive)
+
+
+def proxy_event(request: Request, body: bytes) -> dict[str, Any]:
+    """The API Gateway REST proxy event for ``request`` (stage ``local``, resource ``/{proxy+}``).
+
+    Headers keep their last value in ``headers`` and all values in ``multiValueHeaders``; a body
+    that is not UTF-8 is sent base64-encoded with ``isBase64Encoded``, as API Gateway does.
+    """
+    headers: dict[str, str] = {}
+    multi: dict[str, list[str]] = {}
+    for key, value in request.headers.items():
+        headers[key] = value
+        multi.setdefault(key, []).append(value)
+    query = {k: request.args.getlist(k) for k in request.args}
+    try:
+        text, encoded = body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        text, encoded = base64.b64encode(body).decode("ascii"), True
+    path = request.path or "/"
+    return {
+        "resource": "/{proxy+}", "path": path, "httpMethod": request.method,
+        "headers": headers, "multiValueHeaders": multi,
+        "queryStringParameters": {k: v[-1] for k, v in query.items()} or None,
+        "multiValueQueryStringParameters": query or None,
+        "pathParameters": {"proxy": path.lstrip("/")}, "stageVariables": None,
+        "requestContext": {"accountId": "123456789012", "apiId": "local", "stage": "local",
+                           "resourcePath": "/{proxy+}", "path": f"/local{path}", "httpMethod": request.method,
+                           "requestId": str(uuid.uuid4()), "requestTimeEpoch": int(time.time() * 1000),
+                           "protocol": request.environ.get("SERVER_PROTOCOL", "HTTP/1.1"),
+                           "identity": {"sourceIp": request.remote_addr or "127.0.0.1",
+                                        "userAgent": headers.get("User-Agent", "")}},
+        "body": text if body else None, "isBase64Encoded": encoded,
+    }
+
+
+def http_response(result: dict[str, Any]) -> Response:
+    """The HTTP response for a Lambda proxy integration result (``statusCode``, headers, body)."""
+    body = result.get("body") or ""
+    data = base64.b64decode(body) if result.get("isBase64Encoded") else str(body).encode("utf-8")
+    response = Response(data, status=int(result.get("statusCode", 502)))
+    response.headers.clear()
+    for key, values in (result.get("multiValueHeaders") or {}).items():
+        for value in values:
+            response.headers.add(key, value)
+    for key, value in (result.get("headers") or {}).items():
+        if key not in response.headers:
+            response.headers[key] = value
+    return response
+
+
+def _json(status: int, body: dict[str, Any]) -> Response:
+    return Response(json.dumps(body), status=status, content_type="application/json")
+
+
+class ApiApp:
+    """The WSGI application: HTTP request -> proxy event -> the API function's ``handler`` -> HTTP response.
+
+    ``api`` is the loaded ``functions/api/app.py`` module (:func:`~longdoc.local.lambda_runtime.load_handler`).
+    """
+
+    def __init__(self, api: ModuleType, *, max_body_bytes: int = MAX_BODY_BYTES):
+        self.api = api
+        self.max_body_bytes = max_body_bytes
+        self._one_at_a_time = threading.Lock()
+
+    def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Invoke the handler once with ``event`` (serialised: one execution environment)."""
+        with self._one_at_a_time:
+            result: dict[str, Any] = self.api.handler(event, LocalContext(function_name="longdoc-local-api"))
+        return result
+
+    def _read_body(self, request: Request) -> bytes | None:
+        """The body, or None when it is longer than ``max_body_bytes`` (declared or actually sent)."""
+        if request.content_length is not None and request.content_length > self.max_body_bytes:
+            return None
+        data = request.stream.read(self.max_body_bytes + 1)
+        return None if len(data) > self.max_body_bytes else data
+
+    def dispatch(self, request: Request) -> Response:
+        """Answer one request: 413 for a body too large, the docs page, or the handler's answer."""
+        body = self._read_body(request)
+        if body is None:
+            return _json(413, {"message": "Request Too Long", "limit_bytes": self.max_body_bytes})
+        if request.method == "GET" and request.path in ("/docs", "/docs/"):
+            spec = json.loads(self.invoke(proxy_event(Request.from_values("/openapi.json"), b""))["body"])
+            return Response(docs_html(spec), content_type="text/html; charset=utf-8")
+        return http_response(self.invoke(proxy_event(request, body)))
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        response = self.dispatch(Request(environ))
+        return response(environ, start_response)
