@@ -225,7 +225,7 @@ def _out_of_time(options: SessionOptions) -> bool:
 def _store(deps: Deps, s: _Session, extraction: Extraction) -> None:
     """Store a verified extraction (idempotent by its key) and apply it to CASE_FACTS."""
     deps.state.put_extraction(s.run.run_id, extraction)
-    apply_extraction(s.facts, extraction)
+    apply_extraction(s.facts, extraction, s.chunks)
     s.last[extraction.clause_type] = extraction
 
 
@@ -233,7 +233,7 @@ def _close(deps: Deps, s: _Session, clause: str, why: str) -> None:
     """Close an open multi-instance clause type: re-store its last instance as final (idempotent)."""
     final = s.last[clause].model_copy(update={"final": True})
     deps.state.put_extraction(s.run.run_id, final)
-    apply_extraction(s.facts, final)
+    apply_extraction(s.facts, final, s.chunks)
     s.facts.decisions.append(f"{clause}: no further occurrence ({why})")
 
 
