@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import warnings
 import sys
@@ -30,7 +31,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from longdoc.core.errors import short_cause
+from longdoc.core.errors import short_cause as short_cause  # re-exported for callers of the CLI module
 from longdoc.local.lambda_runtime import batch_failure_reason as _batch_failure
 from longdoc.local.lambda_runtime import load_handler, s3_event_for
 
@@ -45,6 +46,45 @@ def _one_line(text: str, limit: int = 400) -> str:
     """Collapse a message to one line of at most ``limit`` characters."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+_ERROR_FIELD = r'"{}"\s*:\s*"((?:[^"\\]|\\.)*)(?:"|\\?$)'
+_KIND_PREFIX = re.compile(r"^([A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)?): ")
+_WRAPPERS = frozenset({"ExtractionFailed", "States.TaskFailed"})
+"""Error names that only wrap another (the failure-recording state re-raises the caught error inside one)."""
+
+
+def _json_string(text: str, field: str) -> str | None:
+    """The first ``"field": "..."`` string of JSON ``text`` (cut-off text: up to its end), decoded; None if absent."""
+    match = re.search(_ERROR_FIELD.format(field), text)
+    if match is None:
+        return None
+    try:
+        return json.loads(f'"{match.group(1)}"')
+    except ValueError:
+        return match.group(1)
+
+
+def failure_line(error: str | None, cause: str | None) -> str:
+    """``"ErrorType: message"`` of the innermost error in a Step Functions error and cause, one line.
+
+    A cause may nest Lambda error payloads (``{"errorType", "errorMessage", "stackTrace"}``,
+    https://docs.aws.amazon.com/lambda/latest/dg/python-exceptions.html) at any depth, each
+    possibly behind ``"Name: "`` prefixes and cut short (the failure state keeps 2,000
+    characters): every level is peeled, stack traces dropped, and wrapper names
+    (:data:`_WRAPPERS`) give way to the error they carry. Never raises.
+    """
+    kind, text = error or "", cause or ""
+    for _ in range(20):
+        while (prefix := _KIND_PREFIX.match(text)) is not None:
+            kind, text = prefix.group(1), text[prefix.end():]
+        message = _json_string(text, "errorMessage")
+        if message is None:
+            break
+        kind, text = _json_string(text, "errorType") or kind, message
+    if kind in _WRAPPERS and not text:
+        return kind
+    return _one_line(f"{kind}: {text}" if kind and text else kind or text)
 
 
 def _statemachine_path() -> Path:
@@ -242,8 +282,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
               f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
         print_table(result)
     if result["status"] != "SUCCEEDED":
-        print(f"longdoc: run {run.run_id} failed: {execution.error}: {short_cause(execution.cause)}",
-              file=sys.stderr)
+        print(f"longdoc: run {run.run_id} failed: {failure_line(execution.error, execution.cause)}", file=sys.stderr)
         return 1
     return 0
 
