@@ -99,10 +99,13 @@ def message_reply(
     model: str | None = None,
     id: str | None = None,
     delay: float = 0.0,
+    stop_details: dict[str, Any] | None = None,
 ) -> Reply:
     """A 200 reply carrying a Messages API ``message``.
 
-    ``usage`` defaults to :func:`usage_json`; ``model=None`` echoes the request's model.
+    ``usage`` defaults to :func:`usage_json`; ``model=None`` echoes the request's model;
+    ``stop_details`` (e.g. ``{"type": "refusal", "category": "cyber", "explanation": None}``)
+    is sent when given.
     """
     body = {
         "id": id or f"msg_fake_{next(_ids):04d}",
@@ -114,6 +117,8 @@ def message_reply(
         "stop_sequence": None,
         "usage": usage if usage is not None else usage_json(),
     }
+    if stop_details is not None:
+        body["stop_details"] = stop_details
     return Reply(status=200, body=body, delay=delay)
 
 

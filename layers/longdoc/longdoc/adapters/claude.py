@@ -19,6 +19,7 @@ Status codes and error types follow the Messages API error reference
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any, get_args
 
 from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
@@ -47,7 +48,9 @@ class ClaudeModel:
             point it at a loopback fake.
         max_retries: retries the SDK performs before an error reaches us (SDK default 2).
         timeout: seconds per HTTP attempt (600 s = the SDK's own default for
-            non-streaming calls, below the 15-minute Lambda limit).
+            non-streaming calls, below the 15-minute Lambda limit). A request's
+            ``timeout_seconds`` replaces it: then the whole call, retries included, fits
+            that budget (:func:`_create_within`).
     """
 
     name: str
@@ -100,21 +103,74 @@ class ClaudeModel:
         if request.tools:
             kwargs["tools"] = request.tools
             kwargs["tool_choice"] = request.tool_choice
-        client = self._client
-        if request.timeout_seconds is not None:
-            # The caller's budget (e.g. the Lambda's remaining time) bounds each attempt, and
-            # with under a minute left there is no time for the SDK's retries: a slow reply
-            # fails as ModelUnavailable (retried by the state machine from the checkpoint)
-            # instead of the platform killing the function mid-call.
-            budget = max(1.0, request.timeout_seconds)
-            client = client.with_options(timeout=budget, max_retries=self.max_retries if budget >= 60 else 0)
         try:
-            message = client.messages.create(**kwargs)
+            if request.timeout_seconds is not None:
+                message = _create_within(self._client, kwargs, request.timeout_seconds, self.max_retries)
+            else:
+                message = self._client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:
             raise _map_status_error(exc) from exc
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
             raise ModelUnavailable(f"Claude API unreachable: {exc.message}") from exc
         return _to_response(message)
+
+
+# --- A call within a time budget (issue 12, failure 8) -------------------------------------------
+
+MIN_ATTEMPT_SECONDS = 1.0
+"""An attempt is not started with less than this many seconds for it."""
+RETRY_STATUSES: frozenset[int] = frozenset({408, 409, 429})
+"""Retried statuses besides 5xx: the SDK's own choice (``anthropic._base_client._should_retry``)."""
+
+
+def _retry_wait(attempt: int, exc: Exception) -> float:
+    """Seconds to wait before retry ``attempt`` + 1: ``retry-after-ms`` / ``retry-after`` when the
+    API sends one, else 0.5 s doubling per attempt up to 8 s (the SDK's backoff without jitter)."""
+    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
+    try:
+        if headers.get("retry-after-ms"):
+            return float(headers["retry-after-ms"]) / 1000
+        if headers.get("retry-after"):
+            return float(headers["retry-after"])
+    except ValueError:
+        pass
+    return min(0.5 * 2 ** attempt, 8.0)
+
+
+def _retryable(exc: Exception) -> bool:
+    import anthropic
+
+    if isinstance(exc, anthropic.APIStatusError):
+        return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
+    return isinstance(exc, anthropic.APIConnectionError)
+
+
+def _create_within(client: anthropic.Anthropic, kwargs: dict[str, Any], budget: float, max_retries: int) -> SdkMessage:
+    """``messages.create`` in at most ``budget`` seconds, retries and waits between them included.
+
+    The SDK's own retries are off here (each of them would get the whole timeout again);
+    up to ``max_retries`` retries of a retryable failure (:func:`_retryable`) are made here,
+    each attempt's timeout being what is left of the budget shared evenly among the attempts
+    still allowed, so that the sum of attempts x timeout plus the waits fits the budget. A
+    retry whose attempt would get under :data:`MIN_ATTEMPT_SECONDS` is not made: the last
+    error is raised (the session has checkpointed its stored work; the next session retries).
+    Raises the SDK's ``APIStatusError`` / ``APIConnectionError``.
+    """
+    deadline = time.monotonic() + budget
+    attempts = max_retries + 1
+    for attempt in range(attempts):
+        per_attempt = (deadline - time.monotonic()) / (attempts - attempt)
+        try:
+            return client.with_options(timeout=max(per_attempt, 0.001), max_retries=0).messages.create(**kwargs)
+        except Exception as exc:
+            wait = _retry_wait(attempt, exc)
+            left = deadline - time.monotonic() - wait
+            if not _retryable(exc) or attempt + 1 == attempts or left / (attempts - attempt - 1) < MIN_ATTEMPT_SECONDS:
+                raise
+            log.info("Claude call failed (%s); retry %d in %.1f s, %.1f s of its budget left",
+                     type(exc).__name__, attempt + 1, wait, left)
+            time.sleep(wait)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _map_status_error(exc: anthropic.APIStatusError) -> Exception:
@@ -145,7 +201,8 @@ def _to_response(message: SdkMessage) -> ModelResponse:
 
     Keeps ``text`` and ``tool_use`` blocks in order and drops every other block type
     (thinking, server tools, ...). An unknown or missing ``stop_reason`` becomes
-    ``"end_turn"`` with a warning; ``None`` cache token counts become 0.
+    ``"end_turn"`` with a warning; ``None`` cache token counts become 0; ``stop_details``
+    (a refusal's ``category`` and ``explanation``) is kept as a dict.
     """
     content: list[TextBlock | ToolUseBlock] = []
     for block in message.content:
@@ -158,8 +215,10 @@ def _to_response(message: SdkMessage) -> ModelResponse:
         log.warning("unknown stop_reason %r from Claude; treating it as end_turn", stop_reason)
         stop_reason = "end_turn"
     usage = message.usage
+    details = getattr(message, "stop_details", None)
     return ModelResponse(
         id=message.id,
+        stop_details=details.model_dump() if details is not None else None,
         model=message.model,
         content=content,
         stop_reason=stop_reason,
