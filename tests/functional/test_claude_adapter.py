@@ -325,6 +325,7 @@ def test_attempts_times_timeout_fit_the_budget_sdk_retries_included(fake: FakeAn
     # (before: one SDK call with a 61 s timeout and 2 SDK retries, i.e. 3 x 61 s)
     assert all(at + timeout * (retries + 1) <= started + 61.0 + 0.05 for at, timeout, retries in seen)
     assert all(retries == 0 for _, _, retries in seen) and len(fake.requests) == len(seen) == 3
+    assert seen[0][1] == 10.0  # the first attempt gets its full timeout (the client's 10 s), not a third of the budget
 
 
 def test_slow_failures_are_retried_within_the_budget(fake: FakeAnthropic) -> None:
@@ -336,7 +337,7 @@ def test_slow_failures_are_retried_within_the_budget(fake: FakeAnthropic) -> Non
     # When one call is made with two retries allowed
     with pytest.raises(ModelUnavailable):
         _model(fake, max_retries=2).create(_request().model_copy(update={"timeout_seconds": 6.0}))
-    # Then it retries, with shorter attempts, and gives up within the budget, not after 3 x 2.5 s or more
+    # Then it retries while time is left for an attempt, and gives up within the budget
     assert time.monotonic() - started <= 6.5
     assert len(fake.requests) >= 2
 

@@ -68,6 +68,7 @@ class ClaudeModel:
 
         self.name = model
         self.max_retries = max_retries
+        self.timeout = timeout
         self._client: anthropic.Anthropic = anthropic.Anthropic(
             api_key=api_key,
             base_url=base_url,
@@ -105,7 +106,8 @@ class ClaudeModel:
             kwargs["tool_choice"] = request.tool_choice
         try:
             if request.timeout_seconds is not None:
-                message = _create_within(self._client, kwargs, request.timeout_seconds, self.max_retries)
+                message = _create_within(self._client, kwargs, request.timeout_seconds, self.max_retries,
+                                         self.timeout)
             else:
                 message = self._client.messages.create(**kwargs)
         except anthropic.APIStatusError as exc:
@@ -145,27 +147,29 @@ def _retryable(exc: Exception) -> bool:
     return isinstance(exc, anthropic.APIConnectionError)
 
 
-def _create_within(client: anthropic.Anthropic, kwargs: dict[str, Any], budget: float, max_retries: int) -> SdkMessage:
-    """``messages.create`` in at most ``budget`` seconds, retries and waits between them included.
+def _create_within(client: anthropic.Anthropic, kwargs: dict[str, Any], budget: float, max_retries: int,
+                   timeout: float) -> SdkMessage:
+    """``messages.create`` in at most ``budget`` seconds, retries and the waits between them included.
 
-    The SDK's own retries are off here (each of them would get the whole timeout again);
-    up to ``max_retries`` retries of a retryable failure (:func:`_retryable`) are made here,
-    each attempt's timeout being what is left of the budget shared evenly among the attempts
-    still allowed, so that the sum of attempts x timeout plus the waits fits the budget. A
-    retry whose attempt would get under :data:`MIN_ATTEMPT_SECONDS` is not made: the last
-    error is raised (the session has checkpointed its stored work; the next session retries).
-    Raises the SDK's ``APIStatusError`` / ``APIConnectionError``.
+    The SDK's own retries are off here (each of them would get the whole timeout again, so 3
+    attempts could take 3 x the budget); up to ``max_retries`` retries of a retryable failure
+    (:func:`_retryable`) are made here instead. Each attempt's timeout is what is left of the
+    budget (at most ``timeout``, the client's per-attempt seconds), so every attempt, and the
+    wait before it, ends by the budget: the first attempt may use all of it (a slow but good
+    reply is not cut short to make room for retries), and a retry is only made when at least
+    :data:`MIN_ATTEMPT_SECONDS` are left for it. Otherwise the last error is raised: the state
+    machine retries the session later, from what is stored. Raises the SDK's
+    ``APIStatusError`` / ``APIConnectionError``.
     """
     deadline = time.monotonic() + budget
-    attempts = max_retries + 1
-    for attempt in range(attempts):
-        per_attempt = (deadline - time.monotonic()) / (attempts - attempt)
+    for attempt in range(max_retries + 1):
+        per_attempt = min(timeout, deadline - time.monotonic())
         try:
             return client.with_options(timeout=max(per_attempt, 0.001), max_retries=0).messages.create(**kwargs)
         except Exception as exc:
             wait = _retry_wait(attempt, exc)
             left = deadline - time.monotonic() - wait
-            if not _retryable(exc) or attempt + 1 == attempts or left / (attempts - attempt - 1) < MIN_ATTEMPT_SECONDS:
+            if not _retryable(exc) or attempt == max_retries or left < MIN_ATTEMPT_SECONDS:
                 raise
             log.info("Claude call failed (%s); retry %d in %.1f s, %.1f s of its budget left",
                      type(exc).__name__, attempt + 1, wait, left)
