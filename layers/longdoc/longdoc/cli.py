@@ -314,6 +314,26 @@ def _int_at_least(low: int):
     return parse
 
 
+def _int_between(low: int, high: int):
+    """An argparse type: a whole number from ``low`` to ``high``."""
+    at_least = _int_at_least(low)
+
+    def parse(text: str) -> int:
+        value = at_least(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
+        return value
+
+    return parse
+
+
+def _max_tokens_bounds() -> tuple[int, int]:
+    """``--max-tokens`` bounds: the settings' (:data:`longdoc.extract.runs.MAX_TOKENS_BOUNDS`)."""
+    from longdoc.extract.runs import MAX_TOKENS_BOUNDS
+
+    return MAX_TOKENS_BOUNDS
+
+
 def _eval_inputs(args: argparse.Namespace):
     """The gold file (CliError when missing) and a progress printer (stderr; none with --json)."""
     gold = Path(args.gold)
@@ -399,7 +419,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("doc_id")
     p.add_argument("--clause-types", required=True, help="comma-separated clause type names")
     p.add_argument("--version", default=None)
-    p.add_argument("--max-tokens", type=_int_at_least(1), default=None, help="output tokens per model call")
+    p.add_argument("--max-tokens", type=_int_between(*_max_tokens_bounds()), default=None,
+                   help="output tokens per model call (64-64000, the settings' bounds)")
     p.add_argument("--top-k", type=_int_at_least(1), default=None)
     p.add_argument("--max-iterations", type=_int_at_least(1), default=None)
     p.add_argument("--fact", action="append", default=[], metavar="KEY=VALUE",

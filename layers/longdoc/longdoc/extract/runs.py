@@ -44,10 +44,24 @@ def new_run_id() -> str:
     return f"run-{uuid.uuid4().hex[:12]}"
 
 
+def _bounds(field: str) -> tuple[int, int]:
+    """``(ge, le)`` of an :class:`ExtractionSettings` integer field: one source for every entry point."""
+    metadata = ExtractionSettings.model_fields[field].metadata
+    low = next(m.ge for m in metadata if hasattr(m, "ge"))
+    high = next(m.le for m in metadata if hasattr(m, "le"))
+    return int(low), int(high)
+
+
+MAX_TOKENS_BOUNDS = _bounds("max_tokens")
+"""Allowed ``max_tokens`` (output tokens per call): the settings' bounds, (64, 64000), used by the
+settings, :class:`RunRequest` (API and CLI) and the CLI's ``--max-tokens``."""
+
+
 class RunRequest(BaseModel):
     """What a run is asked to do: the body of ``POST /extractions``, or the CLI's arguments.
 
-    ``max_tokens`` / ``top_k`` None take the settings' defaults; ``facts`` are exact values
+    ``max_tokens`` (output tokens per call, within :data:`MAX_TOKENS_BOUNDS`) / ``top_k`` None
+    take the settings' defaults; ``facts`` are exact values
     pinned into CASE_FACTS byte for byte. Its JSON (:meth:`model_dump_json`, fields in this
     order) is the request hash that names an idempotent run: never reorder or add fields.
     """
@@ -55,7 +69,7 @@ class RunRequest(BaseModel):
     doc_id: str
     doc_version: str | None = None
     clause_types: list[str]
-    max_tokens: int | None = None
+    max_tokens: int | None = Field(None, ge=MAX_TOKENS_BOUNDS[0], le=MAX_TOKENS_BOUNDS[1])
     top_k: int | None = None
     facts: dict[str, str] = Field(default_factory=dict)
 
@@ -283,9 +297,22 @@ def _checkpoint_fields(checkpoint: Checkpoint | None) -> dict[str, Any]:
             "case_facts": checkpoint.case_facts.model_dump(mode="json")}
 
 
+def _cache(checkpoint: Checkpoint | None) -> dict[str, int]:
+    """Prompt-cache figures of a run: tokens read and written, and calls that read the cache."""
+    if checkpoint is None:
+        return {"read_input_tokens": 0, "creation_input_tokens": 0, "calls_reading": 0, "calls": 0}
+    return {"read_input_tokens": checkpoint.usage.cache_read_input_tokens,
+            "creation_input_tokens": checkpoint.usage.cache_creation_input_tokens,
+            "calls_reading": sum(1 for c in checkpoint.calls if c.usage.cache_read_input_tokens > 0),
+            "calls": len(checkpoint.calls)}
+
+
 def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -> dict[str, Any]:
     """The run as the CLI and API report it: status, counters, CASE_FACTS, extractions, usage, cost.
 
+    ``cache`` reports prompt caching (tokens read from and written to the cache, and how many
+    of the recorded calls read it); ``refusals`` the clause types the model refused (with the
+    API's category); ``max_tokens`` the output cap per call after escalation (tokens).
     ``usage`` is the total over every model call (tokens); ``calls`` lists each call's usage
     (the last :data:`~longdoc.core.records.MAX_CALL_RECORDS`); ``cost_usd`` is a decimal string
     from the price table (``prices_path`` or the packaged one), or None for an unpriced model.
@@ -304,6 +331,9 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
         "extractions": [e.model_dump(mode="json", exclude={"model", "session", "final"}) | {"model": e.model}
                         for e in state.list_extractions(run_id)],
         "usage": usage.model_dump(),
+        "cache": _cache(checkpoint),
+        "refusals": ({c: r.model_dump() for c, r in checkpoint.case_facts.refusals.items()} if checkpoint else {}),
+        "max_tokens": (checkpoint.max_tokens if checkpoint and checkpoint.max_tokens else run.max_tokens),
         "cost_usd": _cost(usage, run.model, prices_path),
         "calls": [c.model_dump() for c in checkpoint.calls] if checkpoint else [],
         "rejected_citations": checkpoint.rejected_citations if checkpoint else 0,

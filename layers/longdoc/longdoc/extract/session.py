@@ -10,10 +10,10 @@ https://docs.anthropic.com/en/api/handling-stop-reasons):
 ==================================  ==========================================================
 ``tool_use``                        run the tools, continue the same session (while pending)
 ``pause_turn``                      send the assistant turn back as is, continue the session
-``max_tokens``                      discard a trailing cut-off tool call, checkpoint, CONTINUE
+``max_tokens``                      discard a trailing cut-off tool call; double max_tokens and ask again
 ``model_context_window_exceeded``   same as ``max_tokens``: the next session starts fresh
 ``end_turn`` / ``stop_sequence``    DONE only if the harness finds nothing pending, else CONTINUE
-``refusal``                         checkpoint, then :class:`ModelRefused` (the run fails)
+``refusal``                         record it per clause type, CONTINUE with the others (see below)
 ==================================  ==========================================================
 
 A clause type may occur several times: each verified ``extract_clause`` call stores one
@@ -38,16 +38,17 @@ from typing import Any, Literal
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import ModelRefused, NoProgress, NotFound
-from longdoc.core.messages import Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.models import Chunk
 from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
                                   Extraction, RunRecord)
-from longdoc.extract.catalogue import Catalogue, ClauseType
+from longdoc.extract.catalogue import Catalogue
+from longdoc.extract.context import page, retrieve
 from longdoc.extract.cost import warn_if_prefix_uncacheable
 from longdoc.extract.harness import apply_extraction, handle_tool
 from longdoc.extract.prompt import build_request, prefix_tokens, render_next_page
-from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
+from longdoc.extract.refusals import askable, record_refusal, unanswerable
 from longdoc.extract.runs import now, record_session
 # Re-exported for callers not yet moved to longdoc.extract.runs (longdoc.eval.extraction imports them here).
 from longdoc.extract.runs import run_result as run_result, start_run as start_run
@@ -56,6 +57,13 @@ log = logging.getLogger(__name__)
 
 MAX_CALLS_PER_SESSION = 8
 NO_PROGRESS_LIMIT = 3
+MAX_TOKENS_CEILING = 64_000
+"""Highest output cap (tokens) max_tokens escalation reaches: the settings' upper bound for
+``max_tokens`` (``LONGDOC_MAX_TOKENS`` <= 64000), which is also the output limit of
+Sonnet-class models (https://platform.claude.com/docs/en/about-claude/models/overview)."""
+MIN_CALL_SECONDS = 1.0
+"""A model call is not started with less than this many seconds before ``call_deadline``: the
+Claude adapter's shortest attempt (:data:`longdoc.adapters.claude.MIN_ATTEMPT_SECONDS`)."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,9 @@ class SessionOptions:
     (its budget, retries included, is what is left until then); None: no bound.
     ``execution`` is the Step Functions execution name, recorded on the run.
     ``strict_tools`` selects strict tool schemas. ``no_progress_limit``: see the module docstring.
+    ``max_tokens_ceiling`` bounds max_tokens escalation (tokens). ``min_call_seconds``: with
+    less time than this before ``call_deadline`` no call starts (the session checkpoints and the
+    next one retries), so that a call's attempts and timeouts always fit what is left.
     ``budget_tokens`` bounds the retrieved context (estimated tokens, headers included; see
     :func:`longdoc.extract.retrieve.assemble`): ``None`` sends every retrieved page (``top_k``
     per pending clause type); with a budget, chunks go in rank order until the next would
@@ -92,6 +103,8 @@ class SessionOptions:
     strict_tools: bool = False
     no_progress_limit: int = NO_PROGRESS_LIMIT
     budget_tokens: int | None = None
+    max_tokens_ceiling: int = MAX_TOKENS_CEILING
+    min_call_seconds: float = MIN_CALL_SECONDS
     clock: Callable[[], float] = field(default=time.monotonic)
 
 
@@ -99,7 +112,9 @@ class SessionOptions:
 class SessionOutcome:
     """Where a run stands after one session (small: it travels between Step Functions states).
 
-    ``rejected_citations`` and ``model_calls`` count this session only (for metrics).
+    ``rejected_citations``, ``model_calls`` and ``cache_read_tokens`` (prompt-cache reads, in
+    tokens) count this session only (for metrics); ``max_tokens`` is the output cap the next
+    session starts with (tokens, after any escalation).
     """
 
     run_id: str
@@ -112,49 +127,8 @@ class SessionOutcome:
     pending: int
     rejected_citations: int = 0
     model_calls: int = 0
-
-
-def _retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever:
-    """Hybrid retriever over the run's document version, filtered by the run's ``term`` /
-    ``line_of_business`` facts when given (see :mod:`longdoc.extract.retrieve`)."""
-    return Retriever(list(chunks.values()), deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT,
-                     lead_rank=LEAD_RANK, term=run.facts.get("term"),
-                     line_of_business=run.facts.get("line_of_business"))
-
-
-def _page(deps: Deps, run: RunRecord, clause: ClauseType, page: int, chunks: dict[str, Chunk],
-          retriever: Retriever | None = None) -> list[Chunk]:
-    """Page ``page`` (0-based) of the top-K retrieval for one clause type: ranks ``page*K .. page*K+K-1``."""
-    retriever = retriever or _retriever(deps, run, chunks)
-    query = clause.query_text()
-    ranked = retriever.rank(query, deps.embedder.embed_query(query), run.top_k * (page + 1))
-    return ranked[page * run.top_k:]
-
-
-def _retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, chunks: dict[str, Chunk],
-              budget_tokens: int | None = None) -> list[Chunk]:
-    """Each pending clause type's current retrieval page, merged in document order without repeats.
-
-    With ``budget_tokens``, the pages are interleaved by rank (first of each clause type,
-    then second, ...) and assembled within the budget (:func:`assemble`); a document that
-    fits whole is sent whole.
-    """
-    retriever = _retriever(deps, run, chunks)
-    pages = [_page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks, retriever)
-             for clause in deps.catalogue.resolve_many(facts.pending)]
-    picked: dict[str, Chunk] = {}
-    for rank in range(max((len(p) for p in pages), default=0)):
-        for page in pages:
-            if rank < len(page):
-                picked.setdefault(page[rank].chunk_id, page[rank])
-    selected = list(picked.values())
-    if budget_tokens is not None:
-        assembly = assemble(selected, budget_tokens, all_chunks=retriever.pool)
-        if assembly.top_over_budget:
-            log.warning("top chunk alone is over the %d-token context budget (%d tokens)", budget_tokens,
-                        assembly.tokens)
-        selected = assembly.chunks
-    return sorted(selected, key=lambda c: c.ordinal)
+    cache_read_tokens: int = 0
+    max_tokens: int = 0
 
 
 @dataclass
@@ -174,6 +148,11 @@ class _Session:
     model_calls: int = 0
     time_limited: bool = False
     chunks: dict[str, Chunk] = field(default_factory=dict)
+    max_tokens: int = 0
+    escalated: bool = False
+    refused: bool = False
+    cache_read: int = 0
+    asked: list[str] = field(default_factory=list)
 
 
 def _open(deps: Deps, run_id: str) -> _Session:
@@ -197,7 +176,8 @@ def _open(deps: Deps, run_id: str) -> _Session:
         last[stored.clause_type] = stored
     return _Session(run=run, checkpoint=checkpoint, facts=facts, last=last, usage=checkpoint.usage,
                     calls=list(checkpoint.calls), number=checkpoint.sessions,
-                    stop_reason=checkpoint.last_stop_reason, stalled=checkpoint.stalled_sessions)
+                    stop_reason=checkpoint.last_stop_reason, stalled=checkpoint.stalled_sessions,
+                    max_tokens=checkpoint.max_tokens or run.max_tokens)
 
 
 def _save(deps: Deps, s: _Session, options: SessionOptions, done: bool) -> int:
@@ -210,7 +190,7 @@ def _save(deps: Deps, s: _Session, options: SessionOptions, done: bool) -> int:
     deps.state.save_checkpoint(Checkpoint(
         run_id=s.run.run_id, version=version, case_facts=s.facts, sessions=s.number, last_stop_reason=s.stop_reason,
         usage=s.usage, updated_at=now(), stalled_sessions=s.stalled, calls=s.calls[-MAX_CALL_RECORDS:],
-        rejected_citations=s.checkpoint.rejected_citations + s.rejected,
+        rejected_citations=s.checkpoint.rejected_citations + s.rejected, max_tokens=s.max_tokens,
         expires_at=int(time.time()) + CHECKPOINT_TTL_SECONDS if done else None))
     record_session(deps.state, s.run, model=deps.model.name, execution=options.execution,
                    checkpoint_version=version, done=done)
@@ -218,8 +198,12 @@ def _save(deps: Deps, s: _Session, options: SessionOptions, done: bool) -> int:
 
 
 def _out_of_time(options: SessionOptions) -> bool:
-    """Whether the session's deadline has passed (never without one)."""
-    return options.deadline is not None and options.clock() >= options.deadline
+    """Whether no model call may start: the deadline has passed, or less than ``min_call_seconds``
+    are left before ``call_deadline`` (never without them)."""
+    now_ = options.clock()
+    if options.call_deadline is not None and options.call_deadline - now_ < options.min_call_seconds:
+        return True
+    return options.deadline is not None and now_ >= options.deadline
 
 
 def _store(deps: Deps, s: _Session, extraction: Extraction) -> None:
@@ -239,9 +223,9 @@ def _close(deps: Deps, s: _Session, clause: str, why: str) -> None:
 
 def _next_page(deps: Deps, s: _Session, clause: str) -> str:
     """Advance ``clause``'s retrieval cursor and render that page for the tool result (closing it when empty)."""
-    page = s.facts.retrieval_pages.get(clause, 0) + 1
-    s.facts.retrieval_pages[clause] = page
-    more = _page(deps, s.run, deps.catalogue.resolve(clause), page, s.chunks)
+    number = s.facts.retrieval_pages.get(clause, 0) + 1
+    s.facts.retrieval_pages[clause] = number
+    more = page(deps, s.run, deps.catalogue.resolve(clause), number, s.chunks)
     if not more:
         _close(deps, s, clause, "retrieval exhausted")
     return render_next_page(clause, more)
@@ -266,8 +250,9 @@ def _call(deps: Deps, s: _Session, options: SessionOptions, request: ModelReques
     """One model call with the conversation so far, its time budget bounded by ``call_deadline``; usage recorded."""
     budget = None if options.call_deadline is None else max(1.0, options.call_deadline - options.clock())
     response = deps.model.create(ModelRequest(**{**request.model_dump(), "messages": messages,
-                                                 "timeout_seconds": budget}))
+                                                 "max_tokens": s.max_tokens, "timeout_seconds": budget}))
     s.model_calls += 1
+    s.cache_read += response.usage.cache_read_input_tokens
     s.usage = s.usage.add(response.usage)
     s.stop_reason = response.stop_reason
     s.calls.append(CallRecord(session=s.number, model=response.model, stop_reason=response.stop_reason,
@@ -284,28 +269,42 @@ def _kept_blocks(response: ModelResponse) -> list[Any]:
     return blocks
 
 
-def _refuse(deps: Deps, s: _Session, options: SessionOptions, response: ModelResponse) -> None:
-    """Checkpoint, then raise :class:`ModelRefused` with (up to 500 characters of) the model's text."""
-    refusal = " ".join(b.text for b in response.content if isinstance(b, TextBlock))[:500]
-    _save(deps, s, options, False)
-    raise ModelRefused(f"model refused in session {s.number} of run {s.run.run_id}"
-                       + (f": {refusal}" if refusal else ""))
+def _escalate(s: _Session, options: SessionOptions, response: ModelResponse) -> bool:
+    """Double the output cap after a tool call cut by ``max_tokens`` (up to the ceiling); returns whether it grew.
+
+    Anthropic's stop-reason guidance for a ``tool_use`` cut by ``max_tokens`` is to retry with
+    a higher ``max_tokens`` (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons).
+    The new cap is checkpointed, so later sessions keep it; a growth counts as progress.
+    """
+    cut = response.stop_reason == "max_tokens" and bool(response.content) and isinstance(
+        response.content[-1], ToolUseBlock)
+    grown = min(s.max_tokens * 2, options.max_tokens_ceiling)
+    if not cut or grown <= s.max_tokens:
+        return False
+    log.info("tool call cut by max_tokens=%d; retrying with %d", s.max_tokens, grown)
+    s.max_tokens, s.escalated = grown, True
+    return True
 
 
 def _exchange(deps: Deps, s: _Session, options: SessionOptions, request: ModelRequest,
               messages: list[Message]) -> bool:
     """One model call and its tool calls; returns whether the session goes on (``messages`` extended).
 
-    Raises :class:`ModelRefused` on a refusal (after checkpointing) and the model port's errors.
+    A refusal is recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`)
+    and ends the session; a tool call cut by ``max_tokens`` is asked again with twice the room
+    (:func:`_escalate`). Raises the model port's errors.
     """
     response = _call(deps, s, options, request, messages)
     blocks = _kept_blocks(response)
     results = [_run_tool(deps, s, b, response.model) for b in blocks if isinstance(b, ToolUseBlock)]
     if s.stop_reason == "refusal":
-        _refuse(deps, s, options, response)
-    if s.stop_reason not in ("pause_turn", "tool_use") or not s.facts.pending or not blocks:
+        s.refused = record_refusal(s.facts, s.asked, response, s.number) is not None
         return False
-    messages.append(Message(role="assistant", content=[b.model_dump() for b in blocks]))
+    again = _escalate(s, options, response) and bool(s.facts.pending)
+    if not again and (s.stop_reason not in ("pause_turn", "tool_use") or not s.facts.pending or not blocks):
+        return False
+    if results or not again:
+        messages.append(Message(role="assistant", content=[b.model_dump() for b in blocks]))
     if results:
         messages.append(Message(role="user", content=results))
     return True
@@ -320,9 +319,10 @@ def _converse(deps: Deps, s: _Session, options: SessionOptions) -> None:
         s.time_limited, s.stop_reason = True, "time_limit"
         return
     s.number += 1
+    s.asked = askable(s.facts)
     s.chunks = {c.chunk_id: c for c in load_chunks(deps.blobs, s.run.doc_id, s.run.doc_version)}
-    context = _retrieve(deps, s.run, s.facts, s.chunks, options.budget_tokens)
-    request = build_request(s.facts, deps.catalogue.resolve_many(s.facts.pending), context, s.run.max_tokens,
+    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens)
+    request = build_request(s.facts, deps.catalogue.resolve_many(s.asked), context, s.max_tokens,
                             strict=options.strict_tools)
     warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))
     messages = list(request.messages)
@@ -335,18 +335,29 @@ def _converse(deps: Deps, s: _Session, options: SessionOptions) -> None:
 
 
 def _finish(deps: Deps, s: _Session, options: SessionOptions) -> SessionOutcome:
-    """Count a stalled session, checkpoint, and say where the run stands (or raise :class:`NoProgress`)."""
+    """Count a stalled session, checkpoint, and say where the run stands.
+
+    Raises :class:`ModelRefused` when only finally refused clause types are left (naming
+    them and their categories; the others are stored) and :class:`NoProgress`.
+    """
     done = not s.facts.pending
     progressed = s.facts.progress_marker() != s.checkpoint.case_facts.progress_marker()
-    s.stalled = 0 if (done or progressed or s.time_limited) else s.checkpoint.stalled_sessions + 1
+    moved = done or progressed or s.time_limited or s.escalated or s.refused
+    s.stalled = 0 if moved else s.checkpoint.stalled_sessions + 1
     version = _save(deps, s, options, done)
+    refused = unanswerable(s.facts)
+    if refused:
+        why = "; ".join(f"{c} ({s.facts.refusals[c].category or 'no category'}): {s.facts.refusals[c].explanation or ''}"
+                        for c in refused)
+        raise ModelRefused(f"model refused in session {s.number} of run {s.run.run_id}: {why}")
     if not done and s.stalled >= options.no_progress_limit:
         raise NoProgress(f"run {s.run.run_id}: {s.stalled} sessions in a row resolved nothing new "
                          f"(last stop_reason {s.stop_reason}); pending: {', '.join(s.facts.pending)}")
     return SessionOutcome(run_id=s.run.run_id, doc_id=s.run.doc_id, status="DONE" if done else "CONTINUE",
                           stop_reason=s.stop_reason, sessions=s.number, checkpoint_version=version,
                           extracted=s.facts.extracted_count, pending=len(s.facts.pending),
-                          rejected_citations=s.rejected, model_calls=s.model_calls)
+                          rejected_citations=s.rejected, model_calls=s.model_calls,
+                          cache_read_tokens=s.cache_read, max_tokens=s.max_tokens)
 
 
 def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) -> SessionOutcome:
