@@ -136,6 +136,48 @@ def measure(doc: ParsedDocument, spans: list[Span], sections: list[Section], tar
             "split_unsuffixed": split_unsuffixed, "sizes": sizes}
 
 
+def multi_column_pages(path: Path) -> set[int]:
+    """1-based pages of a PDF on which :func:`find_gutters` finds columns (empty for other formats)."""
+    if path.suffix.lower() != ".pdf":
+        return set()
+    import pypdfium2 as pdfium
+
+    from longdoc.ingest.parse.columns import find_gutters, text_runs
+
+    pdf = pdfium.PdfDocument(path.read_bytes())
+    try:
+        return {i + 1 for i in range(len(pdf)) if find_gutters(text_runs(pdf[i].get_textpage()))}
+    finally:
+        pdf.close()
+
+
+def multi_column_mid(doc: ParsedDocument, spans: list[Span], sections: list[Section],
+                     pages: set[int]) -> tuple[int, int]:
+    """``(chunks ending on a multi-column page, of them ending mid-sentence)``."""
+    starts = {s.start for s in sections}
+    ends = [trim(doc.text, span)[1] for span in spans]
+    on = [b for b in ends if doc.page_at(max(0, b - 1)) in pages]
+    return len(on), sum(ends_mid_sentence(doc.text, b, starts) for b in on)
+
+
+def pdfium_order_mid(docs: list, corpus: Path, target: int) -> tuple[int, int]:
+    """Our chunker's multi-column figure with the reading order switched off (PDFium's own text order)."""
+    from unittest import mock
+
+    import longdoc.ingest.parse.pdf as pdf_module
+
+    total = mid = 0
+    with mock.patch.object(pdf_module, "reading_order", lambda textpage: textpage.get_text_range()):
+        for doc, _, _, multi in docs:
+            if not multi:
+                continue
+            plain = parse_document(doc.source, (corpus / doc.source).read_bytes())
+            chunks = ours.chunk_document(plain, "bench", target_tokens=target, max_tokens=2 * target)
+            n, m = multi_column_mid(plain, [(c.char_start, c.char_end) for c in chunks], ground_truth(plain), multi)
+            total, mid = total + n, mid + m
+    return total, mid
+
+
 def splitters(target: int) -> dict[str, Callable[[str], list[str]]]:
     """The competitors, each configured for ``4 * target`` characters (15 % overlap if supported)."""
     chars = target * CHARS_PER_TOKEN
@@ -194,13 +236,13 @@ def main() -> int:
     for path in documents(args.corpus):
         t0 = time.perf_counter()
         doc = parse_document(path.relative_to(args.corpus).as_posix(), path.read_bytes())
-        docs.append((doc, time.perf_counter() - t0, max(1, doc.page_count)))
+        docs.append((doc, time.perf_counter() - t0, max(1, doc.page_count), multi_column_pages(path)))
     names = ["longdoc", *splitters(target)]
     comp = splitters(target)
     totals = {n: {"chunks": 0, "mid": 0, "mixed": 0, "numbered": 0, "split_unsuffixed": 0, "sizes": [],
-                  "seconds": 0.0, "pages": 0} for n in names}
+                  "seconds": 0.0, "pages": 0, "mcol": 0, "mcol_mid": 0} for n in names}
     overlaps: list[int] = []  # our continuations' overlap, estimated tokens (0 = overlap_missing)
-    for doc, parse_s, pages in docs:
+    for doc, parse_s, pages, multi in docs:
         sections = ground_truth(doc)
         for name in names:
             t0 = time.perf_counter()
@@ -221,6 +263,9 @@ def main() -> int:
             tot["sizes"].extend(m["sizes"])
             tot["seconds"] += elapsed
             tot["pages"] += pages
+            n_multi, mid_multi = multi_column_mid(doc, spans, sections, multi)
+            tot["mcol"] += n_multi
+            tot["mcol_mid"] += mid_multi
     base = totals["langchain-recursive"]
 
     def share(t: dict, key: str, of: str = "chunks") -> float:
@@ -229,10 +274,11 @@ def main() -> int:
     def ratio(value: float, base_value: float) -> str:
         return "-" if base_value == 0 else f"{value / base_value:.2f}x"
 
-    print(f"{len(docs)} documents, {sum(p for _, _, p in docs)} pages; target {target} tokens "
+    print(f"{len(docs)} documents, {sum(p for _, _, p, _ in docs)} pages "
+          f"({sum(len(m) for *_, m in docs)} multi-column); target {target} tokens "
           f"(= {target * CHARS_PER_TOKEN} chars); baseline langchain-recursive")
     header = ("chunker", "chunks", "mid-sentence", "mixed-section", "split-no-suffix", "median tok",
-              "p90 tok", "in [0.5T,2T]", "pages/s")
+              "p90 tok", "in [0.5T,2T]", "pages/s", "mid-sentence, multi-column pages")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for name in names:
@@ -255,8 +301,13 @@ def main() -> int:
             f"{p90} ({ratio(p90, base_sizes[int(0.9 * (len(base_sizes) - 1))])})",
             f"{inside:.0%} ({ratio(inside, base_inside)})",
             f"{pps:.0f} ({ratio(pps, base_pps)})",
+            f"{share(t, 'mcol_mid', 'mcol'):.1%} ({t['mcol_mid']}/{t['mcol']})",
         ]
         print("| " + " | ".join(cells) + " |")
+    n_plain, mid_plain = pdfium_order_mid(docs, args.corpus, target)
+    t = totals["longdoc"]
+    print(f"\nmulti-column pages, longdoc: {t['mcol_mid']}/{t['mcol']} chunk ends mid-sentence in reading order; "
+          f"{mid_plain}/{n_plain} with PDFium's text order (columns off)")
     shares = sorted(o / target for o in overlaps if o)
     if shares:
         print(f"\nlongdoc overlap: {len(overlaps)} continuations, {len(shares)} with whole-sentence overlap "

@@ -5,12 +5,23 @@ Routes: ``POST /extractions`` (202 with the run id), ``GET /extractions/{id}``,
 through Powertools' resolver, each route calls one service function
 (:func:`longdoc.extract.runs.start_extraction`, :func:`longdoc.extract.runs.run_result`),
 and domain errors map to status codes in one place (:func:`_domain_error`).
+
+Bounds: at most 64 clause types of 1-128 characters, at most 32 facts with keys of 1-64 and
+values of at most 1,000 characters, an Idempotency-Key of 1-255 characters. Admission
+control: with ``LONGDOC_MAX_RUNNING_EXTRACTIONS`` set, a new run is refused with 429 and
+``Retry-After`` while that many executions run. Every ``POST`` logs the run id with the
+caller's IAM identity (user ARN, account, caller id, source IP) from the request context.
+``GET /extractions/{id}`` first records a ``RUNNING`` run whose execution was stopped or
+timed out as failed (:func:`longdoc.extract.runs.reconcile_run`).
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from functools import lru_cache
+from pathlib import Path
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -18,29 +29,46 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from longdoc import wiring
 from longdoc.adapters.executions import StepFunctionsStarter
 from longdoc.config import ApiFunctionSettings, function_settings
 from longdoc.core.errors import ConfigError, LongdocError, NotFound, UnknownClauseType
-from longdoc.core.ports import ExecutionStarter
 from longdoc.extract.catalogue import load_catalogue
-from longdoc.extract.runs import IdempotencyConflict, RunRequest, run_result, start_extraction
+from longdoc.extract.runs import (
+    Admission,
+    IdempotencyConflict,
+    RunRequest,
+    TooManyRuns,
+    reconcile_run,
+    run_result,
+    start_extraction,
+)
 from longdoc.observability import logger, metrics, tracer
 
+
 app = APIGatewayRestResolver(enable_validation=True)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling route modules, as in Lambda's task root
+for _routes in ("triage_routes", "summary_routes"):  # POST /triage; POST /summaries, GET /summaries/{id}
+    app.include_router(importlib.import_module(_routes).router)
+
+
+ClauseTypeName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+FactKey = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+FactValue = Annotated[str, StringConstraints(max_length=1000)]
 
 
 class ExtractionRequest(RunRequest):  # a RunRequest with the API's bounds; same JSON, so same run ids
-    """Body of ``POST /extractions``."""
+    """Body of ``POST /extractions`` (bounds in the module docstring)."""
 
     doc_id: str = Field(min_length=1, max_length=128)
     doc_version: str | None = Field(None, min_length=1, max_length=64)
-    clause_types: list[str] = Field(min_length=1, max_length=64)
+    clause_types: list[ClauseTypeName] = Field(min_length=1, max_length=64)
     max_tokens: int | None = Field(None, ge=64, le=64000)
     top_k: int | None = Field(None, ge=1, le=50)
-    facts: dict[str, str] = Field(default_factory=dict, description="exact values pinned into CASE_FACTS")
+    facts: dict[FactKey, FactValue] = Field(default_factory=dict, max_length=32,
+                                            description="exact values pinned into CASE_FACTS")
 
 
 def _settings() -> ApiFunctionSettings:
@@ -49,7 +77,7 @@ def _settings() -> ApiFunctionSettings:
 
 
 @lru_cache(maxsize=1)
-def _starter() -> ExecutionStarter:
+def _starter() -> StepFunctionsStarter:
     """The Step Functions starter, built on first use (never at import) and kept by warm invocations."""
     arn = _settings().state_machine_arn
     if not arn:
@@ -74,6 +102,11 @@ def _domain_error(exc: LongdocError) -> Response:
 
     Bodies are ``{"message", ...}`` with the field at fault where there is one.
     """
+    if isinstance(exc, TooManyRuns):
+        logger.warning("run refused by admission control", extra={"cap": exc.cap, **_caller()})
+        return Response(status_code=429, content_type=content_types.APPLICATION_JSON,
+                        headers={"Retry-After": str(exc.retry_after_seconds)},
+                        body=json.dumps({"message": str(exc), "retry_after_seconds": exc.retry_after_seconds}))
     if isinstance(exc, IdempotencyConflict):
         # body left to the resolver's JSON serialiser, as this answer has always been
         return Response(status_code=422, content_type=content_types.APPLICATION_JSON,
@@ -85,29 +118,58 @@ def _domain_error(exc: LongdocError) -> Response:
     return _error(400, str(exc))
 
 
+def _caller() -> dict[str, Any]:
+    """The caller's IAM identity from the request context (API Gateway's SigV4 check), for the logs."""
+    identity = app.current_event.request_context.identity
+    return {"caller_arn": identity.user_arn, "caller_account": identity.account_id, "caller_id": identity.caller,
+            "source_ip": identity.source_ip}
+
+
+def _admission(settings: ApiFunctionSettings) -> Admission | None:
+    """Admission control from the settings (None when ``max_running_extractions`` is unset)."""
+    cap = settings.max_running_extractions
+    if cap is None:
+        return None
+    return Admission(count_running=_starter().count_running, cap=cap, retry_after_seconds=settings.retry_after_seconds)
+
+
 @app.post("/extractions")
 def create_extraction(
     body: ExtractionRequest,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", min_length=1, max_length=255)] = None,
 ) -> Response[dict[str, Any]]:
     """Start a run; the Idempotency-Key (or the body's hash) names it, so a retry starts nothing new.
 
-    Reusing an Idempotency-Key with a different body is answered 422 and no run starts
-    (see :func:`longdoc.extract.runs.start_extraction`).
+    Reusing an Idempotency-Key with a different body is answered 422 and no run starts; at the
+    admission cap a new run is answered 429 with ``Retry-After`` (see
+    :func:`longdoc.extract.runs.start_extraction`). The run id is logged with the caller's identity.
     """
     settings = _settings()
     run = start_extraction(body, state=wiring.state_store(), catalogue=load_catalogue(settings.clause_catalogue),
                            settings=settings, starter=_starter(), model_name=wiring.model_name(),
-                           idempotency_key=idempotency_key)
+                           idempotency_key=idempotency_key, admission=_admission(settings))
+    logger.info("extraction requested", extra={"run_id": run.run_id, "status": run.status, **_caller()})
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
                     body={"run_id": run.run_id, "status": run.status, "execution_arn": run.execution_arn})
 
 
 @app.get("/extractions/<run_id>")
 def get_extraction(run_id: str) -> dict[str, Any]:
-    """Status, progress and (when done) the extractions with citations, usage per call and cost."""
-    table = _settings().price_table
-    return run_result(wiring.state_store(), run_id, str(table) if table else None)
+    """Status, progress and (when done) the extractions with citations, usage per call and cost.
+
+    A ``RUNNING`` run whose execution was stopped or timed out is recorded failed first; when
+    the execution's status cannot be read, the stored status is reported as it is.
+    """
+    settings = _settings()
+    state = wiring.state_store()
+    run = state.get_run(run_id)
+    if run is not None and run.status == "RUNNING" and settings.state_machine_arn:
+        try:
+            reconcile_run(state, run, _starter().execution_status)
+        except Exception as exc:  # noqa: BLE001 - a status check must never fail the read
+            logger.warning("execution status unavailable", extra={"run_id": run_id, "error": type(exc).__name__})
+    table = settings.price_table
+    return run_result(state, run_id, str(table) if table else None)
 
 
 @app.get("/documents/<doc_id>")

@@ -13,7 +13,9 @@ Object keys arrive URL-encoded (``+`` for spaces, ``%xx``) and are decoded befor
 down, so a long document stops with its progress saved before Lambda's timeout and its
 redelivery continues. ``ObjectRemoved``: the document's vectors are deleted and its
 versions marked ``DELETED``. A created object that is gone by the time it is read is
-acknowledged (its removal event does the rest).
+acknowledged (its removal event does the rest). A delivery of a version another worker
+is ingesting right now (its ingest claim, :mod:`longdoc.ingest.claim`) is acknowledged
+without embedding anything: the holder's own message covers it.
 
 Document metadata (``doc_type``, ``line_of_business``, ``term``) comes from the object's
 S3 user metadata (``x-amz-meta-doc-type`` etc., set at upload) and its sidecar, the
@@ -23,7 +25,7 @@ version's chunk metadata.
 
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): DocumentsIngested,
 DocumentsSkipped, DocumentsRejected, DocumentsDeleted, MetadataUpdated, Pages, Chunks, EmbeddingTokens,
-EmbeddingsReused, ChunksEmbedded, IngestResumed, and stage durations ParseSeconds,
+EmbeddingsReused, ChunksEmbedded, IngestResumed, DocumentsClaimedElsewhere, and stage durations ParseSeconds,
 EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc_version``.
 """
 
@@ -45,9 +47,12 @@ from longdoc import wiring
 from longdoc.config import IngestFunctionSettings, function_settings
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.errors import DocumentError, NotFound
+from longdoc.core.ports import StateStore
+from longdoc.ingest.claim import VersionClaimed
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
-from longdoc.ingest.pipeline import IngestDeps, IngestOptions, delete_document_source, ingest_document
+from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
+from longdoc.ingest.removal import delete_document_source
 from longdoc.ingest.result import IngestResult
 from longdoc.ingest.source import IngestSource
 from longdoc.observability import logger, metrics, tracer
@@ -123,6 +128,32 @@ def _publish(result: IngestResult) -> None:
     for stage, seconds in result.timings.items():
         if stage in _STAGE_METRICS:
             metrics.add_metric(name=_STAGE_METRICS[stage], unit=MetricUnit.Seconds, value=round(seconds, 3))
+    if result.ocr_pages or result.ocr_failed_pages:  # issue 18: pages read by OCR, what they cost, what failed
+        logger.info("ocr", extra={"ocr_pages": result.ocr_pages, "ocr_cost_usd": result.ocr_cost_usd,
+                                  "ocr_low_confidence_pages": result.ocr_low_confidence_pages,
+                                  "ocr_failed_pages": result.ocr_failed_pages})
+        metrics.add_metric(name="OcrPages", unit=MetricUnit.Count, value=len(result.ocr_pages))
+        metrics.add_metric(name="OcrCostMicroUsd", unit=MetricUnit.Count, value=round(result.ocr_cost_usd * 1e6))
+
+
+def _reject(key: str, reason: str) -> None:
+    """Log and count a document that cannot be ingested; its message is acknowledged (redelivery cannot help)."""
+    logger.warning("document rejected", extra={"key": key, "reason": reason})
+    metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=1)
+
+
+def _warn_if_other_source(source: IngestSource, state: StateStore) -> None:
+    """Warn when another object key already holds ``source.doc_id``: this object becomes its new version.
+
+    Document ids come from file names (:func:`longdoc.ingest.ids.doc_id_for_key`), so
+    ``incoming/contract.pdf`` and ``incoming/Contract.docx`` are versions of one document
+    by design; the warning names both keys so an accidental replacement is visible.
+    """
+    latest = state.get_document(source.doc_id)
+    if latest is not None and latest.source_key and latest.source_key != source.key:
+        logger.warning("another object already holds this document id; this one becomes its latest version",
+                       extra={"key": source.key, "existing_key": latest.source_key,
+                              "existing_version": latest.doc_version, "existing_status": latest.status})
 
 
 def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | None) -> None:
@@ -133,13 +164,19 @@ def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | N
         return
     logger.append_keys(doc_id=source.doc_id, doc_version=source.version)
     deps = IngestDeps(blobs=wiring.blob_store(), state=wiring.state_store(), embedder=wiring.embedder(),
-                      index=wiring.vector_index())
+                      index=wiring.vector_index(), ocr=wiring.ocr_engine())
+    _warn_if_other_source(source, deps.state)
     try:
         result = ingest_document(source, deps, options, time_left=time_left)
     except DocumentError as exc:
         # The document itself is unusable: recorded as FAILED; redelivery cannot help.
-        logger.warning("document rejected", extra={"key": key, "reason": exc.reason})
-        metrics.add_metric(name="DocumentsRejected", unit=MetricUnit.Count, value=1)
+        _reject(key, exc.reason)
+        return
+    except VersionClaimed as exc:
+        # Another worker is ingesting this version; its own message stays in flight until it
+        # ends (and is redelivered if it fails), so this duplicate delivery is acknowledged.
+        logger.info("version claimed by another worker; acknowledged", extra={"key": key, "reason": str(exc)})
+        metrics.add_metric(name="DocumentsClaimedElsewhere", unit=MetricUnit.Count, value=1)
         return
     _publish(result)
 
@@ -173,6 +210,8 @@ def _record_handler(record: IngestQueueRecord, lambda_context: LambdaContext | N
                 _remove(key)
             else:
                 _create(key, options, _time_left(lambda_context))
+        except DocumentError as exc:  # e.g. no document id for this key: final, never a redelivery loop
+            _reject(key, exc.reason)
         finally:
             logger.remove_keys(["doc_id", "doc_version"])
 

@@ -23,13 +23,17 @@ those of :class:`tests.fakes.loopback.LoopbackFake`; only the answers are script
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import json
 import math
+import re
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from tests.fakes.loopback import LoopbackFake, RecordedRequest
 
@@ -267,3 +271,103 @@ class FakeAnthropic(LoopbackFake):
         if responder is not None:
             return responder(request.body)
         return error_reply(500, "no scripted response")
+
+
+# --- Streaming (SSE): requests with "stream": true get the reply as Messages API server-sent events ---
+
+STREAM_CHUNK_WORDS = 3
+"""Words per ``text_delta`` event when a scripted text block is streamed."""
+
+
+def sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The event sequence the API streams for ``message`` (https://docs.anthropic.com/en/api/messages-streaming).
+
+    ``message_start`` (empty content, input usage), per block ``content_block_start`` /
+    ``content_block_delta`` (``text_delta`` a few words at a time, or one ``input_json_delta``
+    for a tool call) / ``content_block_stop``, then ``message_delta`` (stop reason, output
+    tokens) and ``message_stop``.
+    """
+    usage = message.get("usage") or usage_json()
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
+             "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
+    for index, block in enumerate(message.get("content") or []):
+        if block["type"] == "text":
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {"type": "text", "text": ""}}))
+            words = re.findall(r"\s*\S+\s*", block["text"]) or [""]
+            for i in range(0, len(words), STREAM_CHUNK_WORDS):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                    "type": "text_delta", "text": "".join(words[i:i + STREAM_CHUNK_WORDS])}}))
+        else:
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {**block, "input": {}}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps(block.get("input") or {})}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+    events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": message.get("stop_reason"),
+                                                                        "stop_sequence": None},
+                                     "usage": {"output_tokens": usage.get("output_tokens", 0)}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def _streaming_handler(base: type, fake: FakeAnthropic) -> type:
+    """A request handler that answers ``"stream": true`` requests with SSE (chunked) and the rest as ``base`` does."""
+
+    class StreamingHandler(base):  # type: ignore[misc, valid-type]
+        def _handle(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else None
+            except json.JSONDecodeError:
+                body = None
+            if not (isinstance(body, dict) and body.get("stream")):
+                self.rfile = io.BytesIO(raw)
+                return super()._handle()
+            recorded = RecordedRequest(self.command, urlsplit(self.path).path, {},
+                                       {k.lower(): v for k, v in self.headers.items()}, body, len(raw), None)
+            with fake.lock:
+                fake.requests.append(recorded)
+            answer = fake.reply(recorded)
+            if answer.delay:
+                time.sleep(answer.delay)
+            ok = answer.status == 200 and isinstance(answer.body, dict) and answer.body.get("type") == "message"
+            recorded.answered = answer.status
+            if not ok:
+                data = json.dumps(answer.body or {}).encode()
+                self.send_response(answer.status)
+                for name, value in {"content-type": "application/json", "content-length": str(len(data)),
+                                    **fake.response_headers(), **answer.headers}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+                return
+            self.send_response(200)
+            for name, value in {"content-type": "text/event-stream", "transfer-encoding": "chunked",
+                                "cache-control": "no-cache", **fake.response_headers()}.items():
+                self.send_header(name, value)
+            self.end_headers()
+            for event, data_json in sse_events(answer.body or {}):
+                payload = f"event: {event}\ndata: {json.dumps(data_json)}\n\n".encode()
+                self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+                self.wfile.flush()
+                fake.sent_events.append(event)
+                if fake.stream_delay:
+                    time.sleep(fake.stream_delay)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+    return StreamingHandler
+
+
+def enable_streaming(fake: FakeAnthropic, delay: float = 0.0) -> FakeAnthropic:
+    """Let ``fake`` answer streamed requests (``"stream": true``) with SSE; ``delay`` seconds between events.
+
+    ``fake.sent_events`` records the event names sent, in order. Returns ``fake``.
+    """
+    fake.stream_delay = delay
+    fake.sent_events = []
+    fake._server.RequestHandlerClass = _streaming_handler(fake._server.RequestHandlerClass, fake)
+    return fake

@@ -60,7 +60,8 @@ class RecordedRequest:
     """A request the fake received: method, path (no query), query dict, JSON body, raw byte size.
 
     Recorded on arrival; ``answered`` is the HTTP status sent, filled in when answered
-    (None for a dropped connection or a reply still being delayed).
+    (None for a dropped connection or a reply still being delayed); ``raw`` is the body's
+    bytes as received (a signature check needs them exactly).
     """
 
     method: str
@@ -70,6 +71,7 @@ class RecordedRequest:
     body: Any
     size: int
     answered: int | None = None
+    raw: bytes = field(default=b"", repr=False)
 
     @property
     def api_key(self) -> str | None:
@@ -191,7 +193,7 @@ def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
                 body = raw.decode("utf-8", "replace")
             parts = urlsplit(self.path)
             recorded = RecordedRequest(self.command, parts.path, parse_qs(parts.query),
-                                       {k.lower(): v for k, v in self.headers.items()}, body, len(raw), None)
+                                       {k.lower(): v for k, v in self.headers.items()}, body, len(raw), None, raw)
             with fake.lock:
                 fake.requests.append(recorded)
             answer = fake.reply(recorded)

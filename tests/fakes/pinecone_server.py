@@ -137,7 +137,7 @@ class FakePinecone(LoopbackFake):
             if not self._matches(metadata, body.get("filter")):
                 continue
             vnorm = math.sqrt(sum(x * x for x in values)) or 1.0
-            score = sum(a * b for a, b in zip(vector, values)) / (qnorm * vnorm)
+            score = sum(a * b for a, b in zip(vector, values, strict=True)) / (qnorm * vnorm)
             match: dict[str, Any] = {"id": vid, "score": score}
             if body.get("includeMetadata"):
                 match["metadata"] = metadata

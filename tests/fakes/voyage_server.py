@@ -11,9 +11,14 @@ little-endian float32); the answer is ``{"object": "list", "data": [{"object":
 ``ServerError`` and 502/503/504 to ``ServiceUnavailableError``.
 
 The fake enforces the documented per-request limits: at most 1,000 texts, at most
-:attr:`FakeVoyage.max_request_tokens` tokens per request, and, with ``truncation`` false,
-no text over :attr:`FakeVoyage.context_tokens` (400 ``InvalidRequestError`` otherwise).
-Tokens are counted as words and punctuation marks (a stand-in for Voyage's tokenizer).
+:attr:`FakeVoyage.max_request_tokens` tokens per request (by default the documented
+budget of the requested model, :data:`MODEL_REQUEST_TOKENS`: 120K for voyage-law-2, 320K
+for voyage-3.5), and, with ``truncation`` false, no text over
+:attr:`FakeVoyage.context_tokens`; otherwise a 400 (``InvalidRequestError``) worded as
+Voyage words it (``The max allowed tokens per submitted batch is 120000. Your batch has
+136012 tokens after truncation. ...``). Tokens are counted as words, numbers and
+punctuation marks (a stand-in for Voyage's tokenizer: the 200 KB rate schedule of
+``../shared/cases`` counts 133,514, near the ~136,000 Voyage reported).
 
 Vectors are deterministic *hashed bags of words* (stop words dropped, log term
 frequency), L2-normalised: texts that share words are close, so retrieval tests mean
@@ -31,11 +36,16 @@ from typing import Any
 
 from tests.fakes.loopback import LoopbackFake
 
+MODEL_REQUEST_TOKENS = {"voyage-3.5": 320_000, "voyage-4": 320_000, "voyage-2": 320_000,
+                        "voyage-3.5-lite": 1_000_000, "voyage-4-lite": 1_000_000, "voyage-law-2": 120_000,
+                        "voyage-3-large": 120_000, "voyage-4-large": 120_000, "voyage-code-3": 120_000,
+                        "voyage-finance-2": 120_000}
+"""Tokens per request by model (https://docs.voyageai.com/reference/embeddings-api); others get 120,000."""
+
 _WORD = re.compile(r"[a-z0-9]+")
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _STOP = frozenset(
-    "a an and any are as at be by for from has have if in is it its of on or shall such that the this "
-    "to under was were which will with you your not no all other may any".split()
+    ["a", "an", "and", "any", "are", "as", "at", "be", "by", "for", "from", "has", "have", "if", "in", "is", "it", "its", "of", "on", "or", "shall", "such", "that", "the", "this", "to", "under", "was", "were", "which", "will", "with", "you", "your", "not", "no", "all", "other", "may", "any"]
 )
 
 
@@ -70,20 +80,26 @@ class FakeVoyage(LoopbackFake):
 
     Attributes:
         max_texts: texts allowed per request (1,000, as documented).
-        max_request_tokens: tokens allowed per request (320,000 for voyage-3.5 by default).
+        max_request_tokens: tokens allowed per request; None (default): the model's documented budget.
         context_tokens: tokens allowed per text (32,000 for voyage-3.5).
         embedded: every text embedded successfully, in order (to count re-embeddings).
     """
 
     name = "fake-voyage"
 
-    def __init__(self, max_texts: int = 1000, max_request_tokens: int = 320_000, context_tokens: int = 32_000):
+    def __init__(self, max_texts: int = 1000, max_request_tokens: int | None = None, context_tokens: int = 32_000):
         self.max_texts = max_texts
         self.max_request_tokens = max_request_tokens
         self.context_tokens = context_tokens
         self.embedded: list[str] = []
         super().__init__()
         self.base_url = f"{self.url}/v1"
+
+    def rejected_calls(self) -> list[dict[str, Any]]:
+        """JSON bodies of every ``POST /v1/embeddings`` request answered 400."""
+        with self.lock:
+            return [r.body for r in self.requests
+                    if r.method == "POST" and r.path == "/v1/embeddings" and r.answered == 400]
 
     def embedding_calls(self) -> list[dict[str, Any]]:
         """JSON bodies of every answered ``POST /v1/embeddings`` request that succeeded."""
@@ -105,10 +121,11 @@ class FakeVoyage(LoopbackFake):
         if body.get("input_type") not in (None, "query", "document"):
             return 400, {"detail": f"input_type {body.get('input_type')!r} is not supported"}
         tokens = [count_tokens(t) for t in texts]
-        if sum(tokens) > self.max_request_tokens:
+        cap = self.max_request_tokens or MODEL_REQUEST_TOKENS.get(str(body.get("model")), 120_000)
+        if sum(tokens) > cap:
             return 400, {"detail": f"Request to model '{body.get('model')}' failed. The max allowed tokens "
-                                   f"per submitted batch is {self.max_request_tokens}. Your batch has "
-                                   f"{sum(tokens)} tokens after truncation."}
+                                   f"per submitted batch is {cap}. Your batch has {sum(tokens)} tokens after "
+                                   "truncation. Please lower the number of tokens in the batch."}
         if body.get("truncation") is False:
             for i, n in enumerate(tokens):
                 if n > self.context_tokens:

@@ -25,7 +25,7 @@ from longdoc import wiring
 from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.adapters.embedders import MiniLMEmbedder
 from longdoc.adapters.vector_index import LanceDBIndex
-from longdoc.config import function_settings, get_settings
+from longdoc.config import function_settings
 from longdoc.local.engine import LocalContext
 from longdoc.core.models import DocumentRecord
 

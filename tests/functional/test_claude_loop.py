@@ -370,17 +370,19 @@ def test_several_instances_page_through_retrieval_until_the_model_says_no_more(c
 
 
 def test_remaining_time_margin_checkpoints_and_continues(claude, fake, ingested_contract, monkeypatch) -> None:
-    # Given a Lambda with 8 s left, a 5 s margin, and a model that takes 3.5 s per reply
-    monkeypatch.setenv("LONGDOC_TIME_MARGIN_SECONDS", "5")
+    # Given a Lambda with 24 s left, a 16 s margin (no new call after 8 s; a call under way may run
+    # to 16 s), and a model that takes 9 s per reply: the first reply ends past the deadline whatever
+    # the set-up costs on a loaded machine (up to 7 s), and before the call's own limit
+    monkeypatch.setenv("LONGDOC_TIME_MARGIN_SECONDS", "16")
     function_settings.cache_clear()
     def plan(session: int, call: int, blocks: list[dict[str, Any]]) -> Reply:
         reply = message_reply(blocks[:1], "tool_use")
-        return Reply(status=reply.status, body=reply.body, delay=3.5)
+        return Reply(status=reply.status, body=reply.body, delay=9.0)
     fake.responder = Scripted(plan)
     run = new_run(ingested_contract, ["Governing Law", "Insurance"])
     event = {"action": "session", "run_id": run.run_id, "doc_id": run.doc_id, "iteration": 0, "max_iterations": 10}
     # When the handler runs
-    out = load_handler("extract").handler(event, LocalContext(function_name="extract", timeout_seconds=8))
+    out = load_handler("extract").handler(event, LocalContext(function_name="extract", timeout_seconds=24))
     # Then it stops before the next model call, with its progress checkpointed
     assert (out["status"], out["stop_reason"], out["pending"]) == ("CONTINUE", "time_limit", 1)
     assert len(fake.requests) == 1

@@ -114,7 +114,7 @@ def basis(i: int, j: int | None = None, weight: float = 0.0) -> list[float]:
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:
-    return sum(x * y for x, y in zip(a, b))
+    return sum(x * y for x, y in zip(a, b, strict=True))
 
 
 # ------------------------------------------------------------------ embedder contract
@@ -413,11 +413,11 @@ def test_pinecone_records_omit_nulls_and_respect_request_limits() -> None:
 def test_voyage_batches_respect_documented_request_limits() -> None:
     # Given a Voyage adapter (client construction makes no network call)
     embedder = VoyageEmbedder(api_key="test-key")
-    # When 2,500 short texts, then 400 texts of ~1,000 estimated tokens, are batched
+    # When 2,500 short texts, then 400 texts of 4,000 letters (a bound of 1,334 tokens each), are batched
     short = embedder.batches([f"text {i}" for i in range(2500)])
     long = embedder.batches(["y" * 4000] * 400)
-    # Then no batch exceeds 1,000 texts or half of voyage-3.5's 320K-token budget
+    # Then no batch exceeds 1,000 texts or 90 % of voyage-3.5's 320K-token budget
     assert [len(b) for b in short] == [1000, 1000, 500]
-    assert sum(len(b) for b in long) == 400
-    assert all(len(b) * 1000 <= 160_000 for b in long)
+    assert [len(b) for b in long] == [215, 185]
+    assert all(len(b) * 1334 <= 288_000 for b in long)
     assert embedder.name == "voyage-3.5" and embedder.dimension == 1024

@@ -18,7 +18,7 @@ import pytest
 
 from longdoc import wiring
 from longdoc.adapters.embedders import VoyageEmbedder
-from longdoc.config import function_settings, get_settings
+from longdoc.config import function_settings
 from longdoc.ingest.embeddings import embeddings_key
 from longdoc.core.documents import load_chunks
 from longdoc.local.engine import LocalContext

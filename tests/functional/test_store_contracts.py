@@ -488,6 +488,54 @@ def test_not_found_extraction_round_trips(state: StateStore) -> None:
     assert state.list_extractions("run-1") == [missing]
 
 
+# ------------------------------------------------------------------ ingest claims
+
+
+def test_claim_version_has_one_holder_until_it_is_released(state: StateStore) -> None:
+    # Given worker A holding the ingest claim of a version
+    assert state.claim_version("contract", "v1", "worker-a", 120) is True
+    # When worker B asks for it / Then B is refused while A may renew
+    assert state.claim_version("contract", "v1", "worker-b", 120) is False
+    assert state.claim_version("contract", "v1", "worker-a", 120) is True
+    # And another version of the same document is claimed independently
+    assert state.claim_version("contract", "v2", "worker-b", 120) is True
+    # When B releases a claim it does not hold, nothing changes; when A releases, B gets it
+    state.release_version("contract", "v1", "worker-b")
+    assert state.claim_version("contract", "v1", "worker-b", 120) is False
+    state.release_version("contract", "v1", "worker-a")
+    assert state.claim_version("contract", "v1", "worker-b", 120) is True
+    # And claims are never listed as document versions
+    assert state.list_document_versions("contract") == []
+
+
+def test_an_expired_claim_is_taken_over(state: StateStore) -> None:
+    # Given a claim whose lease is already over (its holder was killed without releasing)
+    assert state.claim_version("contract", "v1", "killed-worker", -5) is True
+    # Then the next worker takes it
+    assert state.claim_version("contract", "v1", "worker-b", 120) is True
+    assert state.claim_version("contract", "v1", "killed-worker", 120) is False
+
+
+def test_racing_claims_have_exactly_one_winner(state: StateStore) -> None:
+    # Given eight workers asking for the same version at the same moment
+    workers = 8
+    barrier = threading.Barrier(workers)
+    won: list[str] = []
+
+    def claim(n: int) -> None:
+        barrier.wait()
+        if state.claim_version("contract", "v1", f"worker-{n}", 120):
+            won.append(f"worker-{n}")
+
+    threads = [threading.Thread(target=claim, args=(n,)) for n in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Then exactly one holds it
+    assert len(won) == 1
+
+
 # ------------------------------------------------------------------------- DynamoDB only
 
 

@@ -12,58 +12,29 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from longdoc.config import Settings
+from longdoc.config import ApiFunctionSettings, ExtractFunctionSettings, IngestFunctionSettings, Settings
+from tests.infrastructure.cfn import (
+    FUNCTIONS,
+    REPO,
+    TEMPLATE_PATH,
+    TOOLS_BIN,
+    actions_by_resource,
+    as_list,
+    deployed_resources,
+    evaluate,
+    inline_statements,
+    load_template,
+    props,
+    role_statements,
+    sub_text,
+    walk,
+)
 
-REPO = Path(__file__).resolve().parents[2]
-TEMPLATE_PATH = REPO / "template.yaml"
-CFN_LINT = REPO / ".venv" / "tools" / "bin" / "cfn-lint"
-
-FUNCTIONS = ("IngestFunction", "ExtractFunction", "ApiFunction")
-
-
-# --------------------------------------------------------------------------- loading
-
-
-class _CfnLoader(yaml.SafeLoader):
-    """YAML SafeLoader that turns CloudFormation short-form tags into long-form dicts.
-
-    ``!Ref X`` -> ``{"Ref": "X"}``, ``!GetAtt A.B`` -> ``{"Fn::GetAtt": ["A", "B"]}``,
-    ``!Condition C`` -> ``{"Condition": "C"}`` and any other ``!Name v`` ->
-    ``{"Fn::Name": v}`` (CloudFormation template reference, intrinsic functions).
-    """
-
-
-def _construct_cfn_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> dict[str, Any]:
-    """Build the long-form dict for one short-form tag (see :class:`_CfnLoader`)."""
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    if tag_suffix == "Ref":
-        return {"Ref": value}
-    if tag_suffix == "Condition":
-        return {"Condition": value}
-    if tag_suffix == "GetAtt" and isinstance(value, str):
-        resource, _, attribute = value.partition(".")
-        return {"Fn::GetAtt": [resource, attribute]}
-    return {f"Fn::{tag_suffix}": value}
-
-
-_CfnLoader.add_multi_constructor("!", _construct_cfn_tag)
-
-
-def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
-    """Parse a CloudFormation/SAM YAML template into plain dicts (long-form intrinsics)."""
-    return yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+CFN_LINT = TOOLS_BIN / "cfn-lint"
 
 
 @pytest.fixture(scope="module")
@@ -76,67 +47,6 @@ def template() -> dict[str, Any]:
 def resources(template: dict[str, Any]) -> dict[str, Any]:
     """``Resources`` section of the template."""
     return template["Resources"]
-
-
-def props(resources: dict[str, Any], logical_id: str) -> dict[str, Any]:
-    """``Properties`` of one resource (KeyError when the resource is missing)."""
-    return resources[logical_id]["Properties"]
-
-
-def walk(node: Any) -> Iterator[Any]:
-    """Yield every dict, list and scalar nested in ``node`` (depth first, node included)."""
-    yield node
-    if isinstance(node, dict):
-        for value in node.values():
-            yield from walk(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from walk(item)
-
-
-def as_list(value: Any) -> list[Any]:
-    """IAM allows a single value or a list for Action/Resource: always return a list."""
-    return value if isinstance(value, list) else [value]
-
-
-def inline_statements(function_props: dict[str, Any]) -> list[dict[str, Any]]:
-    """IAM statements of the inline policy documents in a SAM ``Policies`` list."""
-    statements: list[dict[str, Any]] = []
-    for policy in as_list(function_props.get("Policies", [])):
-        if isinstance(policy, dict) and "Statement" in policy:
-            statements.extend(as_list(policy["Statement"]))
-    return statements
-
-
-def sub_text(value: Any) -> str:
-    """The template string of an ``Fn::Sub`` (short or list form) or a plain string."""
-    if isinstance(value, str):
-        return value
-    sub = value["Fn::Sub"]
-    return sub if isinstance(sub, str) else sub[0]
-
-
-def evaluate(node: Any, pseudo: dict[str, str]) -> Any:
-    """Evaluate the few intrinsics used in resource names: Ref (pseudo only), Select, Split, Sub.
-
-    Raises ``NotImplementedError`` for anything else, so a test never silently passes
-    on an expression it did not understand.
-    """
-    if isinstance(node, str | int):
-        return node
-    if isinstance(node, dict) and len(node) == 1:
-        (key, arg), = node.items()
-        if key == "Ref":
-            return pseudo[arg]
-        if key == "Fn::Split":
-            return evaluate(arg[1], pseudo).split(arg[0])
-        if key == "Fn::Select":
-            return evaluate(arg[1], pseudo)[int(arg[0])]
-        if key == "Fn::Sub":
-            text, variables = (arg, {}) if isinstance(arg, str) else (arg[0], arg[1])
-            values = {**pseudo, **{k: evaluate(v, pseudo) for k, v in variables.items()}}
-            return re.sub(r"\$\{([^}!]+)\}", lambda m: str(values[m.group(1)]), text)
-    raise NotImplementedError(f"cannot evaluate {node!r}")
 
 
 # --------------------------------------------------------------------------- storage
@@ -293,7 +203,7 @@ def test_ingest_queue_redrives_to_encrypted_dlq(resources: dict[str, Any]) -> No
     assert dlq["SqsManagedSseEnabled"] is True
 
 
-def test_ingest_event_source_reports_partial_failures_with_bounded_concurrency(
+def test_ingest_event_source_takes_one_document_per_invocation_with_bounded_concurrency(
     template: dict[str, Any], resources: dict[str, Any]
 ) -> None:
     # Given the ingest function's SQS event
@@ -303,14 +213,16 @@ def test_ingest_event_source_reports_partial_failures_with_bounded_concurrency(
     parameter = template["Parameters"]["IngestMaxConcurrency"]
     # When its properties are read
     sqs = event["Properties"]
-    # Then it reads the ingest queue, reports per-message failures and is capped by the
-    # parameter, whose bounds match Lambda's MaximumConcurrency range (2-1000).
+    # Then it reads the ingest queue one message at a time (a 15-minute document that times out
+    # returns only its own message and spends only its own receive count: issue 11, finding 5),
+    # reports per-message failures and is capped by the parameter, whose bounds match Lambda's
+    # MaximumConcurrency range (2-1000).
     assert event["Type"] == "SQS"
     assert sqs["Queue"] == {"Fn::GetAtt": ["IngestQueue", "Arn"]}
     assert sqs["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert sqs["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "IngestMaxConcurrency"}}
-    assert sqs["BatchSize"] == 5
-    assert sqs["MaximumBatchingWindowInSeconds"] == 10
+    assert sqs["BatchSize"] == 1
+    assert "MaximumBatchingWindowInSeconds" not in sqs
     assert parameter["MinValue"] == 2
     assert parameter["MaxValue"] == 1000
     assert 2 <= parameter["Default"] <= 1000
@@ -401,6 +313,8 @@ def test_globals_set_runtime_architecture_tracing_and_shared_layer(template: dic
     assert env["LONGDOC_TABLE"] == {"Ref": "Table"}
     assert env["LONGDOC_BUCKET"] == {"Ref": "DocumentsBucket"}
     assert env["POWERTOOLS_SERVICE_NAME"] == "longdoc"
+    # one metrics namespace per stack, so one stack's RunsFailed never trips another's alarm
+    assert env["POWERTOOLS_METRICS_NAMESPACE"] == {"Fn::Sub": "longdoc/${AWS::StackName}"}
     assert env["POWERTOOLS_TRACER_CAPTURE_RESPONSE"] == "false"
 
 
@@ -414,6 +328,8 @@ def test_shared_layer_is_built_for_the_function_runtime(resources: dict[str, Any
     assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
     assert layer["Metadata"] == {"BuildMethod": "python3.12", "BuildArchitecture": "arm64"}
     assert (REPO / "layers" / "longdoc" / "requirements.txt").is_file()
+    # named per stack (SAM's default, the logical id, is shared by every stack in the Region)
+    assert layer["Properties"]["LayerName"] == {"Fn::Sub": "${AWS::StackName}-longdoc"}
     assert (REPO / "layers" / "longdoc" / "longdoc" / "__init__.py").is_file()
 
 
@@ -437,20 +353,42 @@ def test_functions_point_at_code_folders_and_logs_with_retention(
     assert log_group["LogGroupName"]["Fn::Sub"].startswith("/aws/lambda/${AWS::StackName}-")
 
 
+_FUNCTION_SETTINGS = {"IngestFunction": IngestFunctionSettings, "ExtractFunction": ExtractFunctionSettings,
+                      "ApiFunction": ApiFunctionSettings}
+
+
+@pytest.mark.parametrize("logical_id", FUNCTIONS)
+def test_environment_variables_are_settings_of_that_function(
+    template: dict[str, Any], resources: dict[str, Any], logical_id: str
+) -> None:
+    # Given every LONGDOC_* variable one function gets (globals and its own)
+    env = {**template["Globals"]["Function"]["Environment"]["Variables"],
+           **props(resources, logical_id).get("Environment", {}).get("Variables", {})}
+    names = {name for name in env if name.startswith("LONGDOC_")}
+    # When they are mapped to the fields of that function's settings model (env prefix LONGDOC_)
+    model = _FUNCTION_SETTINGS[logical_id]
+    unknown = {n for n in names if n.removeprefix("LONGDOC_").lower() not in model.model_fields}
+    # Then each one configures a real setting of that function (a typo, or a variable for
+    # another function, would be silently ignored at runtime), and every setting the function
+    # requires on AWS is set
+    assert unknown == set()
+    assert {"LONGDOC_" + f.upper() for f in model.required_on_aws} <= names
+
+
 def test_environment_variables_are_known_settings(template: dict[str, Any], resources: dict[str, Any]) -> None:
     # Given every LONGDOC_* variable the template sets (globals and per function)
     env_maps = [template["Globals"]["Function"]["Environment"]["Variables"]]
     env_maps += [props(resources, f).get("Environment", {}).get("Variables", {}) for f in FUNCTIONS]
     names = {name for env in env_maps for name in env if name.startswith("LONGDOC_")}
-    # When they are mapped to longdoc.config.Settings fields (env prefix LONGDOC_)
-    unknown = {n for n in names if n.removeprefix("LONGDOC_").lower() not in Settings.model_fields}
-    # Then each one configures a real setting (a typo would be silently ignored at runtime)
+    # Then they are exactly these, each a longdoc.config.Settings field
     assert names == {
         "LONGDOC_MODE",
         "LONGDOC_TABLE",
         "LONGDOC_BUCKET",
         "LONGDOC_STATE_MACHINE_ARN",
+        "LONGDOC_MAX_RUNNING_EXTRACTIONS",
         "LONGDOC_MODEL",
+        "LONGDOC_MODEL_PROVIDER",
         "LONGDOC_CLAUDE_MODEL",
         "LONGDOC_ANTHROPIC_SECRET_NAME",
         "LONGDOC_VOYAGE_SECRET_NAME",
@@ -460,55 +398,59 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
         "LONGDOC_VOYAGE_MODEL",
         "LONGDOC_EMBEDDING_DIMENSION",
     }
-    assert unknown == set()
+    assert {n for n in names if n.removeprefix("LONGDOC_").lower() not in Settings.model_fields} == set()
 
 
-def test_secret_access_is_limited_to_the_named_secrets(resources: dict[str, Any]) -> None:
-    # Given the secret names each function needs
-    expected = {
-        "IngestFunction": {"VoyageSecretName", "PineconeSecretName"},
-        "ExtractFunction": {"AnthropicSecretName", "VoyageSecretName", "PineconeSecretName"},
-        "ApiFunction": set(),
-    }
+_SECRET_ARN = re.compile(r"arn:\$\{AWS::Partition\}:secretsmanager:\$\{AWS::Region\}:\$\{AWS::AccountId\}"
+                         r":secret:\$\{(\w+)\}-\?\?\?\?\?\?")
+
+
+@pytest.mark.parametrize(("provider", "extract_secrets"), [
+    ("anthropic", {"AnthropicSecretName", "VoyageSecretName", "PineconeSecretName"}),
+    ("bedrock", {"VoyageSecretName", "PineconeSecretName"}),
+])
+def test_secret_access_is_limited_to_the_named_secrets(
+    template: dict[str, Any], provider: str, extract_secrets: set[str]
+) -> None:
+    # Given the resources deployed for one model provider, and the secret names each function needs
+    # (with Bedrock the extract function calls Claude with its IAM role: no Anthropic key at all)
+    deployed = deployed_resources(template, {"ModelProvider": provider})
+    expected = {"IngestFunction": {"VoyageSecretName", "PineconeSecretName"},
+                "ExtractFunction": extract_secrets, "ApiFunction": set()}
     for logical_id, names in expected.items():
-        # When the secretsmanager grants of the function are collected
-        grants = [
-            s
-            for s in inline_statements(props(resources, logical_id))
-            if any(a.startswith("secretsmanager:") for a in as_list(s["Action"]))
-        ]
+        # When the secretsmanager grants of the function's role are collected
+        grants = [s for s in role_statements(deployed, logical_id)
+                  if any(a.startswith("secretsmanager:") for a in as_list(s["Action"]))]
         arns = [sub_text(r) for s in grants for r in as_list(s["Resource"])]
         # Then it may only read (GetSecretValue) exactly those secrets, by name + suffix
         assert all(as_list(s["Action"]) == ["secretsmanager:GetSecretValue"] for s in grants), logical_id
         found = set()
         for arn in arns:
-            match = re.fullmatch(
-                r"arn:\$\{AWS::Partition\}:secretsmanager:\$\{AWS::Region\}:\$\{AWS::AccountId\}"
-                r":secret:\$\{(\w+)\}-\?\?\?\?\?\?",
-                arn,
-            )
+            match = _SECRET_ARN.fullmatch(arn)
             assert match, arn
             found.add(match.group(1))
-        assert found == names, logical_id
+        assert found == names, (provider, logical_id)
+    # and the environment names the Anthropic secret only when it is read
+    env = props(deployed, "ExtractFunction")["Environment"]["Variables"]
+    assert ("LONGDOC_ANTHROPIC_SECRET_NAME" in env) == (provider == "anthropic")
+    assert env["LONGDOC_MODEL_PROVIDER"] == {"Ref": "ModelProvider"}
+    assert env["LONGDOC_CLAUDE_MODEL"] == {"Ref": "BedrockModelId" if provider == "bedrock" else "ClaudeModel"}
 
 
-def test_s3_grants_are_scoped_to_prefixes(resources: dict[str, Any]) -> None:
-    # Given the S3 statements of the ingest and extract functions
+def test_s3_grants_are_scoped_to_prefixes(template: dict[str, Any]) -> None:
+    # Given the S3 statements of each function's role (as deployed with the default parameters)
+    resources = deployed_resources(template)
     def s3_grants(logical_id: str) -> dict[str, set[str]]:
-        grants: dict[str, set[str]] = {}
-        for statement in inline_statements(props(resources, logical_id)):
-            actions = [a for a in as_list(statement["Action"]) if a.startswith("s3:")]
-            for resource in as_list(statement["Resource"]):
-                if actions:
-                    grants.setdefault(sub_text(resource), set()).update(actions)
-        return grants
+        grants = actions_by_resource(role_statements(resources, logical_id))
+        return {r: {a for a in actions if a.startswith("s3:")} for r, actions in grants.items()
+                if any(a.startswith("s3:") for a in actions)}
 
     prefix = "arn:${AWS::Partition}:s3:::${DocumentsBucket}/"
     # When they are grouped by resource
-    # Then ingest reads incoming/ and manages chunks/ and its embedding cache, extract only
-    # reads chunks/, and the API has no S3 access at all.
+    # Then ingest reads incoming/ (current versions only: s3:GetObjectVersion is never used) and
+    # manages chunks/ and its embedding cache, extract only reads chunks/, the API has no S3 access.
     assert s3_grants("IngestFunction") == {
-        prefix + "incoming/*": {"s3:GetObject", "s3:GetObjectVersion"},
+        prefix + "incoming/*": {"s3:GetObject"},
         prefix + "chunks/*": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
         prefix + "embeddings/*": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
         prefix.rstrip("/"): {"s3:ListBucket"},
@@ -517,28 +459,30 @@ def test_s3_grants_are_scoped_to_prefixes(resources: dict[str, Any]) -> None:
     assert s3_grants("ApiFunction") == {}
 
 
-def test_api_function_may_start_and_describe_only_its_state_machine(resources: dict[str, Any]) -> None:
-    # Given the API function
+def test_api_function_may_start_count_and_describe_only_its_executions(resources: dict[str, Any]) -> None:
+    # Given the API function and its role
     function = props(resources, "ApiFunction")
-    statements = {s["Sid"]: s for s in inline_statements(function)}
+    statements = {s["Sid"]: s for s in role_statements(resources, "ApiFunction")}
     # When its Step Functions grants are read
-    start = statements["StartExtractions"]
-    describe = statements["DescribeExtractions"]
-    # Then it starts executions of the extract state machine and describes only those
+    start = statements["StartAndCountExtractions"]
+    describe = statements["ReadExecutionStatus"]
+    # Then it starts and counts (admission control) executions of the extract state machine only,
+    # and reads the status of that machine's executions only (a stopped run is recorded failed)
     env = function["Environment"]["Variables"]
     extract_env = props(resources, "ExtractFunction")["Environment"]["Variables"]
     assert env["LONGDOC_STATE_MACHINE_ARN"] == {"Ref": "ExtractStateMachine"}
+    assert env["LONGDOC_MAX_RUNNING_EXTRACTIONS"] == {"Ref": "MaxRunningExtractions"}
     # (runs record the model name when created, so the API must agree with the extractor)
-    assert (env["LONGDOC_MODEL"], env["LONGDOC_CLAUDE_MODEL"]) == (
+    assert (env["LONGDOC_MODEL"], env["LONGDOC_MODEL_PROVIDER"], env["LONGDOC_CLAUDE_MODEL"]) == (
         extract_env["LONGDOC_MODEL"],
+        extract_env["LONGDOC_MODEL_PROVIDER"],
         extract_env["LONGDOC_CLAUDE_MODEL"],
     )
-    assert start["Action"] == "states:StartExecution"
+    assert start["Action"] == ["states:StartExecution", "states:ListExecutions"]
     assert start["Resource"] == {"Ref": "ExtractStateMachine"}
     assert describe["Action"] == "states:DescribeExecution"
     assert describe["Resource"]["Fn::Sub"][0].endswith(":execution:${StateMachineName}:*")
     assert describe["Resource"]["Fn::Sub"][1] == {"StateMachineName": {"Fn::GetAtt": ["ExtractStateMachine", "Name"]}}
-    assert {"DynamoDBCrudPolicy": {"TableName": {"Ref": "Table"}}} in function["Policies"]
 
 
 # --------------------------------------------------------------------------- API
@@ -576,11 +520,12 @@ def test_every_api_route_requires_iam_auth(resources: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- hygiene
 
 
-def test_no_broad_permissions(resources: dict[str, Any]) -> None:
-    # Given every policy document and SAM policy list in the template
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock"])
+def test_no_broad_permissions(template: dict[str, Any], provider: str) -> None:
+    # Given every policy document and SAM policy list in the template, as deployed for one provider
     statements: list[dict[str, Any]] = []
     managed: list[str] = []
-    for resource in resources.values():
+    for resource in deployed_resources(template, {"ModelProvider": provider}).values():
         for node in walk(resource.get("Properties", {})):
             if isinstance(node, dict) and "Statement" in node:
                 statements.extend(as_list(node["Statement"]))
@@ -589,15 +534,99 @@ def test_no_broad_permissions(resources: dict[str, Any]) -> None:
                 managed.append(policy)
     # When the Allow statements are inspected
     allows = [s for s in statements if s["Effect"] == "Allow"]
-    # Then no *FullAccess managed policy is attached, no action is a wildcard, and
-    # Resource "*" appears only for the log-delivery actions that support nothing else.
+    # Then no *FullAccess managed policy is attached, no action has a wildcard, and Resource "*"
+    # appears only for the actions that support nothing narrower: CloudWatch Logs delivery (Step
+    # Functions logging) and X-Ray segments (Service Authorization Reference, AWS X-Ray).
     assert not [m for m in managed if "FullAccess" in m]
     for statement in allows:
         actions = as_list(statement["Action"])
-        assert not [a for a in actions if a == "*" or a.endswith(":*")], statement
+        assert not [a for a in actions if "*" in a], statement
         if "*" in as_list(statement.get("Resource")):
-            assert all(a.startswith("logs:") for a in actions), statement
+            assert all(a.startswith(("logs:", "xray:")) for a in actions), statement
     assert len(allows) >= 8
+
+
+# The calls each function's code makes (adapters/state.py, adapters/blob.py, adapters/secrets.py,
+# functions/api/app.py), plus what Lambda itself needs for logs, traces and the SQS event source.
+# TransactWriteItems is authorised per contained action (PutItem here), so it has no entry.
+_ACTIONS = {
+    "IngestFunction": {
+        "logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+        "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+        "s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket",
+        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "secretsmanager:GetSecretValue",
+    },
+    "ExtractFunction": {
+        "logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+        "s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
+        "secretsmanager:GetSecretValue",
+    },
+    "ApiFunction": {
+        "logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+        "states:StartExecution", "states:ListExecutions", "states:DescribeExecution",
+        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query",
+    },
+}
+_BEDROCK = {"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "bedrock"])
+@pytest.mark.parametrize("logical_id", FUNCTIONS)
+def test_each_function_role_grants_exactly_what_its_code_calls(
+    template: dict[str, Any], provider: str, logical_id: str
+) -> None:
+    # Given the resources deployed for one model provider
+    deployed = deployed_resources(template, {"ModelProvider": provider})
+    function = props(deployed, logical_id)
+    # When the function's role is read
+    statements = role_statements(deployed, logical_id)
+    actions = {a for s in statements if s["Effect"] == "Allow" for a in as_list(s["Action"])}
+    # Then the function uses its own role (no SAM policy templates such as DynamoDBCrudPolicy, no
+    # managed policies such as the SQS event's AWSLambdaSQSQueueExecutionRole on "*"), and the role
+    # lists exactly the actions the code calls (Bedrock invoke only for the extract function with
+    # ModelProvider=bedrock) ...
+    assert "Policies" not in function
+    role = props(deployed, function["Role"]["Fn::GetAtt"][0])
+    assert "ManagedPolicyArns" not in role
+    expected = _ACTIONS[logical_id] | (_BEDROCK if (logical_id, provider) == ("ExtractFunction", "bedrock") else set())
+    assert actions == expected
+    # ... on named resources: a table, a queue, a log group, prefixes, secrets, a model
+    for statement in statements:
+        for resource in as_list(statement["Resource"]):
+            if resource == "*":
+                assert all(a.startswith("xray:") for a in as_list(statement["Action"])), statement
+            elif isinstance(resource, dict) and "Fn::Sub" in resource:
+                text = sub_text(resource)
+                # object prefixes (/*), secret suffixes (-??????), one state machine's executions (:*)
+                wildcard = text.replace("-??????", "").replace("/*", "")
+                wildcard = wildcard.replace(":execution:${StateMachineName}:*", ":execution:${StateMachineName}")
+                if "*" in wildcard:  # only a foundation model in the inference profile's Regions
+                    assert text.startswith("arn:${AWS::Partition}:bedrock:*::foundation-model/${"), text
+                    condition = statement["Condition"]["StringEquals"]["bedrock:InferenceProfileArn"]
+                    assert sub_text(condition).endswith(":inference-profile/${BedrockModelId}")
+    dynamo = [s for s in statements if any(a.startswith("dynamodb:") for a in as_list(s["Action"]))]
+    assert [s["Resource"] for s in dynamo] == [{"Fn::GetAtt": ["Table", "Arn"]}]
+
+
+def test_bedrock_invoke_is_limited_to_the_configured_model_and_profile(template: dict[str, Any]) -> None:
+    # Given the extract role with ModelProvider=bedrock
+    deployed = deployed_resources(template, {"ModelProvider": "bedrock"})
+    statements = [s for s in role_statements(deployed, "ExtractFunction")
+                  if set(as_list(s["Action"])) & _BEDROCK]
+    # When the Bedrock statements are read
+    grants = actions_by_resource(statements)
+    # Then both invoke actions are allowed on the model in this Region and on the inference
+    # profile, and on the model elsewhere only through that profile
+    assert grants == {
+        "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockFoundationModelId}": _BEDROCK,
+        "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/${BedrockModelId}": _BEDROCK,
+        "arn:${AWS::Partition}:bedrock:*::foundation-model/${BedrockFoundationModelId}": _BEDROCK,
+    }
+    # and with the Anthropic API the role has no Bedrock permission at all
+    anthropic = deployed_resources(template, {"ModelProvider": "anthropic"})
+    assert not [s for s in role_statements(anthropic, "ExtractFunction") if set(as_list(s["Action"])) & _BEDROCK]
+    assert template["Parameters"]["ModelProvider"]["AllowedValues"] == ["anthropic", "bedrock"]
+    assert template["Parameters"]["ModelProvider"]["Default"] == "anthropic"
 
 
 _KEY_PATTERNS = (
@@ -634,7 +663,11 @@ def test_outputs_expose_the_deployed_resources(template: dict[str, Any]) -> None
         "ExtractStateMachineArn",
         "ApiUrl",
         "ExtractFunctionName",
+        "IngestDLQArn",
+        "AlarmTopicArn",
     }
+    # the DLQ's ARN is what `aws sqs start-message-move-task --source-arn` takes (docs/operations.md)
+    assert outputs["IngestDLQArn"]["Value"] == {"Fn::GetAtt": ["IngestDLQ", "Arn"]}
     assert outputs["DocumentsBucketName"]["Value"] == {"Ref": "DocumentsBucket"}
     assert outputs["ExtractStateMachineArn"]["Value"] == {"Ref": "ExtractStateMachine"}
     assert outputs["ApiUrl"]["Value"] == {

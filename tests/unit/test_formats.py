@@ -78,6 +78,30 @@ def test_docx_name_on_other_bytes_and_corrupt_docx_are_refused() -> None:
         parse_document("x.docx", _docx()[:-100])
 
 
+def test_a_docx_with_a_broken_relationship_gets_a_readers_reason() -> None:
+    # Given a DOCX whose relationship entry lacks its Target (docx2python raises a bare KeyError)
+    import io
+    import zipfile
+
+    import pytest
+
+    from longdoc.core.errors import DocumentError
+
+    source = zipfile.ZipFile(io.BytesIO(_docx()))
+    parts = {name: source.read(name) for name in source.namelist()}
+    rels = "word/_rels/document.xml.rels"
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for name, body in parts.items():
+            target.writestr(name, body.replace(b'Target="', b'X="') if name == rels else body)
+    # When it is parsed
+    with pytest.raises(DocumentError) as caught:
+        parse_document("lease.docx", out.getvalue())
+    # Then the reason says what is wrong in words, with no exception name or raw key
+    assert caught.value.reason == ("corrupt or unreadable DOCX: a part or relationship the document "
+                                   "refers to is missing from the package")
+
+
 HTML = """<!doctype html><html><head><title>ignored</title><style>p{color:red}</style></head>
 <body><h1>Home Policy</h1><p>This   policy covers
 your home.</p>

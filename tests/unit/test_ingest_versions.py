@@ -109,7 +109,8 @@ def test_metadata_is_copied_onto_every_chunk(stores, corpus_dir: Path) -> None:
     # And no metadata at all means none on the chunks; a broken sidecar is a clear error, recorded FAILED
     plain = ingest(stores, "incoming/c3.pdf", (corpus_dir / CONTRACT).read_bytes())
     assert stores["state"].get_document("c3", plain.doc_version).metadata.model_dump() == {
-        "doc_type": None, "line_of_business": None, "term": None}
+        "doc_type": None, "line_of_business": None, "term": None,
+        "collection": None, "effective_from": None, "effective_to": None, "endorses": None}
     with pytest.raises(DocumentError, match="must be a JSON object"):
         ingest(stores, "incoming/bad.pdf", (corpus_dir / CONTRACT).read_bytes(), sidecar=b"[1, 2]")
     assert stores["state"].get_document("bad").status == "FAILED"

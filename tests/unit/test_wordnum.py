@@ -73,9 +73,20 @@ def test_start_values_and_bullets_and_a_missing_level_definition() -> None:
     ]
     lines = _lines(build_docx(paras, lists=[lst, num(44, 32)]))
     # Then the count starts at 4, the bullet is "•" whatever symbol the font draws, and an
-    # undefined level falls back to a plain decimal count
+    # undefined level shows no number, as in Word (never an invented count: issue 13, item 10)
     assert lines[:2] == ["4 Payment", "• monthly"]
-    assert lines[2] == "1 Odd level"
+    assert lines[2] == "Odd level"
+
+
+def test_a_list_whose_definition_is_missing_gets_no_invented_numbers() -> None:
+    # Given paragraphs numbered by a list instance that points at an abstract definition the
+    # package does not hold
+    lst = abstract_num(33, [level(0, "decimal", "%1.")])
+    paras = [paragraph("Defined", None, (46, 0)), paragraph("Dangling", None, (45, 0)),
+             paragraph("Dangling too", None, (45, 0))]
+    lines = _lines(build_docx(paras, lists=[lst, num(46, 33), num(45, 99)]))
+    # Then the defined list is numbered and the dangling one shows no numbers at all
+    assert lines == ["1. Defined", "Dangling", "Dangling too"]
 
 
 def test_numbering_reaches_a_paragraph_through_a_chain_of_based_on_styles() -> None:
@@ -115,7 +126,7 @@ def test_malformed_numbering_part_is_a_clear_document_error(part: str) -> None:
     # Then the error names the file, says it is unreadable, and names the broken part and where
     assert caught.value.source == "bad.docx"
     assert caught.value.reason == (
-        f"corrupt or unreadable DOCX (ValueError: {part}: unclosed token: line 1, column 0)")
+        f"corrupt or unreadable DOCX: {part}: unclosed token: line 1, column 0")
 
 
 @pytest.mark.parametrize("content", [b"", b"  \n", b"\xef\xbb\xbf", b'<?xml version="1.0" encoding="UTF-8"?>\n'])

@@ -85,9 +85,16 @@ class IndexSettings(_Group):
 
 
 class ModelSettings(_Group):
-    """Which model answers: Claude (API key from the secret or the environment) or the offline baseline."""
+    """Which model answers: Claude (API key from the secret or the environment) or the offline baseline.
+
+    ``model_provider``: where Claude is called, ``"anthropic"`` (the Messages API with the key
+    in ``anthropic_secret_name``) or ``"bedrock"`` (Amazon Bedrock InvokeModel with the
+    environment's AWS credentials, no key); ``claude_model`` is then the Anthropic model id or
+    the Bedrock model / inference profile id (template parameter ``ModelProvider``).
+    """
 
     model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline
+    model_provider: Literal["anthropic", "bedrock"] = "anthropic"
     claude_model: str = "claude-sonnet-5-5"
     anthropic_secret_name: str | None = None
     strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
@@ -109,27 +116,61 @@ class ExtractionSettings(_Group):
     iterations_per_execution: int = Field(500, ge=1, le=3000)  # continue-as-new after this many sessions
 
 
-class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings):
-    """Settings of the ingest function (parse, chunk, embed, upsert)."""
+class IngestRuntimeSettings(_Group):
+    """How the ingest function paces itself against the invocation's deadline."""
 
     # Stop starting embed/upsert steps when fewer seconds than this remain in the invocation;
     # the record then fails with progress saved and its redelivery resumes.
     ingest_deadline_margin_seconds: float = Field(60.0, ge=0, le=600)
 
 
+class OcrSettings(_Group):
+    """OCR of scanned PDF pages (issue 18): which engine, and when a page is re-read or flagged.
+
+    ``ocr``: ``auto`` (Amazon Textract in ``aws`` mode, the local Tesseract otherwise),
+    ``textract``, ``tesseract`` or ``off`` (scanned pages are then only listed in
+    ``pages_needing_ocr``). ``ocr_recheck_layers``: re-read pages whose existing OCR layer fails
+    the quality check (else they are only flagged). ``ocr_min_confidence``: mean word confidence
+    (0-1) under which an OCR page is flagged in the ingest result. ``ocr_dpi``: render resolution
+    in dots per inch. ``textract_region``: the Textract region (default: the function's own).
+    """
+
+    ocr: Literal["auto", "textract", "tesseract", "off"] = "auto"
+    ocr_recheck_layers: bool = True
+    ocr_min_confidence: float = Field(0.80, ge=0, le=1)
+    ocr_dpi: int = Field(200, ge=72, le=600)
+    textract_region: str | None = None
+
+
+class ExecutionSettings(_Group):
+    """The state machine that runs extractions (started by the API function), and its admission cap.
+
+    ``max_running_extractions``: a new run is refused (HTTP 429 with ``Retry-After`` =
+    ``retry_after_seconds``) while this many executions are running; None admits every run.
+    """
+
+    state_machine_arn: str | None = None
+    max_running_extractions: int | None = Field(None, ge=1, le=1000)
+    retry_after_seconds: int = Field(60, ge=1, le=3600)
+
+
+class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings,
+                             OcrSettings):
+    """Settings of the ingest function (parse, chunk, embed, upsert)."""
+
+
 class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, ModelSettings, ExtractionSettings):
     """Settings of the extract function (one model session per invocation)."""
 
 
-class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings):
+class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, ExecutionSettings):
     """Settings of the API function (start runs, read results)."""
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
 
-    state_machine_arn: str | None = None
 
-
-class Settings(IngestFunctionSettings, ExtractFunctionSettings, ApiFunctionSettings):
+class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings,
+               ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table")

@@ -1,6 +1,9 @@
 """Builds adapters from :class:`~longdoc.config.Settings`, lazily and once per process.
 
-``mode="aws"``: S3, DynamoDB, Voyage, Pinecone and Claude (keys from Secrets Manager).
+``mode="aws"``: S3, DynamoDB, Voyage, Pinecone and Claude (keys from Secrets Manager; Claude
+on Amazon Bedrock with ``LONGDOC_MODEL_PROVIDER=bedrock``, no key). Claude and Voyage take a
+key *source* (:class:`~longdoc.adapters.secrets.SecretKey`), so a rotated key reaches a warm
+function (:mod:`longdoc.adapters.secrets`).
 ``mode="local"``: a folder for S3, SQLite for DynamoDB, LanceDB for Pinecone, MiniLM for
 Voyage, and Claude when ``ANTHROPIC_API_KEY`` is set or the offline baseline otherwise.
 Nothing is created at import time (Lambda cold start, test isolation).
@@ -10,13 +13,18 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from longdoc.config import Settings, function_settings, get_settings
+from longdoc.config import OcrSettings, Settings, StoreSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
-from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.core.ports import BlobStore, Embedder, Model, OcrEngine, StateStore, VectorIndex
+
+if TYPE_CHECKING:  # pragma: no cover - typing only; the session module is imported on first use
+    from longdoc.extract.session import Deps
 
 
 def _require(value: str | None, name: str) -> str:
+    """``value``, or :class:`ConfigError` naming ``LONGDOC_<NAME>`` when it is empty or None."""
     if not value:
         raise ConfigError(f"LONGDOC_{name.upper()} must be set in aws mode")
     return value
@@ -54,11 +62,11 @@ def embedder() -> Embedder:
     """The embedding model for the current mode."""
     s = get_settings()
     if s.mode == "aws":
-        from longdoc.adapters.embedders import VoyageEmbedder
-        from longdoc.adapters.secrets import api_key
+        from longdoc.adapters.secrets import SecretKey
+        from longdoc.adapters.voyage_http import VoyageHttpEmbedder
 
-        return VoyageEmbedder(api_key("VOYAGE_API_KEY", s.voyage_secret_name), s.voyage_model, s.embedding_dimension,
-                              base_url=s.voyage_base_url)
+        return VoyageHttpEmbedder(SecretKey("VOYAGE_API_KEY", s.voyage_secret_name), s.voyage_model,
+                                  s.embedding_dimension, base_url=s.voyage_base_url)
     from longdoc.adapters.embedders import MiniLMEmbedder
 
     return MiniLMEmbedder()
@@ -91,10 +99,27 @@ def vector_index() -> VectorIndex:
     return index
 
 
+@lru_cache(maxsize=1)
+def ocr_engine() -> OcrEngine | None:
+    """The OCR engine for scanned pages (``LONGDOC_OCR``): Textract on AWS, Tesseract locally, or None (off)."""
+    s = function_settings(OcrSettings)
+    choice = s.ocr if s.ocr != "auto" else ("textract" if function_settings(StoreSettings).mode == "aws" else "tesseract")
+    if choice == "off":
+        return None
+    if choice == "textract":
+        from longdoc.adapters.ocr_textract import TextractOcr
+
+        return TextractOcr(region=s.textract_region)
+    from longdoc.adapters.ocr_tesseract import TesseractOcr
+
+    return TesseractOcr()
+
+
 def model_name(settings: Settings | None = None) -> str:
     """Name of the model that :func:`model` builds (``offline-extractive-baseline-v1`` or a Claude id)."""
     s = settings or get_settings()
-    if s.model == "baseline" or (s.model == "auto" and s.mode == "local" and not os.environ.get("ANTHROPIC_API_KEY")):
+    keyless = s.model_provider == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY")
+    if s.model == "baseline" or (s.model == "auto" and s.mode == "local" and keyless):
         from longdoc.adapters.baseline import BASELINE_NAME
 
         return BASELINE_NAME
@@ -103,7 +128,12 @@ def model_name(settings: Settings | None = None) -> str:
 
 @lru_cache(maxsize=1)
 def model() -> Model:
-    """The model: Claude (``LONGDOC_MODEL=claude`` or a key present) or the offline baseline."""
+    """The model: Claude (``LONGDOC_MODEL=claude`` or a key present) or the offline baseline.
+
+    Claude on the Anthropic API reads its key through a :class:`SecretKey` (the secret in AWS,
+    ``ANTHROPIC_API_KEY`` locally); on Bedrock (``model_provider="bedrock"``) it signs with the
+    environment's AWS credentials and ``ANTHROPIC_BEDROCK_BASE_URL`` may redirect it (tests).
+    """
     s = get_settings()
     name = model_name(s)
     from longdoc.adapters.baseline import BASELINE_NAME, OfflineBaselineModel
@@ -111,14 +141,16 @@ def model() -> Model:
     if name == BASELINE_NAME:
         return OfflineBaselineModel()
     from longdoc.adapters.claude import ClaudeModel
-    from longdoc.adapters.secrets import api_key
+    from longdoc.adapters.secrets import SecretKey
 
-    key = api_key("ANTHROPIC_API_KEY", s.anthropic_secret_name if s.mode == "aws" else None)
+    if s.model_provider == "bedrock":
+        return ClaudeModel(None, s.claude_model, provider="bedrock")
+    key = SecretKey("ANTHROPIC_API_KEY", s.anthropic_secret_name if s.mode == "aws" else None)
     return ClaudeModel(key, s.claude_model, base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
 
-def deps():
-    """All adapters a session needs, as :class:`longdoc.extract.session.Deps`."""
+def deps() -> Deps:
+    """All adapters a session needs, as :class:`longdoc.extract.session.Deps` (built on first call of each)."""
     from longdoc.extract.catalogue import load_catalogue
     from longdoc.extract.session import Deps
 
@@ -129,5 +161,5 @@ def deps():
 def reset() -> None:
     """Forget cached settings and adapters (tests, or the CLI after changing the environment)."""
     function_settings.cache_clear()
-    for fn in (blob_store, state_store, embedder, vector_index, model):
+    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine):
         fn.cache_clear()

@@ -34,6 +34,21 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
+def _answered_in_conversation(request: ModelRequest) -> set[str]:
+    """Clause types of the ``tool_use`` blocks after the first message that got a non-error ``tool_result``."""
+    answered: set[str] = set()
+    calls: dict[str, str] = {}
+    for message in request.messages[1:]:
+        if not isinstance(message.content, list):
+            continue
+        for part in message.content:
+            if part.get("type") == "tool_use":
+                calls[part["id"]] = part["input"].get("clause_type", "")
+            elif part.get("type") == "tool_result" and not part.get("is_error"):
+                answered.add(calls.get(part["tool_use_id"], ""))
+    return answered
+
+
 class OfflineBaselineModel:
     """Deterministic extractive model; ``threshold`` is the minimum sentence score for ``found``.
 
@@ -110,16 +125,7 @@ class OfflineBaselineModel:
         """
         text = prompt_text(request.messages[0].content)
         facts, chunks, definitions = parse_prompt(text)
-        answered: set[str] = set(facts.get("resolved", {}))
-        calls: dict[str, str] = {}
-        for message in request.messages[1:]:
-            if not isinstance(message.content, list):
-                continue
-            for raw in message.content:
-                if raw.get("type") == "tool_use":
-                    calls[raw["id"]] = raw["input"].get("clause_type", "")
-                elif raw.get("type") == "tool_result" and not raw.get("is_error"):
-                    answered.add(calls.get(raw["tool_use_id"], ""))
+        answered = set(facts.get("resolved", {})) | _answered_in_conversation(request)
         pending = [d for d in definitions if d["name"] in facts.get("pending", []) and d["name"] not in answered]
         input_tokens = sum(estimate_tokens(json.dumps(m.model_dump())) for m in request.messages)
         input_tokens += estimate_tokens(json.dumps(request.system) + json.dumps(request.tools))

@@ -1,10 +1,32 @@
-"""Claude adapter for the :class:`longdoc.core.ports.Model` port (Anthropic Messages API).
+"""Claude adapter for the :class:`longdoc.core.ports.Model` port: the Anthropic Messages API,
+directly (``provider="anthropic"``) or through Amazon Bedrock (``provider="bedrock"``).
+
+Both go through the ``anthropic`` SDK with the same request (system blocks with
+``cache_control`` marks, tools, ``tool_choice``) and the same response conversion, so the
+tool loop, stop reasons, prompt caching and checkpoints of a session do not depend on the
+provider. With Bedrock the SDK's ``AnthropicBedrock`` client sends the Messages API body to
+the Bedrock runtime ``InvokeModel`` endpoint (``POST /model/{modelId}/invoke``), signed with
+SigV4 from the environment's AWS credentials (the Lambda role); no API key exists. The body
+carries ``anthropic_version: "bedrock-2023-05-31"``, the value Bedrock's Anthropic Messages
+API documents (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html);
+the SDK's own default is its first-party API version, which Anthropic warns the models of the
+InvokeModel integration do not accept
+(https://platform.claude.com/docs/en/build-with-claude/claude-on-amazon-bedrock-legacy).
+
+Key rotation (Anthropic API): the key comes from a *key source*, ``source(refresh=False) -> str``
+(:class:`longdoc.adapters.secrets.SecretKey`, cached 5 minutes). Every call asks it for the
+current key and rebuilds the SDK client when the key differs from the one the client holds, so
+a rotated key reaches a warm function within the cache lifetime. An authentication error
+(HTTP 401) refetches the key bypassing the cache and, if it changed, retries the call once
+with a new client; a key that is still rejected is a :class:`ModelRequestError`.
 
 The ``anthropic`` SDK is imported inside :meth:`ClaudeModel.__init__` only: importing it
 costs seconds, and code paths that never call Claude (ingest) must not pay for it.
 
 Retries are the SDK's own (``max_retries``; it retries 408/409/429/5xx and dropped
-connections with backoff, honouring ``retry-after-ms``/``retry-after`` headers). What is
+connections with backoff, honouring ``retry-after-ms``/``retry-after`` headers), except for a
+request with a time budget (``timeout_seconds``), whose retries are made within that budget by
+:func:`longdoc.adapters.claude_budget.create_within`. What is
 left after those retries is mapped to longdoc's named errors, whose class names are the
 Step Functions error names:
 
@@ -13,15 +35,24 @@ Step Functions error names:
 * any other 4xx -> :class:`ModelRequestError` (retrying will not help)
 
 Status codes and error types follow the Messages API error reference
-(https://docs.anthropic.com/en/api/errors).
+(https://docs.anthropic.com/en/api/errors). Bedrock names its errors in the
+``x-amzn-ErrorType`` header (InvokeModel API reference,
+https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html):
+``ThrottlingException`` (429) and ``ModelNotReadyException`` (429) are throttling;
+``ModelTimeoutException`` (408), ``ModelErrorException`` (424), ``InternalServerException``
+(500) and ``ServiceUnavailableException`` (503) are unavailability; the rest
+(``ValidationException``, ``AccessDeniedException``, ``ResourceNotFoundException``,
+``ServiceQuotaExceededException``, ...) are request errors.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
-import time
-from typing import TYPE_CHECKING, Any, get_args
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
+from longdoc.adapters.claude_budget import create_within
 from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
 from longdoc.core.messages import ModelRequest, ModelResponse, StopReason, TextBlock, ToolUseBlock, Usage
 
@@ -34,63 +65,137 @@ log = logging.getLogger(__name__)
 _STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
 #: HTTP statuses the API uses when it is out of capacity (rate limited / overloaded).
 THROTTLE_STATUSES: frozenset[int] = frozenset({429, 529})
+#: ``anthropic_version`` Bedrock's Anthropic Messages API requires in the request body.
+BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
+#: Bedrock error types (``x-amzn-ErrorType``) that mean "no capacity now" / "try again later".
+BEDROCK_THROTTLE_ERRORS: frozenset[str] = frozenset({"ThrottlingException", "ModelNotReadyException"})
+BEDROCK_UNAVAILABLE_ERRORS: frozenset[str] = frozenset(
+    {"ModelTimeoutException", "ModelErrorException", "InternalServerException", "ServiceUnavailableException"})
+
+Provider = Literal["anthropic", "bedrock"]
+
+
+class KeySource(Protocol):
+    """Returns the current API key; ``refresh=True`` bypasses any cache (after a 401)."""
+
+    def __call__(self, *, refresh: bool = False) -> str: ...
+
+
+def _constant(key: str) -> KeySource:
+    """A key source that always returns ``key`` (a key given as a plain string)."""
+
+    def source(*, refresh: bool = False) -> str:
+        return key
+
+    return source
+
+
+def _fingerprint(key: str) -> str:
+    """SHA-256 of a key: compared to notice a new key without keeping the key itself."""
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 class ClaudeModel:
-    """A :class:`longdoc.core.ports.Model` backed by the Anthropic Messages API.
+    """A :class:`longdoc.core.ports.Model` backed by Claude, on the Anthropic API or Amazon Bedrock.
 
     Args:
-        api_key: Anthropic API key (see :func:`longdoc.adapters.secrets.api_key`); held by
-            the SDK client only, never logged or included in ``repr``.
-        model: model id sent with every call (e.g. ``"claude-sonnet-5-5"``); also
-            :attr:`name`, recorded on every result.
-        base_url: API root (default: the SDK's, ``https://api.anthropic.com``); tests
-            point it at a loopback fake.
+        api_key: ``provider="anthropic"``: the API key, or a :class:`KeySource` such as
+            :class:`longdoc.adapters.secrets.SecretKey` (rotation, see the module docstring);
+            held by the SDK client only, never logged or included in ``repr``.
+            ``provider="bedrock"``: must be ``None`` (the IAM role signs the requests).
+        model: model id sent with every call: an Anthropic id (``"claude-sonnet-5-5"``) or a
+            Bedrock model / inference profile id
+            (``"us.anthropic.claude-sonnet-4-5-20250929-v1:0"``); also :attr:`name`, recorded on
+            every result.
+        provider: ``"anthropic"`` (default) or ``"bedrock"``; also :attr:`provider`.
+        base_url: API root (default: the SDK's, ``https://api.anthropic.com`` or
+            ``https://bedrock-runtime.<region>.amazonaws.com``); tests point it at a loopback fake.
+        aws_region: Bedrock Region (default: ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, which
+            Lambda sets).
         max_retries: retries the SDK performs before an error reaches us (SDK default 2).
         timeout: seconds per HTTP attempt (600 s = the SDK's own default for
             non-streaming calls, below the 15-minute Lambda limit). A request's
             ``timeout_seconds`` replaces it: then the whole call, retries included, fits
-            that budget (:func:`_create_within`).
+            that budget (:func:`longdoc.adapters.claude_budget.create_within`).
+
+    Raises:
+        ValueError: a key given with ``provider="bedrock"``, or none with ``"anthropic"``.
     """
 
     name: str
+    provider: Provider
 
     def __init__(
         self,
-        api_key: str,
+        api_key: str | KeySource | None,
         model: str,
         *,
+        provider: Provider = "anthropic",
         base_url: str | None = None,
+        aws_region: str | None = None,
         max_retries: int = 2,
         timeout: float = 600.0,
     ) -> None:
         import anthropic  # lazy: ~2.5 s import, see module docstring
 
         self.name = model
+        self.provider = provider
         self.max_retries = max_retries
-        self.timeout = timeout
-        self._client: anthropic.Anthropic = anthropic.Anthropic(
-            api_key=api_key,
-            base_url=base_url,
-            max_retries=max_retries,
-            timeout=timeout,
-        )
+        self._base_url = base_url
+        self._timeout = timeout
+        self._key_source: KeySource | None = None
+        self._key_fingerprint: str | None = None
+        self._client: Any
+        if provider == "bedrock":
+            if api_key is not None:
+                raise ValueError("provider 'bedrock' signs requests with AWS credentials: pass no API key")
+            self._client = anthropic.AnthropicBedrock(aws_region=aws_region, base_url=base_url,
+                                                      max_retries=max_retries, timeout=timeout)
+        elif provider == "anthropic":
+            if api_key is None:
+                raise ValueError("provider 'anthropic' needs an API key or a key source")
+            self._key_source = _constant(api_key) if isinstance(api_key, str) else api_key
+            self._client = self._anthropic_client(self._key_source())
+        else:
+            raise ValueError(f"unknown Claude provider {provider!r}: use 'anthropic' or 'bedrock'")
 
     def __repr__(self) -> str:
-        return f"ClaudeModel(model={self.name!r})"
+        return f"ClaudeModel(provider={self.provider!r}, model={self.name!r})"
+
+    def _anthropic_client(self, key: str) -> Any:
+        """A new Anthropic API client holding ``key``; remembers the key's fingerprint."""
+        import anthropic
+
+        self._key_fingerprint = _fingerprint(key)
+        return anthropic.Anthropic(api_key=key, base_url=self._base_url, max_retries=self.max_retries,
+                                   timeout=self._timeout)
+
+    def _current_client(self, *, refresh: bool = False) -> Any:
+        """The client for the key source's current key, rebuilt when the key changed."""
+        if self._key_source is None:  # Bedrock: credentials are the environment's
+            return self._client
+        key = self._key_source(refresh=refresh)
+        if _fingerprint(key) != self._key_fingerprint:
+            log.info("Anthropic API key changed; rebuilding the client")
+            self._client = self._anthropic_client(key)
+        return self._client
 
     def create(self, request: ModelRequest) -> ModelResponse:
-        """Run one Messages API call and return it as a :class:`ModelResponse`.
+        """Run one Messages API call (Anthropic API or Bedrock InvokeModel) and return it as a
+        :class:`ModelResponse`.
 
         ``system``/``tools``/``tool_choice`` are sent as given (``cache_control`` marks
         included); empty ``system`` or ``tools`` lists are left out of the request,
-        because the API rejects ``tool_choice`` without tools.
+        because the API rejects ``tool_choice`` without tools. With Bedrock the body also
+        carries ``anthropic_version`` = :data:`BEDROCK_ANTHROPIC_VERSION`.
 
         Raises:
-            ModelThrottled: HTTP 429 or 529 after the SDK's retries.
-            ModelUnavailable: connection failure, timeout or other 5xx after the retries.
-            ModelRequestError: any other 4xx; the message carries the status, the API's
-                error type and its error message.
+            ModelThrottled: HTTP 429 or 529 (Bedrock: ThrottlingException, ModelNotReadyException)
+                after the SDK's retries.
+            ModelUnavailable: connection failure, timeout or other 5xx (Bedrock also
+                ModelTimeoutException, ModelErrorException) after the retries.
+            ModelRequestError: any other 4xx, including a 401 that persists after the key was
+                read again; the message carries the status, the error type and its message.
         """
         import anthropic  # already loaded by __init__; cheap
 
@@ -104,91 +209,103 @@ class ClaudeModel:
         if request.tools:
             kwargs["tools"] = request.tools
             kwargs["tool_choice"] = request.tool_choice
+        if self.provider == "bedrock":
+            kwargs["extra_body"] = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION}
+        try:
+            return self._call(kwargs, request, self._current_client())
+        except anthropic.AuthenticationError as exc:
+            if self._key_source is None:
+                raise _map_status_error(exc) from exc
+            # A revoked or rotated key: read the secret again, bypassing the cache, and retry
+            # once if it changed; the same key rejected again is a request error.
+            before = self._key_fingerprint
+            client = self._current_client(refresh=True)
+            if self._key_fingerprint == before:
+                raise _map_status_error(exc) from exc
+            log.warning("Anthropic API rejected the cached key; retrying once with the current secret")
+            try:
+                return self._call(kwargs, request, client)
+            except anthropic.AuthenticationError as again:
+                raise _map_status_error(again) from again
+
+    def _call(self, kwargs: dict[str, Any], request: ModelRequest, client: Any) -> ModelResponse:
+        """One ``messages.create`` with ``client``; SDK errors other than 401 mapped (see :meth:`create`)."""
+        import anthropic
+
         try:
             if request.timeout_seconds is not None:
-                message = _create_within(self._client, kwargs, request.timeout_seconds, self.max_retries,
-                                         self.timeout)
+                # The caller's budget (e.g. the Lambda's remaining time) bounds the whole call,
+                # retries and waits included; what does not fit fails as ModelUnavailable
+                # (retried by the state machine from the checkpoint).
+                message = create_within(client, kwargs, request.timeout_seconds, self.max_retries,
+                                        self._timeout)
             else:
-                message = self._client.messages.create(**kwargs)
+                message = client.messages.create(**kwargs)
+        except anthropic.AuthenticationError:
+            raise  # handled by create(): refetch the key and retry once
         except anthropic.APIStatusError as exc:
             raise _map_status_error(exc) from exc
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
-            raise ModelUnavailable(f"Claude API unreachable: {exc.message}") from exc
+            raise ModelUnavailable(f"Claude API unreachable ({self.provider}): {exc.message}") from exc
         return _to_response(message)
 
+    # --- Streaming (summaries; :class:`longdoc.core.ports.StreamingModel`) ---
 
-# --- A call within a time budget (issue 12, failure 8) -------------------------------------------
+    def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        """Run one Messages API call streamed over SSE; ``on_text`` gets each text delta as it arrives.
 
-MIN_ATTEMPT_SECONDS = 1.0
-"""An attempt is not started with less than this many seconds for it."""
-RETRY_STATUSES: frozenset[int] = frozenset({408, 409, 429})
-"""Retried statuses besides 5xx: the SDK's own choice (``anthropic._base_client._should_retry``)."""
+        Uses the SDK's ``messages.stream`` helper (``text_stream``, then the accumulated
+        final message), so a long answer never waits on one response or trips the SDK's
+        guard against long non-streaming requests. The request is built as in
+        :meth:`create`. Errors map as in :meth:`create` (ModelThrottled, ModelUnavailable,
+        ModelRequestError); a connection dropped mid-stream is ModelUnavailable.
+        """
+        import anthropic
 
-
-def _retry_wait(attempt: int, exc: Exception) -> float:
-    """Seconds to wait before retry ``attempt`` + 1: ``retry-after-ms`` / ``retry-after`` when the
-    API sends one, else 0.5 s doubling per attempt up to 8 s (the SDK's backoff without jitter)."""
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    try:
-        if headers.get("retry-after-ms"):
-            return float(headers["retry-after-ms"]) / 1000
-        if headers.get("retry-after"):
-            return float(headers["retry-after"])
-    except ValueError:
-        pass
-    return min(0.5 * 2 ** attempt, 8.0)
-
-
-def _retryable(exc: Exception) -> bool:
-    import anthropic
-
-    if isinstance(exc, anthropic.APIStatusError):
-        return exc.status_code in RETRY_STATUSES or exc.status_code >= 500
-    return isinstance(exc, anthropic.APIConnectionError)
-
-
-def _create_within(client: anthropic.Anthropic, kwargs: dict[str, Any], budget: float, max_retries: int,
-                   timeout: float) -> SdkMessage:
-    """``messages.create`` in at most ``budget`` seconds, retries and the waits between them included.
-
-    The SDK's own retries are off here (each of them would get the whole timeout again, so 3
-    attempts could take 3 x the budget); up to ``max_retries`` retries of a retryable failure
-    (:func:`_retryable`) are made here instead. Each attempt's timeout is what is left of the
-    budget (at most ``timeout``, the client's per-attempt seconds), so every attempt, and the
-    wait before it, ends by the budget: the first attempt may use all of it (a slow but good
-    reply is not cut short to make room for retries), and a retry is only made when at least
-    :data:`MIN_ATTEMPT_SECONDS` are left for it. Otherwise the last error is raised: the state
-    machine retries the session later, from what is stored. Raises the SDK's
-    ``APIStatusError`` / ``APIConnectionError``.
-    """
-    deadline = time.monotonic() + budget
-    for attempt in range(max_retries + 1):
-        per_attempt = min(timeout, deadline - time.monotonic())
+        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens,
+                                  "messages": [m.model_dump() for m in request.messages]}
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools:
+            kwargs["tools"] = request.tools
+            kwargs["tool_choice"] = request.tool_choice
+        client = self._client
+        if request.timeout_seconds is not None:
+            client = client.with_options(timeout=max(1.0, request.timeout_seconds))
         try:
-            return client.with_options(timeout=max(per_attempt, 0.001), max_retries=0).messages.create(**kwargs)
-        except Exception as exc:
-            wait = _retry_wait(attempt, exc)
-            left = deadline - time.monotonic() - wait
-            if not _retryable(exc) or attempt == max_retries or left < MIN_ATTEMPT_SECONDS:
-                raise
-            log.info("Claude call failed (%s); retry %d in %.1f s, %.1f s of its budget left",
-                     type(exc).__name__, attempt + 1, wait, left)
-            time.sleep(wait)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+            with client.messages.stream(**kwargs) as events:
+                for text in events.text_stream:
+                    on_text(text)
+                message = events.get_final_message()
+        except anthropic.APIStatusError as exc:
+            raise _map_status_error(exc) from exc
+        except anthropic.APIConnectionError as exc:
+            raise ModelUnavailable(f"Claude API unreachable: {exc.message}") from exc
+        return _to_response(message)
 
 
 def _map_status_error(exc: anthropic.APIStatusError) -> Exception:
     """Translate an SDK status error into longdoc's error taxonomy (see module docstring)."""
     status = exc.status_code
-    error_type = getattr(exc, "type", None) or _body_field(exc.body, "type")
+    bedrock_type = _bedrock_error_type(exc)
+    error_type = bedrock_type or getattr(exc, "type", None) or _body_field(exc.body, "type")
     api_message = getattr(exc, "api_message", None) or _body_field(exc.body, "message")
+    if api_message is None and isinstance(exc.body, dict) and isinstance(exc.body.get("message"), str):
+        api_message = exc.body["message"]  # Bedrock's error body: {"message": "..."}
     detail = f"HTTP {status}" + (f" {error_type}" if error_type else "")
     detail += f": {api_message or exc.message}"
-    if status in THROTTLE_STATUSES:
+    if status in THROTTLE_STATUSES or bedrock_type in BEDROCK_THROTTLE_ERRORS:
         return ModelThrottled(f"Claude API throttled ({detail})")
-    if status >= 500:
+    if status >= 500 or bedrock_type in BEDROCK_UNAVAILABLE_ERRORS:
         return ModelUnavailable(f"Claude API failed ({detail})")
     return ModelRequestError(f"Claude API rejected the request ({detail})")
+
+
+def _bedrock_error_type(exc: anthropic.APIStatusError) -> str | None:
+    """The Bedrock error name from ``x-amzn-ErrorType`` (``Name:namespace`` -> ``Name``), if any."""
+    response = getattr(exc, "response", None)
+    header = response.headers.get("x-amzn-errortype") if response is not None else None
+    return header.split(":", 1)[0] or None if header else None
 
 
 def _body_field(body: object, field: str) -> str | None:

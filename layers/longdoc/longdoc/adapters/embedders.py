@@ -1,4 +1,4 @@
-"""Embedders: the offline local model (MiniLM) and Voyage AI (used in AWS).
+"""Embedders: the offline local model (MiniLM) and Voyage AI (used in AWS, :mod:`longdoc.adapters.voyage`).
 
 Both satisfy :class:`longdoc.core.ports.Embedder`: they turn texts into L2-normalised float
 vectors of length ``dimension``. Heavy libraries (torch, sentence-transformers, voyageai)
@@ -7,14 +7,11 @@ are imported on first use, never when this module is imported.
 
 from __future__ import annotations
 
-import math
 import os
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
-from longdoc.core.tokens import estimate_tokens
-from longdoc.core.errors import EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from sentence_transformers import SentenceTransformer
@@ -97,7 +94,7 @@ class MiniLMEmbedder:
     def _windows(self, text: str) -> list[tuple[str, int]]:
         """Return ``(window, word-piece count)`` pairs for ``text`` (see :meth:`windows`)."""
         model, splitter = _load_minilm()
-        limit = model.max_seq_length - 2
+        limit = (model.max_seq_length or 256) - 2  # the bundled model sets 256; the typing allows None
 
         def pieces(fragment: str) -> int:
             return len(splitter.encode(fragment, add_special_tokens=False).ids)
@@ -159,195 +156,19 @@ class MiniLMEmbedder:
         return (sums / norms).tolist()
 
 
-# --- Voyage AI (AWS mode) ----------------------------------------------------------------
+# Voyage lives in its own module; its names stay importable from here.
+from longdoc.adapters.voyage import (  # noqa: E402
+    VOYAGE_BUDGET_FILL,
+    VOYAGE_CONTEXT_TOKENS,
+    VOYAGE_DEFAULT_CONTEXT_TOKENS,
+    VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST,
+    VOYAGE_MAX_TEXTS_PER_REQUEST,
+    VOYAGE_MAX_TOKENS_PER_REQUEST,
+    VOYAGE_TOKEN_SAFETY,
+    VoyageEmbedder,
+    voyage_token_bound,
+)
 
-# Documented per-request limits of the Voyage embeddings endpoint
-# (https://docs.voyageai.com/reference/embeddings-api): at most 1,000 texts per request,
-# and at most 320K tokens in total per request for voyage-3.5 (voyage-4 and voyage-2 too;
-# 1M for the -lite models, 120K for voyage-3-large / code / finance / law).
-VOYAGE_MAX_TEXTS_PER_REQUEST = 1000
-VOYAGE_MAX_TOKENS_PER_REQUEST = {
-    "voyage-3.5": 320_000,
-    "voyage-4": 320_000,
-    "voyage-2": 320_000,
-    "voyage-3.5-lite": 1_000_000,
-    "voyage-4-lite": 1_000_000,
-}
-VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST = 120_000  # the smallest documented budget
-# Token counts are estimated (4 chars/token, longdoc.core.tokens) without Voyage's
-# tokenizer (which would be downloaded from Hugging Face at run time); we fill at most
-# half of the documented budget so text tokenising at 2 chars/token still fits.
-VOYAGE_TOKEN_SAFETY = 0.5
-
-
-# Context length (tokens one text may hold) per model, from the same docs page:
-# 32K for voyage-3.5 / -lite / voyage-4 / voyage-3-large; 16K for voyage-2 (4K for older).
-VOYAGE_CONTEXT_TOKENS = {
-    "voyage-3.5": 32_000,
-    "voyage-3.5-lite": 32_000,
-    "voyage-4": 32_000,
-    "voyage-4-lite": 32_000,
-    "voyage-3-large": 32_000,
-    "voyage-2": 16_000,
-}
-VOYAGE_DEFAULT_CONTEXT_TOKENS = 4_000  # the smallest documented context length
-
-
-class VoyageEmbedder:
-    """Voyage AI embeddings through the ``voyageai`` SDK (AWS mode).
-
-    Shapes: ``embed_documents`` returns one ``dimension``-float vector per text, in input
-    order; Voyage vectors are unit length (Voyage FAQ: "Voyage AI embeddings are
-    normalized to length 1"). Documents are sent with ``input_type="document"``, queries
-    with ``input_type="query"``, always with ``truncation=False`` so an over-long text is
-    an API error instead of a silently shortened vector.
-
-    Batching follows the documented per-request limits of the embeddings endpoint
-    (https://docs.voyageai.com/reference/embeddings-api): at most 1,000 texts and at most
-    320K total tokens for voyage-3.5 (1M for the -lite models, 120K for the large and
-    domain models; unknown models get 120K). Tokens are estimated as ``ceil(chars / 4)``
-    and only half of the budget is used, as a safety margin (:meth:`batches`).
-
-    Over-long texts: a text whose estimate, doubled by the same margin, exceeds the
-    model's context length (32K tokens for voyage-3.5, :data:`VOYAGE_CONTEXT_TOKENS`)
-    raises :class:`~longdoc.core.errors.EmbeddingInputTooLong` naming its position before
-    anything is sent; the chunker's 2,000-token maximum keeps real chunks far below.
-
-    Retries: 429 (``RateLimitError``), 500 (``ServerError``), 502/503/504
-    (``ServiceUnavailableError``), timeouts and dropped connections (``APIConnectionError``)
-    are retried with exponential backoff and full jitter (tenacity's
-    ``wait_exponential_jitter`` with multiplier and jitter ``retry_initial``, capped at
-    ``retry_max`` seconds) for
-    ``max_attempts`` attempts in all, then raise
-    :class:`~longdoc.core.errors.EmbeddingUnavailable`. Other 4xx answers raise
-    :class:`~longdoc.core.errors.EmbeddingRequestError` at once. (The SDK's own retry loop
-    leaves out 500 and dropped connections, so it is set to one attempt and this loop
-    does the retrying.) ``timeout`` is seconds per request; ``base_url`` points the SDK
-    at another endpoint (tests use a loopback fake).
-
-    ``total_tokens`` counts the tokens Voyage reported as used (``usage.total_tokens``)
-    over this instance's lifetime.
-    """
-
-    def __init__(
-        self,
-        api_key: str,
-        model: str = "voyage-3.5",
-        dimension: int = 1024,
-        *,
-        max_attempts: int = 5,
-        timeout: float = 60,
-        base_url: str | None = None,
-        retry_initial: float = 1.0,
-        retry_max: float = 20.0,
-        max_request_tokens: int | None = None,
-    ):
-        """Create the SDK client (no network call). ``dimension`` is sent as ``output_dimension``.
-
-        ``max_request_tokens`` lowers the per-request token budget below the model's
-        documented limit (e.g. to stay within a low tokens-per-minute rate limit); the
-        safety margin applies to it too.
-        """
-        import voyageai
-
-        self.name = model
-        self.dimension = dimension
-        self.total_tokens = 0
-        self._client: Any = voyageai.Client(api_key=api_key, max_retries=1, timeout=timeout, base_url=base_url)
-        budget = VOYAGE_MAX_TOKENS_PER_REQUEST.get(model, VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST)
-        if max_request_tokens is not None:
-            budget = min(budget, max_request_tokens)
-        self._token_budget = int(budget * VOYAGE_TOKEN_SAFETY)
-        self.context_tokens = VOYAGE_CONTEXT_TOKENS.get(model, VOYAGE_DEFAULT_CONTEXT_TOKENS)
-        self._max_attempts = max_attempts
-        self._retry_initial = retry_initial
-        self._retry_max = retry_max
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed chunk texts (``input_type="document"``), batching within Voyage's request limits.
-
-        Raises EmbeddingInputTooLong (before any request), EmbeddingUnavailable or
-        EmbeddingRequestError.
-        """
-        self.check_lengths(texts)
-        vectors: list[list[float]] = []
-        for batch in self.batches(texts):
-            vectors.extend(self._call(batch, "document"))
-        return vectors
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one retrieval query (``input_type="query"``)."""
-        self.check_lengths([text])
-        return self._call([text], "query")[0]
-
-    def check_lengths(self, texts: Sequence[str]) -> None:
-        """Raise EmbeddingInputTooLong for the first text the model could not read whole."""
-        for index, text in enumerate(texts):
-            tokens = estimate_tokens(text)
-            if tokens / VOYAGE_TOKEN_SAFETY > self.context_tokens:
-                raise EmbeddingInputTooLong(index, tokens, int(self.context_tokens * VOYAGE_TOKEN_SAFETY))
-
-    def batches(self, texts: Sequence[str]) -> list[list[str]]:
-        """Split ``texts`` in order into request batches of at most 1,000 texts and the token budget.
-
-        A single text above the budget still gets a batch of its own (the API then
-        decides; with ``truncation=False`` it rejects rather than truncates).
-        """
-        batches: list[list[str]] = []
-        current: list[str] = []
-        tokens = 0
-        for text in texts:
-            cost = estimate_tokens(text)
-            if current and (
-                len(current) >= VOYAGE_MAX_TEXTS_PER_REQUEST or tokens + cost > self._token_budget
-            ):
-                batches.append(current)
-                current, tokens = [], 0
-            current.append(text)
-            tokens += cost
-        if current:
-            batches.append(current)
-        return batches
-
-    def _call(self, texts: list[str], input_type: Literal["document", "query"]) -> list[list[float]]:
-        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
-        from voyageai import error as voyage_error
-
-        transient = (voyage_error.RateLimitError, voyage_error.ServerError, voyage_error.ServiceUnavailableError,
-                     voyage_error.Timeout, voyage_error.APIConnectionError)
-        try:
-            for attempt in Retrying(
-                reraise=True,
-                stop=stop_after_attempt(self._max_attempts),
-                wait=wait_exponential_jitter(multiplier=self._retry_initial, max=self._retry_max,
-                                            jitter=self._retry_initial),
-                retry=retry_if_exception_type(transient),
-            ):
-                with attempt:
-                    result = self._client.embed(
-                        texts,
-                        model=self.name,
-                        input_type=input_type,
-                        truncation=False,
-                        output_dimension=self.dimension,
-                    )
-        except transient as exc:
-            raise EmbeddingUnavailable(
-                f"Voyage embeddings failed after {self._max_attempts} attempts: {type(exc).__name__}: {exc}"
-            ) from exc
-        except voyage_error.VoyageError as exc:
-            raise EmbeddingRequestError(f"Voyage rejected the request: {type(exc).__name__}: {exc}") from exc
-        self.total_tokens += int(getattr(result, "total_tokens", 0) or 0)
-        embeddings = [list(map(float, v)) for v in result.embeddings]
-        if len(embeddings) != len(texts) or any(len(v) != self.dimension for v in embeddings):
-            raise ValueError(
-                f"Voyage returned {len(embeddings)} vectors for {len(texts)} texts "
-                f"(expected dimension {self.dimension})"
-            )
-        return [_unit(v) for v in embeddings]
-
-
-def _unit(vector: list[float]) -> list[float]:
-    """Return ``vector`` scaled to unit L2 length (a zero vector is returned unchanged)."""
-    norm = math.sqrt(sum(x * x for x in vector))
-    return vector if norm == 0 else [x / norm for x in vector]
+__all__ = ["VOYAGE_BUDGET_FILL", "VOYAGE_CONTEXT_TOKENS", "VOYAGE_DEFAULT_CONTEXT_TOKENS",
+           "VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST", "VOYAGE_MAX_TEXTS_PER_REQUEST", "VOYAGE_MAX_TOKENS_PER_REQUEST",
+           "VOYAGE_TOKEN_SAFETY", "MiniLMEmbedder", "VoyageEmbedder", "voyage_token_bound"]

@@ -2,7 +2,11 @@
 
 :class:`StepFunctionsStarter` implements :class:`~longdoc.core.ports.ExecutionStarter`
 with ``StartExecution``
-(https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html).
+(https://docs.aws.amazon.com/step-functions/latest/apireference/API_StartExecution.html),
+counts running executions for admission control with ``ListExecutions``
+(https://docs.aws.amazon.com/step-functions/latest/apireference/API_ListExecutions.html) and
+reads one execution's status with ``DescribeExecution``
+(https://docs.aws.amazon.com/step-functions/latest/apireference/API_DescribeExecution.html).
 The boto3 client is created on the first start, never at import (Lambda cold start, tests
 that open their own moto context); the local engine's implementation is
 :meth:`longdoc.local.engine.LocalStepFunctions.start_execution`.
@@ -42,3 +46,20 @@ class StepFunctionsStarter:
         response = self._sfn().start_execution(stateMachineArn=self.state_machine_arn, name=name,
                                                input=json.dumps(execution_input))
         return str(response["executionArn"])
+
+    def count_running(self, limit: int) -> int:
+        """How many executions of the state machine are ``RUNNING``, counted up to ``limit`` (one page).
+
+        ``limit`` is 1-1000 (ListExecutions' ``maxResults``); a result equal to ``limit`` means
+        "at least ``limit``". botocore's errors propagate.
+        """
+        response = self._sfn().list_executions(stateMachineArn=self.state_machine_arn, statusFilter="RUNNING",
+                                               maxResults=limit)
+        return len(response.get("executions", []))
+
+    def execution_status(self, name: str) -> str:
+        """The status of execution ``name`` of this state machine (``RUNNING``, ``SUCCEEDED``, ``FAILED``,
+        ``TIMED_OUT``, ``ABORTED``, ``PENDING_REDRIVE``); botocore's errors propagate
+        (``ExecutionDoesNotExist``)."""
+        arn = self.state_machine_arn.replace(":stateMachine:", ":execution:", 1) + ":" + name
+        return str(self._sfn().describe_execution(executionArn=arn)["status"])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ def _check_rows(chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]], dim
     """Raise ``ValueError`` unless there is one ``dimension``-long vector per chunk."""
     if len(chunks) != len(vectors):
         raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
-    for chunk, vector in zip(chunks, vectors):
+    for chunk, vector in zip(chunks, vectors, strict=True):
         if len(vector) != dimension:
             raise ValueError(
                 f"vector for {chunk.chunk_id} has dimension {len(vector)}, index expects {dimension}"
@@ -51,7 +52,11 @@ class LanceDBIndex:
     Opening a table whose vectors have another length raises
     :class:`longdoc.core.errors.ConfigError`. Searches are exact (no ANN index is built) with
     the cosine metric. Calls on one instance are serialised by a lock, so it may be
-    shared with a worker thread.
+    shared with a worker thread. Several processes may share the table: the connection
+    uses ``read_consistency_interval=0`` (LanceDB: every operation first checks for a newer
+    table version, https://lancedb.github.io/lancedb/guides/tables/#consistency), so an
+    upsert keyed by ``chunk_id`` (``merge_insert``) never inserts an id another process
+    already wrote.
     """
 
     def __init__(self, path: Path, dimension: int, table: str = "chunks"):
@@ -86,7 +91,10 @@ class LanceDBIndex:
                 import lancedb
 
                 self.path.mkdir(parents=True, exist_ok=True)
-                db = lancedb.connect(str(self.path))
+                # Every read and merge checks the table's latest version: with the default (never),
+                # a handle opened before another process wrote merges against its stale snapshot
+                # and inserts the same chunk ids again (three concurrent ingests: 3 rows per chunk).
+                db = lancedb.connect(str(self.path), read_consistency_interval=timedelta(0))
                 try:
                     table = db.open_table(self.table_name)
                 except ValueError:  # not found
@@ -134,7 +142,7 @@ class LanceDBIndex:
                     "section_id": chunk.section_id,
                     "preview": chunk.text[:PREVIEW_CHARS],
                 }
-                for chunk, vector in zip(chunks, vectors)
+                for chunk, vector in zip(chunks, vectors, strict=True)
             ],
             schema=schema,
         )
@@ -293,7 +301,7 @@ class PineconeIndex:
         batches: list[list[dict[str, Any]]] = []
         current: list[dict[str, Any]] = []
         size = 0
-        for chunk, vector in zip(chunks, vectors):
+        for chunk, vector in zip(chunks, vectors, strict=True):
             metadata = self.metadata(chunk)
             record = {"id": chunk.chunk_id, "values": [float(x) for x in vector], "metadata": metadata}
             record_bytes = len(json.dumps(record, ensure_ascii=False).encode("utf-8")) + 1

@@ -133,3 +133,14 @@ def short_cause(cause: str | None) -> str:
         except ValueError:
             pass
     return _flat(cause)
+
+
+class OcrPageError(LongdocError):
+    """One page image could not be read by the OCR engine (corrupt, unsupported or too large).
+
+    The page is named in the ingest result and the other pages still ingest.
+    """
+
+
+class OcrUnavailable(LongdocError):
+    """The OCR engine cannot run (Tesseract not installed, Textract down or throttled after retries)."""

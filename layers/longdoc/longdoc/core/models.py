@@ -9,9 +9,10 @@ Exact values (money, ids, dates) are strings end to end and never floats.
 from __future__ import annotations
 
 import math
+from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
 
 from longdoc.core import locate
 
@@ -42,13 +43,29 @@ labels copied onto every chunk; S3 itself caps all user metadata of an object at
 https://docs.aws.amazon.com/AmazonS3/latest/userguide/UsingMetadata.html)."""
 
 
+METADATA_FIELDS = ("doc_type", "line_of_business", "term", "collection", "effective_from", "effective_to", "endorses")
+"""Every document metadata field, in order (S3 metadata names use ``-``: ``x-amz-meta-effective-from``)."""
+COLLECTION_FIELDS = ("collection", "effective_from", "effective_to", "endorses")
+"""The policy-set fields (issue 15): left out of JSON when unset, so stored documents and chunks without
+them serialise byte for byte as before (Python-mode dumps keep them, so ``None`` still clears a value)."""
+
+
+def _without_unset_collection_fields(data: dict[str, Any], info: SerializationInfo) -> dict[str, Any]:
+    if not info.mode_is_json():
+        return data
+    return {k: v for k, v in data.items() if not (k in COLLECTION_FIELDS and v is None)}
+
+
 class DocumentMetadata(_Frozen):
     """Optional business metadata of a document, copied onto each of its chunks.
 
     Sources: S3 object metadata (``x-amz-meta-doc-type`` etc.) and/or a ``<file>.metadata.json``
     sidecar; the sidecar wins key by key (see :func:`longdoc.ingest.pipeline.document_metadata`).
     All values are free strings (``term`` e.g. ``"2024-01-01/2024-12-31"``) of 1 to
-    :data:`METADATA_VALUE_MAX_CHARS` characters without control characters; anything else
+    :data:`METADATA_VALUE_MAX_CHARS` characters without control characters, except
+    ``effective_from`` / ``effective_to``, ISO dates (``YYYY-MM-DD``, both ends in force, the
+    end not before the start). ``collection`` names a policy set, ``endorses`` is the doc_id of
+    the wording an endorsement amends (see :mod:`longdoc.triage`); anything else
     (including a non-finite number such as JSON ``1e400`` or ``NaN``, which Python's JSON
     reader turns into ``inf``/``nan``) raises :class:`pydantic.ValidationError` naming the field.
     """
@@ -56,21 +73,46 @@ class DocumentMetadata(_Frozen):
     doc_type: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
     line_of_business: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
     term: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+    # Collections (policy sets, issue 15): all optional, so documents without them keep their JSON.
+    collection: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
+    effective_from: str | None = Field(default=None, min_length=10, max_length=10)
+    effective_to: str | None = Field(default=None, min_length=10, max_length=10)
+    endorses: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
 
-    @field_validator("doc_type", "line_of_business", "term", mode="before")
+    @field_validator(*METADATA_FIELDS, mode="before")
     @classmethod
     def _finite(cls, value: Any) -> Any:
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError("must be a finite number (not infinity or NaN)")
         return value
 
-    @field_validator("doc_type", "line_of_business", "term")
+    @field_validator(*METADATA_FIELDS)
     @classmethod
     def _printable(cls, value: str | None) -> str | None:
         if value is not None and any(ord(ch) < 32 or 127 <= ord(ch) <= 159 or ch in "\u2028\u2029" for ch in value):
             raise ValueError("must not contain control characters or line separators "
                              "(line breaks, tabs, NUL, U+0085, U+2028, U+2029)")
         return value
+
+    @field_validator("effective_from", "effective_to")
+    @classmethod
+    def _iso_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"must be an ISO date YYYY-MM-DD, got {value!r}") from None
+        return value
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        return _without_unset_collection_fields(handler(self), info)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "DocumentMetadata":
+        if self.effective_from and self.effective_to and self.effective_to < self.effective_from:
+            raise ValueError(f"effective_to {self.effective_to} is before effective_from {self.effective_from}")
+        return self
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any] | None) -> "DocumentMetadata":
@@ -80,7 +122,7 @@ class DocumentMetadata(_Frozen):
         strings; any other type (list, object, true/false) and a non-finite float (``inf``,
         ``nan``) are left for validation to reject.
         Raises :class:`pydantic.ValidationError` naming the field for a bad value."""
-        wanted = {"doc_type", "line_of_business", "term"}
+        wanted = set(METADATA_FIELDS)
         picked: dict[str, Any] = {}
         for key, value in (values or {}).items():
             name = str(key).strip().lower().replace("-", "_")
@@ -120,8 +162,13 @@ class Chunk(_Frozen):
     leading characters repeat the end of the previous chunk (a split section's
     continuation); ``overlap_missing`` is True on a continuation that could not repeat
     any whole sentence because the previous chunk's last one is over the overlap budget.
-    ``doc_type``, ``line_of_business`` and ``term`` are optional document metadata (S3
-    object metadata or a ``<file>.metadata.json`` sidecar) copied onto every chunk.
+    ``doc_type``, ``line_of_business``, ``term``, ``collection``, ``effective_from``,
+    ``effective_to`` and ``endorses`` are optional document metadata (S3 object metadata or a
+    ``<file>.metadata.json`` sidecar) copied onto every chunk (the chunker copies every
+    :class:`DocumentMetadata` field, so the two lists must match; ids never depend on them).
+    ``ocr`` is True when any of the chunk's text was read by OCR (a scanned page), and
+    ``ocr_confidence`` is then the mean OCR word confidence (0-1) over those pages, weighted by
+    their word counts; both are left out of the serialised chunk when ``ocr`` is False.
     """
 
     chunk_id: str
@@ -147,6 +194,22 @@ class Chunk(_Frozen):
     doc_type: str | None = None
     line_of_business: str | None = None
     term: str | None = None
+    collection: str | None = None
+    effective_from: str | None = None
+    effective_to: str | None = None
+    endorses: str | None = None
+    ocr: bool = False
+    ocr_confidence: float | None = Field(None, ge=0, le=1)
+
+    @model_serializer(mode="wrap")
+    def _serialise(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        """Leave unset fields added later out (collection fields in JSON; ``ocr``/``ocr_confidence`` while
+        ``ocr`` is False), so a chunk written before them serialises byte for byte as before."""
+        data = _without_unset_collection_fields(handler(self), info)
+        if not self.ocr:
+            data.pop("ocr", None)
+            data.pop("ocr_confidence", None)
+        return data
 
     @property
     def section_ids(self) -> list[str]:

@@ -6,7 +6,8 @@ contract tests in ``tests/functional/test_*_contracts.py`` run against every ada
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from longdoc.core.records import Checkpoint, Extraction, RunRecord
@@ -57,6 +58,20 @@ class StateStore(Protocol):
 
     def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
         """Return every registered version of a document (any status), oldest ``updated_at`` first."""
+        ...
+
+    def claim_version(self, doc_id: str, doc_version: str, owner: str, lease_seconds: float) -> bool:
+        """Take or renew the ingest claim of one document version for ``owner``; True when ``owner`` holds it now.
+
+        One conditional write: it succeeds when no claim is held, when the holder's lease
+        has ended, or when ``owner`` already holds it (a renewal); the lease then ends
+        ``lease_seconds`` from now (a lease of 0 or less is over at once). Of concurrent
+        callers with different owners exactly one gets True while the lease runs.
+        """
+        ...
+
+    def release_version(self, doc_id: str, doc_version: str, owner: str) -> None:
+        """Drop ``owner``'s claim on the version; a claim held by another owner (or none) is left alone."""
         ...
 
     def put_run(self, run: RunRecord) -> None:
@@ -140,6 +155,23 @@ class Model(Protocol):
         ...
 
 
+# --- Streaming (summaries): a Model that can also stream its text as it is generated ---
+
+
+@runtime_checkable
+class StreamingModel(Model, Protocol):
+    """A :class:`Model` that can stream: the final synthesis of a summary prints text as it arrives."""
+
+    def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        """Run one call streamed (SSE on the Messages API), calling ``on_text`` with each text delta in order.
+
+        Returns the whole reply as :meth:`Model.create` would (content, stop reason, usage).
+        Raises the same errors as :meth:`Model.create`; ``on_text`` may have been called
+        with part of the text before an error.
+        """
+        ...
+
+
 @runtime_checkable
 class ExecutionStarter(Protocol):
     """Starts executions of the extraction state machine (Step Functions, or the local engine)."""
@@ -150,5 +182,63 @@ class ExecutionStarter(Protocol):
         ``name`` is unique per state machine, so starting the same name again cannot start a
         second, different execution (Step Functions answers the same one for the same
         input, or ``ExecutionAlreadyExists``). Errors of the service propagate unchanged.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class OcrWord:
+    """One word an OCR engine read: its ``text``, ``confidence`` (0.0-1.0), ``line`` (0-based index of
+    its line on the page, in reading order) and box as fractions of the page image (0.0-1.0, origin
+    top left: ``left``, ``top``, ``width``, ``height``), the convention Textract uses."""
+
+    text: str
+    confidence: float
+    line: int
+    left: float
+    top: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class OcrPage:
+    """What an OCR engine read on one page image: its words in reading order, the engine's ``engine``
+    name, and the ``cost_usd`` of the call (USD; 0.0 for a local engine)."""
+
+    words: tuple[OcrWord, ...]
+    engine: str
+    cost_usd: float = 0.0
+
+    @property
+    def text(self) -> str:
+        """The words, one line of the page per text line (words joined by a space, lines by ``"\\n"``)."""
+        lines: dict[int, list[str]] = {}
+        for word in self.words:
+            lines.setdefault(word.line, []).append(word.text)
+        return "\n".join(" ".join(words) for _, words in sorted(lines.items()))
+
+    @property
+    def mean_confidence(self) -> float | None:
+        """The mean word confidence (0.0-1.0), or None when no word was read."""
+        return sum(w.confidence for w in self.words) / len(self.words) if self.words else None
+
+
+@runtime_checkable
+class OcrEngine(Protocol):
+    """Reads the words of a page image (Tesseract locally, Amazon Textract on AWS).
+
+    ``name`` is recorded on every OCR result; ``cost_per_page_usd`` is what one page costs (USD).
+    """
+
+    name: str
+    cost_per_page_usd: float
+
+    def read_page(self, image: bytes) -> OcrPage:
+        """Read one page image (PNG or JPEG bytes, rendered at the caller's resolution).
+
+        Raises :class:`longdoc.core.errors.OcrPageError` when this image cannot be read (corrupt,
+        unsupported, too large) and :class:`longdoc.core.errors.OcrUnavailable` when the engine
+        itself cannot run (not installed, service down or throttled after retries).
         """
         ...

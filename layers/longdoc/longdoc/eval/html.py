@@ -6,7 +6,10 @@ No scripts, no external assets: one file that opens anywhere. Every value is esc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
+
+from longdoc.core.models import Chunk
 
 _STYLE = """body{font-family:system-ui,sans-serif;margin:2em;max-width:72em}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;text-align:left}
@@ -59,7 +62,8 @@ def eval_html(report: dict, kind: str) -> str:
         for key in ("accuracy", "found_accuracy", "silent_source_rate", "exact_value_rate"):
             body.append(f"<tr><th>{key}</th>{_cell(report.get(key))}</tr>")
         body.append("</table>")
-    sections = [(f"by {k}", report["by"][k], (k,)) for k in ("clause_type", "doc_type", "position")]
+    sections: list[tuple[str, list[dict], tuple[str, ...]]] = [
+        (f"by {k}", report["by"][k], (k,)) for k in ("clause_type", "doc_type", "position")]
     sections.append(("strata (doc type x clause type x position)", report["strata"],
                      ("doc_type", "clause_type", "position")))
     for title, strata, keys in sections:
@@ -89,7 +93,18 @@ def _highlight(page_text: str, quote: str) -> str:
             + escape(page_text[match.end():]))
 
 
-def run_html(result: dict, chunks: dict[str, object]) -> str:
+def _page_text(chunk: object, page: int | None) -> str:
+    """The part of ``chunk`` on ``page`` (the whole chunk when it has no span for that page; ``""`` for
+    anything that is not a :class:`~longdoc.core.models.Chunk`, e.g. a missing chunk)."""
+    if not isinstance(chunk, Chunk):
+        return ""
+    for span in chunk.page_spans or []:
+        if span.page == page:
+            return chunk.text[max(span.char_start - chunk.char_start, 0):span.char_end - chunk.char_start]
+    return chunk.text
+
+
+def run_html(result: dict, chunks: Mapping[str, object]) -> str:
     """Audit page of one run: every extraction with its quote highlighted in its page's text.
 
     ``result`` is :func:`longdoc.extract.session.run_result`; ``chunks`` maps chunk ids to
@@ -105,14 +120,7 @@ def run_html(result: dict, chunks: dict[str, object]) -> str:
     for e in result["extractions"]:
         body.append(f"<h3>{escape(e['clause_type'])}: {escape(e['status'])}</h3>")
         for c in e.get("citations", []):
-            chunk = chunks.get(c["chunk_id"])
-            text = getattr(chunk, "text", "")
-            spans = getattr(chunk, "page_spans", []) or []
-            for span in spans:
-                if span.page == c.get("page"):
-                    start = span.char_start - chunk.char_start
-                    text = chunk.text[max(start, 0):span.char_end - chunk.char_start]
-                    break
+            text = _page_text(chunks.get(c["chunk_id"]), c.get("page"))
             body.append(f"<p>page {escape(str(c.get('page')))} (label {escape(str(c.get('page_label')))}), "
                         f"section {escape(str(c.get('section_id')))}, chunk {escape(c['chunk_id'])}</p>"
                         f"<pre>{_highlight(text, c['quote'])}</pre>")

@@ -28,19 +28,27 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, BM25, Retriever, bm25_tokens, chunk_tokens
+from longdoc.core.models import Chunk
 from longdoc.core.tokens import estimate_tokens
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
-from longdoc.eval.scoring import Haystack, enclosing_section_keys, normalise, position, strata_groups, words
-from longdoc.core.models import Chunk
+from longdoc.eval.scoring import (FLAG_BELOW, Haystack, enclosing_section_keys, normalise, position, strata_groups,
+                                  words)
+from longdoc.eval.store import NAIVE_CHARS, EvalStore, chunker_fingerprint, document_text, store_root
+from longdoc.extract.retrieve import BM25, DENSE_WEIGHT, LEAD_RANK, Retriever, bm25_tokens, chunk_tokens
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from longdoc.core.ports import Embedder
+    from longdoc.extract.catalogue import Catalogue
+
+__all__ = ["CONFIGS", "FLAG_BELOW", "NAIVE_CHARS", "CaseResult", "EvalStore", "chunker_fingerprint",
+           "document_text", "evaluate", "naive_chunks", "render", "store_root"]
 
 KS = (1, 3, 5, 10)
 MRR_DEPTH = 10
-FLAG_BELOW = 0.90
-NAIVE_CHARS = 1000
 DEFAULT_BUDGET = 5000
 PRIMARY = "hybrid+headers"
 CONFIGS: dict[str, tuple[str, bool, float, int | None]] = {
@@ -51,100 +59,6 @@ CONFIGS: dict[str, tuple[str, bool, float, int | None]] = {
 }
 """Name -> (Retriever mode, BM25 over headers, dense weight in RRF, lead rank). Dense vectors
 always carry the header (as ingested)."""
-
-
-def chunker_fingerprint() -> str:
-    """8 hex digits of a SHA-256 over the source of the parsing and chunking modules.
-
-    The eval cache keeps each document's chunks and vectors under a folder named with it,
-    so a change to the parser or chunker is measured on fresh chunks, never on chunks cut
-    by the previous code (an ingested version is otherwise reused as it stands).
-    """
-    import hashlib
-    import inspect
-
-    import importlib
-    import pkgutil
-
-    from longdoc.core import text, tokens
-    from longdoc.ingest import chunk, parse
-
-    modules = [tokens, text]
-    for package in (parse, chunk):
-        modules.append(package)
-        modules += [importlib.import_module(f"{package.__name__}.{m.name}")
-                    for m in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name)]
-    digest = hashlib.sha256()
-    for module in modules:
-        digest.update(inspect.getsource(module).encode("utf-8"))
-    return digest.hexdigest()[:8]
-
-
-def store_root(home: Path, target: int, maximum: int) -> Path:
-    """The eval cache folder for one chunk size and the current chunker code."""
-    return home / "eval" / f"chunks-{target}-{maximum}-{chunker_fingerprint()}"
-
-
-@dataclass
-class EvalStore:
-    """The local adapters of the eval cache (see module docstring)."""
-
-    root: Path
-    target_tokens: int
-    max_tokens: int
-    blobs: object = field(init=False)
-    state: object = field(init=False)
-    index: object = field(init=False)
-    embedder: object = field(init=False)
-
-    def __post_init__(self) -> None:
-        from longdoc.adapters.blob import LocalBlobStore
-        from longdoc.adapters.embedders import MiniLMEmbedder
-        from longdoc.adapters.state import SqliteStateStore
-        from longdoc.adapters.vector_index import LanceDBIndex
-
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.blobs = LocalBlobStore(self.root / "bucket")
-        self.state = SqliteStateStore(self.root / "state.sqlite3")
-        self.embedder = MiniLMEmbedder()
-        self.index = LanceDBIndex(self.root / "lancedb", self.embedder.dimension)
-
-    def chunks(self, corpus: Path, rel: str, metadata: dict | None = None) -> list[Chunk]:
-        """Ingest ``corpus/rel`` unless its version is READY; return its chunks (from the blob store)."""
-        from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
-        from longdoc.ingest.source import IngestSource
-        from longdoc.core.documents import load_chunks
-
-        data = (corpus / rel).read_bytes()
-        result = ingest_document(IngestSource(key=rel, data=data, object_metadata=metadata or {}),
-                                 IngestDeps(blobs=self.blobs, state=self.state, embedder=self.embedder, index=self.index),
-                                 IngestOptions(target_tokens=self.target_tokens, max_tokens=self.max_tokens))
-        return load_chunks(self.blobs, result.doc_id, result.doc_version)
-
-    def naive_vectors(self, doc_id: str, doc_version: str, texts: list[str]) -> list[list[float]]:
-        """Vectors of the naive chunks, embedded once and cached by text hash."""
-        import hashlib
-
-        from longdoc.ingest.embeddings import load_embedding_cache, save_embedding_cache
-
-        key = f"eval/naive/{self.embedder.name}/{NAIVE_CHARS}/{doc_id}/{doc_version}.json"
-        cache = load_embedding_cache(self.blobs, key)
-        hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        todo = [(h, t) for h, t in dict(zip(hashes, texts)).items() if h not in cache]
-        if todo:
-            for h, v in zip([h for h, _ in todo], self.embedder.embed_documents([t for _, t in todo])):
-                cache[h] = [float(x) for x in v]
-            save_embedding_cache(self.blobs, key, self.embedder.name, self.embedder.dimension, cache)
-        return [cache[h] for h in hashes]
-
-
-def document_text(chunks: Sequence[Chunk]) -> str:
-    """The parsed document text rebuilt from its chunks (``chunk.text == text[char_start:char_end]``)."""
-    end = max((c.char_end for c in chunks), default=0)
-    buf = [" "] * end
-    for c in chunks:
-        buf[c.char_start:c.char_end] = list(c.text)
-    return "".join(buf)
 
 
 def naive_chunks(text: str, size: int = NAIVE_CHARS) -> list[str]:
@@ -163,17 +77,99 @@ class CaseResult:
     top_over_budget: bool
 
 
-def _score(ranked: list[str], ordinal: dict[str, int], cost: dict[str, int], hay: Haystack,
-           needles: list[list[str]], section_keys: set[str], sections: dict[str, set[str]],
+@dataclass
+class Prepared:
+    """One document ready for scoring: its chunks and naive pieces in one haystack, keyed by chunk id
+    or ``naive:<i>``, with each key's document-order ordinal, token cost and enclosing section keys."""
+
+    chunks: list[Chunk]
+    hay: Haystack
+    ordinal: dict[str, int]
+    cost: dict[str, int]
+    sections: dict[str, set[str]]
+    naive_keys: list[str]
+    naive_matrix: Any
+    naive_bm25: BM25
+    retrievers: dict[str, Retriever]
+    reference_text: str
+
+
+def prepare(store: EvalStore, corpus: Path, rel: str, cases: Sequence[GoldCase]) -> Prepared:
+    """Ingest ``corpus/rel`` (cached) and build its haystack, naive pieces (embedded, cached) and retrievers.
+
+    ``reference_text`` is the case's ``doc_text`` file when it exists (positions are judged
+    on it), else the text rebuilt from the chunks. Raises ``FileNotFoundError`` for a missing document.
+    """
+    import numpy as np
+
+    first = cases[0]
+    chunks = store.chunks(corpus, rel, {"doc_type": first.doc_type} if first.doc_type else None)
+    text = document_text(chunks)
+    hay = Haystack()
+    ordinal: dict[str, int] = {}
+    cost: dict[str, int] = {}
+    sections: dict[str, set[str]] = {}
+    for c in chunks:
+        hay.add(c.chunk_id, c.text)
+        ordinal[c.chunk_id] = c.ordinal
+        cost[c.chunk_id] = chunk_tokens(c)
+        sections[c.chunk_id] = {k for s in c.section_ids + ([c.section_id] if c.section_id else [])
+                                for k in enclosing_section_keys(s)}
+    naive = naive_chunks(text)
+    naive_keys = [f"naive:{i}" for i in range(len(naive))]
+    for i, (key, piece) in enumerate(zip(naive_keys, naive, strict=True)):
+        hay.add(key, piece)
+        ordinal[key] = i
+        cost[key] = estimate_tokens(piece)
+    matrix = np.asarray(store.naive_vectors(chunks[0].doc_id, chunks[0].doc_version, naive), dtype=np.float32)
+    retrievers = {name: Retriever(chunks, store.index, mode=mode, headers=headers, dense_weight=weight, lead_rank=lead)
+                  for name, (mode, headers, weight, lead) in CONFIGS.items()}
+    reference = text
+    if first.doc_text and (corpus / first.doc_text).exists():
+        reference = (corpus / first.doc_text).read_text(encoding="utf-8", errors="replace")
+    return Prepared(chunks, hay, ordinal, cost, sections, naive_keys, matrix, BM25([bm25_tokens(p) for p in naive]),
+                    retrievers, reference)
+
+
+def _first_hit(at: Callable[[int], bool]) -> int | None:
+    """Smallest k in 1..MRR_DEPTH with ``at(k)`` (``at`` is monotone in k), by bisection; None if none."""
+    if not at(MRR_DEPTH):
+        return None
+    lo, hi = 1, MRR_DEPTH
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if at(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _within_budget(ranked: list[str], cost: dict[str, int], budget: int) -> tuple[list[str], bool]:
+    """Keys taken in rank order until the next would pass ``budget`` tokens; True when the top one alone
+    is over budget (it is then taken alone)."""
+    chosen: list[str] = []
+    used = 0
+    for key in ranked:
+        if used + cost[key] > budget:
+            if not chosen:
+                return [key], True
+            break
+        chosen.append(key)
+        used += cost[key]
+    return chosen, False
+
+
+def _score(ranked: list[str], doc: Prepared, needles: list[list[str]], section_keys: set[str],
            budget: int) -> CaseResult:
-    """Hits at each K, first hit rank, and the budget hit for one ranking (keys of ``hay``)."""
+    """Hits at each K, first hit rank, and the budget hit for one ranking (keys of ``doc.hay``)."""
     memo: dict[int, bool] = {}
 
     def hit(keys: list[str]) -> bool:
-        keys = sorted(keys, key=ordinal.__getitem__)
-        if section_keys and any(sections.get(k, set()) & section_keys for k in keys):
+        keys = sorted(keys, key=doc.ordinal.__getitem__)
+        if section_keys and any(doc.sections.get(k, set()) & section_keys for k in keys):
             return True
-        return any(hay.contains(keys, n) for n in needles)
+        return any(doc.hay.contains(keys, n) for n in needles)
 
     def at(k: int) -> bool:
         if k not in memo:
@@ -181,34 +177,60 @@ def _score(ranked: list[str], ordinal: dict[str, int], cost: dict[str, int], hay
         return memo[k]
 
     hits = {k: at(k) for k in KS}
-    first = None
-    if at(MRR_DEPTH):
-        lo, hi = 1, MRR_DEPTH  # smallest k with at(k): monotone in k
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if at(mid):
-                hi = mid
-            else:
-                lo = mid + 1
-        first = lo
-    chosen: list[str] = []
-    used = 0
-    top_over = False
-    for key in ranked:
-        if used + cost[key] > budget:
-            if not chosen:
-                top_over = True
-                chosen.append(key)
-            break
-        chosen.append(key)
-        used += cost[key]
-    keys = sorted(chosen, key=ordinal.__getitem__)
-    got = [hay.contains(keys, n) for n in needles]
-    hit_budget = any(got) or bool(section_keys and any(sections.get(k, set()) & section_keys for k in keys))
-    return CaseResult(hits, first, hit_budget, (sum(got) / len(got)) if got else 0.0, top_over)
+    chosen, top_over = _within_budget(ranked, doc.cost, budget)
+    keys = sorted(chosen, key=doc.ordinal.__getitem__)
+    got = [doc.hay.contains(keys, n) for n in needles]
+    hit_budget = any(got) or bool(section_keys and any(doc.sections.get(k, set()) & section_keys for k in keys))
+    return CaseResult(hits, _first_hit(at), hit_budget, (sum(got) / len(got)) if got else 0.0, top_over)
+
+
+def score_case(doc: Prepared, case: GoldCase, query: str, query_vector: list[float],
+               budget: int) -> dict[str, CaseResult]:
+    """The case's outcome under every configuration of :data:`CONFIGS`, ``baseline`` and ``naive-bm25``."""
+    import numpy as np
+
+    needles = [w for w in (words(s) for s in case.snippets) if w]
+    section_keys = {normalise(s) for s in case.section_ids}
+    out = {name: _score([c.chunk_id for c in retriever.rank(query, query_vector)], doc, needles, section_keys,
+                        budget)
+           for name, retriever in doc.retrievers.items()}
+    sims = doc.naive_matrix @ np.asarray(query_vector, dtype=np.float32)
+    out["baseline"] = _score([doc.naive_keys[i] for i in np.argsort(-sims, kind="stable")], doc, needles, set(),
+                             budget)
+    ranked_bm25 = [doc.naive_keys[i] for i, _ in doc.naive_bm25.rank(bm25_tokens(query))]
+    ranked_bm25 += [k for k in doc.naive_keys if k not in set(ranked_bm25)]
+    out["naive-bm25"] = _score(ranked_bm25, doc, needles, set(), budget)
+    return out
+
+
+class Queries:
+    """Query text per case (the catalogue's query text, else ``"<clause type>. <question>"``) and
+    query vectors, each embedded once."""
+
+    def __init__(self, catalogue: Catalogue, embedder: Embedder) -> None:
+        """Resolve clause types with ``catalogue``; embed with ``embedder``."""
+        self.catalogue = catalogue
+        self.embedder = embedder
+        self._vectors: dict[str, list[float]] = {}
+
+    def text(self, case: GoldCase) -> str:
+        """The retrieval query for ``case``."""
+        from longdoc.core.errors import UnknownClauseType
+
+        try:
+            return self.catalogue.resolve(case.clause_type).query_text()
+        except UnknownClauseType:
+            return f"{case.clause_type}. {case.question}".strip()
+
+    def vector(self, text: str) -> list[float]:
+        """The query vector of ``text`` (cached)."""
+        if text not in self._vectors:
+            self._vectors[text] = self.embedder.embed_query(text)
+        return self._vectors[text]
 
 
 def _summary(results: list[CaseResult]) -> dict:
+    """Recall at each K, within the budget, MRR and the count of top chunks over budget, over ``results``."""
     n = len(results)
 
     def share(values: list[bool]) -> float:
@@ -225,10 +247,11 @@ def _summary(results: list[CaseResult]) -> dict:
 
 
 def _strata(rows: list[tuple[dict, CaseResult]], keys: Sequence[str]) -> list[dict]:
+    """One summary per combination of the ``keys`` values, worst recall within budget first."""
     out = []
     for values, results in strata_groups(rows, keys).items():
         s = _summary(results)
-        entry = dict(zip(keys, values))
+        entry = dict(zip(keys, values, strict=True))
         entry.update(cases=s["cases"], recall_at=s["recall_at"], recall_at_budget=s["recall_at_budget"],
                      mrr=s["mrr"], flagged=s["recall_at_budget"] < FLAG_BELOW)
         out.append(entry)
@@ -247,7 +270,6 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
     """
     from longdoc.config import get_settings
     from longdoc.extract.catalogue import load_catalogue
-    from longdoc.core.errors import UnknownClauseType
 
     started = time.monotonic()
     settings = get_settings()
@@ -256,100 +278,46 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
     target = target_tokens or settings.chunk_target_tokens
     maximum = max_tokens or max(settings.chunk_max_tokens, target * 2)
     store = EvalStore(store_root(Path(home or settings.home), target, maximum), target, maximum)
-    catalogue = load_catalogue(settings.clause_catalogue)
-    query_vectors: dict[str, list[float]] = {}
-
-    def query_for(case: GoldCase) -> str:
-        try:
-            return catalogue.resolve(case.clause_type).query_text()
-        except UnknownClauseType:
-            return f"{case.clause_type}. {case.question}".strip()
-
-    def vector(text: str) -> list[float]:
-        if text not in query_vectors:
-            query_vectors[text] = store.embedder.embed_query(text)
-        return query_vectors[text]
-
+    queries = Queries(load_catalogue(settings.clause_catalogue), store.embedder)
     by_doc: dict[str, list[GoldCase]] = defaultdict(list)
     for case in cases:
         by_doc[case.doc].append(case)
     rows: dict[str, list[tuple[dict, CaseResult]]] = defaultdict(list)
-    not_found = 0
-    docs_info = []
+    documents = []
     for rel, doc_cases in by_doc.items():
         t0 = time.monotonic()
-        chunks = store.chunks(corpus, rel, {"doc_type": doc_cases[0].doc_type} if doc_cases[0].doc_type else None)
-        text = document_text(chunks)
-        hay = Haystack()
-        ordinal: dict[str, int] = {}
-        cost: dict[str, int] = {}
-        sections: dict[str, set[str]] = {}
-        for c in chunks:
-            hay.add(c.chunk_id, c.text)
-            ordinal[c.chunk_id] = c.ordinal
-            cost[c.chunk_id] = chunk_tokens(c)
-            sections[c.chunk_id] = {k for s in c.section_ids + ([c.section_id] if c.section_id else [])
-                                    for k in enclosing_section_keys(s)}
-        naive = naive_chunks(text)
-        naive_keys = [f"naive:{i}" for i in range(len(naive))]
-        for key, piece in zip(naive_keys, naive):
-            hay.add(key, piece)
-            ordinal[key] = int(key.split(":")[1])
-            cost[key] = estimate_tokens(piece)
-        import numpy as np
-
-        naive_matrix = np.asarray(store.naive_vectors(chunks[0].doc_id, chunks[0].doc_version, naive), dtype=np.float32)
-        naive_bm25 = BM25([bm25_tokens(p) for p in naive])
-        retrievers = {name: Retriever(chunks, store.index, mode=mode, headers=headers, dense_weight=weight,
-                                      lead_rank=lead)
-                      for name, (mode, headers, weight, lead) in CONFIGS.items()}
-        reference_text = text
-        if doc_cases[0].doc_text and (corpus / doc_cases[0].doc_text).exists():
-            reference_text = (corpus / doc_cases[0].doc_text).read_text(encoding="utf-8", errors="replace")
+        doc = prepare(store, corpus, rel, doc_cases)
         for case in doc_cases:
-            if case.expected != "found" or not (case.snippets or case.section_ids):
-                not_found += case.expected != "found"
-                continue
-            needles = [w for w in (words(s) for s in case.snippets) if w]
-            section_keys = {normalise(s) for s in case.section_ids}
-            meta = {"doc_type": case.doc_type, "clause_type": case.clause_type,
-                    "position": next((p for p in (position(reference_text, s) for s in case.snippets) if p), None)}
-            query = query_for(case)
-            qv = vector(query)
-            for name, retriever in retrievers.items():
-                ranked = [c.chunk_id for c in retriever.rank(query, qv)]
-                rows[name].append((meta, _score(ranked, ordinal, cost, hay, needles, section_keys, sections,
-                                                budget_tokens)))
-            sims = naive_matrix @ np.asarray(qv, dtype=np.float32)
-            dense_naive = [naive_keys[i] for i in np.argsort(-sims, kind="stable")]
-            rows["baseline"].append((meta, _score(dense_naive, ordinal, cost, hay, needles, set(), {},
-                                                  budget_tokens)))
-            ranked_bm25 = [naive_keys[i] for i, _ in naive_bm25.rank(bm25_tokens(query))]
-            ranked_bm25 += [k for k in naive_keys if k not in set(ranked_bm25)]
-            rows["naive-bm25"].append((meta, _score(ranked_bm25, ordinal, cost, hay, needles, set(), {},
-                                                    budget_tokens)))
-        docs_info.append({"doc": rel, "chunks": len(chunks), "naive_chunks": len(naive),
+            if case.expected == "found" and (case.snippets or case.section_ids):
+                meta = {"doc_type": case.doc_type, "clause_type": case.clause_type,
+                        "position": next((p for p in (position(doc.reference_text, s) for s in case.snippets) if p),
+                                         None)}
+                query = queries.text(case)
+                for name, result in score_case(doc, case, query, queries.vector(query), budget_tokens).items():
+                    rows[name].append((meta, result))
+        documents.append({"doc": rel, "chunks": len(doc.chunks), "naive_chunks": len(doc.naive_keys),
                           "seconds": round(time.monotonic() - t0, 2)})
         if progress:
-            progress(f"{rel}: {len(chunks)} chunks, {len(doc_cases)} cases, {time.monotonic() - t0:.1f} s")
+            progress(f"{rel}: {len(doc.chunks)} chunks, {len(doc_cases)} cases, {time.monotonic() - t0:.1f} s")
+    report = {"gold": str(gold), "corpus": str(corpus), "config": PRIMARY, "chunk_target_tokens": target,
+              "budget_tokens": budget_tokens, "not_found_cases": sum(c.expected != "found" for c in cases),
+              "total_cases": len(cases)}
+    return {**report, **_blocks(rows), "documents": documents, "seconds": round(time.monotonic() - started, 1)}
+
+
+def _blocks(rows: dict[str, list[tuple[dict, CaseResult]]]) -> dict:
+    """The report's figures: the primary configuration's summary and strata at the top level, then
+    ``baseline``, ``naive_bm25``, every configuration's summary and the primary's delta to the baseline."""
 
     def block(name: str) -> dict:
-        results = [r for _, r in rows[name]]
-        out = _summary(results)
+        out = _summary([r for _, r in rows[name]])
         out["strata"] = _strata(rows[name], ("doc_type", "clause_type", "position"))
         out["by"] = {k: _strata(rows[name], (k,)) for k in ("clause_type", "doc_type", "position")}
         return out
 
     primary = block(PRIMARY)
     baseline = block("baseline")
-    report = {
-        "gold": str(gold),
-        "corpus": str(corpus),
-        "config": PRIMARY,
-        "chunk_target_tokens": target,
-        "budget_tokens": budget_tokens,
-        "not_found_cases": not_found,
-        "total_cases": len(cases),
+    return {
         **primary,
         "baseline": baseline,
         "naive_bm25": block("naive-bm25"),
@@ -359,10 +327,7 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
             "recall_at_budget": round(primary["recall_at_budget"] - baseline["recall_at_budget"], 4),
             "mrr": round(primary["mrr"] - baseline["mrr"], 4),
         },
-        "documents": docs_info,
-        "seconds": round(time.monotonic() - started, 1),
     }
-    return report
 
 
 def _pct(x: float) -> str:

@@ -21,6 +21,9 @@ T = TypeVar("T")
 THRESHOLD = 0.8
 """Share of the snippet's word tokens that must appear in order (gold README)."""
 
+FLAG_BELOW = 0.90
+"""A stratum scoring under this share (recall within budget, or accuracy) is flagged in the reports."""
+
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 

@@ -16,6 +16,8 @@ import hashlib
 import logging
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -26,9 +28,9 @@ from longdoc.core.documents import ready_document
 from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, NotFound, short_cause
 from longdoc.core.messages import Usage
 from longdoc.core.ports import ExecutionStarter, StateStore
-from longdoc.core.records import CHECKPOINT_TTL_SECONDS, Checkpoint, RunRecord
+from longdoc.core.records import CHECKPOINT_TTL_SECONDS, RunRecord
 from longdoc.extract.catalogue import Catalogue
-from longdoc.extract.cost import estimate_cost, load_prices
+from longdoc.extract.report_fields import cache_figures, checkpoint_fields, cost_usd, model_provider
 from longdoc.extract.steps import ExecutionInput, execution_name
 
 log = logging.getLogger(__name__)
@@ -72,6 +74,48 @@ class RunRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=MAX_TOKENS_BOUNDS[0], le=MAX_TOKENS_BOUNDS[1])
     top_k: int | None = None
     facts: dict[str, str] = Field(default_factory=dict)
+
+
+class TooManyRuns(LongdocError):
+    """Admission control refused a new run: ``cap`` executions are running; retry after ``retry_after_seconds``."""
+
+    def __init__(self, cap: int, retry_after_seconds: int):
+        self.cap = cap
+        self.retry_after_seconds = retry_after_seconds
+        super().__init__(f"{cap} extraction runs are running, the most allowed at once; retry later")
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Admission control before a run starts: ``count_running(cap)`` counts running executions
+    (up to ``cap``); at ``cap`` a new run is refused with :class:`TooManyRuns`."""
+
+    count_running: Callable[[int], int]
+    cap: int
+    retry_after_seconds: int = 60
+
+
+#: Execution statuses that end an execution without running the failure-recording state.
+UNRECORDED_ENDS = {"ABORTED": "ExecutionAborted", "TIMED_OUT": "ExecutionTimedOut"}
+
+
+def reconcile_run(state: StateStore, run: RunRecord, execution_status: Callable[[str], str]) -> RunRecord:
+    """A ``RUNNING`` run whose current execution was stopped or timed out, recorded ``FAILED``; else ``run``.
+
+    Stopping an execution (or its timeout) runs no state, so the run would read ``RUNNING``
+    forever. ``execution_status(name)`` gives the status of the run's latest execution
+    (``executions[-1]``); ``ABORTED`` / ``TIMED_OUT`` record the run as failed with error
+    ``ExecutionAborted`` / ``ExecutionTimedOut`` (its checkpoint is kept: a new execution for
+    the run resumes it, ``docs/operations.md``). Returns the run as stored.
+    """
+    if run.status != "RUNNING" or not run.executions:
+        return run
+    name = run.executions[-1]
+    status = execution_status(name)
+    if status not in UNRECORDED_ENDS:
+        return run
+    log.warning("run %s: execution %s ended %s without recording the run", run.run_id, name, status)
+    return record_failure(state, run.run_id, UNRECORDED_ENDS[status], f"execution {name} ended {status}")
 
 
 class IdempotencyConflict(LongdocError):
@@ -163,6 +207,7 @@ def start_extraction(
     model_name: str,
     idempotency_key: str | None = None,
     deduplicate: bool = True,
+    admission: Admission | None = None,
 ) -> RunRecord:
     """Start a run and its first execution, or return the run this request already started.
 
@@ -175,13 +220,20 @@ def start_extraction(
     <longdoc.extract.steps.ExecutionInput.first>` as input; the run is then ``RUNNING``
     with its ``execution_arn``. Returns the run as stored.
 
-    Raises :class:`IdempotencyConflict`, the errors of :func:`start_run` (nothing is then
-    stored or started) and whatever ``starter`` raises (the run stays ``PENDING`` without
-    an ``execution_arn``, so a retry starts it).
+    ``admission``: before a new run is stored or started, running executions are counted and
+    :class:`TooManyRuns` is raised at the cap (nothing stored); a request naming a run that
+    already has an execution is answered without counting.
+
+    Raises :class:`IdempotencyConflict`, :class:`TooManyRuns`, the errors of :func:`start_run`
+    (nothing is then stored or started) and whatever ``starter`` raises (the run stays
+    ``PENDING`` without an ``execution_arn``, so a retry starts it).
     """
     body_hash = hashlib.sha256(request.model_dump_json().encode()).hexdigest()
     run_id, existing = (_idempotent_run(state, request, body_hash, idempotency_key) if deduplicate
                         else (new_run_id(), None))
+    if (existing is None or existing.execution_arn is None) and admission is not None \
+            and admission.count_running(admission.cap) >= admission.cap:
+        raise TooManyRuns(admission.cap, admission.retry_after_seconds)
     if existing is None:
         existing = start_run(state, catalogue, doc_id=request.doc_id, doc_version=request.doc_version,
                              clause_types=request.clause_types, model_name=model_name,
@@ -280,35 +332,12 @@ def fail_or_resume(state: StateStore, run_id: str, error: str, cause: str,
     return "FAILED"
 
 
-def _cost(usage: Usage, model: str, prices_path: str | None) -> str | None:
-    """The estimated cost in USD as a decimal string, or None (unpriced model, unreadable price table)."""
-    try:
-        return estimate_cost(usage, model, load_prices(prices_path))
-    except (OSError, ValueError, LongdocError) as exc:
-        log.warning("no cost estimate: price table unreadable (%s)", exc)
-        return None
-
-
-def _checkpoint_fields(checkpoint: Checkpoint | None) -> dict[str, Any]:
-    """The report fields that come from the checkpoint (zeros and empties without one)."""
-    if checkpoint is None:
-        return {"sessions": 0, "checkpoints": 0, "case_facts": None}
-    return {"sessions": checkpoint.sessions, "checkpoints": checkpoint.version,
-            "case_facts": checkpoint.case_facts.model_dump(mode="json")}
-
-
-def _cache(checkpoint: Checkpoint | None) -> dict[str, int]:
-    """Prompt-cache figures of a run: tokens read and written, and calls that read the cache."""
-    if checkpoint is None:
-        return {"read_input_tokens": 0, "creation_input_tokens": 0, "calls_reading": 0, "calls": 0}
-    return {"read_input_tokens": checkpoint.usage.cache_read_input_tokens,
-            "creation_input_tokens": checkpoint.usage.cache_creation_input_tokens,
-            "calls_reading": sum(1 for c in checkpoint.calls if c.usage.cache_read_input_tokens > 0),
-            "calls": len(checkpoint.calls)}
-
-
 def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -> dict[str, Any]:
-    """The run as the CLI and API report it: status, counters, CASE_FACTS, extractions, usage, cost.
+    """The run as the CLI and API report it: status, model and its provider, counters, CASE_FACTS,
+    extractions, usage, cost.
+
+    ``provider`` names who served ``model`` (:func:`model_provider`: ``anthropic``, ``bedrock`` or
+    ``offline``).
 
     ``cache`` reports prompt caching (tokens read from and written to the cache, and how many
     of the recorded calls read it); ``refusals`` the clause types the model refused (with the
@@ -327,14 +356,15 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
         "doc_version": run.doc_version,
         "status": run.status,
         "model": run.model,
-        **_checkpoint_fields(checkpoint),
+        "provider": model_provider(run.model),
+        **checkpoint_fields(checkpoint),
         "extractions": [e.model_dump(mode="json", exclude={"model", "session", "final"}) | {"model": e.model}
                         for e in state.list_extractions(run_id)],
         "usage": usage.model_dump(),
-        "cache": _cache(checkpoint),
+        "cache": cache_figures(checkpoint),
         "refusals": ({c: r.model_dump() for c, r in checkpoint.case_facts.refusals.items()} if checkpoint else {}),
         "max_tokens": (checkpoint.max_tokens if checkpoint and checkpoint.max_tokens else run.max_tokens),
-        "cost_usd": _cost(usage, run.model, prices_path),
+        "cost_usd": cost_usd(usage, run.model, prices_path),
         "calls": [c.model_dump() for c in checkpoint.calls] if checkpoint else [],
         "rejected_citations": checkpoint.rejected_citations if checkpoint else 0,
         "executions": run.executions,

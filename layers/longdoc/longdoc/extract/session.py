@@ -63,7 +63,7 @@ MAX_TOKENS_CEILING = 64_000
 Sonnet-class models (https://platform.claude.com/docs/en/about-claude/models/overview)."""
 MIN_CALL_SECONDS = 1.0
 """A model call is not started with less than this many seconds before ``call_deadline``: the
-Claude adapter's shortest attempt (:data:`longdoc.adapters.claude.MIN_ATTEMPT_SECONDS`)."""
+Claude adapter's shortest attempt (:data:`longdoc.adapters.claude_budget.MIN_ATTEMPT_SECONDS`)."""
 
 
 @dataclass(frozen=True)

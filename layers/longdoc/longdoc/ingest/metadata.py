@@ -38,7 +38,8 @@ def metadata_from_mapping(key: str, values: Mapping[str, Any] | None,
     except ValidationError as exc:
         problems = []
         for error in exc.errors():
-            name = str(error["loc"][0]) if error.get("loc") else "?"
+            # the one model-level rule is the order of the effective dates
+            name = str(error["loc"][0]) if error.get("loc") else "effective_to"
             origin = f" ({origins[name]})" if origins and name in origins else ""
             problems.append(f"metadata {name}{origin}: {error['msg']}")
         raise DocumentError(key, "; ".join(problems)) from None
@@ -73,7 +74,8 @@ def document_metadata(key: str, object_metadata: Mapping[str, Any] | None = None
 
     Two optional sources, merged key by key: ``object_metadata``, the object's own user
     metadata (:meth:`BlobStore.metadata`; on S3 ``x-amz-meta-doc-type``,
-    ``-line-of-business``, ``-term``, set at upload), then ``sidecar``, the bytes of
+    ``-line-of-business``, ``-term``, and for policy sets ``-collection``, ``-effective-from``,
+    ``-effective-to``, ``-endorses``, set at upload), then ``sidecar``, the bytes of
     ``<key>.metadata.json`` (None when there is none), whose keys override the object's
     (the sidecar is the later, explicit correction; a sidecar value of ``null`` or ``""``
     clears the object's value). Names may use ``-`` or ``_`` and any case; other names are

@@ -37,6 +37,28 @@ class HeadingMark(_Frozen):
     kind: Literal["heading", "list_item", "numbered"] = "heading"
 
 
+class OcrPageInfo(_Frozen):
+    """A PDF page whose text came from OCR: 1-based ``page``, the ``engine`` name, why it was read
+    (``no_text_layer``: a scan; ``poor_text_layer``: an OCR layer that failed the quality check),
+    how many ``words`` were read, their ``mean_confidence`` (0-1), ``low_confidence`` when that is
+    under the threshold (indexed, but flagged), and the call's ``cost_usd`` (USD)."""
+
+    page: int = Field(ge=1)
+    engine: str
+    reason: Literal["no_text_layer", "poor_text_layer"]
+    words: int = Field(ge=0)
+    mean_confidence: float = Field(ge=0, le=1)
+    low_confidence: bool = False
+    cost_usd: float = Field(0.0, ge=0)
+
+
+class OcrFailure(_Frozen):
+    """A 1-based PDF ``page`` OCR could not read, and why (a corrupt image, no words found)."""
+
+    page: int = Field(ge=1)
+    reason: str
+
+
 class ParsedDocument(_Frozen):
     """A document decoded once into one text with a page map.
 
@@ -47,7 +69,11 @@ class ParsedDocument(_Frozen):
     in order (one span with ``page=None`` for formats without pages). ``headings`` lists
     headings the format marks itself (HTML, DOCX); empty for PDF and text, where the
     chunker detects them. ``pages_needing_ocr`` lists 1-based pages that carry an image
-    but no text layer. ``content_sha256`` is the hex digest of the source bytes;
+    but no text (none of them read by OCR); ``ocr_pages`` the pages whose text OCR gave,
+    ``ocr_failed`` the pages OCR could not read (with the reason) and ``poor_layer_pages``
+    the pages whose OCR layer failed the quality check and were kept as they are (OCR off, or
+    the re-read failed); ``ocr_check_cost_usd`` what re-reading the OCR layers that were kept cost (USD).
+    ``content_sha256`` is the hex digest of the source bytes;
     ``doc_version`` is its first 16 hex characters.
     """
 
@@ -59,6 +85,10 @@ class ParsedDocument(_Frozen):
     furniture: list[Furniture] = Field(default_factory=list)
     headings: list[HeadingMark] = Field(default_factory=list)
     pages_needing_ocr: list[int] = Field(default_factory=list)
+    ocr_pages: list[OcrPageInfo] = Field(default_factory=list)
+    ocr_failed: list[OcrFailure] = Field(default_factory=list)
+    poor_layer_pages: list[int] = Field(default_factory=list)
+    ocr_check_cost_usd: float = Field(0.0, ge=0)
 
     @property
     def doc_version(self) -> str:

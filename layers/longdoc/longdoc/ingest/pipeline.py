@@ -27,13 +27,15 @@ from typing import TYPE_CHECKING
 from longdoc.core.documents import chunks_key, embedding_text, load_chunks
 from longdoc.core.errors import DocumentError, IngestDeadline
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
-from longdoc.core.ports import BlobStore, Embedder, StateStore, VectorIndex
+from longdoc.core.ports import BlobStore, Embedder, OcrEngine, StateStore, VectorIndex
 from longdoc.ingest.chunk import chunk_document
+from longdoc.ingest.claim import CLAIM_LEASE_SECONDS, VersionClaim, VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache, embed_missing, text_sha256
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.models import ParsedDocument
-from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, parse_document
-from longdoc.ingest.result import IngestResult
+from longdoc.ingest.ocr_cache import BlobOcrCache
+from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, OcrOptions, parse_document
+from longdoc.ingest.result import IngestResult, ocr_summary
 from longdoc.ingest.source import IngestSource
 
 if TYPE_CHECKING:
@@ -48,8 +50,11 @@ DEFAULT_DEADLINE_MARGIN = 60.0
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """Tunables of one ingest: chunk sizes in tokens, parse caps in bytes and pages, and the
-    deadline margin in seconds (fewer left before an embed or upsert step: stop, resumable)."""
+    """Tunables of one ingest: chunk sizes in tokens, parse caps in bytes and pages, the
+    deadline margin in seconds (fewer left before an embed or upsert step, or an OCR page: stop,
+    resumable), the lease of the version's ingest claim in seconds (:mod:`longdoc.ingest.claim`),
+    and OCR: re-read poor OCR layers, the confidence (0-1) under which an OCR page is
+    flagged, the render resolution in dots per inch."""
 
     target_tokens: int = 1000
     max_tokens: int = 2000
@@ -57,23 +62,31 @@ class IngestOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     max_pages: int = DEFAULT_MAX_PAGES
     deadline_margin: float = DEFAULT_DEADLINE_MARGIN
+    claim_lease_seconds: float = CLAIM_LEASE_SECONDS
+    ocr_recheck_layers: bool = True
+    ocr_min_confidence: float = 0.80
+    ocr_dpi: int = 200
 
     @classmethod
     def from_settings(cls, settings: IngestFunctionSettings) -> IngestOptions:
         """The options the ingest function's settings name (``LONGDOC_CHUNK_*``, ``LONGDOC_MAX_DOCUMENT_*``, ...)."""
         return cls(target_tokens=settings.chunk_target_tokens, max_tokens=settings.chunk_max_tokens,
                    overlap=settings.chunk_overlap, max_bytes=settings.max_document_bytes,
-                   max_pages=settings.max_document_pages, deadline_margin=settings.ingest_deadline_margin_seconds)
+                   max_pages=settings.max_document_pages, deadline_margin=settings.ingest_deadline_margin_seconds,
+                   ocr_recheck_layers=settings.ocr_recheck_layers, ocr_min_confidence=settings.ocr_min_confidence,
+                   ocr_dpi=settings.ocr_dpi)
 
 
 @dataclass(frozen=True)
 class IngestDeps:
-    """The ports an ingest writes through: chunk lists and caches, registry, embedder, index."""
+    """The ports an ingest writes through: chunk lists and caches, registry, embedder, index, and the
+    OCR engine for scanned pages (None: OCR off, such pages are only listed)."""
 
     blobs: BlobStore
     state: StateStore
     embedder: Embedder
     index: VectorIndex
+    ocr: OcrEngine | None = None
 
 
 def _now() -> str:
@@ -93,6 +106,7 @@ class _Run:
     deadline_margin: float
     started: float
     timings: dict[str, float]
+    claim: VersionClaim | None = None
     embedded: int = 0
     reused: int = 0
     tokens: int = 0
@@ -104,7 +118,12 @@ class _Run:
         self.deps.state.put_document(self.record)
 
     def check_time(self, step: str) -> None:
-        """Raise :class:`IngestDeadline` (progress named) when fewer than the margin's seconds are left."""
+        """Renew the claim; raise :class:`IngestDeadline` (progress named) when fewer than the margin's seconds are left.
+
+        Raises :class:`~longdoc.ingest.claim.VersionClaimed` when another worker took the claim over.
+        """
+        if self.claim is not None:
+            self.claim.renew()
         if self.time_left is not None and self.time_left() < self.deadline_margin:
             n = len(self.chunks)
             raise IngestDeadline(f"less than {self.deadline_margin:.0f} s left before {step}; progress saved: "
@@ -122,7 +141,11 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     chunk sizes and parse caps. A new ``doc_version`` never touches an older one: its
     chunks live under their own key and ids, so claims against old terms still resolve.
 
-    Steps: parse and chunk (nothing written yet); register ``INGESTING``; write the chunk
+    Steps: parse and chunk (nothing written yet); claim the version
+    (:class:`~longdoc.ingest.claim.VersionClaim`: one conditional write; when another
+    worker holds it, :class:`~longdoc.ingest.claim.VersionClaimed` is raised and nothing is
+    registered, embedded or upserted; the claim is released when this call returns or
+    raises); register ``INGESTING``; write the chunk
     list to ``chunks/{doc_id}/{version}.jsonl``; embed the chunks whose text is not yet in
     this version's embedding cache, first copying vectors of identical texts from the
     previous version's cache, saving the cache and the registry progress after every
@@ -149,11 +172,30 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     existing = deps.state.get_document(source.doc_id, source.version)
     if existing is not None and existing.status == "READY":
         return _ready_again(source, deps, existing, started)
-    parsed, chunks, meta = _parse_and_chunk(source, deps.state, options)
+    parsed, chunks, meta = _parse_and_chunk(source, deps.state, options, _ocr_options(source, deps, options, time_left))
     timings = {"parse": time.monotonic() - started}
-    record, resuming = _register(source, deps, existing, parsed, chunks, meta)
-    run = _Run(source=source, deps=deps, record=record, chunks=chunks, resuming=resuming, time_left=time_left,
-               deadline_margin=options.deadline_margin, started=started, timings=timings)
+    claim = VersionClaim(deps.state, source.doc_id, source.version, lease_seconds=options.claim_lease_seconds)
+    try:
+        # Whoever held the claim before may have finished between the first read and the claim.
+        existing = deps.state.get_document(source.doc_id, source.version)
+        if existing is not None and existing.status == "READY":
+            return _ready_again(source, deps, existing, started)
+        record, resuming = _register(source, deps, existing, parsed, chunks, meta)
+        run = _Run(source=source, deps=deps, record=record, chunks=chunks, resuming=resuming, time_left=time_left,
+                   deadline_margin=options.deadline_margin, started=started, timings=timings, claim=claim)
+        _store_embed_upsert(run)
+        return _finish(run, parsed)
+    finally:
+        claim.release()
+
+
+def _store_embed_upsert(run: _Run) -> None:
+    """Write the chunk list, embed and upsert; on failure record ``FAILED`` and re-raise.
+
+    A :class:`DocumentError` (a chunk the embedder cannot read) also removes what was
+    written for the version; other errors keep the progress for the redelivery.
+    """
+    source, deps = run.source, run.deps
     cache = EmbeddingCache(deps.blobs, deps.embedder, source.doc_id, source.version)
     try:
         _store_chunks(run)
@@ -165,10 +207,11 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
         cache.delete()
         run.save(status="FAILED", reason=exc.reason, stage=None, embedded=0, upserted=0)
         raise
+    except VersionClaimed:
+        raise  # the worker that took the claim over owns the record now
     except Exception as exc:
         run.save(status="FAILED", reason=f"{type(exc).__name__}: {exc}")
         raise
-    return _finish(run, parsed)
 
 
 def _ready_again(source: IngestSource, deps: IngestDeps, existing: DocumentRecord, started: float) -> IngestResult:
@@ -202,8 +245,25 @@ def _update_metadata(deps: IngestDeps, existing: DocumentRecord, meta: DocumentM
                         False, time.monotonic() - started, metadata_updated=True)
 
 
-def _parse_and_chunk(source: IngestSource, state: StateStore,
-                     options: IngestOptions) -> tuple[ParsedDocument, list[Chunk], DocumentMetadata]:
+def _ocr_options(source: IngestSource, deps: IngestDeps, options: IngestOptions,
+                 time_left: Callable[[], float] | None) -> OcrOptions | None:
+    """OCR for this ingest (None when ``deps.ocr`` is None): pages saved as read, and before each page
+    :class:`IngestDeadline` when fewer than the margin's seconds are left (a redelivery resumes)."""
+    if deps.ocr is None:
+        return None
+    cache = BlobOcrCache(deps.blobs, source.doc_id, source.version, deps.ocr.name, options.ocr_dpi)
+
+    def before_page() -> None:
+        if time_left is not None and time_left() < options.deadline_margin:
+            raise IngestDeadline(f"less than {options.deadline_margin:.0f} s left before the next OCR page; "
+                                 f"progress saved: {cache.reused + cache.stored} pages read")
+
+    return OcrOptions(deps.ocr, recheck_layers=options.ocr_recheck_layers, min_confidence=options.ocr_min_confidence,
+                      dpi=options.ocr_dpi, cache=cache, before_page=before_page)
+
+
+def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOptions,
+                     ocr: OcrOptions | None = None) -> tuple[ParsedDocument, list[Chunk], DocumentMetadata]:
     """Resolve the metadata, parse and chunk; nothing is written unless it fails.
 
     On :class:`DocumentError` the version is registered ``FAILED`` with the reason, then the
@@ -211,7 +271,8 @@ def _parse_and_chunk(source: IngestSource, state: StateStore,
     """
     try:
         meta = source.metadata()
-        parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes, max_pages=options.max_pages)
+        parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes, max_pages=options.max_pages,
+                                ocr=ocr)
         chunks = chunk_document(parsed, source.doc_id, target_tokens=options.target_tokens,
                                 max_tokens=options.max_tokens, overlap=options.overlap, metadata=meta)
         if not chunks:
@@ -309,42 +370,7 @@ def _finish(run: _Run, parsed: ParsedDocument) -> IngestResult:
     return IngestResult(run.source.doc_id, run.source.version, run.source.name, parsed.page_count, len(chunks),
                         False, seconds, embedded=run.embedded, reused=run.reused, resumed=run.resuming,
                         tokens=run.tokens, timings=dict(run.timings), oversize_chunks=sum(c.oversize for c in chunks),
-                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks))
-
-
-def delete_document_source(*, key: str, blobs: BlobStore, state: StateStore, index: VectorIndex,
-                           doc_id: str | None = None) -> list[str]:
-    """Handle the removal of the object at ``key``: drop its vectors, mark its versions ``DELETED``.
-
-    Every registered version of the document whose ``source_key`` is ``key`` (or, for
-    records written before ``source_key`` existed, whose ``source`` is the key's file
-    name) loses its vectors in the index and is re-registered as ``DELETED``. Chunk
-    lists, embedding caches and registry entries are kept, so past extraction results
-    still resolve their citations. Versions are marked oldest first, so the latest
-    pointer ends on the version that was latest. Repeating it is harmless. Returns the
-    versions marked. ``doc_id`` defaults to :func:`doc_id_for_key` of ``key`` (which raises
-    :class:`DocumentError` when none can be derived).
-
-    S3 event notifications may arrive late, twice or out of order (an SQS standard queue
-    reorders them; https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-how-to-event-types-and-destinations.html),
-    so the bucket itself decides: when an object exists at ``key`` again (re-uploaded
-    after the removal this event reports), nothing is marked and ``[]`` is returned.
-    """
-    if blobs.exists(key):
-        return []
-    doc_id = doc_id or doc_id_for_key(key)
-    source = key.rsplit("/", 1)[-1]
-    latest = state.get_document(doc_id)
-    versions = [r for r in state.list_document_versions(doc_id)
-                if (r.source_key == key if r.source_key else r.source == source) and r.status != "DELETED"]
-    versions.sort(key=lambda r: (latest is not None and r.doc_version == latest.doc_version, r.updated_at))
-    marked: list[str] = []
-    for record in versions:
-        index.delete_document(doc_id, record.doc_version)
-        state.put_document(record.model_copy(update={"status": "DELETED", "reason": f"source object {key} removed",
-                                                     "stage": None, "upserted": 0, "updated_at": _now()}))
-        marked.append(record.doc_version)
-    return marked
+                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks), **ocr_summary(parsed))
 
 
 def chunk_bytes(source: str, data: bytes, *, doc_id: str | None = None, target_tokens: int = 1000,

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from longdoc.ingest.models import ParsedDocument
 
 
 @dataclass(frozen=True)
@@ -19,8 +22,15 @@ class IngestResult:
     ``tokens`` are embedding tokens used in this attempt (as the API reports them when it
     does, else estimated). ``timings`` are seconds per stage (``parse``, ``embed``,
     ``upsert``, ``total``). ``oversize_chunks`` counts chunks flagged ``oversize`` (one
-    sentence over ``max_tokens``) and ``overlap_missing_chunks`` continuations that could not
+    sentence over ``max_tokens``, or a piece of a run with no sentence end cut at a clause,
+    a word or a hard size: :mod:`longdoc.ingest.chunk.oversize`) and ``overlap_missing_chunks`` continuations that could not
     repeat a whole sentence within 20 % of the target (both 0 when skipped).
+    OCR (issue 18): ``ocr_pages`` are the 1-based pages whose text OCR read (``ocr_engine``),
+    ``ocr_cost_usd`` what those calls cost in USD (pages read by an earlier attempt included),
+    ``ocr_low_confidence_pages`` the ones indexed with a mean word confidence under the
+    threshold, ``ocr_failed_pages`` the pages OCR could not read with the reason,
+    ``poor_layer_pages`` OCR layers that failed the quality check and were kept, and
+    ``pages_needing_ocr`` scanned pages left unread (OCR off, or failed).
     """
 
     doc_id: str
@@ -38,3 +48,20 @@ class IngestResult:
     metadata_updated: bool = False
     oversize_chunks: int = 0
     overlap_missing_chunks: int = 0
+    ocr_pages: list[int] = field(default_factory=list)
+    ocr_engine: str | None = None
+    ocr_cost_usd: float = 0.0
+    ocr_low_confidence_pages: list[int] = field(default_factory=list)
+    ocr_failed_pages: dict[int, str] = field(default_factory=dict)
+    poor_layer_pages: list[int] = field(default_factory=list)
+    pages_needing_ocr: list[int] = field(default_factory=list)
+
+
+def ocr_summary(parsed: ParsedDocument) -> dict[str, Any]:
+    """The OCR fields of an :class:`IngestResult` for a parsed document (keyword arguments)."""
+    return {"ocr_pages": [p.page for p in parsed.ocr_pages],
+            "ocr_engine": parsed.ocr_pages[0].engine if parsed.ocr_pages else None,
+            "ocr_cost_usd": round(sum(p.cost_usd for p in parsed.ocr_pages) + parsed.ocr_check_cost_usd, 6),
+            "ocr_low_confidence_pages": [p.page for p in parsed.ocr_pages if p.low_confidence],
+            "ocr_failed_pages": {f.page: f.reason for f in parsed.ocr_failed},
+            "poor_layer_pages": list(parsed.poor_layer_pages), "pages_needing_ocr": list(parsed.pages_needing_ocr)}

@@ -21,7 +21,7 @@ class IngestSource:
     ``sidecar`` the bytes of ``<key>.metadata.json`` or None. ``doc_id`` defaults to
     :func:`doc_id_for_key` of ``key``. ``sha256`` (64 hex digits) is computed here, once;
     the handler (log keys) and the pipeline (version, registry) use it instead of hashing
-    the bytes again. Raises :class:`DocumentError` when no doc id can be derived from ``key``.
+    the bytes again.
     """
 
     key: str

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
+from longdoc.ingest.metadata import METADATA_SUFFIX
+from longdoc.local.ingest_runner import LocalIngest
 
 SETTLE_SECONDS = 0.5
 """Quiet time after the last file-system event for a file before it is processed."""
@@ -91,46 +92,46 @@ class Watcher:
 
     def process(self, path: Path) -> Outcome:
         """Hand one file to the ingest handler and act on the outcome (see module docstring)."""
-        from longdoc import wiring
-        from longdoc.core.documents import INCOMING_PREFIX
+        from longdoc.core.errors import DocumentError
         from longdoc.ingest.ids import doc_id_for_key, version_from_sha256
-        from longdoc.local.engine import LocalContext
-        from longdoc.local.lambda_runtime import load_handler, s3_event_for
+        from longdoc.local.ingest_runner import ingest_file
 
         path = Path(path).resolve()
         data = path.read_bytes()
         digest = hashlib.sha256(data).hexdigest()
-        version = version_from_sha256(digest)
         with self._lock:
             if self._seen.get(path) == digest:
                 outcome = Outcome(path, "DUPLICATE")
                 self.report(outcome)
                 return outcome
             self._seen[path] = digest
-        key = INCOMING_PREFIX + path.relative_to(self.root).as_posix()
+        name = path.relative_to(self.root).as_posix()
         sidecar = path.with_name(path.name + METADATA_SUFFIX)
-        if sidecar.is_file():  # uploaded first, as on S3, so the handler finds it
-            wiring.blob_store().put(sidecar_key(key), sidecar.read_bytes())
-        else:  # a sidecar removed since the last ingest no longer applies
-            wiring.blob_store().delete(sidecar_key(key))
-        wiring.blob_store().put(key, data)
-        handler = load_handler("ingest").handler
-        response = handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
-        doc_id = doc_id_for_key(key)
-        record = wiring.state_store().get_document(doc_id, version)
-        if record is not None and record.status == "READY" and not response.get("batchItemFailures"):
-            outcome = Outcome(path, "READY", doc_id, record.doc_version, record.pages, record.chunks, record.reused)
-        elif response.get("batchItemFailures") or record is None:
-            with self._lock:
-                self._seen.pop(path, None)  # try again on the next change or run
-            reason = record.reason if record is not None and record.reason else "ingest failed; see the log"
-            outcome = Outcome(path, "RETRY", doc_id, version, reason=reason)
-        else:
-            reason = record.reason or record.status
-            self._move_to_failed(path, reason)
-            outcome = Outcome(path, "FAILED", doc_id, record.doc_version, reason=reason)
+        try:
+            done = ingest_file(name, data, sidecar.read_bytes() if sidecar.is_file() else None)
+        except DocumentError as exc:  # a bad sidecar: nothing was stored
+            self._move_to_failed(path, exc.reason)
+            outcome = Outcome(path, "FAILED", doc_id_for_key(name), version_from_sha256(digest), reason=exc.reason)
+            self.report(outcome)
+            return outcome
+        outcome = self._outcome(path, done)
         self.report(outcome)
         return outcome
+
+    def _outcome(self, path: Path, done: LocalIngest) -> Outcome:
+        """READY, RETRY (a transient failure or a version still being ingested elsewhere) or FAILED (moved)."""
+        record = done.record
+        if record is not None and record.status == "READY" and done.failure is None:
+            return Outcome(path, "READY", done.doc_id, record.doc_version, record.pages, record.chunks, record.reused)
+        if done.failure is not None or record is None or record.status == "INGESTING":
+            with self._lock:
+                self._seen.pop(path, None)  # try again on the next change or run
+            reason = done.failure or (record.reason if record is not None and record.reason else
+                                      "still being ingested elsewhere; will retry")
+            return Outcome(path, "RETRY", done.doc_id, done.doc_version, reason=reason)
+        reason = record.reason or record.status
+        self._move_to_failed(path, reason)
+        return Outcome(path, "FAILED", done.doc_id, record.doc_version, reason=reason)
 
     def _move_to_failed(self, path: Path, reason: str) -> None:
         """Move ``path`` to ``failed/`` (same relative path) and write ``<name>.reason.txt`` beside it."""

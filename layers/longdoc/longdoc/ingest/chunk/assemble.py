@@ -3,7 +3,7 @@
 Each draft becomes one chunk, in order, with ordinals from 0 and the id
 ``{doc_id}:{doc_version[:8]}:{ordinal:04d}``; its pages (clipped page spans with printed
 labels), its sections (clipped section spans), its citing section, token estimate and
-content hash, and the document metadata.
+content hash, the document metadata, and whether OCR read its pages (``ocr``, ``ocr_confidence``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,17 @@ def _page_spans(doc: ParsedDocument, page_starts: list[int], d: Draft) -> list[P
         for p in doc.pages[first : last + 1]
     ]
     return [s for s in spans if s.char_end > s.char_start] or spans[:1]
+
+
+def _ocr_fields(doc: ParsedDocument, spans: list[PageSpan]) -> dict[str, object]:
+    """``ocr`` and ``ocr_confidence`` of a chunk over ``spans``: the word-weighted mean confidence of
+    its OCR pages; nothing (the defaults) when none of its pages was read by OCR."""
+    read = {p.page: p for p in doc.ocr_pages}
+    pages = [read[s.page] for s in spans if s.page in read]
+    words = sum(p.words for p in pages)
+    if not pages or not words:
+        return {}
+    return {"ocr": True, "ocr_confidence": round(sum(p.mean_confidence * p.words for p in pages) / words, 4)}
 
 
 def _citing_section(d: Draft) -> tuple[str | None, list[str]]:
@@ -74,6 +85,7 @@ def _chunk(state: ChunkingState, ordinal: int, d: Draft, page_starts: list[int])
         overlap_chars=d.overlap_chars,
         overlap_missing=d.overlap_missing,
         **state.metadata,
+        **_ocr_fields(doc, spans),
     )
 
 

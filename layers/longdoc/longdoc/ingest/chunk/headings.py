@@ -6,18 +6,22 @@ decides it, either by recording a heading or by ruling the line out (a blank or 
 line, a line inside a paragraph, a contents entry). The recognisers share one scan
 state: the headings so far and where the numbering stands (:class:`Numbering`).
 
-Rules, in recogniser order: a heading the format marks (HTML, DOCX) is always one,
-numbered when it starts with a number or keyword. A line the format marks as a list item
-is never one. In a preamble that has a ``Whereas`` line, ``(1)``, ``(2)``, ... paragraphs
-in sequence are recitals (``Recital 1``). Any other heading must start a paragraph (the
-previous line is blank, short, or ends a sentence) and must not read as a contents entry
-(ending in a page number). Then: Markdown ``#`` headings; inside a numbered section,
-``(a)``/``(i)``/``(A)``/``(1)`` items in sequence, cited the way lawyers cite them
-(``4.2(a)``, ``4.2(a)(ii)``); keyword headings (``Article 17``, ``Section 3.2``,
-``CHAPTER IV``, ``Schedule 2``), unless a cross-reference (``Section 3.2 of this
-Agreement``); bare numbers that fit the numbering sequence and read as a heading
-(:func:`~longdoc.ingest.chunk.numbering.numbered_heading`); and under an
-``Article``/``Section N`` heading, numbered paragraphs ``1.``, ``2.`` as items
+Rules, in recogniser order: a heading the format marks (HTML, DOCX) is always one, numbered
+when it starts with a number or keyword. A line the format marks as a list item is never
+one. In a preamble that has a ``Whereas`` line, ``(1)``, ``(2)``, ... paragraphs in sequence
+are recitals (``Recital 1``). Any other heading must start a paragraph (the previous line is
+blank, short, or ends a sentence) and must not read as a contents entry (ending in a page
+number); the line after a bare keyword heading's title line always starts one (``Article
+13`` / a title that fills its line / ``1. Where ...``). Then: Markdown ``#`` headings;
+inside a numbered section, ``(a)``/``(i)``/``(A)``/``(1)`` items in sequence, cited the way
+lawyers cite them (``4.2(a)``, ``4.2(a)(ii)``); keyword headings (``Article 17``, ``Section
+3.2``, ``CHAPTER IV``, ``Schedule 2``), unless a cross-reference (``Section 3.2 of this
+Agreement``, a statute's ``Section 19-28.1-14 of the ... Act``, a list ``Section 9.3
+(generally regarding ...), Section 11 ...``); continental headings (``§ 3``, ``Art. 5``,
+``Article 1er``, ``Cláusula Primera``: :mod:`~longdoc.ingest.chunk.continental`), whose
+``(1)``/``1.`` paragraphs are items (``§ 3(2)``); bare numbers that fit the numbering
+sequence and read as a heading (:func:`~longdoc.ingest.chunk.numbering.numbered_heading`);
+and under an ``Article``/``Section N`` heading, numbered paragraphs ``1.``, ``2.`` as items
 (``Article 33(1)``, and their points ``Article 33(3)(a)``).
 
 In text whose paragraphs are separated by blank lines (every format but PDF), two or more
@@ -35,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from longdoc.core.text import roman_to_int
+from longdoc.ingest.chunk.continental import continental_heading
 from longdoc.ingest.chunk.joints import LIST_LEAD_RE, LIST_START_RE, SENTENCE_END
 from longdoc.ingest.chunk.numbering import (
     NUMERIC_RE,
@@ -54,7 +59,8 @@ _KEYWORD_LEVEL = {
 _KEYWORD_RE = re.compile(
     r"^(?P<kw>PART|Part|CHAPTER|Chapter|SCHEDULE|Schedule|EXHIBIT|Exhibit|ANNEX|Annex|"
     r"APPENDIX|Appendix|SECTION|Section|ARTICLE|Article)\s+"
-    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*|[IVXLC]+(?:\.\d+)*|[A-Z])(?![\w.]*\w)(?!\()\.?"
+    # a statute's compound number ("Section 19-28.1-14 of the ... Act") is read whole
+    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*(?:[-–]\d+(?:\.\d+)*)*|[IVXLC]+(?:\.\d+)*|[A-Z])(?![\w.]*\w)(?!\()\.?"
     r"(?P<rest>\s*[:.\-–—]?\s*.*)$"
 )
 _BOX_RE = re.compile(r"^\*\s+(.*?)\s*\*$")
@@ -100,6 +106,7 @@ class _Scan:
     list_last: int = -2  # ... and the line number of the last one
     box_top: int | None = None  # start of the top border of the box being read
     prev: str = ""  # the previous line, stripped
+    bare_keyword_no: int = -2  # line number of the last keyword heading without a title on its line
 
 
 Recogniser = Callable[[_Scan, _Line], bool]
@@ -154,6 +161,7 @@ def _inside_paragraph_or_contents(scan: _Scan, line: _Line) -> bool:
     previous, text, typical = line.previous, line.text, scan.state.typical_line
     starts_paragraph = (
         not previous
+        or line.no == scan.bare_keyword_no + 2  # after "Article 13" and its title line
         or previous.endswith(SENTENCE_END)
         or len(previous) < 0.75 * typical
         or bool(LIST_START_RE.match(text) and LIST_LEAD_RE.search(previous))  # "(b) ...; or"
@@ -161,7 +169,7 @@ def _inside_paragraph_or_contents(scan: _Scan, line: _Line) -> bool:
     if not starts_paragraph:
         return True
     # "Article 5" alone is a heading, not a contents entry
-    bare_keyword = re.fullmatch(r"[A-Za-z]+\s+(?:\d+[A-Za-z]?|[IVXLC]+)\.?", text)
+    bare_keyword = re.fullmatch(r"(?:[A-Za-zÀ-ÿ]+\.?\s+|§\s*)(?:\d+[A-Za-z]?|[IVXLC]+)\.?", text)
     return bool(TOC_RE.search(text) and len(text) < typical and not bare_keyword and toc_entry(text))
 
 
@@ -201,11 +209,31 @@ def _keyword(scan: _Scan, line: _Line) -> bool:
     rest = m.group("rest").strip(" :.-–—")
     if rest and not (rest[0].isupper() or rest[0].isdigit() or rest[0] in "\"“(["):
         return True  # "Section 3.2 of this Agreement ..." is a cross-reference
+    if re.match(r"[(\[][a-z]{3}", rest):
+        return True  # "Section 9.3 (generally regarding trademarks), Section 11 ...": a list of references
     kw, num = m.group("kw").lower(), m.group("num")
     section_id = _keyword_id(kw, num)
     scan.headings.append(Heading(line.start, line.end, section_id, heading_label(line.text), _KEYWORD_LEVEL[kw]))
     keyword_parent = kw in ("article", "section") and bool(re.fullmatch(r"\d+[A-Za-z]?", num))
     scan.num = Numbering(_keyword_number(kw, num, scan.num.last), section_id, keyword_parent)
+    if not rest:
+        scan.bare_keyword_no = line.no
+    return True
+
+
+def _continental(scan: _Scan, line: _Line) -> bool:
+    """``§ 3``, ``Art. 5``, ``Article 1er``, ``Cláusula Primera``: a section whose paragraphs are items.
+
+    See :mod:`~longdoc.ingest.chunk.continental`; its paragraphs ``(1)`` / ``1.`` cite as
+    ``§ 3(2)``. A citation (``§ 3 Abs. 2 BGB ...``) is ruled out as body text.
+    """
+    found = continental_heading(line.text)
+    if found is None:
+        return False
+    scan.headings.append(Heading(line.start, line.end, found.section_id, heading_label(line.text), 3))
+    scan.num = Numbering((found.value,), found.section_id, keyword_parent=True)
+    if not found.rest:
+        scan.bare_keyword_no = line.no
     return True
 
 
@@ -280,6 +308,7 @@ RECOGNISERS: tuple[Recogniser, ...] = (
     _markdown,
     _item,
     _keyword,
+    _continental,
     _numbered,
     _numbered_paragraph,
 )

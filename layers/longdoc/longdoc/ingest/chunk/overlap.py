@@ -160,7 +160,7 @@ def _settle(state: ChunkingState, split: SectionSplit) -> None:
         first.start = split.heads[0].start
         first.sections = [*split.heads, *first.sections]
     for part in split.parts:
-        part.oversize = estimate_tokens(state.text[part.start : part.end]) > state.max_tokens
+        part.oversize = part.oversize or estimate_tokens(state.text[part.start : part.end]) > state.max_tokens
 
 
 def add_overlap(state: ChunkingState) -> None:

@@ -12,10 +12,18 @@ cited as that section again.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from longdoc.ingest.chunk.joints import paragraph_breaks
 from longdoc.ingest.chunk.state import ChunkingState, Heading, Section
+
+_ATTACHMENTS = ("Exhibit", "Schedule", "Annex", "Appendix", "Attachment")
+_FIRST_NUMBER_RE = re.compile(
+    r"^(?:(?:Article|Section|Clause|Part|Chapter|Art\.|Artikel|Articolo|Artículo|Artigo|Cláusula|Clausola)\s+|§\s)?"
+    r"(?:1|I|1er|Premier|Primer[oa]|Prim[oa]|Primeir[oa])(?:\.[01])*(?:\.º|º)?$"
+)
+"""The id of a section numbered first: ``1``, ``1.1``, ``Article I``, ``§ 1``, ``Cláusula Primera``."""
 
 
 def _section_id(h: Heading, stack: list[Heading]) -> str | None:
@@ -34,8 +42,27 @@ def _item_section(h: Heading, stack: list[Heading], path: list[str], end: int) -
                    marker_only=h.marker_only, flush_of=owner_of_owner)
 
 
+def _opens_numbering(h: Heading) -> bool:
+    """Whether a heading is numbered first of its kind (``1``, ``1.1``, ``Article I``, ``§ 1``, ``Section 1``).
+
+    Schedules and exhibits are not: their number names the attachment, not a section.
+    """
+    sid = h.section_id or ""
+    return not h.item and not sid.startswith(_ATTACHMENTS) and bool(_FIRST_NUMBER_RE.match(sid))
+
+
+def _attachment(h: Heading) -> bool:
+    """Whether a heading titles an attachment (``Exhibit A``, ``SCHEDULE 2``, ``Annex I``)."""
+    return (h.section_id or h.label).upper().startswith(tuple(a.upper() for a in _ATTACHMENTS))
+
+
 def cut_sections(state: ChunkingState) -> None:
-    """Pass 2 (sections): ``state.headings`` -> ``state.sections``, each heading to the next, preamble first."""
+    """Pass 2 (sections): ``state.headings`` -> ``state.sections``, each heading to the next, preamble first.
+
+    A heading path never inherits an attachment's title that precedes the document's own
+    first section (a filing that prints ``Exhibit A``'s title page before section ``1``):
+    when the numbering opens, such titles leave the stack.
+    """
     text, headings = state.text, state.headings
     sections: list[Section] = []
     if not headings or headings[0].line_start > 0:
@@ -43,9 +70,13 @@ def cut_sections(state: ChunkingState) -> None:
         if text[:end].strip():
             sections.append(Section(None, [], 0, end))
     stack: list[Heading] = []
+    opened = False
     for i, h in enumerate(headings):
         while stack and stack[-1].level >= h.level:
             stack.pop()
+        if not opened and _opens_numbering(h):
+            opened = True
+            stack = [s for s in stack if not _attachment(s)]
         stack.append(h)
         end = headings[i + 1].line_start if i + 1 < len(headings) else len(text)
         path = [s.label for s in stack if not s.item]

@@ -17,6 +17,7 @@ from itertools import pairwise
 from longdoc.core.text import sentence_breaks, trim_span
 from longdoc.core.tokens import estimate_tokens
 from longdoc.ingest.chunk.joints import paragraph_breaks
+from longdoc.ingest.chunk.oversize import cut_long_sentence, flag_cut_parts
 from longdoc.ingest.chunk.state import ChunkingState, Draft, Section, SectionSplit
 
 Span = tuple[int, int]
@@ -66,7 +67,7 @@ def _units(text: str, sec: Section, typical_line: int, max_tokens: int) -> list[
         for sa, sb in pairwise([a, *sentence_breaks(text, a, b), b]):
             sa, sb = trim_span(text, sa, sb)
             if sa < sb:
-                units.append((sa, sb))
+                units.extend(cut_long_sentence(text, sa, sb, max_tokens))  # oversize.py: runs with no end
     return units
 
 
@@ -109,6 +110,7 @@ def _split(state: ChunkingState, group: list[Section], parts_of: dict[str | None
     max_tokens = max(1, state.max_tokens - head_tokens)
     units = _units(text, sec, state.typical_line, max_tokens)
     parts = _pack(text, units, target, max_tokens)
+    flag_cut_parts(parts, units)  # oversize.py
     first = parts_of.get(sec.section_id, 0) + 1 if sec.flush else 1
     parts_of[sec.section_id] = first + len(parts) - 1
     numbered = bool(sec.section_id) and (len(parts) > 1 or first > 1)

@@ -51,12 +51,14 @@ from longdoc.ingest.parse.detect import (
     detect_media_type,
 )
 from longdoc.ingest.parse.formats import docx_to_text, html_to_text
+from longdoc.ingest.parse.ocr import OcrOptions, OcrOutcome
 from longdoc.ingest.parse.pdf import read_pdf
 from longdoc.ingest.parse.text import TEXT_TABLE, decode_text, normalise
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_PAGES",
+    "OcrOptions",
     "DOCX_MEDIA_TYPE",
     "HTML_EXTENSIONS",
     "HTML_MEDIA_TYPE",
@@ -79,6 +81,7 @@ def parse_document(
     *,
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_pages: int = DEFAULT_MAX_PAGES,
+    ocr: OcrOptions | None = None,
 ) -> ParsedDocument:
     """Parse ``data`` (the bytes of the file named ``source``) into a :class:`ParsedDocument`.
 
@@ -88,6 +91,8 @@ def parse_document(
         data: the whole file.
         max_bytes: size cap in bytes (default 200 MiB); larger input is refused unread.
         max_pages: page cap for PDFs (default 5000).
+        ocr: how scanned PDF pages are read (:class:`~longdoc.ingest.parse.ocr.OcrOptions`);
+            None (the default) reads none: such pages are listed in ``pages_needing_ocr``.
 
     Returns:
         For PDFs (bytes with ``%PDF-`` in the first 1024 bytes, whatever the extension):
@@ -106,7 +111,9 @@ def parse_document(
             NUL bytes in text; text neither UTF-8 nor cp1252; text, HTML or DOCX without
             any text; an unreadable DOCX; a PDF
             that needs a password, uses an unsupported security handler, is corrupt, has
-            no pages, or has no text on any page (a scan that needs OCR).
+            no pages, or has no text on any page (a scan, and OCR off or unable to read it).
+        OcrUnavailable: the OCR engine cannot run (not installed, service down).
+        IngestDeadline: raised by ``ocr.before_page`` (pages read so far are in ``ocr.cache``).
 
     PDFium is not thread-safe: call this from one thread at a time per process.
     """
@@ -120,8 +127,9 @@ def parse_document(
     furniture: list[Furniture] = []
     needs_ocr: list[int] = []
     headings: list[HeadingMark] = []
+    outcome = OcrOutcome()
     if media_type == PDF_MEDIA_TYPE:
-        text, pages, furniture, needs_ocr = read_pdf(source, data, max_pages)
+        text, pages, furniture, outcome, needs_ocr = read_pdf(source, data, max_pages, ocr)
     else:
         text, headings = _read_unpaged(source, data, media_type)
         pages = [PageSpan(page=None, char_start=0, char_end=len(text))]
@@ -134,7 +142,27 @@ def parse_document(
         furniture=furniture,
         headings=headings,
         pages_needing_ocr=needs_ocr,
+        ocr_pages=outcome.pages,
+        ocr_failed=outcome.failed,
+        poor_layer_pages=outcome.poor_layers,
+        ocr_check_cost_usd=round(outcome.check_cost_usd, 6),
     )
+
+
+def _docx_problem(exc: Exception) -> str:
+    """A reader's words for why a DOCX package could not be read (no exception names or keys)."""
+    import zipfile
+    from xml.etree.ElementTree import ParseError
+
+    if type(exc) is ValueError:  # our own Word-numbering errors: they name the part and the place
+        return str(exc)
+    if isinstance(exc, zipfile.BadZipFile):
+        return "not a valid ZIP package (truncated or not a Word file)"
+    if isinstance(exc, KeyError):
+        return "a part or relationship the document refers to is missing from the package"
+    if isinstance(exc, ParseError) or "XML" in type(exc).__name__ or "xml" in type(exc).__module__:
+        return "a part of the package is not well-formed XML"
+    return "the package could not be read (Word itself may report it as damaged)"
 
 
 def _read_unpaged(source: str, data: bytes, media_type: str) -> tuple[str, list[HeadingMark]]:
@@ -144,7 +172,7 @@ def _read_unpaged(source: str, data: bytes, media_type: str) -> tuple[str, list[
         try:
             raw, headings = docx_to_text(data)
         except Exception as exc:  # docx2python raises KeyError/BadZipFile/XML errors alike
-            raise DocumentError(source, f"corrupt or unreadable DOCX ({type(exc).__name__}: {exc})") from exc
+            raise DocumentError(source, f"corrupt or unreadable DOCX: {_docx_problem(exc)}") from exc
         empty = "no text: the DOCX has no paragraphs with text"
     elif media_type == HTML_MEDIA_TYPE:
         raw, headings = html_to_text(decode_text(source, data))

@@ -7,9 +7,13 @@ lines are returned separately and kept on :attr:`ParsedDocument.furniture`).
 * **Running headers and footers** (:func:`find_furniture`): a line among the first or last
   :data:`EDGE_LINES` lines of a page is furniture when its *template* (the line with every
   digit run replaced by ``#`` and spaces collapsed) occurs in the same edge window on at
-  least half of the pages with text, and on at least :data:`MIN_REPEATS` pages (a template
-of 20 characters or more is then removed wherever it stands on a page, e.g. below a
-footnote that PDFium reads first). Page
+  least half of the pages with text, or on :data:`PARITY_SHARE` of the odd or of the even
+  pages (footers that alternate between left- and right-hand pages are one family each),
+  and on at least :data:`MIN_REPEATS` pages (a template of 20 characters or more, or of
+  the same family with another page label, is then removed wherever it stands on a page,
+  e.g. below a footnote that PDFium reads first, or a printer's job line set mid-page).
+  A footer block set with other line breaks on some pages is removed too
+  (:mod:`~longdoc.ingest.parse.rewrap`). Page
   numbers, ``Page 55 of 80``, ``5419/16 AV/NT/sr 163`` + ``DGD 2 EN``, the Federal
   Register's GPO printer lines all fit; a heading or table row that happens to repeat on a
   few pages does not. The same footer printed with page labels of another shape
@@ -52,6 +56,7 @@ from dataclasses import dataclass
 
 from longdoc.core.text import roman_to_int
 from longdoc.ingest.models import Furniture
+from longdoc.ingest.parse.rewrap import drop_rewrapped, furniture_runs
 
 EDGE_LINES = 3
 """How many lines at the top and at the bottom of a page may be furniture."""
@@ -60,6 +65,9 @@ MIN_REPEATS = 3
 """A template or page-number offset must hold on at least this many pages."""
 _ANYWHERE_MIN_CHARS = 20
 """A furniture template this long is also removed away from the page edges."""
+PARITY_SHARE = 0.75
+"""A template at the edge of this share of the odd (or of the even) pages is furniture: a
+footer printed one way on left-hand pages and another way on right-hand ones."""
 
 HYPHEN_MARKER = "\ufffe"
 """PDFium's line-end hyphen marker (older PDFium builds: U+0002, mapped to this one)."""
@@ -179,15 +187,17 @@ def find_furniture(pages: list[str], passes: int = 3) -> tuple[list[str], list[F
         their 1-based page and position, in page order. Documents with fewer than
         :data:`MIN_REPEATS` pages with text are returned unchanged.
     """
-    cleaned, furniture = _find_furniture_once(pages)
+    runs: list[list[str]] = [[] for _ in pages]
+    cleaned, furniture = _find_furniture_once(pages, runs)
     for _ in range(passes - 1):
         if not furniture:
             break
-        again, more = _find_furniture_once(cleaned)
+        again, more = _find_furniture_once(cleaned, runs)
         if not more:
             break
-        cleaned, furniture = again, sorted(furniture + more, key=lambda f: f.page)
-    return cleaned, furniture
+        cleaned, furniture = again, furniture + more
+    cleaned, rewrapped = drop_rewrapped(cleaned, runs, MIN_REPEATS)
+    return cleaned, sorted(furniture + rewrapped, key=lambda f: f.page)
 
 
 @dataclass(frozen=True)
@@ -199,15 +209,24 @@ class _Templates:
     tails: list[re.Pattern[str]]  # long templates as a regex for a footer run onto a body line
 
 
-def _repeating_templates(split: list[list[str]], with_text: int) -> _Templates:
-    """The templates of edge lines that repeat on at least half the pages with text (and MIN_REPEATS)."""
-    threshold = max(MIN_REPEATS, math.ceil(0.5 * with_text))
+def _repeating_templates(split: list[list[str]]) -> _Templates:
+    """The templates of edge lines that repeat on at least half the pages with text (and MIN_REPEATS),
+    or on :data:`PARITY_SHARE` of the odd or of the even pages (a footer that alternates)."""
     counts: Counter[str] = Counter()
-    for lines in split:
-        counts.update({template(lines[i]) for i, _ in _edge_indexes(lines)})
+    by_parity: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
+    pages_with_text = [0, 0]
+    for index, lines in enumerate(split):
+        shapes = {template(lines[i]) for i, _ in _edge_indexes(lines)}
+        counts.update(shapes)
+        by_parity[index % 2].update(shapes)
+        pages_with_text[index % 2] += any(line.strip() for line in lines)
+    threshold = max(MIN_REPEATS, math.ceil(0.5 * sum(pages_with_text)))
+    parity_thresholds = [max(MIN_REPEATS, math.ceil(PARITY_SHARE * n)) for n in pages_with_text]
     # A bare dotted number ("4.2." alone on a line) is a section number, never furniture.
     repeating = {
-        t for t, n in counts.items() if n >= threshold and not _SECTION_NUMBER.match(t)
+        t for t, n in counts.items()
+        if (n >= threshold or any(c[t] >= m for c, m in zip(by_parity, parity_thresholds, strict=True)))
+        and not _SECTION_NUMBER.match(t)
     }
     repeating -= _changing_headings(split, repeating)
     families = {loose(t) for t in repeating if len(loose(t)) >= _ANYWHERE_MIN_CHARS}
@@ -236,29 +255,35 @@ def _edge_drops(number: int, lines: list[str], found: _Templates, furniture: lis
     return drop
 
 
-def _clean_page(number: int, page_lines: list[str], found: _Templates, furniture: list[Furniture]) -> str:
-    """Page ``number``'s text without its furniture lines, which are appended to ``furniture``."""
+def _clean_page(
+    number: int, page_lines: list[str], found: _Templates, furniture: list[Furniture], runs: list[str],
+) -> str:
+    """Page ``number``'s text without its furniture lines, which are appended to ``furniture``
+    (and their runs of consecutive lines to ``runs``, for :func:`drop_rewrapped`)."""
     lines = list(page_lines)
     drop = _edge_drops(number, lines, found, furniture)
     for i, line in enumerate(lines):  # a long, distinctive one pushed inward by a footnote
         shape = template(line)
-        if i not in drop and len(shape) >= _ANYWHERE_MIN_CHARS and shape in found.repeating:
+        long_furniture = shape in found.repeating or loose(shape) in found.families
+        if i not in drop and len(shape) >= _ANYWHERE_MIN_CHARS and long_furniture:
             drop[i] = "header" if i < len(lines) / 2 else "footer"
+    runs.extend(furniture_runs(lines, set(drop)))
     for i in sorted(drop):
         furniture.append(Furniture(page=number, position=drop[i], text=lines[i].strip()))
     kept = [line for i, line in enumerate(lines) if i not in drop]
     return "\n".join(kept).strip("\n")
 
 
-def _find_furniture_once(pages: list[str]) -> tuple[list[str], list[Furniture]]:
-    """One round of :func:`find_furniture`: ``(cleaned pages, furniture found)``."""
+def _find_furniture_once(pages: list[str], runs: list[list[str]]) -> tuple[list[str], list[Furniture]]:
+    """One round of :func:`find_furniture`: ``(cleaned pages, furniture found)``; runs added to ``runs``."""
     split = [page.split("\n") for page in pages]
     with_text = sum(1 for page in pages if page.strip())
     if with_text < MIN_REPEATS:
         return list(pages), []
-    found = _repeating_templates(split, with_text)
+    found = _repeating_templates(split)
     furniture: list[Furniture] = []
-    cleaned = [_clean_page(number, lines, found, furniture) for number, lines in enumerate(split, start=1)]
+    cleaned = [_clean_page(number, lines, found, furniture, runs[number - 1])
+               for number, lines in enumerate(split, start=1)]
     return cleaned, furniture
 
 

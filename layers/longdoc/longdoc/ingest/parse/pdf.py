@@ -9,6 +9,8 @@ PDFium is not thread-safe: call this from one thread at a time per process.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
@@ -22,6 +24,9 @@ from longdoc.ingest.parse.cleanup import (
     labels_from_furniture,
     resolve_hyphens,
 )
+from longdoc.ingest.parse.reading import reading_order
+from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, layer_quality, ocr_layers, run_ocr
+from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
 from longdoc.ingest.parse.text import DROP_C0, normalise
 
 PAGE_SEPARATOR = "\n"
@@ -36,28 +41,36 @@ _PDFIUM_ERRORS = {
 }
 
 
-def read_pdf(source: str, data: bytes, max_pages: int) -> tuple[str, list[PageSpan], list[Furniture], list[int]]:
-    """Read a PDF into ``(text, pages, furniture, pages_needing_ocr)``.
+def read_pdf(source: str, data: bytes, max_pages: int,
+             ocr: OcrOptions | None = None) -> tuple[str, list[PageSpan], list[Furniture], OcrOutcome, list[int]]:
+    """Read a PDF into ``(text, pages, furniture, ocr_outcome, pages_needing_ocr)``.
 
     ``text`` is the cleaned page texts (running headers and footers removed, line-end
     hyphens resolved) joined by :data:`PAGE_SEPARATOR`; ``pages`` has one 1-based
     :class:`PageSpan` per page whose ``text[char_start:char_end]`` is that page's text,
     labelled with the PDF's own page labels, else the numbers printed in its furniture;
-    ``furniture`` the removed lines; ``pages_needing_ocr`` the 1-based pages with an image
-    but no text. Raises :class:`DocumentError` as :func:`pdf_pages` does.
+    ``furniture`` the removed lines; ``ocr_outcome`` what OCR read, failed and flagged
+    (:mod:`~longdoc.ingest.parse.ocr`; nothing read when ``ocr`` is None);
+    ``pages_needing_ocr`` the 1-based pages with an image but no text that OCR did not read.
+    Raises :class:`DocumentError` as :func:`pdf_pages` does.
     """
-    raw_texts, pdf_labels, needs_ocr = pdf_pages(source, data, max_pages)
+    raw_texts, pdf_labels, needs_ocr, outcome = pdf_pages(source, data, max_pages, ocr)
     cleaned, furniture = find_furniture(raw_texts)
     page_texts = resolve_hyphens(cleaned)
     labels = pdf_labels if any(pdf_labels) else labels_from_furniture(len(page_texts), furniture)
-    return PAGE_SEPARATOR.join(page_texts), page_spans(page_texts, labels), furniture, needs_ocr
+    return PAGE_SEPARATOR.join(page_texts), page_spans(page_texts, labels), furniture, outcome, needs_ocr
 
 
-def pdf_pages(source: str, data: bytes, max_pages: int) -> tuple[list[str], list[str | None], list[int]]:
-    """Return ``(texts, labels, pages_needing_ocr)`` for every page of a PDF, in page order.
+def pdf_pages(source: str, data: bytes, max_pages: int,
+              ocr: OcrOptions | None = None) -> tuple[list[str], list[str | None], list[int], OcrOutcome]:
+    """Return ``(texts, labels, pages_needing_ocr, ocr_outcome)`` for every page of a PDF, in page order.
+
+    With ``ocr``, scanned pages (and poor OCR layers, when ``ocr.recheck_layers``) are read
+    by its engine and their texts replaced (:func:`_apply_ocr`).
 
     ``texts`` still hold the hyphen marker U+FFFE (resolved later, with the whole document's
-    vocabulary); ``labels`` are the PDF's own page labels (``None`` where it defines none).
+    vocabulary) and the values of filled form fields after their labels
+    (:mod:`~longdoc.ingest.parse.forms`); ``labels`` are the PDF's own page labels (``None`` where it defines none).
     Raises :class:`DocumentError` naming ``source`` when the PDF needs a password, uses an
     unsupported security handler, is corrupt, has no pages or more than ``max_pages``, or
     has no text on any page (a scan that needs OCR).
@@ -73,8 +86,10 @@ def pdf_pages(source: str, data: bytes, max_pages: int) -> tuple[list[str], list
         labels: list[str | None] = []
         needs_ocr: list[int] = []
         for index in range(page_count):
-            raw, has_image = _raw_page_text(source, pdf, index)
+            raw, has_image, fields = _raw_page_text(source, pdf, index)
             page_text = normalise(raw, _PDF_TABLE).strip("\n")
+            if fields:
+                page_text = merge_form_fields(page_text, [_normalised(f) for f in fields])
             texts.append(page_text)
             if not page_text.strip() and has_image:
                 needs_ocr.append(index + 1)
@@ -82,14 +97,36 @@ def pdf_pages(source: str, data: bytes, max_pages: int) -> tuple[list[str], list
                 labels.append(pdf.get_page_label(index) or None)
             except pdfium.PdfiumError:  # pragma: no cover - a broken label tree is not fatal
                 labels.append(None)
+        needs_ocr, outcome = _apply_ocr(pdf, texts, needs_ocr, ocr)
     finally:
         pdf.close()
     if not any(t.strip() for t in texts):
+        failed = "; ".join(f"page {f.page}: {f.reason}" for f in outcome.failed)
         raise DocumentError(
             source,
-            f"no text layer on any of the {page_count} pages (scanned image; needs OCR)",
+            f"no text layer on any of the {page_count} pages (scanned image; needs OCR)"
+            + (f"; OCR failed: {failed}" if failed else ""),
         )
-    return texts, labels, needs_ocr
+    return texts, labels, needs_ocr, outcome
+
+
+def _apply_ocr(pdf: pdfium.PdfDocument, texts: list[str], needs_ocr: list[int],
+               ocr: OcrOptions | None) -> tuple[list[int], OcrOutcome]:
+    """Read scans (and re-read OCR layers) with ``ocr``, replacing their entries of ``texts`` in place.
+
+    Returns the pages still needing OCR and the outcome; without ``ocr`` (or with the recheck
+    off) OCR layers full of garbage tokens are only flagged (:mod:`~longdoc.ingest.parse.ocr`).
+    """
+    layers = {p: texts[p - 1] for p in ocr_layers(pdf, texts)}
+    flagged = [p for p, text in layers.items() if layer_quality(text) < LAYER_MIN_QUALITY]
+    if ocr is None:
+        return needs_ocr, OcrOutcome(poor_layers=flagged)
+    outcome = run_ocr(pdf, needs_ocr, layers if ocr.recheck_layers else {}, ocr)
+    for number, text in outcome.texts.items():
+        texts[number - 1] = normalise(text, _PDF_TABLE).strip("\n")
+    if not ocr.recheck_layers:
+        outcome.poor_layers = flagged
+    return [p for p in needs_ocr if p not in outcome.texts], outcome
 
 
 def _open_pdf(source: str, data: bytes) -> pdfium.PdfDocument:
@@ -106,11 +143,19 @@ def _open_pdf(source: str, data: bytes) -> pdfium.PdfDocument:
     if len(pdf) == 0:
         pdf.close()
         raise DocumentError(source, "PDF has no pages")
+    if has_forms(pdf):
+        pdf.init_forms()  # before any page is loaded, so widget values can be read
     return pdf
 
 
-def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool]:
-    """Return PDFium's text for page ``index`` (0-based) and whether the page holds an image.
+def _normalised(field: FormField) -> FormField:
+    """A form field with its label and value normalised like page text."""
+    return replace(field, value=normalise(field.value, _PDF_TABLE), label=normalise(field.label, _PDF_TABLE))
+
+
+def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool, list[FormField]]:
+    """Return PDFium's text for page ``index`` (0-based), whether the page holds an image,
+    and its filled form fields.
 
     The image check only runs for a page without text (a scan candidate). Closes every
     page object it opens.
@@ -120,13 +165,14 @@ def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[st
         try:
             textpage = page.get_textpage()
             try:
-                text = textpage.get_text_range()
+                text = reading_order(textpage)
+                fields = read_form_fields(pdf, page, textpage)
             finally:
                 textpage.close()
             has_image = False
-            if not text.strip():
+            if not text.strip() and not fields:
                 has_image = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
-            return text, has_image
+            return text, has_image, fields
         finally:
             page.close()
     except pdfium.PdfiumError as exc:

@@ -295,7 +295,9 @@ class WordNumbering:
         levels = self._levels(num)
         if ilvl is None:
             ilvl = next((i for i, lv in levels.items() if lv.style and lv.style in (style, owner)), 0)
-        level = levels.get(ilvl, _Level())
+        if ilvl not in levels:  # the list points at a missing definition or level: Word shows no number
+            return None
+        level = levels[ilvl]
         key = f"num:{num_id}" if num.starts else f"abstract:{num.abstract}"
         self.last_list = key
         counters = self._counters.setdefault(key, {})

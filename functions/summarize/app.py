@@ -1,0 +1,85 @@
+"""Summarize function: one step of a summary per invocation (plan, map one group, reduce one level, synthesize, fail).
+
+Thin handler: validate this function's settings (:class:`~longdoc.summarize.settings.SummarizeSettings`),
+parse the Step Functions payload, call one step of :mod:`longdoc.summarize.steps`, return its
+small output (ids and counters; the stores hold the text). The final synthesis streams from
+the Messages API (SSE), so a long answer never waits on one response near the Lambda timeout,
+and stores the result. Errors propagate with their class name as ``errorType`` for the
+state machine's Retry/Catch; ``action="fail"`` records the caught error and fails the execution.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from aws_lambda_powertools.utilities.parser import event_parser
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict
+
+from longdoc import wiring
+from longdoc.config import function_settings
+from longdoc.core.errors import ConfigError, LongdocError
+from longdoc.core.ports import StreamingModel
+from longdoc.observability import logger, metrics, tracer
+from longdoc.summarize import steps
+from longdoc.summarize.runs import emit
+from longdoc.summarize.settings import SummarizeSettings
+
+
+class SummaryFailed(LongdocError):
+    """The summary run failed; the cause names the original error (its partials stay for a resume)."""
+
+
+class StepError(BaseModel):
+    """The ``Catch`` block's error object."""
+
+    Error: str = "Unknown"
+    Cause: str = ""
+
+
+class SummarizeTaskInput(BaseModel):
+    """One state's payload: the action, the summary id and the counter that action needs."""
+
+    model_config = ConfigDict(extra="ignore")
+    action: Literal["plan", "map", "reduce", "synthesize", "fail"]
+    summary_id: str
+    index: int = 0
+    level: int = 0
+    error: StepError | None = None
+
+
+def _deps() -> steps.SummaryDeps:
+    settings = function_settings(SummarizeSettings)
+    from longdoc.adapters.baseline import BASELINE_NAME
+
+    if wiring.model_name() == BASELINE_NAME:  # the extraction baseline: summaries get their own
+        from longdoc.summarize.baseline import SummaryBaselineModel
+
+        model: Any = SummaryBaselineModel()
+    else:
+        model = wiring.model()
+    if not isinstance(model, StreamingModel):
+        raise ConfigError(f"model {model.name} cannot stream; summaries need a streaming model")
+    return steps.SummaryDeps(blobs=wiring.blob_store(), model=model, settings=settings)
+
+
+@logger.inject_lambda_context(log_event=False)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+@event_parser(model=SummarizeTaskInput)
+def handler(event: SummarizeTaskInput, context: LambdaContext) -> dict[str, Any]:
+    """Run ``event.action`` for ``event.summary_id``; return that step's small output."""
+    logger.append_keys(summary_id=event.summary_id, action=event.action)
+    deps = _deps()
+    if event.action == "plan":
+        return steps.plan(deps, event.summary_id)
+    if event.action == "map":
+        return steps.map_group(deps, event.summary_id, event.index)
+    if event.action == "reduce":
+        return steps.reduce_level(deps, event.summary_id, event.level)
+    if event.action == "synthesize":
+        return steps.synthesize(deps, event.summary_id, event.level, emit)
+    error = event.error or StepError()
+    steps.fail(deps, event.summary_id, error.Error, error.Cause)
+    logger.error("summary failed", extra={"error": error.Error})
+    raise SummaryFailed(f"{error.Error}: {error.Cause}"[:2000])

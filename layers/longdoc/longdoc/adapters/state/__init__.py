@@ -1,0 +1,32 @@
+"""StateStore adapters: one DynamoDB table (:class:`DynamoStateStore`) and SQLite (:class:`SqliteStateStore`).
+
+Both implement :class:`longdoc.core.ports.StateStore` with the same semantics. Every record is
+stored as the JSON string of its pydantic model (``model_dump_json()``), so exact values
+such as ``"$247.83"`` come back byte for byte.
+
+DynamoDB item layout (hash key ``pk`` S, range key ``sk`` S, TTL attribute ``expires_at``):
+
+================  =========================  ==========================================
+pk                sk                         other attributes
+================  =========================  ==========================================
+``DOC#{doc_id}``  ``VERSION#{doc_version}``  status, doc_version, body, updated_at
+``DOC#{doc_id}``  ``LATEST``                 doc_version
+``DOC#{doc_id}``  ``CLAIM#{doc_version}``    owner, expires_at (N, epoch s; the ingest claim, ``claims.py``)
+``RUN#{run_id}``  ``RUN``                    status, body
+``RUN#{run_id}``  ``CHECKPOINT``             version (N), body, expires_at (N, epoch s; ended runs only)
+``RUN#{run_id}``  ``EXTRACTION#{key}``       clause_type, body, order (N), created_at
+================  =========================  ==========================================
+
+``{key}`` is :attr:`Extraction.key`: the clause type, plus ``#{instance}`` for a found
+instance, so each instance of a clause type is its own small item.
+Only checkpoints expire, and only once the run has ended: the session that finishes a run
+(or the task recording its failure) sets ``Checkpoint.expires_at`` = end time +
+:data:`CHECKPOINT_TTL_SECONDS`, written as the TTL attribute; while a run is in progress
+its checkpoint has no ``expires_at``. Documents, runs and extractions are results and are kept.
+"""
+
+from longdoc.adapters.state.common import CHECKPOINT_TTL_SECONDS, checkpoint_expiry
+from longdoc.adapters.state.dynamo import DynamoStateStore
+from longdoc.adapters.state.sqlite import SqliteStateStore
+
+__all__ = ["CHECKPOINT_TTL_SECONDS", "DynamoStateStore", "SqliteStateStore", "checkpoint_expiry"]

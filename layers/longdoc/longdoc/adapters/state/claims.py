@@ -1,0 +1,104 @@
+"""Ingest claims on document versions, for both StateStore adapters (mixed into their classes).
+
+A claim says "this worker is ingesting ``(doc_id, doc_version)`` until ``expires_at``" so
+that two deliveries of the same new object do not both embed it
+(:meth:`longdoc.core.ports.StateStore.claim_version`). It is taken with one conditional
+write that succeeds only when no claim is held, the holder's lease ended, or the caller
+already holds it (a renewal).
+
+- DynamoDB: item ``pk = DOC#{doc_id}``, ``sk = CLAIM#{doc_version}`` with ``owner`` (S) and
+  ``expires_at`` (N, epoch seconds, rounded up), written by ``PutItem`` with the condition
+  ``attribute_not_exists(pk) OR expires_at < :now OR #owner = :owner``
+  (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Expressions.ConditionExpressions.html).
+  ``expires_at`` is the table's TTL attribute, so DynamoDB also removes stale claims in
+  time (TTL deletion may lag by days; the condition never relies on it). Document
+  version queries read only ``VERSION#`` keys, so claim items never show up as versions.
+- SQLite: table ``claims`` (created on first use) and one ``INSERT ... ON CONFLICT DO
+  UPDATE ... WHERE`` statement inside ``BEGIN IMMEDIATE``.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
+
+_CLAIMS_TABLE = """CREATE TABLE IF NOT EXISTS claims (
+    doc_id TEXT NOT NULL, doc_version TEXT NOT NULL, owner TEXT NOT NULL, expires_at REAL NOT NULL,
+    PRIMARY KEY (doc_id, doc_version))"""
+
+
+class SqliteVersionClaims:
+    """Claims in the ``claims`` table of the store's SQLite file (needs the store's ``_write()``)."""
+
+    if TYPE_CHECKING:  # provided by SqliteStateStore
+        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    def claim_version(self, doc_id: str, doc_version: str, owner: str, lease_seconds: float) -> bool:
+        """Take or renew the claim for ``owner`` for ``lease_seconds`` seconds; False when another owner holds it."""
+        now = time.time()
+        with self._write() as conn:
+            conn.execute(_CLAIMS_TABLE)
+            cursor = conn.execute(
+                "INSERT INTO claims VALUES (?, ?, ?, ?) ON CONFLICT (doc_id, doc_version) DO UPDATE SET "
+                "owner = excluded.owner, expires_at = excluded.expires_at "
+                "WHERE claims.expires_at < ? OR claims.owner = excluded.owner",
+                (doc_id, doc_version, owner, now + lease_seconds, now))
+            return cursor.rowcount == 1
+
+    def release_version(self, doc_id: str, doc_version: str, owner: str) -> None:
+        """Delete ``owner``'s claim on the version (another owner's claim stays)."""
+        with self._write() as conn:
+            conn.execute(_CLAIMS_TABLE)
+            conn.execute("DELETE FROM claims WHERE doc_id = ? AND doc_version = ? AND owner = ?",
+                         (doc_id, doc_version, owner))
+
+
+class DynamoVersionClaims:
+    """Claims as ``CLAIM#{doc_version}`` items of the document's partition (needs ``client`` and ``table_name``)."""
+
+    table_name: str
+
+    if TYPE_CHECKING:  # provided by DynamoStateStore
+        @property
+        def client(self) -> Any: ...
+
+    def _claim_key(self, doc_id: str, doc_version: str) -> dict[str, dict[str, str]]:
+        return {"pk": {"S": f"DOC#{doc_id}"}, "sk": {"S": f"CLAIM#{doc_version}"}}
+
+    def claim_version(self, doc_id: str, doc_version: str, owner: str, lease_seconds: float) -> bool:
+        """Conditional ``PutItem`` of the claim item; False on ``ConditionalCheckFailedException``.
+
+        Other errors (throttling, access) propagate.
+        """
+        from botocore.exceptions import ClientError
+
+        now = time.time()
+        item = {**self._claim_key(doc_id, doc_version), "owner": {"S": owner},
+                "expires_at": {"N": str(math.ceil(now + lease_seconds))}}
+        try:
+            self.client.put_item(
+                TableName=self.table_name, Item=item,
+                ConditionExpression="attribute_not_exists(pk) OR expires_at < :now OR #owner = :owner",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={":now": {"N": str(math.floor(now))}, ":owner": {"S": owner}})
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
+
+    def release_version(self, doc_id: str, doc_version: str, owner: str) -> None:
+        """Conditional ``DeleteItem`` (``#owner = :owner``); another owner's claim (or none) is left alone."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.delete_item(
+                TableName=self.table_name, Key=self._claim_key(doc_id, doc_version),
+                ConditionExpression="#owner = :owner", ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={":owner": {"S": owner}})
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise

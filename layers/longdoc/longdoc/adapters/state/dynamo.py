@@ -1,0 +1,221 @@
+"""StateStore in one DynamoDB table (AWS mode): :class:`DynamoStateStore`.
+
+The item layout is in the docstring of :mod:`longdoc.adapters.state`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from longdoc.adapters.state.claims import DynamoVersionClaims
+from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
+from longdoc.core.models import DocumentRecord
+from longdoc.core.records import Checkpoint, Extraction, RunRecord
+
+def _s(value: str) -> dict[str, str]:
+    """DynamoDB string attribute value."""
+    return {"S": value}
+
+
+def _n(value: int) -> dict[str, str]:
+    """DynamoDB number attribute value from an int (never a float)."""
+    return {"N": str(int(value))}
+
+
+class DynamoStateStore(DynamoVersionClaims):
+    """StateStore in one DynamoDB table (layout in the module docstring).
+
+    ``client`` is a boto3 low-level DynamoDB client; when omitted one is created on first
+    use (once per instance, default credential chain and region). Reads are strongly
+    consistent so a checkpoint saved by one Lambda invocation is seen by the next.
+    Items are limited to 400 KB by DynamoDB
+    (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/ServiceQuotas.html);
+    bodies are stored as plain JSON strings.
+    """
+
+    def __init__(self, table_name: str, client: Any | None = None) -> None:
+        """Use the table ``table_name``, through ``client`` if given."""
+        self.table_name = table_name
+        self._client = client
+        self._lock = threading.Lock()
+        self._last_order = 0
+
+    @property
+    def client(self) -> Any:
+        """The boto3 DynamoDB client, created on first access (thread-safe, once per instance)."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    import boto3
+
+                    self._client = boto3.client("dynamodb")
+        return self._client
+
+    def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        """Return the raw item at ``(pk, sk)`` (consistent read) or None."""
+        response = self.client.get_item(
+            TableName=self.table_name,
+            Key={"pk": _s(pk), "sk": _s(sk)},
+            ConsistentRead=True,
+        )
+        item: dict[str, Any] | None = response.get("Item")
+        return item
+
+    def put_document(self, record: DocumentRecord) -> None:
+        """Write the version item and the ``LATEST`` pointer in one TransactWriteItems call."""
+        pk = _s(f"DOC#{record.doc_id}")
+        self.client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": self.table_name, "Item": {
+                    "pk": pk,
+                    "sk": _s(f"VERSION#{record.doc_version}"),
+                    "status": _s(record.status),
+                    "doc_version": _s(record.doc_version),
+                    "body": _s(record.model_dump_json()),
+                    "updated_at": _s(record.updated_at),
+                }}},
+                {"Put": {"TableName": self.table_name, "Item": {
+                    "pk": pk,
+                    "sk": _s("LATEST"),
+                    "doc_version": _s(record.doc_version),
+                }}},
+            ]
+        )
+
+    def get_document(self, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
+        """Return one version of a document (following ``LATEST`` when ``doc_version`` is None) or None."""
+        if doc_version is None:
+            latest = self._get(f"DOC#{doc_id}", "LATEST")
+            if latest is None:
+                return None
+            doc_version = latest["doc_version"]["S"]
+        item = self._get(f"DOC#{doc_id}", f"VERSION#{doc_version}")
+        return DocumentRecord.model_validate_json(item["body"]["S"]) if item else None
+
+    def _query_prefix(self, pk: str, sk_prefix: str) -> list[dict[str, Any]]:
+        """All items of partition ``pk`` whose sort key starts with ``sk_prefix``, every page of
+        a consistent Query (DynamoDB returns at most 1 MB per page, so paging is required)."""
+        items: list[dict[str, Any]] = []
+        paginator = self.client.get_paginator("query")
+        for page in paginator.paginate(
+            TableName=self.table_name,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={":pk": _s(pk), ":prefix": _s(sk_prefix)},
+            ConsistentRead=True,
+        ):
+            items.extend(page.get("Items", []))
+        return items
+
+    def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
+        """Query ``DOC#{doc_id}`` items with ``VERSION#`` keys (all pages), ordered by ``updated_at``."""
+        records = [DocumentRecord.model_validate_json(item["body"]["S"])
+                   for item in self._query_prefix(f"DOC#{doc_id}", "VERSION#")]
+        records.sort(key=lambda r: (r.updated_at, r.doc_version))
+        return records
+
+    def list_document_ids(self) -> list[str]:
+        """Every registered doc_id, sorted: a Scan for the ``LATEST`` items (all pages).
+
+        A Scan reads the whole table; it is meant for listing policy sets (a few hundred
+        documents), not for a hot path.
+        """
+        ids: set[str] = set()
+        paginator = self.client.get_paginator("scan")
+        for page in paginator.paginate(TableName=self.table_name, FilterExpression="sk = :latest",
+                                       ExpressionAttributeValues={":latest": _s("LATEST")},
+                                       ProjectionExpression="pk"):
+            ids.update(item["pk"]["S"].removeprefix("DOC#") for item in page.get("Items", []))
+        return sorted(ids)
+
+    def put_run(self, run: RunRecord) -> None:
+        """Create or replace the run item."""
+        self.client.put_item(
+            TableName=self.table_name,
+            Item={
+                "pk": _s(f"RUN#{run.run_id}"),
+                "sk": _s("RUN"),
+                "status": _s(run.status),
+                "body": _s(run.model_dump_json()),
+            },
+        )
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """Return the run or None."""
+        item = self._get(f"RUN#{run_id}", "RUN")
+        return RunRecord.model_validate_json(item["body"]["S"]) if item else None
+
+    def load_checkpoint(self, run_id: str) -> Checkpoint | None:
+        """Return the run's checkpoint or None.
+
+        Raises :class:`CheckpointSchemaError` when it was written with another
+        CASE_FACTS ``schema_version``. An item past its TTL but not yet removed by
+        DynamoDB (removal can lag) is still returned.
+        """
+        item = self._get(f"RUN#{run_id}", "CHECKPOINT")
+        return parse_checkpoint(item["body"]["S"], run_id) if item else None
+
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Conditionally write the checkpoint item; ``expires_at`` only when ``checkpoint.expires_at`` is set.
+
+        Condition: ``attribute_not_exists(pk)`` for versions 0 and 1, else
+        ``version = checkpoint.version - 1``. Raises :class:`CheckpointConflict` when the
+        condition fails (ConditionalCheckFailedException); other errors propagate.
+        """
+        from botocore.exceptions import ClientError
+
+        condition: dict[str, Any]
+        if checkpoint.version <= 1:
+            condition = {"ConditionExpression": "attribute_not_exists(pk)"}
+        else:
+            condition = {
+                "ConditionExpression": "#v = :previous",
+                "ExpressionAttributeNames": {"#v": "version"},
+                "ExpressionAttributeValues": {":previous": _n(checkpoint.version - 1)},
+            }
+        try:
+            item = {
+                "pk": _s(f"RUN#{checkpoint.run_id}"),
+                "sk": _s("CHECKPOINT"),
+                "version": _n(checkpoint.version),
+                "body": _s(checkpoint.model_dump_json()),
+            }
+            if checkpoint.expires_at is not None:
+                item["expires_at"] = _n(checkpoint.expires_at)
+            self.client.put_item(TableName=self.table_name, Item=item, **condition)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                raise conflict_error(checkpoint) from None
+            raise
+
+    def _next_order(self) -> int:
+        """Return nanoseconds since the epoch, strictly increasing within this instance."""
+        with self._lock:
+            self._last_order = max(time.time_ns(), self._last_order + 1)
+            return self._last_order
+
+    def put_extraction(self, run_id: str, extraction: Extraction) -> None:
+        """Upsert the item ``EXTRACTION#{extraction.key}``; ``order`` and ``created_at`` keep their first-write values."""
+        self.client.update_item(
+            TableName=self.table_name,
+            Key={"pk": _s(f"RUN#{run_id}"), "sk": _s(f"EXTRACTION#{extraction.key}")},
+            UpdateExpression=(
+                "SET #body = :body, clause_type = :clause, "
+                "#order = if_not_exists(#order, :order), "
+                "created_at = if_not_exists(created_at, :created)"
+            ),
+            ExpressionAttributeNames={"#body": "body", "#order": "order"},
+            ExpressionAttributeValues={
+                ":body": _s(extraction.model_dump_json()),
+                ":clause": _s(extraction.clause_type),
+                ":order": _n(self._next_order()),
+                ":created": _s(now_iso()),
+            },
+        )
+
+    def list_extractions(self, run_id: str) -> list[Extraction]:
+        """Query the run's extraction items (all pages) and return them by first-write order."""
+        items = self._query_prefix(f"RUN#{run_id}", "EXTRACTION#")
+        items.sort(key=lambda item: (int(item["order"]["N"]), item["sk"]["S"]))
+        return [Extraction.model_validate_json(item["body"]["S"]) for item in items]

@@ -1,0 +1,183 @@
+"""StateStore in one SQLite file (local mode): :class:`SqliteStateStore`."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from longdoc.adapters.state.claims import SqliteVersionClaims
+from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
+from longdoc.core.models import DocumentRecord
+from longdoc.core.records import Checkpoint, Extraction, RunRecord
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT NOT NULL, doc_version TEXT NOT NULL, status TEXT NOT NULL,
+    body TEXT NOT NULL, updated_at TEXT NOT NULL,
+    PRIMARY KEY (doc_id, doc_version));
+CREATE TABLE IF NOT EXISTS latest (
+    doc_id TEXT PRIMARY KEY, doc_version TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, status TEXT NOT NULL, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS checkpoints (
+    run_id TEXT PRIMARY KEY, version INTEGER NOT NULL, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS extractions (
+    run_id TEXT NOT NULL, clause_type TEXT NOT NULL, seq INTEGER NOT NULL,
+    body TEXT NOT NULL, created_at TEXT NOT NULL,
+    PRIMARY KEY (run_id, clause_type));
+"""
+
+
+class SqliteStateStore(SqliteVersionClaims):
+    """StateStore in one SQLite file, safe to use from several threads and processes.
+
+    Each operation opens its own connection (``timeout=30`` seconds of waiting for a
+    lock), so instances can be shared between threads. The database runs in WAL mode
+    (readers do not block the writer); every write is one ``BEGIN IMMEDIATE``
+    transaction. Checkpoint saves are compare-and-set statements (see
+    :meth:`save_checkpoint`). Local checkpoints do not expire.
+    """
+
+    def __init__(self, path: Path) -> None:
+        """Open (creating if needed) the database file at ``path`` and its tables."""
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """Yield a fresh autocommit connection and close it afterwards."""
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """Yield a connection inside ``BEGIN IMMEDIATE``; commit on success, roll back on error."""
+        with self._connect() as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _read_one(self, sql: str, *params: Any) -> tuple[Any, ...] | None:
+        """Run one query and return its first row (or None)."""
+        with self._connect() as conn:
+            row: tuple[Any, ...] | None = conn.execute(sql, params).fetchone()
+        return row
+
+    def _read_bodies(self, sql: str, *params: Any) -> list[str]:
+        """Run one query whose rows are ``(body,)`` and return the JSON bodies in row order."""
+        with self._connect() as conn:
+            return [body for (body,) in conn.execute(sql, params).fetchall()]
+
+    def put_document(self, record: DocumentRecord) -> None:
+        """Create or replace ``(doc_id, doc_version)`` and point the document's latest at it."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)",
+                (record.doc_id, record.doc_version, record.status,
+                 record.model_dump_json(), record.updated_at),
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO latest VALUES (?, ?)", (record.doc_id, record.doc_version)
+            )
+
+    def get_document(self, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
+        """Return one version of a document (the latest when ``doc_version`` is None) or None."""
+        if doc_version is None:
+            row = self._read_one(
+                "SELECT d.body FROM latest l JOIN documents d "
+                "ON d.doc_id = l.doc_id AND d.doc_version = l.doc_version WHERE l.doc_id = ?",
+                doc_id,
+            )
+        else:
+            row = self._read_one(
+                "SELECT body FROM documents WHERE doc_id = ? AND doc_version = ?",
+                doc_id, doc_version,
+            )
+        return DocumentRecord.model_validate_json(row[0]) if row else None
+
+    def list_document_versions(self, doc_id: str) -> list[DocumentRecord]:
+        """Return every version of ``doc_id``, ordered by ``updated_at`` then version."""
+        bodies = self._read_bodies(
+            "SELECT body FROM documents WHERE doc_id = ? ORDER BY updated_at, doc_version", doc_id)
+        return [DocumentRecord.model_validate_json(body) for body in bodies]
+
+    def list_document_ids(self) -> list[str]:
+        """Every registered doc_id, sorted (collections are read from their documents' metadata)."""
+        with self._connect() as conn:
+            return [doc_id for (doc_id,) in conn.execute("SELECT doc_id FROM latest ORDER BY doc_id").fetchall()]
+
+    def put_run(self, run: RunRecord) -> None:
+        """Create or replace a run record."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?)",
+                (run.run_id, run.status, run.model_dump_json()),
+            )
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        """Return the run or None."""
+        row = self._read_one("SELECT body FROM runs WHERE run_id = ?", run_id)
+        return RunRecord.model_validate_json(row[0]) if row else None
+
+    def load_checkpoint(self, run_id: str) -> Checkpoint | None:
+        """Return the run's checkpoint or None.
+
+        Raises :class:`CheckpointSchemaError` when it was written with another
+        CASE_FACTS ``schema_version``.
+        """
+        row = self._read_one("SELECT body FROM checkpoints WHERE run_id = ?", run_id)
+        return parse_checkpoint(row[0], run_id) if row else None
+
+    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+        """Save ``checkpoint`` if the stored version is ``checkpoint.version - 1``.
+
+        Versions 0 and 1 require that no checkpoint is stored yet. The check and the
+        write are one statement, so concurrent writers of the same version get exactly
+        one winner. Raises :class:`CheckpointConflict` for the losers.
+        """
+        body = checkpoint.model_dump_json()
+        with self._write() as conn:
+            if checkpoint.version <= 1:
+                cursor = conn.execute(
+                    "INSERT INTO checkpoints VALUES (?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
+                    (checkpoint.run_id, checkpoint.version, body),
+                )
+            else:
+                cursor = conn.execute(
+                    "UPDATE checkpoints SET version = ?, body = ? WHERE run_id = ? AND version = ?",
+                    (checkpoint.version, body, checkpoint.run_id, checkpoint.version - 1),
+                )
+            if cursor.rowcount != 1:
+                raise conflict_error(checkpoint)
+
+    def put_extraction(self, run_id: str, extraction: Extraction) -> None:
+        """Store an extraction by ``(run_id, extraction.key)``; a repeat overwrites the body only.
+
+        The ``clause_type`` column holds :attr:`Extraction.key` (clause type plus instance).
+        The position in :meth:`list_extractions` and ``created_at`` come from the first write.
+        """
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO extractions VALUES (?, ?, "
+                "(SELECT COALESCE(MAX(seq), 0) + 1 FROM extractions WHERE run_id = ?), ?, ?) "
+                "ON CONFLICT (run_id, clause_type) DO UPDATE SET body = excluded.body",
+                (run_id, extraction.key, run_id, extraction.model_dump_json(), now_iso()),
+            )
+
+    def list_extractions(self, run_id: str) -> list[Extraction]:
+        """Return the run's extractions ordered by the first write of each clause type."""
+        bodies = self._read_bodies("SELECT body FROM extractions WHERE run_id = ? ORDER BY seq", run_id)
+        return [Extraction.model_validate_json(body) for body in bodies]

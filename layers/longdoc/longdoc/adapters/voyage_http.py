@@ -1,0 +1,222 @@
+"""Voyage AI embeddings over plain HTTPS, without the ``voyageai`` SDK.
+
+:class:`VoyageHttpEmbedder` is a drop-in for :class:`longdoc.adapters.embedders.VoyageEmbedder`
+(same constructor, methods, batching, limits, retries and errors) that speaks the REST
+endpoint itself with the standard library. The reason is size: ``import voyageai`` loads
+numpy, pillow, tokenizers, huggingface-hub and langchain (about 130 MB unzipped in a Lambda
+function, ``docs/operations.md``), none of which an embeddings call needs; this module needs
+only ``tenacity`` for its retry loop.
+
+Wire format (https://docs.voyageai.com/reference/embeddings-api): ``POST {base_url}/embeddings``
+with ``Authorization: Bearer <key>`` and JSON ``{"input": [str], "model", "input_type",
+"truncation": false, "output_dimension", "encoding_format": "base64"}``; the answer is
+``{"data": [{"embedding": <base64 of little-endian float32>, "index": i}], "usage":
+{"total_tokens": n}}``; errors are JSON ``{"detail": message}``. ``base_url`` defaults to
+``https://api.voyageai.com/v1``.
+
+Retries: HTTP 429, 500, 502, 503, 504, timeouts and dropped connections are retried with
+exponential backoff and full jitter (as ``VoyageEmbedder``) for ``max_attempts`` attempts in
+all, then raise :class:`~longdoc.core.errors.EmbeddingUnavailable`; any other 4xx raises
+:class:`~longdoc.core.errors.EmbeddingRequestError` at once. The key is sent in the header
+only, never logged or put in an error message.
+
+Key rotation: ``api_key`` may be a key source (``source(refresh=False) -> str``, e.g.
+:class:`longdoc.adapters.secrets.SecretKey`); every request asks it for the current key, and a
+401 asks again with ``refresh=True`` and retries once when the key changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import socket
+import struct
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from collections.abc import Callable
+from typing import Any, Literal
+
+from longdoc.adapters.embedders import (
+    VOYAGE_CONTEXT_TOKENS,
+    VOYAGE_DEFAULT_CONTEXT_TOKENS,
+    VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST,
+    VOYAGE_MAX_TEXTS_PER_REQUEST,
+    VOYAGE_MAX_TOKENS_PER_REQUEST,
+    VOYAGE_TOKEN_SAFETY,
+)
+from longdoc.core.errors import EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
+from longdoc.core.tokens import estimate_tokens
+
+VOYAGE_BASE_URL = "https://api.voyageai.com/v1"
+#: HTTP statuses retried as transient (rate limit and server errors).
+TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+class _Transient(Exception):
+    """A retryable failure (status or connection); carries a key-free description."""
+
+
+class _Unauthorized(Exception):
+    """HTTP 401: the key was rejected (maybe rotated)."""
+
+
+class VoyageHttpEmbedder:
+    """Voyage AI embeddings through the REST endpoint (AWS mode); see the module docstring.
+
+    Args:
+        api_key: Voyage API key (header only), or a key source (see the module docstring).
+        model: embedding model (``voyage-3.5``); also :attr:`name`.
+        dimension: ``output_dimension`` and the length of every returned vector.
+        max_attempts: attempts per request, retries included.
+        timeout: seconds per HTTP request.
+        base_url: API root including ``/v1`` (tests: a loopback fake).
+        retry_initial, retry_max: backoff multiplier and cap in seconds (full jitter).
+        max_request_tokens: lowers the per-request token budget below the model's documented one.
+
+    Shapes and limits are those of ``VoyageEmbedder``: unit-length vectors in input order,
+    at most 1,000 texts and half the model's token budget per request (estimated tokens),
+    ``EmbeddingInputTooLong`` before any request for a text the model could not read whole.
+    ``total_tokens`` sums ``usage.total_tokens`` over this instance's lifetime.
+    """
+
+    def __init__(self, api_key: str | Callable[..., str], model: str = "voyage-3.5", dimension: int = 1024, *, max_attempts: int = 5,
+                 timeout: float = 60, base_url: str | None = None, retry_initial: float = 1.0,
+                 retry_max: float = 20.0, max_request_tokens: int | None = None) -> None:
+        self.name = model
+        self.dimension = dimension
+        self.total_tokens = 0
+        self._key_source: Callable[..., str] = (lambda refresh=False: api_key) if isinstance(api_key, str) else api_key
+        self._url = (base_url or VOYAGE_BASE_URL).rstrip("/") + "/embeddings"
+        self._timeout = timeout
+        budget = VOYAGE_MAX_TOKENS_PER_REQUEST.get(model, VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST)
+        if max_request_tokens is not None:
+            budget = min(budget, max_request_tokens)
+        self._token_budget = int(budget * VOYAGE_TOKEN_SAFETY)
+        self.context_tokens = VOYAGE_CONTEXT_TOKENS.get(model, VOYAGE_DEFAULT_CONTEXT_TOKENS)
+        self._max_attempts = max_attempts
+        self._retry_initial = retry_initial
+        self._retry_max = retry_max
+
+    def __repr__(self) -> str:
+        return f"VoyageHttpEmbedder(model={self.name!r}, dimension={self.dimension})"
+
+    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
+        """Embed chunk texts (``input_type="document"``) in request batches; one vector per text, in order.
+
+        Raises EmbeddingInputTooLong (before any request), EmbeddingUnavailable or EmbeddingRequestError.
+        """
+        self.check_lengths(texts)
+        vectors: list[list[float]] = []
+        for batch in self.batches(texts):
+            vectors.extend(self._call(batch, "document"))
+        return vectors
+
+    def embed_query(self, text: str) -> list[float]:
+        """Embed one retrieval query (``input_type="query"``)."""
+        self.check_lengths([text])
+        return self._call([text], "query")[0]
+
+    def check_lengths(self, texts: Sequence[str]) -> None:
+        """Raise EmbeddingInputTooLong for the first text the model could not read whole."""
+        for index, text in enumerate(texts):
+            tokens = estimate_tokens(text)
+            if tokens / VOYAGE_TOKEN_SAFETY > self.context_tokens:
+                raise EmbeddingInputTooLong(index, tokens, int(self.context_tokens * VOYAGE_TOKEN_SAFETY))
+
+    def batches(self, texts: Sequence[str]) -> list[list[str]]:
+        """Split ``texts`` in order into batches of at most 1,000 texts and the token budget."""
+        batches: list[list[str]] = []
+        current: list[str] = []
+        tokens = 0
+        for text in texts:
+            cost = estimate_tokens(text)
+            if current and (len(current) >= VOYAGE_MAX_TEXTS_PER_REQUEST or tokens + cost > self._token_budget):
+                batches.append(current)
+                current, tokens = [], 0
+            current.append(text)
+            tokens += cost
+        if current:
+            batches.append(current)
+        return batches
+
+    def _call(self, texts: list[str], input_type: Literal["document", "query"]) -> list[list[float]]:
+        """One embeddings request with retries; vectors checked and normalised."""
+        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
+
+        body = json.dumps({"input": texts, "model": self.name, "input_type": input_type, "truncation": False,
+                           "output_dimension": self.dimension, "encoding_format": "base64"}).encode("utf-8")
+        try:
+            for attempt in Retrying(reraise=True, stop=stop_after_attempt(self._max_attempts),
+                                    wait=wait_exponential_jitter(multiplier=self._retry_initial, max=self._retry_max,
+                                                                 jitter=self._retry_initial),
+                                    retry=retry_if_exception_type(_Transient)):
+                with attempt:
+                    answer = self._post_with_current_key(body)
+        except _Transient as exc:
+            raise EmbeddingUnavailable(f"Voyage embeddings failed after {self._max_attempts} attempts: {exc}") from exc
+        self.total_tokens += int((answer.get("usage") or {}).get("total_tokens") or 0)
+        data = sorted(answer.get("data") or [], key=lambda item: item.get("index", 0))
+        vectors = [_decode(item["embedding"], self.dimension) for item in data]
+        if len(vectors) != len(texts) or any(len(v) != self.dimension for v in vectors):
+            raise ValueError(f"Voyage returned {len(vectors)} vectors for {len(texts)} texts "
+                             f"(expected dimension {self.dimension})")
+        return [_unit(v) for v in vectors]
+
+    def _post_with_current_key(self, body: bytes) -> dict[str, Any]:
+        """POST with the source's current key; on 401, read the key again and retry once if it changed."""
+        key = self._key_source()
+        try:
+            return self._post(body, key)
+        except _Unauthorized:
+            fresh = self._key_source(refresh=True)
+            if fresh == key:
+                raise EmbeddingRequestError("Voyage rejected the API key: HTTP 401") from None
+            try:
+                return self._post(body, fresh)
+            except _Unauthorized:
+                raise EmbeddingRequestError("Voyage rejected the API key: HTTP 401") from None
+
+    def _post(self, body: bytes, key: str) -> dict[str, Any]:
+        """POST ``body``; the parsed answer, or _Transient / _Unauthorized / EmbeddingRequestError."""
+        request = urllib.request.Request(self._url, data=body, method="POST", headers={
+            "Authorization": f"Bearer {key}", "Content-Type": "application/json",
+            "Accept": "application/json", "User-Agent": "longdoc"})
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - https or test URL
+                return json.loads(response.read())
+        except urllib.error.HTTPError as exc:
+            detail = _detail(exc)
+            if exc.code == 401:
+                raise _Unauthorized() from exc
+            if exc.code in TRANSIENT_STATUSES:
+                raise _Transient(f"HTTP {exc.code}: {detail}") from exc
+            raise EmbeddingRequestError(f"Voyage rejected the request: HTTP {exc.code}: {detail}") from exc
+        except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise _Transient(f"{type(exc).__name__}: {reason}") from exc
+
+
+def _detail(exc: urllib.error.HTTPError) -> str:
+    """The ``detail`` of a Voyage error body, else the HTTP reason (at most 300 characters)."""
+    try:
+        payload = json.loads(exc.read() or b"{}")
+    except (ValueError, OSError):
+        payload = {}
+    detail = payload.get("detail") if isinstance(payload, dict) else None
+    return str(detail or exc.reason)[:300]
+
+
+def _decode(embedding: Any, dimension: int) -> list[float]:
+    """A vector from base64 little-endian float32 (or a JSON list, accepted as well)."""
+    if isinstance(embedding, str):
+        raw = base64.b64decode(embedding)
+        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+    return [float(x) for x in embedding]
+
+
+def _unit(vector: list[float]) -> list[float]:
+    """``vector`` scaled to unit L2 length (a zero vector unchanged)."""
+    norm = math.sqrt(sum(x * x for x in vector))
+    return vector if norm == 0 else [x / norm for x in vector]

@@ -1,0 +1,77 @@
+"""``longdoc eval retrieval`` / ``eval extraction``: measurements against gold cases."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from longdoc.cli.common import CliError, int_at_least
+
+
+def _eval_inputs(args: argparse.Namespace):
+    """The gold file (CliError when missing) and a progress printer (stderr; none with --json)."""
+    gold = Path(args.gold)
+    if not gold.exists():
+        raise CliError(f"gold file not found: {gold}")
+    if not gold.read_text(encoding="utf-8").strip():
+        raise CliError(f"no gold cases in {gold}")
+    return gold, (None if args.json else (lambda line: print(line, file=sys.stderr)))
+
+
+def _write_html(args: argparse.Namespace, report: dict, kind: str) -> None:
+    if getattr(args, "html", None):
+        from longdoc.eval.html import eval_html
+
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(eval_html(report, kind), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+
+
+def cmd_eval_retrieval(args: argparse.Namespace) -> int:
+    """Retrieval recall against a gold file, next to the naive baseline (see :mod:`longdoc.eval.retrieval`)."""
+    from longdoc.eval.retrieval import evaluate, render
+
+    gold, progress = _eval_inputs(args)
+    report = evaluate(gold, Path(args.corpus) if args.corpus else None, budget_tokens=args.budget_tokens,
+                      target_tokens=args.chunk_tokens, progress=progress)
+    print(json.dumps(report, indent=1) if args.json else render(report))
+    _write_html(args, report, "retrieval")
+    return 0
+
+
+def cmd_eval_extraction(args: argparse.Namespace) -> int:
+    """Extraction accuracy against a gold file (see :mod:`longdoc.eval.extraction`)."""
+    from longdoc.eval.extraction import evaluate_extraction, render_extraction
+
+    gold, progress = _eval_inputs(args)
+    report = evaluate_extraction(gold, Path(args.corpus) if args.corpus else None, threshold=args.threshold,
+                                 budget_tokens=args.budget_tokens, target_tokens=args.chunk_tokens,
+                                 progress=progress)
+    print(json.dumps(report, indent=1) if args.json else render_extraction(report))
+    _write_html(args, report, "extraction")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this module's subcommands to the ``longdoc`` parser."""
+    p = sub.add_parser("eval", help="evaluate retrieval or extraction against gold cases")
+    evals = p.add_subparsers(dest="eval_command", required=True)
+    p = evals.add_parser("retrieval", help="recall@K, MRR and recall within a token budget, per stratum")
+    p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
+    p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
+    p.add_argument("--budget-tokens", type=int_at_least(1), default=5000)
+    p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.set_defaults(func=cmd_eval_retrieval)
+    p = evals.add_parser("extraction", help="found/not_found, quotes, exact values and silent-source rate")
+    p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
+    p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
+    p.add_argument("--threshold", type=float, default=None, help="offline baseline threshold (tuning)")
+    p.add_argument("--budget-tokens", type=int_at_least(1), default=None, help="context budget (default: top_k chunks)")
+    p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.set_defaults(func=cmd_eval_extraction)

@@ -1,0 +1,118 @@
+"""``longdoc extract`` / ``clause-types`` / ``report``: runs through the local state machine, and their audit pages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from longdoc.cli.common import (CliError, failure_line, int_at_least, int_between, max_tokens_bounds, print_table,
+                                statemachine_path)
+from longdoc.local.lambda_runtime import load_handler
+
+
+def _parse_facts(items: list[str]) -> dict[str, str]:
+    facts: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise CliError(f"--fact expects key=value, got {item!r}")
+        facts[key.strip()] = value  # the value stays byte for byte
+    return facts
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    """Start a run (:func:`longdoc.extract.runs.start_extraction`) and execute the real state machine locally."""
+    from longdoc import wiring
+    from longdoc.config import get_settings
+    from longdoc.extract.runs import RunRequest, run_result, start_extraction
+    from longdoc.local.engine import LocalStepFunctions
+
+    settings = get_settings()
+    if args.max_iterations:
+        settings = settings.model_copy(update={"max_iterations": args.max_iterations})
+    deps = wiring.deps()
+    request = RunRequest(doc_id=args.doc_id, doc_version=args.version, max_tokens=args.max_tokens, top_k=args.top_k,
+                         clause_types=[c for c in args.clause_types.split(",") if c.strip()],
+                         facts=_parse_facts(args.fact))
+    handler = load_handler("extract").handler
+    with LocalStepFunctions(statemachine_path(), {"ExtractFunctionArn": handler}) as machine:
+        run = start_extraction(request, state=deps.state, catalogue=deps.catalogue, settings=settings,
+                               starter=machine, model_name=wiring.model_name(settings), deduplicate=False)
+        execution = machine.wait(run.execution_arn or "")
+    run_dir = settings.home / "runs" / run.run_id
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "history.json").write_text(json.dumps(execution.history, indent=1))
+    result = run_result(deps.state, run.run_id, str(settings.price_table) if settings.price_table else None)
+    result["status"] = execution.status if execution.status in ("SUCCEEDED", "FAILED") else "FAILED"
+    result["execution"] = {"arn": execution.execution_arn, "history": str(run_dir / "history.json"),
+                           "events": len(execution.history), "error": execution.error, "cause": execution.cause,
+                           "executions": execution.executions}
+    (run_dir / "result.json").write_text(json.dumps(result, indent=1, ensure_ascii=False))
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    else:
+        print(f"run {result['run_id']}  doc {result['doc_id']}  {result['status']}  model {result['model']}  "
+              f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
+        print_table(result)
+    if result["status"] != "SUCCEEDED":
+        print(f"longdoc: run {run.run_id} failed: {failure_line(execution.error, execution.cause)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_clause_types(args: argparse.Namespace) -> int:
+    """List the clause-type catalogue (defaults plus ``LONGDOC_CLAUSE_CATALOGUE``)."""
+    from longdoc.config import get_settings
+    from longdoc.extract.catalogue import load_catalogue
+
+    catalogue = load_catalogue(get_settings().clause_catalogue)
+    if args.json:
+        print(json.dumps([c.model_dump() for c in catalogue], indent=1))
+    else:
+        for c in catalogue:
+            print(f"{c.name:<40} {c.description[:90]}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write a run's audit page (see :func:`longdoc.eval.html.run_html`)."""
+    from longdoc import wiring
+    from longdoc.config import get_settings
+    from longdoc.core.documents import load_chunks
+    from longdoc.eval.html import run_html
+    from longdoc.extract.runs import run_result
+
+    settings = get_settings()
+    result = run_result(wiring.state_store(), args.run_id,
+                        str(settings.price_table) if settings.price_table else None)
+    chunks: dict[str, object] = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"],
+                                                                     result["doc_version"])}
+    Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.html).write_text(run_html(result, chunks), encoding="utf-8")
+    print(f"wrote {args.html}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this module's subcommands to the ``longdoc`` parser."""
+    p = sub.add_parser("extract", help="extract clause types with citations")
+    p.add_argument("doc_id")
+    p.add_argument("--clause-types", required=True, help="comma-separated clause type names")
+    p.add_argument("--version", default=None)
+    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None,
+                   help="output tokens per model call (64-64000, the settings' bounds)")
+    p.add_argument("--top-k", type=int_at_least(1), default=None)
+    p.add_argument("--max-iterations", type=int_at_least(1), default=None)
+    p.add_argument("--fact", action="append", default=[], metavar="KEY=VALUE",
+                   help="an exact value pinned into CASE_FACTS (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_extract)
+    p = sub.add_parser("clause-types", help="list known clause types")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_clause_types)
+    p = sub.add_parser("report", help="write a run's audit page")
+    p.add_argument("run_id")
+    p.add_argument("--html", required=True, help="output file")
+    p.set_defaults(func=cmd_report)

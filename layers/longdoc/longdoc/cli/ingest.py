@@ -1,0 +1,176 @@
+"""``longdoc ingest`` / ``watch`` / ``chunks``: documents into the stores, and what they became."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from longdoc.cli.common import CliError
+from longdoc.core.models import DocumentRecord
+
+
+def _not_ready(record: DocumentRecord) -> str:
+    """Why a version is not READY, and what to do: an interrupted ingest says to run ``longdoc ingest`` again."""
+    if record.status == "INGESTING":
+        return ("INGESTING: its ingest was interrupted or is still running; run `longdoc ingest` on the file "
+                "again to finish it (progress is kept)")
+    if record.status == "FAILED" and not record.reason:
+        return "FAILED: no reason recorded; run `longdoc ingest` on the file again"
+    return f"{record.status}: {record.reason or 'no reason recorded'}"
+
+
+def _ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]:
+    """Ingest one file (and its sidecar) through the local runner (:mod:`longdoc.local.ingest_runner`).
+
+    Returns ``(record, previous latest version, skipped: same bytes already READY)``.
+    Raises :class:`CliError` naming the file when it is missing, its sidecar holds a bad
+    value (the field named, even for bytes already READY), or it did not become READY.
+    While another ``longdoc ingest`` of the same version runs, waits for it (said once on stderr).
+    """
+    from longdoc.core.errors import DocumentError
+    from longdoc.ingest.metadata import METADATA_SUFFIX
+    from longdoc.local.ingest_runner import ingest_file
+
+    if path.is_dir():
+        raise CliError(f"{path}: is a directory, not a file")
+    if not path.is_file():
+        raise CliError(f"{path}: no such file")
+    sidecar = path.with_name(path.name + METADATA_SUFFIX)
+    try:
+        done = ingest_file(path.name, path.read_bytes(), sidecar.read_bytes() if sidecar.is_file() else None,
+                           on_wait=lambda: print(f"longdoc: {path}: another ingest of this version is running; "
+                                                 "waiting for it", file=sys.stderr, flush=True))
+    except DocumentError as exc:
+        raise CliError(f"{path}: {exc.reason}") from None
+    record = done.record
+    if done.failure is not None or record is None:
+        raise CliError(f"{path}: ingest failed, retry later: {done.failure or 'the version was not registered'}")
+    if record.status != "READY":
+        raise CliError(f"{path}: {record.reason if record.status == 'FAILED' and record.reason else _not_ready(record)}")
+    return record, done.previous, done.before is not None and done.before.status == "READY"
+
+
+def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previous: DocumentRecord | None,
+            skipped: bool) -> None:
+    """Print one ingested file's row (``--json``: one JSON object) and its warnings on stderr."""
+    if previous is not None and previous.doc_version != record.doc_version and previous.status == "READY":
+        print(f"longdoc: {path}: {record.doc_id} now points at version {record.doc_version} "
+              f"(was {previous.doc_version} from {previous.source}); older versions stay readable "
+              f"with --version", file=sys.stderr)
+    row: dict[str, object] = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
+                              "pages": record.pages, "chunks": record.chunks, "reused": record.reused,
+                              "skipped": skipped}
+    if record.pages_needing_ocr:
+        row["pages_needing_ocr"] = record.pages_needing_ocr
+        print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "
+              f"{', '.join(map(str, record.pages_needing_ocr))}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(row))
+    else:
+        print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  "
+              f"{row['reused']} embeddings reused  ({path})")
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it.
+
+    One bad file never stops the others: each failure is one line on stderr naming the file;
+    the exit status is 1 when any file failed.
+    """
+    failures = 0
+    for raw in args.paths:
+        path = Path(raw)
+        try:
+            record, previous, skipped = _ingest_one(path)
+        except Exception as exc:  # one bad file never stops the others
+            failures += 1
+            reason = str(exc) if isinstance(exc, CliError) else f"{path}: {type(exc).__name__}: {exc}"
+            print(f"longdoc: {reason}", file=sys.stderr)
+            continue
+        _report(args, path, record, previous, skipped)
+    return 1 if failures else 0
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Treat DIR as the bucket's ``incoming/``: ingest what is there and (without --once) what arrives.
+
+    Prints one line per file (``--json``: the :class:`longdoc.local.watch.Outcome` dict).
+    With ``--once`` the exit status is 1 when any file failed or must be retried.
+    """
+    import threading
+
+    from longdoc.local.watch import Outcome, Watcher
+
+    root = Path(args.dir)
+    if not root.is_dir():
+        raise CliError(f"{root}: no such directory")
+
+    def report(outcome: Outcome) -> None:
+        if args.json:
+            print(json.dumps(outcome.as_dict()), flush=True)
+        elif outcome.status == "READY":
+            print(f"{outcome.doc_id}  v{outcome.doc_version}  {outcome.pages} pages  {outcome.chunks} chunks  "
+                  f"{outcome.reused} embeddings reused  ({outcome.path})", flush=True)
+        elif outcome.status == "DUPLICATE":
+            print(f"unchanged, ignored: {outcome.path}", flush=True)
+        else:
+            where = "moved to failed/" if outcome.status == "FAILED" else "will retry"
+            print(f"longdoc: {outcome.path}: {outcome.reason} ({where})", file=sys.stderr, flush=True)
+
+    watcher = Watcher(root, report)
+    if args.once:
+        outcomes = watcher.run_once()
+        return 1 if any(o.status in ("FAILED", "RETRY") for o in outcomes) else 0
+    stop = threading.Event()
+    try:
+        watcher.serve(stop)
+    except KeyboardInterrupt:
+        stop.set()
+    return 0
+
+
+def cmd_chunks(args: argparse.Namespace) -> int:
+    """Print a document version's chunks (all fields with --json)."""
+    from longdoc import wiring
+    from longdoc.core.documents import load_chunks, ready_document
+
+    record = ready_document(wiring.state_store(), args.doc_id, args.version)
+    what = f"{args.doc_id} version {args.version}" if args.version else args.doc_id
+    if record is None:
+        raise CliError(f"document {what} is not ingested")
+    if record.status != "READY":
+        raise CliError(f"document {what} is {_not_ready(record)}")
+    chunks = load_chunks(wiring.blob_store(), record.doc_id, record.doc_version)
+    if args.json:
+        print(json.dumps([c.model_dump(mode="json", exclude={"page_spans", "section_spans"}) | {"section_ids": c.section_ids}
+                          for c in chunks], ensure_ascii=False, indent=1))
+        return 0
+    for c in chunks:
+        pages = "-" if c.page_start is None else f"{c.page_start}-{c.page_end}"
+        labels = [label for label in c.page_labels if label]
+        printed = f"(p. {labels[0]}-{labels[-1]})" if labels and labels[0] != labels[-1] else (
+            f"(p. {labels[0]})" if labels else "")
+        sections = ",".join(c.section_ids[:3]) + ("…" if len(c.section_ids) > 3 else "")
+        print(f"{c.chunk_id}  p.{pages:<8} {printed:<14} §{(sections or '-'):<24} {c.token_count:>5} tok  "
+              f"{' > '.join(c.heading_path)[:50]}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add this module's subcommands to the ``longdoc`` parser."""
+    p = sub.add_parser("ingest", help="parse, chunk, embed and index documents")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_ingest)
+    p = sub.add_parser("watch", help="ingest files dropped into a folder (the bucket's incoming/)")
+    p.add_argument("dir")
+    p.add_argument("--once", action="store_true", help="process what is there now, then exit")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_watch)
+    p = sub.add_parser("chunks", help="list a document's chunks")
+    p.add_argument("doc_id")
+    p.add_argument("--version", default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_chunks)

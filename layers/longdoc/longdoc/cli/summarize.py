@@ -1,0 +1,119 @@
+"""``longdoc summarize``: a whole-document summary through the local summary state machine, streamed as it is written."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from longdoc.cli.common import REPO_ROOT, CliError, one_line, page_cell
+from longdoc.local.lambda_runtime import load_handler
+
+
+def statemachine() -> Path:
+    """``statemachine/summarize.asl.json`` (override: ``LONGDOC_SUMMARIZE_STATEMACHINE``)."""
+    return Path(os.environ.get("LONGDOC_SUMMARIZE_STATEMACHINE", REPO_ROOT / "statemachine" / "summarize.asl.json"))
+
+
+def _writer(out: TextIO):
+    def write(text: str) -> None:
+        out.write(text)
+        out.flush()
+
+    return write
+
+
+def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
+    from longdoc import wiring
+    from longdoc.local.engine import LocalStepFunctions
+    from longdoc.summarize.baseline import summary_model_name
+    from longdoc.summarize.models import SummaryRequest
+    from longdoc.summarize.runs import start_summary, streaming_to, summary_view
+
+    blobs, state = wiring.blob_store(), wiring.state_store()
+    request = SummaryRequest.model_construct(doc_id=args.doc_id, doc_version=args.version, focus=args.focus,
+                                             length=args.length)
+    handler = load_handler("summarize").handler
+    sink = _writer(stream_to) if stream_to is not None else (lambda _text: None)
+    with LocalStepFunctions(statemachine(), {"SummarizeFunctionArn": handler}) as machine, streaming_to(sink):
+        record = start_summary(request, state=state, blobs=blobs, starter=machine,
+                               model_name=summary_model_name(wiring.model_name()), resume_running=True)
+        if record.status != "SUCCEEDED":
+            execution = machine.wait(record.execution_arn or "")
+            if execution.status != "SUCCEEDED":
+                view = summary_view(blobs, record.summary_id)
+                raise CliError(f"summary {record.summary_id} failed: {view.get('error') or execution.error}: "
+                               f"{one_line(view.get('cause') or execution.cause or '', 300)} (run the same command "
+                               "again to resume; finished groups are kept)")
+        elif stream_to is not None:
+            stream_to.write(summary_view(blobs, record.summary_id).get("text", "") + "\n")
+    return summary_view(blobs, record.summary_id)
+
+
+def print_summary(result: dict[str, Any], out: TextIO | None = None, limit: int | None = None) -> None:
+    """Numbered statements, each with its citations (``§ 3.2 p. 14``), then the counters line (to ``out``, default stdout)."""
+    out = out or sys.stdout
+    label = " [BASELINE: offline extractive, not an LLM]" if result.get("baseline") else ""
+    print(f"summary {result['summary_id']}  doc {result['doc_id']}  model {result['model']}{label}", file=out)
+    statements = result["statements"][:limit] if limit else result["statements"]
+    for i, s in enumerate(statements, 1):
+        cites = "; ".join(f"§ {c['section_id']} p. {page_cell(c.get('page'), c.get('page_label'))}"
+                          for c in s["citations"])
+        print(f"{i:>3}. {s['text']}  [{cites}]", file=out)
+    print_counters(result, out)
+
+
+def print_counters(result: dict[str, Any], out: TextIO | None = None) -> None:
+    """One line: statements, dropped, groups, map calls, reduce depth, tokens, cost (to ``out``, default stdout)."""
+    out = out or sys.stdout
+    usage = result["usage"]
+    print(f"{len(result['statements'])} verified statements, {len(result['dropped'])} dropped, "
+          f"{len(result['exact_values'])} exact values; mode {result['mode']}, {result['groups']} groups, "
+          f"{result['map_calls']} map calls, {result['reduce_calls']} reduce calls, reduce depth "
+          f"{result['reduce_depth']}, {result['model_calls']} model calls; {usage['input_tokens']} input / "
+          f"{usage['output_tokens']} output tokens; cost {result['cost_usd'] or 'n/a'} USD", file=out)
+
+
+def cmd_summarize(args: argparse.Namespace) -> int:
+    """Summarise a document (see :mod:`longdoc.summarize`); print it, as JSON, and/or write its HTML page."""
+    started = time.monotonic()
+    stream_to = (sys.stderr if args.json else sys.stdout) if args.stream else None
+    result = _run(args, stream_to)
+    result["wall_seconds"] = round(time.monotonic() - started, 3)
+    if args.html:
+        from longdoc import wiring
+        from longdoc.core.documents import load_chunks
+        from longdoc.summarize.html import summary_html
+
+        chunks = {c.chunk_id: c for c in load_chunks(wiring.blob_store(), result["doc_id"], result["doc_version"])}
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(summary_html(result, chunks), encoding="utf-8")
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    elif args.stream:
+        print("", flush=True)
+        for d in result["dropped"]:
+            print(f"dropped: {one_line(d['text'], 120)} ({one_line(d['reason'], 160)})")
+        print_counters(result)
+    else:
+        print_summary(result)
+    if args.html:
+        print(f"wrote {args.html}", file=sys.stderr if args.json else sys.stdout)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``summarize`` to the ``longdoc`` parser."""
+    p = sub.add_parser("summarize", help="summarise a whole document, every statement cited")
+    p.add_argument("doc_id")
+    p.add_argument("--version", default=None)
+    p.add_argument("--focus", default=None, help="a topic to stick to, e.g. \"exclusions\" (at most 300 characters)")
+    p.add_argument("--length", choices=("short", "medium", "long"), default="medium")
+    p.add_argument("--stream", action="store_true", help="print the final synthesis as it is written")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--html", default=None, metavar="FILE", help="also write a page where each citation opens its page")
+    p.set_defaults(func=cmd_summarize)

@@ -1,0 +1,130 @@
+"""``longdoc collections`` / ``triage`` / ``eval triage``: claims against the wording in force of a policy set."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from longdoc.cli.common import CliError, int_at_least
+
+
+def _deps(offline_ranking: bool = False) -> Any:
+    """The triage deps from wiring; the model is None when the offline baseline is configured."""
+    from longdoc import wiring
+    from longdoc.adapters.baseline import BASELINE_NAME
+    from longdoc.triage.service import TriageDeps
+
+    model = None if wiring.model_name() == BASELINE_NAME else wiring.model()
+    if offline_ranking:
+        return TriageDeps(wiring.state_store(), wiring.blob_store(), model=model)
+    return TriageDeps(wiring.state_store(), wiring.blob_store(), wiring.embedder(), wiring.vector_index(), model)
+
+
+def cmd_collections(args: argparse.Namespace) -> int:
+    """List collections, or show one: wordings by line of business and term, endorsements under them."""
+    from longdoc import wiring
+    from longdoc.triage.collections import collection_names, describe, load_collection
+
+    state = wiring.state_store()
+    if getattr(args, "name", None):
+        view = describe(args.name, load_collection(state, args.name))
+        if args.json:
+            print(json.dumps(view, indent=1))
+            return 0
+        print(f"collection {args.name}")
+        for lob, wordings in view["lines_of_business"].items():
+            for w in wordings:
+                print(f"  {lob:<10} term {w['term'] or '-':<8} {w['effective_from'] or ''}..{w['effective_to'] or ''}"
+                      f"  {w['doc_id']} ({w['chunks']} chunks)")
+                for e in w["endorsements"]:
+                    print(f"  {'':<10} endorsement {e['effective_from'] or ''}..{e['effective_to'] or ''}  {e['doc_id']}")
+        for o in view["orphans"]:
+            print(f"  endorsement of a wording not in the set ({o['endorses']}): {o['doc_id']}")
+        return 0
+    names = collection_names(state)
+    if args.json:
+        print(json.dumps([{"collection": k, "documents": v} for k, v in names.items()], indent=1))
+    elif not names:
+        print("no collections: set `collection` in a document's metadata (sidecar or S3 object metadata)")
+    for name, count in ([] if args.json else names.items()):
+        print(f"{name:<40} {count} document(s)")
+    return 0
+
+
+def _read(path_text: str, what: str) -> bytes:
+    path = Path(path_text)
+    if not path.is_file():
+        raise CliError(f"{what} not found: {path}")
+    return path.read_bytes()
+
+
+def cmd_triage(args: argparse.Namespace) -> int:
+    """Triage one claim file (see :func:`longdoc.triage.service.run_triage`)."""
+    from longdoc.triage.render import render
+    from longdoc.triage.service import request_from_file, run_triage
+
+    examples = _read(args.examples, "examples file").decode("utf-8") if args.examples else None
+    request = request_from_file(_read(args.claim, "claim file"), args.claim, collection=args.collection,
+                                loss_date=args.loss_date, line_of_business=args.line_of_business,
+                                budget_tokens=args.budget_tokens, cost_line=args.cost_line, examples=examples)
+    result = run_triage(request, _deps(args.bm25))
+    print(json.dumps(result, indent=1, ensure_ascii=False) if args.json else render(result, args.explain))
+    return 0
+
+
+def cmd_eval_triage(args: argparse.Namespace) -> int:
+    """Recall@1/@3 of gold clauses against the naive baseline (see :mod:`longdoc.triage.evaluate`)."""
+    from longdoc.triage.evaluate import evaluate, render, render_html
+
+    gold = Path(args.gold)
+    if not gold.is_file():
+        raise CliError(f"gold file not found: {gold}")
+    progress = None if args.json else (lambda line: print(line, file=sys.stderr))
+    report = evaluate(gold, args.collection, _deps(args.bm25), progress=progress)
+    print(json.dumps(report, indent=1) if args.json else render(report))
+    if args.html:
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(render_html(report), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+    return 0
+
+
+def _eval_subparsers(sub: argparse._SubParsersAction) -> argparse._SubParsersAction:
+    """The subcommands of the existing ``eval`` parser (registered by :mod:`longdoc.cli.evals`)."""
+    parser = sub.choices["eval"]
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``collections``, ``triage`` and ``eval triage`` (after :mod:`longdoc.cli.evals` registered ``eval``)."""
+    p = sub.add_parser("collections", help="list policy sets, or show one (wordings, terms, endorsements)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_collections, name=None)
+    show = p.add_subparsers(dest="collections_command").add_parser("show", help="wordings by line of business and term")
+    show.add_argument("name", metavar="SET")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(func=cmd_collections)
+    p = sub.add_parser("triage", help="triage a claim against the wording in force of a policy set")
+    p.add_argument("--collection", required=True, metavar="SET")
+    p.add_argument("--claim", required=True, metavar="FILE", help="claim file: text, or JSON (form fields + adjuster_note)")
+    p.add_argument("--loss-date", default=None, metavar="YYYY-MM-DD")
+    p.add_argument("--line-of-business", default=None)
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--budget-tokens", type=int_at_least(1), default=None, help="input budget in tokens")
+    budget.add_argument("--cost-line", default=None, metavar="COST,INPUT,OUTPUT,RESERVE",
+                        help="cost per claim, input and output price per million tokens, reserved output tokens")
+    p.add_argument("--examples", default=None, metavar="FILE", help="worked examples replacing the built-in ones")
+    p.add_argument("--explain", action="store_true", help="print each band's tokens against the budget")
+    p.add_argument("--bm25", action="store_true", help="rank with BM25 only (no embedding model)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_triage)
+    p = _eval_subparsers(sub).add_parser("triage", help="recall@1/@3 of gold clauses by line of business and term")
+    p.add_argument("--gold", required=True, help="gold claims, JSON Lines")
+    p.add_argument("--collection", required=True, metavar="SET")
+    p.add_argument("--bm25", action="store_true", help="rank with BM25 only (no embedding model)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.set_defaults(func=cmd_eval_triage)

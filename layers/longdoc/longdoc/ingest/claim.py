@@ -1,0 +1,80 @@
+"""The ingest claim on a document version: one worker embeds a new version, the others stop.
+
+S3 may notify twice and an SQS standard queue delivers at least once, so two workers can
+be handed the same new object at the same moment; without a claim both would embed it
+(twice the Voyage calls) and, locally, both would write the same rows. Before anything is
+registered or embedded the pipeline takes the version's claim with one conditional write
+(:meth:`longdoc.core.ports.StateStore.claim_version`); a worker that does not get it stops
+with :class:`VersionClaimed`.
+
+The claim is a lease of :data:`CLAIM_LEASE_SECONDS`, renewed by its holder before every
+embedding call and upsert slice once a third of it has passed, and released when the
+attempt ends (READY, FAILED or stopped at the deadline). A holder killed without releasing
+(Lambda timeout, ``kill -9``) blocks the version for at most one lease; then any delivery
+takes it over and resumes from the recorded progress.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable
+
+from longdoc.core.errors import LongdocError
+from longdoc.core.ports import StateStore
+
+CLAIM_LEASE_SECONDS = 120.0
+"""Seconds a claim lasts without renewal (renewed after a third of it, at the next embedding call or upsert slice)."""
+
+
+class VersionClaimed(LongdocError):
+    """Another worker holds the ingest claim of this document version; this attempt did nothing.
+
+    Not a failure of the document: the holder's own message stays in flight until its
+    ingest ends and is redelivered if it fails, so the caller acknowledges this delivery
+    (the ingest handler does) or waits and asks again (``longdoc ingest`` does).
+    """
+
+    def __init__(self, doc_id: str, doc_version: str, lease_seconds: float):
+        self.doc_id = doc_id
+        self.doc_version = doc_version
+        super().__init__(f"version {doc_version} of {doc_id} is being ingested by another worker "
+                         f"(its claim lasts up to {lease_seconds:.0f} s after its last renewal)")
+
+
+def claim_owner() -> str:
+    """A unique owner name for one ingest attempt: ``{host}:{pid}:{8 hex}`` (the host and pid help operators)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class VersionClaim:
+    """The claim one ingest attempt holds on ``(doc_id, doc_version)``; see the module docstring.
+
+    Creating it takes the claim or raises :class:`VersionClaimed`. ``lease_seconds`` is the
+    lease length; ``clock`` returns monotonic seconds (tests pass a fake).
+    """
+
+    def __init__(self, state: StateStore, doc_id: str, doc_version: str, *,
+                 lease_seconds: float = CLAIM_LEASE_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.state, self.doc_id, self.doc_version = state, doc_id, doc_version
+        self.lease_seconds = lease_seconds
+        self.owner = claim_owner()
+        self._clock = clock
+        self._taken_at = clock()
+        if not state.claim_version(doc_id, doc_version, self.owner, lease_seconds):
+            raise VersionClaimed(doc_id, doc_version, lease_seconds)
+
+    def renew(self) -> None:
+        """Renew the lease once a third of it has passed; raises :class:`VersionClaimed` if another worker took it."""
+        if self._clock() - self._taken_at < self.lease_seconds / 3:
+            return
+        self._taken_at = self._clock()
+        if not self.state.claim_version(self.doc_id, self.doc_version, self.owner, self.lease_seconds):
+            raise VersionClaimed(self.doc_id, self.doc_version, self.lease_seconds)
+
+    def release(self) -> None:
+        """Give the claim up (a claim taken over by another worker stays theirs)."""
+        self.state.release_version(self.doc_id, self.doc_version, self.owner)

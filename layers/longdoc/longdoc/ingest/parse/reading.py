@@ -1,0 +1,332 @@
+"""Reading order of a multi-column PDF page: column by column, top to bottom.
+
+PDFium returns a page's text in content-stream order. On a page set in two or three
+columns that order can run a line of one column into the line beside it (one PDFium line
+holding both) or read the footnotes of a column before its body. When
+:func:`~longdoc.ingest.parse.columns.find_gutters` finds columns on a page, its text is
+rebuilt here from PDFium's characters and their boxes; a page without columns keeps
+PDFium's text exactly (:func:`reading_order`). Geometry is in PDF points, y upwards.
+
+1. **Segments** (:func:`segments`): the characters (``FPDFText_GetCharBox``) are cut into
+   visual-line pieces at PDFium's own line breaks, where the next character goes back to
+   the left below the last one (a line joined to the next by PDFium's hyphen marker
+   U+FFFE), and where the next character jumps over a gutter's middle onto the next
+   column's left edge across :data:`MIN_JUMP` points of white (two columns welded into
+   one line). Two pieces cut at a gutter are joined again when either of them crosses a
+   gutter anyway (a table's header row, not two columns).
+2. **Columns**: a segment that covers a whole gutter is *spanning* (a running header, a
+   full-width heading, a table row); any other one belongs to the column its middle is in.
+3. **Units and order** (:func:`ordered_text`): each column is cut into blocks wherever a
+   spanning segment over that column lies (a block keeps PDFium's order inside it, which
+   within one column runs top to bottom); the blocks and the spanning segments are
+   ordered as Breuel does it (T. M. Breuel, "High performance document layout analysis",
+   2003): A comes before B when their x-ranges overlap and A is above B, or when A lies
+   wholly left of B and they share some height; ties go to the highest, then the leftmost.
+   A table over columns 2-3 is thus read after column 1 and after the text of columns 2
+   and 3 above it.
+4. **Footnotes**: in each column, the block of lines at its foot set in a type smaller
+   than :data:`NOTE_SIZE` times the line above it (the loose box height,
+   ``FPDFText_GetLooseCharBox``) is read after every column's body, before the spanning
+   lines below all columns (a running footer). Text written up or down the page (a
+   margin note such as the Federal Register's ``jbell on DSK... with PROPOSALS``) goes last.
+
+Lines are joined by ``"\\n"``; within one block a segment ending with PDFium's hyphen
+marker is joined to the next one directly, as PDFium does, so the hyphen is still
+resolved by :func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from longdoc.ingest.parse.columns import TOLERANCE, Box, find_gutters, text_runs
+
+Gutters = list[tuple[float, float]]
+MIN_JUMP = 4.0
+"""Least white, in points, between two characters of one PDFium line that sit in different columns."""
+NOTE_SIZE = 0.85
+"""Footnote lines are set smaller than this share of the type size of the line above them."""
+GAP_LINES = 2.0
+"""A white gap taller than this many line heights splits a column into two blocks."""
+HYPHEN_MARKER = "\ufffe"
+
+
+@dataclass
+class Segment:
+    """Characters ``start..end`` (PDFium char indexes, end exclusive) on one visual line: their box,
+    count of visible characters, largest type size (points), column (-1: spanning), whether it was
+    cut from the previous segment at a gutter, and its text (without line-break characters)."""
+
+    start: int
+    end: int
+    box: Box
+    chars: int = 0
+    size: float = 0.0
+    column: int = -1
+    cut: bool = False
+    text: str = field(default="", repr=False)
+
+    @property
+    def vertical(self) -> bool:
+        """Text written up or down the page: several characters stacked in a tall, narrow box."""
+        return self.chars >= 3 and self.box.height > 3 * self.box.width
+
+    @property
+    def middle(self) -> float:
+        """The height of the box's middle, in points."""
+        return (self.box.top + self.box.bottom) / 2
+
+
+def char_boxes(textpage: pdfium.PdfTextPage, text: str) -> tuple[list[Box | None], list[float]]:
+    """Each character's box in points (``FPDFText_GetCharBox``; ``None`` for white space, which PDFium
+    also generates between words and lines) and its type size: the height of its loose box
+    (``FPDFText_GetLooseCharBox``, font ascent to descent). ``text`` holds one character per char index."""
+    raw = textpage.raw
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    loose = pdfium_c.FS_RECTF()
+    get_box, get_loose = pdfium_c.FPDFText_GetCharBox, pdfium_c.FPDFText_GetLooseCharBox
+    boxes: list[Box | None] = []
+    sizes: list[float] = []
+    for i, ch in enumerate(text):
+        if ch.isspace() or ch == "\0":
+            boxes.append(None)
+            sizes.append(0.0)
+            continue
+        get_box(raw, i, left, right, bottom, top)
+        boxes.append(Box(left.value, bottom.value, right.value, top.value))
+        get_loose(raw, i, loose)
+        sizes.append(loose.top - loose.bottom if loose.top > loose.bottom else loose.bottom - loose.top)
+    return boxes, sizes
+
+
+def _crosses(gutters: Gutters, before: Box, after: Box) -> bool:
+    """Whether the step from character box ``before`` to ``after`` jumps over a gutter: from left of its
+    middle to the next column's left edge, over at least :data:`MIN_JUMP` points of white."""
+    if after.left - before.right < MIN_JUMP:
+        return False
+    return any(before.right < (a + b) / 2 and after.left >= b - TOLERANCE for a, b in gutters)
+
+
+def _breaks_line(prev: Box, box: Box) -> bool:
+    """Whether ``box`` starts a new visual line after ``prev``: back to the left, and wholly below it."""
+    return box.left < prev.left - TOLERANCE and box.top <= prev.bottom
+
+
+def _clean(text: str) -> str:
+    """A segment's text without PDFium's line-break characters."""
+    return text.replace("\r", "").replace("\n", "")
+
+
+def segments(text: str, boxes: list[Box | None], sizes: list[float], gutters: Gutters) -> list[Segment]:
+    """Cut a page's characters into :class:`Segment` s (see the module docstring, step 1).
+
+    ``text`` is PDFium's page text, one character per char index; ``boxes`` and ``sizes``
+    hold their boxes and type sizes (:func:`char_boxes`). Pieces without a visible character are dropped.
+    """
+    out: list[Segment] = []
+    start, visible, cut = 0, 0, False
+    box: Box | None = None
+    prev: Box | None = None
+
+    def close(end: int) -> None:
+        if box is not None:
+            out.append(Segment(start, end, box, visible, max(sizes[start:end]), cut=cut,
+                               text=_clean(text[start:end])))
+
+    for i, (ch, char_box) in enumerate(zip(text, boxes, strict=True)):
+        if ch in "\r\n":
+            close(i)
+            start, box, prev, visible, cut = i + 1, None, None, 0, False
+        elif char_box is not None:
+            if prev is not None and (jump := _crosses(gutters, prev, char_box)) | _breaks_line(prev, char_box):
+                close(i)
+                start, box, visible, cut = i, None, 0, jump
+            box = char_box if box is None else box.union(char_box)
+            prev = char_box
+            visible += 1
+    close(len(text))
+    return out
+
+
+def _column_of(box: Box, gutters: Gutters) -> int:
+    """The index of the column holding ``box`` (by its middle, columns split at gutter middles),
+    or -1 when it covers a whole gutter (spanning)."""
+    if any(box.left < a and box.right > b for a, b in gutters):
+        return -1
+    middle = (box.left + box.right) / 2
+    return sum(1 for a, b in gutters if (a + b) / 2 < middle)
+
+
+def _placed(text: str, segs: list[Segment], gutters: Gutters) -> list[Segment]:
+    """The segments with their columns, pieces cut at a gutter joined again when either one spans."""
+    out: list[Segment] = []
+    for seg in segs:
+        seg.column = _column_of(seg.box, gutters)
+        prev = out[-1] if out else None
+        if seg.cut and prev is not None and prev.end == seg.start and min(prev.column, seg.column) < 0:
+            box = prev.box.union(seg.box)
+            out[-1] = Segment(prev.start, seg.end, box, prev.chars + seg.chars, max(prev.size, seg.size),
+                              _column_of(box, gutters), prev.cut, _clean(text[prev.start:seg.end]))
+        else:
+            out.append(seg)
+    return out
+
+
+def _lines_text(segs: list[Segment]) -> list[str]:
+    """The text of one block's segments, one per line, in PDFium's order (the content stream's, which
+    within one column block runs top to bottom and keeps side-by-side sub-captions apart)."""
+    return [s.text.strip(" ") for s in sorted(segs, key=lambda s: s.start)]
+
+
+def _join(lines: list[str]) -> str:
+    """Lines of one block joined by ``"\\n"``, except after PDFium's hyphen marker, where PDFium itself
+    joins them (the hyphen is resolved later with the document's words)."""
+    out: list[str] = []
+    for line in lines:
+        if out and out[-1].endswith(HYPHEN_MARKER):
+            out[-1] += line
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _body_size(segs: list[Segment]) -> float:
+    """The type size of most characters in the page's upper half (footnotes sit low), in points."""
+    top = max(s.box.top for s in segs)
+    bottom = min(s.box.bottom for s in segs)
+    counts: dict[float, int] = {}
+    for seg in segs:
+        if seg.middle > (top + bottom) / 2:
+            counts[round(seg.size, 1)] = counts.get(round(seg.size, 1), 0) + seg.chars
+    return max(counts, key=lambda size: counts[size], default=0.0)
+
+
+def _notes(segs: list[Segment], columns: int) -> set[int]:
+    """Char starts of the footnote lines: in each column, the block of lines at its foot set in a type
+    smaller than :data:`NOTE_SIZE` times the page's body type and the line just above the block."""
+    notes: set[int] = set()
+    body = _body_size(segs) if segs else 0.0
+    for column in range(columns):
+        ordered = sorted((s for s in segs if s.column == column), key=lambda s: s.box.top)
+        foot = 0
+        while foot < len(ordered) and ordered[foot].size <= ordered[0].size + 0.25:
+            foot += 1
+        if foot < len(ordered) and ordered[0].size < NOTE_SIZE * min(body, ordered[foot].size):
+            notes.update(s.start for s in ordered[:foot])
+    return notes
+
+
+def _captions(placed: list[Segment], spanning: list[Segment]) -> set[int]:
+    """Char starts of captions: a column's line just above a spanning line (within two line heights)
+    and below all text of the other columns there (``ESTIMATED COSTS`` over a full-width table)."""
+    out: set[int] = set()
+    for under in spanning:
+        above = [p for p in placed if p.box.bottom >= under.box.top - TOLERANCE
+                 and p.box.left < under.box.right and p.box.right > under.box.left]
+        for seg in above:
+            if seg.box.bottom - under.box.top > 2 * seg.box.height:
+                continue
+            others = [q for q in above if q.column != seg.column]
+            if others and all(q.box.bottom > seg.box.top for q in others):
+                out.add(seg.start)
+    return out
+
+
+@dataclass
+class _Unit:
+    """A block of one column between spanning segments, or one spanning segment; ``box`` holds them all."""
+
+    segs: list[Segment]
+    box: Box
+
+
+def _units(body: list[Segment], spanning: list[Segment], gutters: Gutters) -> list[_Unit]:
+    """Each column cut into blocks at the spanning segments over it and at white gaps taller than
+    :data:`GAP_LINES` lines (a masthead, a boxed notice), plus one unit per spanning segment."""
+    edges = [float("-inf")] + [x for g in gutters for x in g] + [float("inf")]
+    blocks: dict[tuple[int, int], list[Segment]] = {}
+    for seg in body:
+        left, right = edges[2 * seg.column], edges[2 * seg.column + 1]
+        above = sum(1 for s in spanning if s.box.left < right and s.box.right > left and s.middle > seg.middle)
+        blocks.setdefault((seg.column, above), []).append(seg)
+    units: list[_Unit] = []
+    for _, segs in sorted(blocks.items()):
+        segs.sort(key=lambda s: -s.box.top)
+        part = [segs[0]]
+        for seg in segs[1:]:
+            if part[-1].box.bottom - seg.box.top > GAP_LINES * max(seg.box.height, part[-1].box.height):
+                units.append(_Unit(part, _bounds(part)))
+                part = []
+            part.append(seg)
+        units.append(_Unit(part, _bounds(part)))
+    return units + [_Unit([s], s.box) for s in spanning]
+
+
+def _bounds(segs: list[Segment]) -> Box:
+    """The union of the segments' boxes."""
+    box = segs[0].box
+    for seg in segs[1:]:
+        box = box.union(seg.box)
+    return box
+
+
+def _before(a: Box, b: Box) -> bool:
+    """Breuel's order: ``a`` above ``b`` with overlapping x-ranges, or ``a`` wholly left of ``b`` at a shared height."""
+    if min(a.right, b.right) - max(a.left, b.left) > 0:
+        return (a.top + a.bottom) > (b.top + b.bottom)
+    return a.right <= b.left and min(a.top, b.top) > max(a.bottom, b.bottom)
+
+
+def _sorted_units(units: list[_Unit]) -> list[_Unit]:
+    """``units`` in reading order: a topological sort of :func:`_before`, the highest then leftmost first
+    (a cycle, possible on odd layouts, is broken the same way)."""
+    left = list(range(len(units)))
+    order: list[_Unit] = []
+    while left:
+        ready = [i for i in left if not any(_before(units[j].box, units[i].box) for j in left if j != i)] or left
+        pick = max(ready, key=lambda i: (units[i].box.top, -units[i].box.left))
+        order.append(units[pick])
+        left.remove(pick)
+    return order
+
+
+def ordered_text(text: str, boxes: list[Box | None], sizes: list[float], gutters: Gutters) -> str:
+    """The page text in reading order (see the module docstring).
+
+    ``text`` is PDFium's page text with one character per char index, ``boxes`` and ``sizes``
+    their boxes and type sizes (:func:`char_boxes`), ``gutters`` from :func:`find_gutters` (not empty).
+    """
+    raw = segments(text, boxes, sizes, gutters)
+    flat = _placed(text, [s for s in raw if not s.vertical], gutters)
+    lowest = min((s.box.bottom for s in flat if s.column >= 0), default=0.0)
+    captions = _captions([s for s in flat if s.column >= 0], [s for s in flat if s.column < 0 and s.box.top > lowest])
+    for seg in flat:
+        seg.column = -1 if seg.start in captions else seg.column
+    placed = [s for s in flat if s.column >= 0]
+    notes = _notes(placed, len(gutters) + 1)
+    spanning = [s for s in flat if s.column < 0 and s.box.top > lowest]
+    units = _units([s for s in placed if s.start not in notes], spanning, gutters)
+    blocks = [_lines_text(unit.segs) for unit in _sorted_units(units)]
+    blocks += [_lines_text([s for s in placed if s.column == c and s.start in notes]) for c in range(len(gutters) + 1)]
+    blocks.append(_lines_text([s for s in flat if s.column < 0 and s.box.top <= lowest]))
+    blocks.append([s.text.strip(" ") for s in raw if s.vertical])
+    return "\n".join(_join(block) for block in blocks if block)
+
+
+def reading_order(textpage: pdfium.PdfTextPage) -> str:
+    """The page's text (PDFium's raw text, ``\\r\\n`` line ends) in reading order.
+
+    Exactly ``textpage.get_text_range()`` when the page has no columns (:func:`find_gutters`)
+    or when PDFium's text does not hold one character per char index (then the boxes cannot
+    be matched to the text); otherwise :func:`ordered_text`, lines joined by ``"\\n"``.
+    """
+    text: str = textpage.get_text_range()
+    gutters = find_gutters(text_runs(textpage))
+    count = textpage.count_chars()
+    if not gutters or len(text) != count:
+        return text
+    return ordered_text(text, *char_boxes(textpage, text), gutters)

@@ -1,0 +1,117 @@
+"""One local ingest as AWS runs it: stage the file (and its sidecar) in the bucket, run the handler.
+
+Shared by ``longdoc ingest`` and ``longdoc watch``. A folder has no object metadata, so
+the sidecar alone is the document metadata; it is checked before anything is stored, so
+a bad value fails naming its field even when the bytes are an already READY version
+(which the handler would leave as it is, and acknowledge). While another process holds
+the version's ingest claim (:mod:`longdoc.ingest.claim`: two ``longdoc ingest`` of one
+file at once), the handler acknowledges without doing anything; here we wait for that
+process and ask again, so every caller ends with the version's real outcome.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from longdoc.core.documents import INCOMING_PREFIX
+from longdoc.core.models import DocumentRecord
+from longdoc.ingest.ids import doc_id_for_key, version_for
+from longdoc.ingest.metadata import document_metadata, sidecar_key
+from longdoc.local.lambda_runtime import batch_failure_reason, load_handler, s3_event_for
+
+CLAIM_WAIT_SECONDS = 1800.0
+"""Longest wait, in seconds, for another process's ingest of the same version."""
+
+RETRY_SECONDS = 15.0
+"""Seconds between handler calls while another process holds the claim (the registry is polled in between)."""
+
+
+@dataclass(frozen=True)
+class LocalIngest:
+    """What one local ingest did.
+
+    ``record`` is this version's registry entry afterwards (None if never registered),
+    ``before`` the same version's entry before the call (``before.status == "READY"``: a
+    no-op or a metadata rewrite), ``previous`` the document's latest version before the
+    call, and ``failure`` the reason when the handler reported the message for
+    redelivery (a transient error), else None. ``waited`` is True when another process
+    held the version's claim for a while.
+    """
+
+    doc_id: str
+    doc_version: str
+    record: DocumentRecord | None
+    before: DocumentRecord | None
+    previous: DocumentRecord | None
+    failure: str | None = None
+    waited: bool = False
+
+
+def stage(key: str, data: bytes, sidecar: bytes | None) -> None:
+    """Check the sidecar, then put it (or delete a stale one) and ``data`` into the blob store under ``key``.
+
+    Raises :class:`~longdoc.core.errors.DocumentError` naming the field and the sidecar for
+    a bad metadata value, before anything is stored.
+    """
+    from longdoc import wiring
+
+    document_metadata(key, {}, sidecar)
+    blobs = wiring.blob_store()
+    if sidecar is not None:  # uploaded first, as on S3, so the handler finds it
+        blobs.put(sidecar_key(key), sidecar)
+    else:  # a sidecar removed since the last ingest no longer applies
+        blobs.delete(sidecar_key(key))
+    blobs.put(key, data)
+
+
+def _claimed_elsewhere(response: dict[str, Any], record: DocumentRecord | None) -> bool:
+    """An acknowledged delivery that left the version unfinished: another process holds its claim."""
+    return not response.get("batchItemFailures") and (record is None or record.status == "INGESTING")
+
+
+def _wait_for_change(doc_id: str, version: str, seen: DocumentRecord | None, seconds: float) -> None:
+    """Poll the registry every 0.5 s for up to ``seconds`` until the version's status or progress changes."""
+    from longdoc import wiring
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(0.5)
+        now = wiring.state_store().get_document(doc_id, version)
+        if now is not None and (seen is None or now.status != seen.status):
+            return
+
+
+def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: float = CLAIM_WAIT_SECONDS,
+                on_wait: Callable[[], None] = lambda: None) -> LocalIngest:
+    """Ingest one file's ``data`` as ``incoming/{name}`` (``name`` may hold ``/``) through the real handler.
+
+    ``sidecar`` is the bytes of ``<file>.metadata.json`` or None. ``on_wait()`` runs once
+    when another process turns out to hold the version's claim; after ``wait_seconds``
+    the last outcome is returned as it is (the version still ``INGESTING``). Raises
+    :class:`~longdoc.core.errors.DocumentError` for a bad sidecar (nothing stored).
+    """
+    from longdoc import wiring
+    from longdoc.local.engine import LocalContext
+
+    key = INCOMING_PREFIX + name
+    stage(key, data, sidecar)
+    state = wiring.state_store()
+    doc_id, version = doc_id_for_key(key), version_for(data)
+    previous, before = state.get_document(doc_id), state.get_document(doc_id, version)
+    module = load_handler("ingest")
+    deadline = time.monotonic() + wait_seconds
+    waited = False
+    while True:
+        response = module.handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
+        record = state.get_document(doc_id, version)
+        if not _claimed_elsewhere(response, record) or time.monotonic() >= deadline:
+            break
+        if not waited:
+            on_wait()
+            waited = True
+        _wait_for_change(doc_id, version, record, min(RETRY_SECONDS, max(0.0, deadline - time.monotonic())))
+    failure = batch_failure_reason(module, record) if response.get("batchItemFailures") else None
+    return LocalIngest(doc_id, version, record, before, previous, failure, waited)

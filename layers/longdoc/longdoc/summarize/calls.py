@@ -1,0 +1,191 @@
+"""One summary call and its correction round: ask, check every statement, send failures back once, drop the rest.
+
+Map and reduce calls answer with ``record_summary`` tool calls; the final synthesis is
+streamed text (``- statement [3.2]`` lines) whose failing lines are corrected through the
+same tool. Corrections are positional: the model returns one statement per failed one, in
+order, an empty text withdrawing it; a correction that still fails, or is withdrawn or
+missing, is dropped and reported, never stored as verified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from longdoc.core.errors import ModelRefused
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, Usage
+from longdoc.core.ports import Model, StreamingModel
+from longdoc.core.values import exact_values
+from longdoc.summarize.checks import StatementError, check_statement, resolve_cite
+from longdoc.summarize.models import Dropped, ExactValue, Statement, ValueKind
+from longdoc.summarize.prompt import SUMMARY_TOOL, correction_text, parse_lines
+from longdoc.summarize.units import Piece, SectionIndex
+
+Raw = tuple[str, list[str]]
+"""A statement as the model wrote it: text and the section ids it cited."""
+
+
+@dataclass
+class Checker:
+    """What one call is checked against: the document's pieces, the ids it was given, the known terms."""
+
+    index: SectionIndex
+    given: Collection[str]
+    terms: set[str] = field(default_factory=set)
+    prefer_chunks: Collection[str] = ()
+
+    def split(self, raw: Iterable[Raw]) -> tuple[list[Statement], list[tuple[Raw, str]]]:
+        """Verified statements, and the failures with their reasons (duplicates of a verified text skipped)."""
+        ok: list[Statement] = []
+        failed: list[tuple[Raw, str]] = []
+        for text, sections in raw:
+            text = " ".join(text.split())
+            try:
+                cites = check_statement(text, sections, self.given, self.index, self.terms, self.prefer_chunks)
+            except StatementError as exc:
+                failed.append(((text, sections), str(exc)))
+                continue
+            if all(s.text != text for s in ok):
+                ok.append(Statement(text=text, citations=cites))
+        return ok, failed
+
+
+@dataclass
+class Outcome:
+    """What one call produced: verified statements and values, dropped statements, usage and request counts."""
+
+    statements: list[Statement] = field(default_factory=list)
+    values: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[Dropped] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    calls: int = 0
+    corrections: int = 0
+    model: str = ""
+    text: str = ""
+
+    def add(self, response: ModelResponse) -> None:
+        """Count one model response."""
+        self.usage = self.usage.add(response.usage)
+        self.calls += 1
+        self.model = response.model
+
+
+def _tool_inputs(response: ModelResponse) -> list[dict[str, Any]]:
+    inputs = [b.input for b in response.content if b.type == "tool_use" and b.name == SUMMARY_TOOL]
+    if not inputs and response.stop_reason == "refusal":
+        raise ModelRefused("the model refused to summarise this text")
+    return inputs
+
+
+def _raw(inputs: list[dict[str, Any]]) -> list[Raw]:
+    out: list[Raw] = []
+    for data in inputs:
+        for item in data.get("statements") or []:
+            if isinstance(item, dict):
+                sections = item.get("sections") or []
+                out.append((str(item.get("text") or ""), [str(s) for s in sections if isinstance(s, str | int)]))
+    return out
+
+
+def _correct(model: Model, request: ModelRequest, turn: list[Message], failed: list[tuple[Raw, str]],
+             checker: Checker, outcome: Outcome, stage: str) -> None:
+    """One correction round for ``failed``; verified corrections join ``outcome``, the rest are dropped."""
+    retry = request.model_copy(update={"messages": [*request.messages, *turn],
+                                       "tools": request.tools or [_tool()],
+                                       "tool_choice": {"type": "tool", "name": SUMMARY_TOOL}})
+    response = model.create(retry)
+    outcome.add(response)
+    outcome.corrections += 1
+    corrected = _raw(_tool_inputs(response))
+    for i, ((text, sections), reason) in enumerate(failed):
+        if i >= len(corrected) or not corrected[i][0].strip():
+            outcome.dropped.append(Dropped(text=text, sections=sections, reason=f"{reason}; withdrawn in the "
+                                           "correction", stage=stage))
+            continue
+        ok, still = checker.split([corrected[i]])
+        outcome.statements += [s for s in ok if all(s.text != o.text for o in outcome.statements)]
+        outcome.dropped += [Dropped(text=t, sections=s, reason=f"still failing after a correction: {r}", stage=stage)
+                            for (t, s), r in still]
+
+
+def _tool() -> dict[str, Any]:
+    from longdoc.summarize.prompt import SUMMARY_TOOL_DEF
+
+    return SUMMARY_TOOL_DEF
+
+
+def tool_call(model: Model, request: ModelRequest, checker: Checker, stage: str) -> Outcome:
+    """A map or reduce call: statements through the tool, checked, failures corrected once."""
+    outcome = Outcome()
+    response = model.create(request)
+    outcome.add(response)
+    inputs = _tool_inputs(response)
+    outcome.values = [v for data in inputs for v in (data.get("exact_values") or []) if isinstance(v, dict)]
+    outcome.statements, failed = checker.split(_raw(inputs))
+    if failed:
+        uses = [b for b in response.content if b.type == "tool_use"]
+        results: list[dict[str, Any]] = [
+            {"type": "tool_result", "tool_use_id": b.id, "is_error": i == 0,
+             "content": correction_text([(t, r) for (t, _), r in failed]) + _positional(len(failed))
+             if i == 0 else "recorded"} for i, b in enumerate(uses)]
+        turn = [Message(role="assistant", content=[b.model_dump() for b in response.content]),
+                Message(role="user", content=results or correction_text([(t, r) for (t, _), r in failed]))]
+        _correct(model, request, turn, failed, checker, outcome, stage)
+    return outcome
+
+
+def _positional(n: int) -> str:
+    return (f"\nReturn exactly {n} statement(s), the i-th correcting the i-th above; give an empty text to "
+            "withdraw one.")
+
+
+def streamed_call(model: StreamingModel, request: ModelRequest, checker: Checker,
+                  on_text: Callable[[str], None]) -> Outcome:
+    """The final synthesis: streamed text (each delta to ``on_text`` as it arrives), parsed into lines, checked, corrected."""
+    outcome = Outcome()
+    response = model.stream(request, on_text)
+    outcome.add(response)
+    outcome.text = "".join(b.text for b in response.content if b.type == "text")
+    if not outcome.text.strip() and response.stop_reason == "refusal":
+        raise ModelRefused("the model refused to summarise this text")
+    outcome.statements, failed = checker.split(parse_lines(outcome.text))
+    if failed:
+        text = correction_text([(t, r) for (t, _), r in failed]) + _positional(len(failed))
+        turn = [Message(role="assistant", content=outcome.text or "(no text)"), Message(role="user", content=text)]
+        _correct(model, request, turn, failed, checker, outcome, "final")
+    return outcome
+
+
+def _kind(value: str, declared: Any) -> ValueKind:
+    if declared in ("amount", "date", "percentage", "number", "defined_term", "party", "other"):
+        return declared
+    if "%" in value or "per cent" in value.lower() or "percent" in value.lower():
+        return "percentage"
+    if any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value) and not any(s in value for s in "$€£¥₹"):
+        return "date"
+    return "amount" if any(ch.isdigit() for ch in value) else "other"
+
+
+def group_values(declared: list[dict[str, Any]], pieces: list[Piece], index: SectionIndex) -> list[ExactValue]:
+    """The group's exact values: every amount, date and percentage its text states (found by
+    :func:`longdoc.core.values.exact_values`), then the model's declared values (defined terms, parties, ...)
+    that appear verbatim in the section they name. Each value once per section."""
+    out: dict[tuple[str, str], ExactValue] = {}
+    given = {p.section_id for p in pieces}
+    for piece in pieces:
+        chunk = index.chunks[piece.chunk_id]
+        for value in exact_values(piece.text):
+            at = piece.offset + piece.text.find(value)
+            out.setdefault((value, piece.section_id), ExactValue(value=value, kind=_kind(value, None),
+                                                                 section_id=piece.section_id, page=chunk.page_of(at)))
+    for item in declared:
+        value, section = str(item.get("value") or "").strip(), resolve_cite(str(item.get("section") or ""), given)
+        if not value or section is None or (value, section) in out:
+            continue
+        hit = next(((p, p.text.find(value)) for p in pieces if p.section_id == section and value in p.text), None)
+        if hit is not None:
+            page = index.chunks[hit[0].chunk_id].page_of(hit[0].offset + hit[1])
+            out[(value, section)] = ExactValue(value=value, kind=_kind(value, item.get("kind")), section_id=section,
+                                               page=page)
+    return list(out.values())

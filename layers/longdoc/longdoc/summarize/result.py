@@ -1,0 +1,84 @@
+"""The stored result of a summary: statements with citations, exact values, what was dropped, usage and cost.
+
+Shape (JSON)::
+
+    {"summary_id", "doc_id", "doc_version", "source", "status": "SUCCEEDED", "model", "baseline", "label",
+     "focus", "length", "mode": "single"|"map", "groups", "map_calls", "reduce_calls", "correction_calls",
+     "model_calls", "reduce_depth",
+     "statements": [{"text", "citations": [{"section_id", "page", "page_label", "chunk_id", "heading_path"}]}],
+     "exact_values": [{"value", "kind", "section_id", "page"}],
+     "dropped": [{"text", "sections", "reason", "stage"}],
+     "text",                                   # the final synthesis as streamed
+     "usage": {...tokens}, "usage_by_stage": {"map", "reduce", "final"},
+     "cost_usd", "cost_by_stage": {"map", "reduce", "final"}}
+
+Usage is in tokens (what the model reported), cost in USD as decimal strings from the price
+table (:mod:`longdoc.extract.cost`; None for a model without a price, e.g. the baseline).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from longdoc.core.messages import Usage
+from longdoc.core.ports import BlobStore
+from longdoc.extract.cost import estimate_cost, load_prices
+from longdoc.summarize import store
+from longdoc.summarize.models import ExactValue, Partial, Plan, SummaryRecord
+from longdoc.summarize.settings import SummarizeSettings
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from longdoc.summarize.calls import Outcome
+
+BASELINE_LABEL = "offline extractive baseline (LexRank sentences, verbatim): not an LLM summary"
+
+
+def _sum(partials: list[Partial]) -> Usage:
+    total = Usage()
+    for p in partials:
+        total = total.add(p.usage)
+    return total
+
+
+def _reduce_partials(blobs: BlobStore, summary_id: str, depth: int) -> list[Partial]:
+    out: list[Partial] = []
+    for level in range(1, depth + 1):
+        batch = 0
+        while blobs.exists(store.reduce_key(summary_id, level, batch)):
+            out.append(store.load_partial(blobs, store.reduce_key(summary_id, level, batch)))
+            batch += 1
+    return out
+
+
+def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int, outcome: Outcome,
+                 values: list[ExactValue], settings: SummarizeSettings) -> dict[str, Any]:
+    """Assemble the result (module docstring) from the stored partials and the final call's outcome."""
+    from longdoc.summarize.baseline import SUMMARY_BASELINE_NAME
+
+    maps = [store.load_partial(blobs, store.map_key(record.summary_id, g.index)) for g in plan.groups] \
+        if plan.mode == "map" else []
+    reduces = _reduce_partials(blobs, record.summary_id, depth) if plan.mode == "map" else []
+    by_stage = {"map": _sum(maps), "reduce": _sum(reduces), "final": outcome.usage}
+    total = by_stage["map"].add(by_stage["reduce"]).add(by_stage["final"])
+    model = outcome.model or record.model
+    prices = load_prices(str(settings.price_table) if settings.price_table else None)
+    calls = [*maps, *reduces]
+    return {
+        "summary_id": record.summary_id, "doc_id": record.doc_id, "doc_version": record.doc_version,
+        "source": record.source, "status": "SUCCEEDED", "model": model,
+        "baseline": model == SUMMARY_BASELINE_NAME,
+        "label": BASELINE_LABEL if model == SUMMARY_BASELINE_NAME else f"{model} summary",
+        "focus": record.request.focus, "length": record.request.length, "mode": plan.mode,
+        "groups": len(plan.groups), "map_calls": sum(p.calls - p.corrections for p in maps),
+        "reduce_calls": sum(p.calls - p.corrections for p in reduces),
+        "correction_calls": sum(p.corrections for p in calls) + outcome.corrections,
+        "model_calls": sum(p.calls for p in calls) + outcome.calls,
+        "reduce_depth": depth if plan.mode == "map" else 0,
+        "statements": [s.model_dump() for s in outcome.statements],
+        "exact_values": [v.model_dump() for v in values],
+        "dropped": [d.model_dump() for p in calls for d in p.dropped] + [d.model_dump() for d in outcome.dropped],
+        "text": outcome.text,
+        "usage": total.model_dump(), "usage_by_stage": {k: u.model_dump() for k, u in by_stage.items()},
+        "cost_usd": estimate_cost(total, model, prices),
+        "cost_by_stage": {k: estimate_cost(u, model, prices) for k, u in by_stage.items()},
+    }

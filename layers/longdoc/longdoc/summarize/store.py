@@ -1,0 +1,104 @@
+"""Where a summary lives in the blob store (S3, or the local folder): its record, plan, partials and result.
+
+``summaries/<summary_id>/record.json`` (:class:`SummaryRecord`), ``plan.json``
+(:class:`Plan`), ``map/<group>.json`` and ``reduce/<level>/<batch>.json``
+(:class:`Partial`), ``result.json`` (the final result). A partial is written once, whole
+(the blob store's puts are atomic), so a killed run resumes without redoing it. Only ids
+and counters travel through the state machine.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from longdoc.core.errors import NotFound
+from longdoc.core.ports import BlobStore
+from longdoc.summarize.models import Partial, Plan, SummaryRecord
+
+
+def prefix(summary_id: str) -> str:
+    """``summaries/<summary_id>/``."""
+    return f"summaries/{summary_id}/"
+
+
+def record_key(summary_id: str) -> str:
+    """Key of the summary's record."""
+    return prefix(summary_id) + "record.json"
+
+
+def plan_key(summary_id: str) -> str:
+    """Key of the summary's plan (groups)."""
+    return prefix(summary_id) + "plan.json"
+
+
+def map_key(summary_id: str, index: int) -> str:
+    """Key of the partial summary of group ``index``."""
+    return prefix(summary_id) + f"map/{index:05d}.json"
+
+
+def reduce_key(summary_id: str, level: int, batch: int) -> str:
+    """Key of reduce batch ``batch`` of level ``level`` (level 1 reduces the map partials)."""
+    return prefix(summary_id) + f"reduce/{level:02d}/{batch:05d}.json"
+
+
+def result_key(summary_id: str) -> str:
+    """Key of the final result (JSON, the shape :func:`longdoc.summarize.steps.synthesize` writes)."""
+    return prefix(summary_id) + "result.json"
+
+
+def now() -> str:
+    """UTC time as ISO 8601 with seconds."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def load_record(blobs: BlobStore, summary_id: str) -> SummaryRecord:
+    """The summary's record. Raises :class:`NotFound` for an unknown id."""
+    try:
+        return SummaryRecord.model_validate_json(blobs.get(record_key(summary_id)))
+    except NotFound:
+        raise NotFound(f"summary {summary_id} does not exist") from None
+
+
+def find_record(blobs: BlobStore, summary_id: str) -> SummaryRecord | None:
+    """The summary's record, or None."""
+    return load_record(blobs, summary_id) if blobs.exists(record_key(summary_id)) else None
+
+
+def save_record(blobs: BlobStore, record: SummaryRecord) -> SummaryRecord:
+    """Store the record with ``updated_at`` set to now; returns what was stored."""
+    record = record.model_copy(update={"updated_at": now()})
+    blobs.put(record_key(record.summary_id), record.model_dump_json(indent=1).encode())
+    return record
+
+
+def load_plan(blobs: BlobStore, summary_id: str) -> Plan:
+    """The stored plan. Raises :class:`NotFound` when the run has not planned yet."""
+    return Plan.model_validate_json(blobs.get(plan_key(summary_id)))
+
+
+def save_plan(blobs: BlobStore, summary_id: str, plan: Plan) -> None:
+    """Store the plan."""
+    blobs.put(plan_key(summary_id), plan.model_dump_json().encode())
+
+
+def load_partial(blobs: BlobStore, key: str) -> Partial:
+    """A stored partial summary by key."""
+    return Partial.model_validate_json(blobs.get(key))
+
+
+def save_partial(blobs: BlobStore, key: str, partial: Partial) -> None:
+    """Store a partial summary under ``key`` (written whole)."""
+    blobs.put(key, partial.model_dump_json().encode())
+
+
+def load_result(blobs: BlobStore, summary_id: str) -> dict[str, Any] | None:
+    """The final result, or None before the summary succeeded."""
+    key = result_key(summary_id)
+    return json.loads(blobs.get(key)) if blobs.exists(key) else None
+
+
+def save_result(blobs: BlobStore, summary_id: str, result: dict[str, Any]) -> None:
+    """Store the final result as JSON (UTF-8, non-ASCII kept)."""
+    blobs.put(result_key(summary_id), json.dumps(result, ensure_ascii=False, indent=1).encode("utf-8"))

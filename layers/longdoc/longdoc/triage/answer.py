@@ -1,0 +1,149 @@
+"""The triage answer: one ``record_triage`` tool call, verified, corrected, or the labelled baseline.
+
+The harness checks every citation before anything is returned: its ``clause_id`` must be
+one of the clauses sent in the prompt (a number read from a clause's body, ``14 days after
+the leak``, is not a clause id), and its quote must occur verbatim in that clause's text
+(whitespace aside, :func:`longdoc.extract.citations.find_quote`). ``covered`` and
+``not_covered`` need at least one citation. A rejected call goes back to the model as an
+``is_error`` tool result saying what is wrong; after :data:`MAX_CORRECTIONS` rejected
+corrections the answer is ``refer`` with ``verified: false`` (never a decision the
+harness could not check). Offline, :func:`baseline_answer` makes no decision at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
+from longdoc.core.ports import Model
+from longdoc.extract.citations import find_quote
+from longdoc.triage.clauses import Clause
+from longdoc.triage.prompt import TOOL_NAME
+
+MAX_CORRECTIONS = 2
+"""Correction rounds after a rejected answer (so at most 3 model calls per claim)."""
+BASELINE_LABEL = "triage-offline-baseline-v1"
+"""The name the offline answer carries: ranked clauses and ``refer``, no model, no decision."""
+DECISIONS = ("covered", "not_covered", "refer")
+
+
+@dataclass
+class Answer:
+    """A triage answer: ``decision``, ``reasons``, verified ``citations``, and how it was reached."""
+
+    decision: str
+    reasons: list[str]
+    citations: list[dict[str, Any]]
+    model: str
+    baseline: bool = False
+    verified: bool = True
+    corrections: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+    def to_json(self) -> dict[str, Any]:
+        """The answer as JSON (usage as token counts)."""
+        return {"decision": self.decision, "reasons": self.reasons, "citations": self.citations,
+                "model": self.model, "baseline": self.baseline, "verified": self.verified,
+                "corrections": self.corrections, "usage": self.usage.model_dump()}
+
+
+class AnswerRejected(ValueError):
+    """A tool call failed verification; the message (one line per problem) goes back to the model."""
+
+
+def _citation(raw: Any, by_id: dict[str, list[Clause]]) -> dict[str, Any]:
+    if not isinstance(raw, dict) or not isinstance(raw.get("clause_id"), str) or not isinstance(raw.get("quote"), str):
+        raise AnswerRejected(f"a citation must be {{clause_id, quote}} strings, got {raw!r}")
+    cid, quote = raw["clause_id"].strip(), raw["quote"]
+    if cid not in by_id:
+        raise AnswerRejected(f"clause_id {cid!r} was not sent to you; cite one of: {', '.join(by_id)}")
+    for clause in by_id[cid]:
+        found = find_quote(clause.text, quote)
+        if found:
+            return {"clause_id": cid, "doc_id": clause.doc_id, "chunk_id": clause.chunk_id,
+                    "heading_path": list(clause.heading_path), "quote": clause.text[found[0]:found[1]]}
+    raise AnswerRejected(f"quote not found verbatim in clause {cid}: {quote[:100]!r}; copy it word for word")
+
+
+def verify(tool_input: dict[str, Any], clauses: list[Clause]) -> tuple[str, list[str], list[dict[str, Any]]]:
+    """Check one ``record_triage`` input against the clauses sent; return decision, reasons, citations.
+
+    Citations come back with the clause's own text of the quote, its document, chunk and
+    heading path. Raises :class:`AnswerRejected` listing every problem found.
+    """
+    by_id: dict[str, list[Clause]] = {}
+    for clause in clauses:
+        by_id.setdefault(clause.clause_id, []).append(clause)
+    problems: list[str] = []
+    decision = tool_input.get("decision")
+    if decision not in DECISIONS:
+        problems.append(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
+    reasons = tool_input.get("reasons")
+    if not isinstance(reasons, list) or not reasons or not all(isinstance(r, str) and r.strip() for r in reasons):
+        problems.append("reasons must be a non-empty list of short strings")
+    citations: list[dict[str, Any]] = []
+    for raw in tool_input.get("citations") or []:
+        try:
+            citations.append(_citation(raw, by_id))
+        except AnswerRejected as exc:
+            problems.append(str(exc))
+    if decision in ("covered", "not_covered") and not citations and not problems:
+        problems.append(f"a {decision} decision needs at least one citation of a clause sent to you")
+    if problems:
+        raise AnswerRejected("\n".join(problems))
+    return str(decision), [r.strip() for r in reasons or []], citations
+
+
+def _tool_call(response: ModelResponse) -> ToolUseBlock | None:
+    return next((b for b in response.content if isinstance(b, ToolUseBlock) and b.name == TOOL_NAME), None)
+
+
+def _correction(request: ModelRequest, response: ModelResponse, call: ToolUseBlock | None,
+                problem: str) -> ModelRequest:
+    """The request extended with the model's turn and the harness's is_error answer to it."""
+    assistant = Message(role="assistant", content=[b.model_dump() for b in response.content])
+    if call is None:
+        reply = Message(role="user", content=f"Answer with one {TOOL_NAME} tool call. {problem}".strip())
+    else:
+        reply = Message(role="user", content=[{"type": "tool_result", "tool_use_id": call.id, "is_error": True,
+                                               "content": f"Rejected, correct and call {TOOL_NAME} again:\n{problem}"}])
+    return request.model_copy(update={"messages": [*request.messages, assistant, reply]})
+
+
+def run_model(model: Model, request: ModelRequest, clauses: list[Clause],
+              max_corrections: int = MAX_CORRECTIONS) -> Answer:
+    """Ask ``model`` for one ``record_triage`` call, verify it, and ask for corrections when it fails.
+
+    Returns the verified answer; after ``max_corrections`` rejected corrections (or an answer
+    cut off at ``max_tokens``, or a refusal) returns ``refer`` with ``verified: false`` and the
+    last problem as its reason. Model errors (:class:`~longdoc.core.errors.ModelThrottled` ...)
+    propagate.
+    """
+    usage = Usage()
+    problem = ""
+    for attempt in range(max_corrections + 1):
+        response = model.create(request)
+        usage = usage.add(response.usage)
+        call = _tool_call(response)
+        if response.stop_reason in ("max_tokens", "refusal") and call is None:
+            problem = f"the model stopped with {response.stop_reason} before answering"
+            break
+        try:
+            if call is None:
+                raise AnswerRejected(f"no {TOOL_NAME} call in the answer")
+            decision, reasons, citations = verify(call.input, clauses)
+        except AnswerRejected as exc:
+            problem = str(exc)
+            request = _correction(request, response, call, problem)
+            continue
+        return Answer(decision, reasons, citations, model.name, corrections=attempt, usage=usage)
+    return Answer("refer", [f"no verified answer: {problem.splitlines()[0] if problem else 'unknown'}"], [],
+                  model.name, verified=False, corrections=max_corrections, usage=usage)
+
+
+def baseline_answer() -> Answer:
+    """The offline answer: ``refer`` and no citations; the ranked clauses travel beside it, labelled."""
+    return Answer("refer", ["offline baseline: no model was called and no decision is made; "
+                            "the ranked clauses of the wording in force are listed for a handler"],
+                  [], BASELINE_LABEL, baseline=True)

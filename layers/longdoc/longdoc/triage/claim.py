@@ -1,0 +1,125 @@
+"""Claim files: text, or JSON with the claim form's fields and the adjuster's note.
+
+JSON: an object whose ``loss_date``, ``line_of_business``, ``adjuster_note`` (or ``note``)
+and ``claim_id`` keys are read by name; every other key is a claim-form field (nested
+objects are flattened as ``a.b``). Text: the whole file is the claim; ``Loss date:`` /
+``Date of loss:`` and ``Line of business:`` lines are read when present. The claim text sent
+to the model is the form's fields (``name: value``, one a line) and then the note, as data.
+
+CASE_FACTS (exact values, never paraphrased): the form fields whose name says amount, date,
+number or id (``policy_number``, ``claim_amount``), copied byte for byte, then every exact
+value of the text (:func:`longdoc.core.values.exact_values`: amounts, percentages, dates).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from longdoc.core.values import exact_values
+from longdoc.triage.errors import TriageError
+
+_FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum", re.IGNORECASE)
+_LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=]\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+_LOB_LINE = re.compile(r"^\s*line of business\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+MAX_CLAIM_BYTES = 200_000
+"""Largest claim file accepted (bytes): a claim form plus a note is a few kilobytes."""
+
+
+@dataclass
+class Claim:
+    """One claim: the form's fields, the adjuster's note, and what was read from them.
+
+    ``loss_date`` / ``line_of_business`` are as found in the claim (``None`` when absent;
+    flags override them). ``case_facts`` maps a name to an exact value, verbatim.
+    """
+
+    fields: dict[str, str]
+    note: str
+    loss_date: str | None = None
+    line_of_business: str | None = None
+    claim_id: str | None = None
+    case_facts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The claim as sent to the model and used as the retrieval query: fields, then the note."""
+        lines = [f"{name}: {value}" for name, value in self.fields.items()]
+        if self.note:
+            lines += ["", "Adjuster's note:", self.note] if lines else [self.note]
+        return "\n".join(lines).strip()
+
+
+def _flatten(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, name + "."))
+        elif value is not None and value != "":
+            out[name] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return out
+
+
+def _facts(fields: dict[str, str], text: str) -> dict[str, str]:
+    facts = {name: value for name, value in fields.items() if _FACT_NAME.search(name.rsplit(".", 1)[-1])}
+    known = set(facts.values())
+    for i, value in enumerate(v for v in exact_values(text) if v not in known):
+        facts[f"value_{i + 1}"] = value
+    return facts
+
+
+def claim_from_json(values: dict[str, Any]) -> Claim:
+    """A claim from a parsed JSON object (see the module docstring); TriageError when it is empty."""
+    data = dict(values)
+    loss = data.pop("loss_date", None)
+    lob = data.pop("line_of_business", None)
+    note = data.pop("adjuster_note", None) or data.pop("note", None) or ""
+    claim_id = data.pop("claim_id", None)
+    form = data.pop("claim_form", None)
+    fields = _flatten(form) if isinstance(form, dict) else ({"claim_form": str(form)} if form else {})
+    fields.update(_flatten(data))
+    claim = Claim(fields, str(note).strip(), str(loss) if loss else None, str(lob) if lob else None,
+                  str(claim_id) if claim_id is not None else None)
+    if not claim.text:
+        raise TriageError("the claim has no text: give claim-form fields or an adjuster_note", "claim")
+    claim.case_facts = _facts(claim.fields, claim.text)
+    return claim
+
+
+def claim_from_text(text: str) -> Claim:
+    """A claim from plain text; ``Loss date:`` and ``Line of business:`` lines are read when present."""
+    loss = _LOSS_LINE.search(text)
+    lob = _LOB_LINE.search(text)
+    claim = Claim({}, text.strip(), loss.group(1) if loss else None, lob.group(1) if lob else None)
+    claim.case_facts = _facts({}, claim.text)
+    return claim
+
+
+def read_claim(data: bytes, name: str) -> Claim:
+    """Parse a claim file's bytes (``name`` is used in errors): JSON when it starts with ``{``, else text.
+
+    Raises :class:`TriageError` in one line for an empty file, a binary one (NUL bytes or
+    not UTF-8), one over :data:`MAX_CLAIM_BYTES`, or JSON that is invalid or not an object.
+    """
+    if len(data) > MAX_CLAIM_BYTES:
+        raise TriageError(f"claim file {name} is {len(data)} bytes, over the {MAX_CLAIM_BYTES}-byte cap", "claim")
+    if b"\x00" in data:
+        raise TriageError(f"claim file {name} is binary, not text or JSON", "claim")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise TriageError(f"claim file {name} is binary or not UTF-8 text", "claim") from None
+    if not text.strip():
+        raise TriageError(f"claim file {name} is empty", "claim")
+    if text.lstrip().startswith("{"):
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TriageError(f"claim file {name} is not valid JSON ({exc})", "claim") from None
+        if not isinstance(values, dict):
+            raise TriageError(f"claim file {name} must hold a JSON object", "claim")
+        return claim_from_json(values)
+    return claim_from_text(text)

@@ -1,0 +1,174 @@
+"""One triage: collection, claim, term in force, filter, rank, band, prompt, answer.
+
+Used by ``longdoc triage``, ``POST /triage`` and ``make demo``. The model is optional: with
+none (no API key: the offline baseline is configured) no model is called and the answer is
+the labelled baseline (:func:`longdoc.triage.answer.baseline_answer`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from longdoc.core.documents import load_chunks
+from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.triage.answer import Answer, baseline_answer, run_model
+from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, Bands, clause_band,
+                                   parse_cost_line)
+from longdoc.triage.claim import Claim, claim_from_json, read_claim
+from longdoc.triage.clauses import Band, Clause, clauses_of, fill_band, rank
+from longdoc.triage.collections import Member, load_collection
+from longdoc.triage.errors import TriageError
+from longdoc.triage.prompt import DEFAULT_EXAMPLES, build_request, fixed_parts
+from longdoc.triage.terms import Resolution, resolve
+
+
+class TriageRequest(BaseModel):
+    """What one triage needs (the CLI's flags, ``POST /triage``'s body).
+
+    ``claim`` is the claim file's JSON object or its text. ``loss_date`` (``YYYY-MM-DD``) and
+    ``line_of_business`` override the claim's own. The input budget is ``budget_tokens``, or
+    derived from ``cost_line`` (:func:`~longdoc.triage.budget.parse_cost_line`), else
+    :data:`~longdoc.triage.budget.DEFAULT_INPUT_BUDGET`; not both. ``examples`` replaces the
+    built-in worked examples.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    collection: str = Field(min_length=1, max_length=200)
+    claim: dict[str, Any] | str
+    loss_date: str | None = Field(None, max_length=40)
+    line_of_business: str | None = Field(None, min_length=1, max_length=200)
+    budget_tokens: int | None = Field(None, ge=1, le=1_000_000)
+    cost_line: str | None = Field(None, max_length=200)
+    examples: str | None = Field(None, max_length=100_000)
+
+    @model_validator(mode="after")
+    def _one_budget(self) -> "TriageRequest":
+        if self.budget_tokens is not None and self.cost_line is not None:
+            raise ValueError("give budget_tokens or cost_line, not both")
+        return self
+
+
+@dataclass
+class TriageDeps:
+    """The stores and models one triage uses; ``embedder``/``index`` None: BM25 only; ``model`` None: baseline."""
+
+    state: StateStore
+    blobs: BlobStore
+    embedder: Embedder | None = None
+    index: VectorIndex | None = None
+    model: Model | None = None
+
+
+def parse_claim(request: TriageRequest) -> Claim:
+    """The request's claim (JSON object or text), errors as one line naming the claim."""
+    if isinstance(request.claim, dict):
+        return claim_from_json(request.claim)
+    return read_claim(request.claim.encode("utf-8"), "in the request")
+
+
+def claim_context(claim: Claim, members: list[Member], loss_date: str | None,
+                  line_of_business: str | None) -> tuple[str, str]:
+    """The loss date and line of business: the flags first, then the claim; one line when either is missing.
+
+    A collection with a single line of business needs none named.
+    """
+    loss = loss_date or claim.loss_date
+    if not loss:
+        raise TriageError("no loss date: pass --loss-date YYYY-MM-DD or put loss_date in the claim", "loss_date")
+    lob = line_of_business or claim.line_of_business
+    lines = sorted({m.line_of_business for m in members if m.line_of_business and not m.is_endorsement})
+    if not lob and len(lines) == 1:
+        lob = lines[0]
+    if not lob:
+        raise TriageError(f"no line of business: pass --line-of-business (collection has: {', '.join(lines)})",
+                          "line_of_business")
+    return loss, lob
+
+
+def pool(blobs: BlobStore, resolution: Resolution) -> list[Clause]:
+    """The clauses of the wording in force and of its endorsements in force: the only ones ranked."""
+    out: list[Clause] = []
+    for member in resolution.members:
+        chunks = load_chunks(blobs, member.doc_id, member.doc_version)
+        out += clauses_of(chunks, endorsement=member.is_endorsement, start=len(out))
+    return out
+
+
+def ranked_clauses(deps: TriageDeps, resolution: Resolution, query: str) -> list[Clause]:
+    """Every clause of the documents in force, best first for ``query`` (hybrid when an index is wired)."""
+    clauses = pool(deps.blobs, resolution)
+    vector = deps.embedder.embed_query(query) if deps.embedder is not None and deps.index is not None else None
+    return rank(clauses, query, index=deps.index if vector is not None else None, vector=vector)
+
+
+def input_budget(request: TriageRequest) -> tuple[int, int, str]:
+    """``(input budget, reserved output tokens, where the budget came from)``."""
+    if request.cost_line:
+        line = parse_cost_line(request.cost_line)
+        return line.input_budget(), line.reserve or RESERVED_OUTPUT_TOKENS, f"cost line {request.cost_line}"
+    if request.budget_tokens:
+        return request.budget_tokens, RESERVED_OUTPUT_TOKENS, "--budget-tokens"
+    return DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, "default (the design's cost line 0.005,1,4,160)"
+
+
+def wording_line(resolution: Resolution) -> str:
+    """``home-2024 (home, term 2024, 2024-01-01..2024-12-31) with endorsement hw-e1``."""
+    w = resolution.wording
+    text = f"{w.doc_id} ({w.line_of_business}, term {w.term or '-'}, {w.period()})"
+    if resolution.endorsements:
+        text += " with endorsement(s) " + ", ".join(e.doc_id for e in resolution.endorsements)
+    return text
+
+
+def _band_json(band: Band) -> dict[str, Any]:
+    return {"limit": band.limit, "tokens": band.tokens, "top_over_band": band.top_over_band,
+            "clauses": [{"rank": i + 1, "clause_id": c.clause_id, "doc_id": c.doc_id, "chunk_id": c.chunk_id,
+                         "heading_path": list(c.heading_path), "tokens": c.tokens, "endorsement": c.endorsement}
+                        for i, c in enumerate(band.clauses)]}
+
+
+def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
+    """Triage one claim; returns the result as JSON (shape in README, "Claim triage").
+
+    Raises :class:`~longdoc.triage.errors.TriageError` (one line) for bad input, and the
+    model port's errors when the model fails.
+    """
+    members = load_collection(deps.state, request.collection)
+    claim = parse_claim(request)
+    loss, lob = claim_context(claim, members, request.loss_date, request.line_of_business)
+    resolution = resolve(request.collection, members, lob, loss)
+    ranked = ranked_clauses(deps, resolution, claim.text)
+    budget, reserve, source = input_budget(request)
+    examples = request.examples if request.examples is not None else DEFAULT_EXAMPLES
+    fixed = fixed_parts(claim, examples)
+    band = fill_band(ranked, clause_band(budget, fixed.instructions, fixed.examples, fixed.claim, fixed.task))
+    if deps.model is None:
+        answer: Answer = baseline_answer()
+    else:
+        req = build_request(band.clauses, claim, wording_line(resolution), examples=examples, max_tokens=reserve)
+        answer = run_model(deps.model, req, band.clauses)
+    bands = Bands(budget, fixed.instructions, fixed.examples, band.tokens, fixed.claim, fixed.task, reserve, band.limit)
+    ranking = "hybrid (BM25 + dense)" if deps.embedder is not None and deps.index is not None else "bm25"
+    return {"collection": request.collection, "claim_id": claim.claim_id, "loss_date": resolution.loss_date,
+            "line_of_business": lob, "wording": _member(resolution.wording),
+            "endorsements": [_member(e) for e in resolution.endorsements], "case_facts": claim.case_facts,
+            **answer.to_json(), "ranking": ranking, "band": _band_json(band),
+            "budget": {"input_budget": budget, "source": source, "bands": dict(bands.rows())}}
+
+
+def _member(member: Member) -> dict[str, Any]:
+    return {"doc_id": member.doc_id, "doc_version": member.doc_version, "term": member.term,
+            "effective_from": member.effective_from, "effective_to": member.effective_to}
+
+
+def request_from_file(data: bytes, name: str, **fields: Any) -> TriageRequest:
+    """A :class:`TriageRequest` for a claim file's bytes (checked as :func:`read_claim` checks them)."""
+    read_claim(data, name)  # one clear line for an empty, binary or malformed file, naming it
+    text = data.decode("utf-8-sig")
+    claim: dict[str, Any] | str = json.loads(text) if text.lstrip().startswith("{") else text
+    return TriageRequest(claim=claim, **fields)

@@ -1,0 +1,190 @@
+"""Summaries with Claude's wire protocol: the real ``anthropic`` SDK against the loopback fake, streaming included.
+
+Each test runs ``longdoc summarize`` as a user would (the CLI, the local engine running the
+real ``statemachine/summarize.asl.json``, the real handler) on a generated policy whose
+sections each sit on their own page. The fake's answers come from
+:class:`tests.functional.summary_support.ClaudeShaped`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from longdoc import wiring
+from longdoc.adapters.blob import LocalBlobStore
+from longdoc.cli import main
+from longdoc.summarize import store
+from tests.fakes.anthropic_server import FakeAnthropic, enable_streaming, error_reply, tool_use_block
+from tests.functional.summary_support import ClaudeShaped, add_policy, section_amount
+
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
+
+WRONG = "$999.99"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh local LONGDOC_HOME; Claude chosen (a fake key), sizes small enough to map a few pages."""
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path))
+    monkeypatch.setenv("LONGDOC_MODE", "local")
+    monkeypatch.setenv("LONGDOC_MODEL", "claude")
+    monkeypatch.setenv("LONGDOC_CLAUDE_MODEL", "claude-sonnet-5-5")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+    monkeypatch.setenv("LONGDOC_SUMMARY_SINGLE_CALL_TOKENS", "3000")
+    wiring.reset()
+    yield tmp_path
+    wiring.reset()
+
+
+def fake_claude(monkeypatch: pytest.MonkeyPatch, shaped: ClaudeShaped) -> FakeAnthropic:
+    fake = enable_streaming(FakeAnthropic(responder=shaped))
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+    wiring.reset()
+    return fake
+
+
+def summarize(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any] | None, str]:
+    code = main(["summarize", *args, "--json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out) if code == 0 else None), err
+
+
+def test_a_document_that_fits_is_one_streamed_call(home, monkeypatch, capsys) -> None:
+    # Given a two-section policy (well under the one-call budget) and Claude behind the fake
+    add_policy(home, sections=2)
+    shaped = ClaudeShaped()
+    with fake_claude(monkeypatch, shaped) as fake:
+        # When it is summarised
+        code, result, _ = summarize(capsys, "policy")
+    # Then one request was made, streamed, and it held the whole document under section headers
+    assert code == 0 and result is not None
+    assert shaped.kinds == ["final"] and len(fake.requests) == 1
+    body = fake.requests[0].body
+    assert body["stream"] is True
+    assert "[doc: policy.pdf | section: 1 | page: 1]" in body["messages"][0]["content"]
+    assert "[doc: policy.pdf | section: 2 | page: 2]" in body["messages"][0]["content"]
+    assert (result["mode"], result["map_calls"], result["reduce_depth"], result["model_calls"]) == ("single", 0, 0, 1)
+    assert result["model"] == "claude-sonnet-5-5" and result["baseline"] is False
+    # And the usage is the fake's, priced
+    assert result["usage"]["input_tokens"] > 0 and result["cost_usd"] is not None
+
+
+def test_map_calls_equal_the_groups_and_the_final_call_streams(home, monkeypatch, capsys) -> None:
+    # Given an eight-section policy, too long for one call, and a small reduce budget
+    add_policy(home, sections=8)
+    monkeypatch.setenv("LONGDOC_SUMMARY_REDUCE_INPUT_TOKENS", "500")
+    shaped = ClaudeShaped()
+    with fake_claude(monkeypatch, shaped) as fake:
+        # When it is summarised with --stream
+        code = main(["summarize", "policy", "--stream"])
+        printed = capsys.readouterr().out
+    assert code == 0
+    blobs = LocalBlobStore(home / "bucket")
+    summary_id = next(p.name for p in (home / "bucket" / "summaries").iterdir())
+    plan = store.load_plan(blobs, summary_id)
+    result = store.load_result(blobs, summary_id)
+    assert result is not None
+    # Then there was one map call per group, none more, and at least one reduce level
+    assert plan.mode == "map" and len(plan.groups) >= 3
+    assert shaped.kinds.count("map") == len(plan.groups) == result["map_calls"] == result["groups"]
+    assert result["reduce_depth"] >= 1 and shaped.kinds.count("reduce") == result["reduce_calls"] >= 1
+    assert result["model_calls"] == len(fake.requests)
+    # And the final call was streamed as SSE, several text deltas, printed as they arrived
+    final = [r.body for r in fake.requests if r.body.get("stream")]
+    assert len(final) == 1 and shaped.kinds[-1] == "final"
+    assert fake.sent_events.count("content_block_delta") > 3
+    assert result["text"].strip() and result["text"].strip() in printed
+    assert printed.index(result["text"].strip()) < printed.index("verified statements")
+    # And every statement is cited to a section and page that hold its amounts verbatim
+    assert result["statements"]
+    for statement in result["statements"]:
+        for citation in statement["citations"]:
+            assert citation["page"] == int(citation["section_id"])
+    amounts = {v["value"] for v in result["exact_values"] if v["kind"] == "amount"}
+    assert {section_amount(k) for k in range(1, 9)} <= amounts
+
+
+def _wrong_number(fix: bool):
+    """Tamper: the first map call adds a statement citing section 1 with an amount section 1 does not state."""
+    state = {"done": False}
+
+    def tamper(kind: str, body: dict[str, Any], content: list[dict[str, Any]]) -> Any:
+        if kind == "map" and not state["done"] and "section: 1 |" in body["messages"][0]["content"]:
+            state["done"] = True
+            block = next(b for b in content if b["type"] == "tool_use")
+            block["input"]["statements"].append({"text": f"The deductible is {WRONG} per claim.", "sections": ["1"]})
+        if kind == "correction":
+            text = (f"We will pay the Insured Person for medical expenses up to {section_amount(1)} per claim." if fix
+                    else f"The deductible is {WRONG} per claim.")
+            return [tool_use_block("record_summary", {"statements": [{"text": text, "sections": ["1"]}]})]
+        return content
+
+    return tamper
+
+
+@pytest.mark.parametrize("fix", [True, False], ids=["corrected", "dropped"])
+def test_a_statement_citing_a_section_without_its_number_is_corrected_or_dropped(home, monkeypatch, capsys,
+                                                                                 fix: bool) -> None:
+    # Given a map answer with a statement whose amount is not in the section it cites
+    add_policy(home, sections=8)
+    shaped = ClaudeShaped(_wrong_number(fix))
+    with fake_claude(monkeypatch, shaped) as fake:
+        code, result, _ = summarize(capsys, "policy")
+    assert code == 0 and result is not None
+    # Then it went back to the model once, with the reason, as a tool_result error
+    corrections = [r.body for r in fake.requests if len(r.body["messages"]) > 1]
+    assert len(corrections) == 1
+    sent_back = corrections[0]["messages"][-1]["content"][0]
+    assert sent_back["is_error"] is True and WRONG in sent_back["content"] and "verbatim" in sent_back["content"]
+    assert result["correction_calls"] == 1
+    # And the wrong amount is nowhere among the verified statements or values
+    assert all(WRONG not in s["text"] for s in result["statements"])
+    assert all(v["value"] != WRONG for v in result["exact_values"])
+    blobs = LocalBlobStore(home / "bucket")
+    partial = store.load_partial(blobs, store.map_key(result["summary_id"], 0))
+    if fix:  # the corrected statement is stored, verified, with its page
+        fixed = [s for s in partial.statements if section_amount(1) in s.text and "up to" in s.text]
+        assert fixed and fixed[0].citations[0].page == 1 and result["dropped"] == []
+    else:  # still failing: dropped and reported, never stored as verified
+        assert [d["text"] for d in result["dropped"]] == [f"The deductible is {WRONG} per claim."]
+        assert "still failing" in result["dropped"][0]["reason"]
+        assert all(WRONG not in s.text for s in partial.statements)
+
+
+def test_a_failed_run_resumes_without_redoing_finished_groups(home, monkeypatch, capsys) -> None:
+    # Given a run whose third map request is rejected (the Map state fails, the run is recorded FAILED)
+    add_policy(home, sections=8)
+    monkeypatch.setenv("LONGDOC_SUMMARY_MAP_CONCURRENCY", "1")
+    calls = {"map": 0}
+
+    def reject_third_map(kind: str, body: dict[str, Any], content: list[dict[str, Any]]) -> Any:
+        if kind == "map":
+            calls["map"] += 1
+            if calls["map"] == 3:
+                return error_reply(400, "scripted rejection")
+        return content
+
+    with fake_claude(monkeypatch, ClaudeShaped(reject_third_map)):
+        code, _, err = summarize(capsys, "policy")
+    assert code == 1 and "failed" in err and "run the same command again to resume" in err
+    assert len(err.strip().splitlines()) == 1
+    blobs = LocalBlobStore(home / "bucket")
+    summary_id = next(p.name for p in (home / "bucket" / "summaries").iterdir())
+    assert store.load_record(blobs, summary_id).status == "FAILED"
+    groups = len(store.load_plan(blobs, summary_id).groups)
+    finished = [g for g in range(groups) if blobs.exists(store.map_key(summary_id, g))]
+    assert len(finished) == 2
+    # When the same command runs again
+    shaped = ClaudeShaped()
+    with fake_claude(monkeypatch, shaped):
+        code, result, _ = summarize(capsys, "policy")
+    # Then only the unfinished groups were mapped, and the result counts every group's map call
+    assert code == 0 and result is not None and result["summary_id"] == summary_id
+    assert shaped.kinds.count("map") == groups - len(finished)
+    assert result["map_calls"] == groups
+    assert store.load_record(blobs, summary_id).attempts == 2

@@ -1,0 +1,78 @@
+"""What ``wiring`` builds in AWS mode for each model provider (issue 11): Claude on the Anthropic
+API with a key source, Claude on Bedrock with no key at all, and the Voyage REST embedder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from longdoc import wiring
+from longdoc.adapters.claude import ClaudeModel
+from longdoc.adapters.secrets import SecretKey
+from longdoc.adapters.voyage_http import VoyageHttpEmbedder
+from longdoc.core.messages import Message, ModelRequest
+from tests.fakes.anthropic_server import message_reply, text_block
+from tests.fakes.bedrock_server import FakeBedrock
+
+BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+
+
+@pytest.fixture
+def aws_mode(fake_aws_env: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]:
+    """AWS-mode settings as the template sets them for the extract function, no secret reachable."""
+    for name, value in {"LONGDOC_MODE": "aws", "LONGDOC_BUCKET": "b", "LONGDOC_TABLE": "t", "LONGDOC_MODEL": "claude",
+                        "LONGDOC_VOYAGE_SECRET_NAME": "longdoc/voyage"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("LONGDOC_ANTHROPIC_SECRET_NAME", raising=False)
+    wiring.reset()
+    yield monkeypatch
+    wiring.reset()
+
+
+def test_bedrock_provider_builds_a_keyless_bedrock_client(aws_mode: pytest.MonkeyPatch) -> None:
+    # Given ModelProvider=bedrock (no Anthropic secret exists), and Bedrock's endpoint at a fake
+    from anthropic.lib.aws import _auth
+
+    _auth._get_session.cache_clear()
+    aws_mode.setenv("LONGDOC_MODEL_PROVIDER", "bedrock")
+    aws_mode.setenv("LONGDOC_CLAUDE_MODEL", BEDROCK_MODEL)
+    with FakeBedrock() as fake:
+        aws_mode.setenv("ANTHROPIC_BEDROCK_BASE_URL", fake.base_url)
+        fake.enqueue(message_reply([text_block("ok")]))
+        # When the wiring builds the model and it is called
+        model = wiring.model()
+        response = model.create(ModelRequest(system=[], tools=[], max_tokens=64,
+                                             messages=[Message(role="user", content=[{"type": "text", "text": "hi"}])]))
+    _auth._get_session.cache_clear()
+    # Then it is Claude on Bedrock, named by the Bedrock id, signed with the role's credentials
+    assert isinstance(model, ClaudeModel) and (model.provider, model.name) == ("bedrock", BEDROCK_MODEL)
+    assert wiring.model_name() == BEDROCK_MODEL
+    assert response.stop_reason == "end_turn" and fake.invoked_models == [BEDROCK_MODEL]
+
+
+def test_anthropic_provider_reads_its_key_through_a_key_source(aws_mode: pytest.MonkeyPatch) -> None:
+    # Given ModelProvider=anthropic with the key's secret name, and the secret's value
+    aws_mode.setenv("LONGDOC_MODEL_PROVIDER", "anthropic")
+    aws_mode.setenv("LONGDOC_ANTHROPIC_SECRET_NAME", "longdoc/anthropic")
+    reads: list[tuple[str, str | None, bool]] = []
+
+    def fake_api_key(env_var: str, secret_name: str | None, *, refresh: bool = False) -> str:
+        reads.append((env_var, secret_name, refresh))
+        return "test-key-not-real"
+
+    aws_mode.setattr("longdoc.adapters.secrets.api_key", fake_api_key)
+    # When the wiring builds the model
+    model = wiring.model()
+    # Then the key comes from a SecretKey on that secret (so a rotated key reaches this client)
+    assert isinstance(model, ClaudeModel) and model.provider == "anthropic"
+    assert isinstance(model._key_source, SecretKey)
+    assert reads == [("ANTHROPIC_API_KEY", "longdoc/anthropic", False)]
+
+
+def test_aws_embedder_is_the_voyage_rest_client_with_a_key_source(aws_mode: pytest.MonkeyPatch) -> None:
+    # Given AWS mode, When the wiring builds the embedder (no request is made yet)
+    embedder = wiring.embedder()
+    # Then it is the REST embedder (no voyageai SDK in the functions) reading the Voyage secret
+    assert isinstance(embedder, VoyageHttpEmbedder)
+    assert isinstance(embedder._key_source, SecretKey) and embedder._key_source.secret_name == "longdoc/voyage"

@@ -1,0 +1,35 @@
+"""Every result names the provider that served its model (issue 11, Claude on Amazon Bedrock)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longdoc.adapters.baseline import BASELINE_NAME
+from longdoc.extract.runs import model_provider
+
+PRICES = Path(__file__).resolve().parents[2] / "layers" / "longdoc" / "longdoc" / "data" / "prices.json"
+
+
+@pytest.mark.parametrize(("model", "provider"), [
+    ("claude-sonnet-5-5", "anthropic"),
+    ("claude-sonnet-4-5-20250929", "anthropic"),
+    ("anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock"),
+    ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock"),
+    ("global.anthropic.claude-haiku-4-5-20251001-v1:0", "bedrock"),
+    ("arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc123", "bedrock"),
+    (BASELINE_NAME, "offline"),
+])
+def test_model_ids_name_their_provider(model: str, provider: str) -> None:
+    # Given a model id, When its provider is named, Then it is the one that serves such ids
+    assert model_provider(model) == provider
+
+
+def test_every_priced_id_names_the_provider_the_price_table_lists_it_under() -> None:
+    # Given the price table's ids per provider
+    providers = json.loads(PRICES.read_text(encoding="utf-8"))["providers"]
+    # Then model_provider agrees with the table for every listed id
+    for provider, ids in providers.items():
+        assert {model_provider(m) for m in ids} == {provider}

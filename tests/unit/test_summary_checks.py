@@ -1,0 +1,103 @@
+"""The summary harness checks, map units and the parts the final synthesis is parsed with."""
+
+from __future__ import annotations
+
+import pytest
+
+from longdoc.ingest.chunk import chunk_document
+from longdoc.ingest.parse import parse_document
+from longdoc.summarize.checks import StatementError, check_statement, must_be_verbatim, resolve_cite
+from longdoc.summarize.lexrank import lexrank, top_sentences
+from longdoc.summarize.prompt import map_request, parse_lines
+from longdoc.summarize.units import SectionIndex, group_chunks, header, make_groups, pieces_of
+
+TEXT = """1. Cover
+
+We will pay up to $5,000.00 per claim within 30 days of 1 March 2024. "Insured Person" means the person named.
+
+2. Exclusions
+
+We will not pay for losses over 140 days old or 10% of the excess.
+"""
+
+
+@pytest.fixture(scope="module")
+def index() -> SectionIndex:
+    return SectionIndex(chunk_document(parse_document("p.txt", TEXT.encode()), "p"))
+
+
+def test_a_statement_with_its_values_in_the_cited_section_passes_with_its_section(index) -> None:
+    cites = check_statement("Claims are paid up to $5,000.00 within 30 days.", ["1"], {"1", "2"}, index)
+    assert [c.section_id for c in cites] == ["1"]
+
+
+@pytest.mark.parametrize("text, sections, reason", [
+    ("Claims are paid up to $5,500.00.", ["1"], "'$5,500.00' does not appear verbatim"),
+    ("Claims are paid up to $5,000.00.", ["2"], "'$5,000.00' does not appear verbatim"),
+    ("Losses over 14 days old are excluded.", ["2"], "'14' does not appear verbatim"),  # not inside "140"
+    ("Claims are paid.", [], "cites no section"),
+    ("Claims are paid.", ["7"], "which this call was not given"),
+    ("The \"Policy Holder\" is covered.", ["1"], "'Policy Holder' does not appear verbatim"),
+])
+def test_a_statement_fails_with_the_reason(index, text, sections, reason) -> None:
+    with pytest.raises(StatementError, match=reason.replace("$", r"\$").replace("(", r"\(")):
+        check_statement(text, sections, {"1", "2"}, index)
+
+
+def test_known_defined_terms_must_be_in_the_cited_section(index) -> None:
+    with pytest.raises(StatementError, match="Insured Person"):
+        check_statement("The insured person bears 10% of the excess.", ["2"], {"1", "2"}, index,
+                        terms={"Insured Person"})
+
+
+def test_values_and_citation_ids_are_read_as_written() -> None:
+    assert must_be_verbatim("Up to $10 million from 1 March 2024, 10-15% and 3 days") == [
+        "$10 million", "1 March 2024", "10-15%", "3"]
+    assert resolve_cite("Section 4.2", {"4.2"}) == "4.2"
+    assert resolve_cite("4.2#2", {"4.2"}) == "4.2"
+    assert resolve_cite("4", {"Section 4"}) == "Section 4"
+    assert resolve_cite("9", {"4.2"}) is None
+
+
+def test_pieces_carry_the_header_and_groups_stay_within_bounds(index) -> None:
+    chunk = next(iter(index.chunks.values()))
+    pieces = pieces_of(chunk)
+    assert header(pieces[0], "p.txt") == "[doc: p.txt | section: 1 | page: n/a]"
+    topics = ["medical", "baggage", "delay", "cancellation", "liability", "evacuation"] * 2
+    text = "\n\n".join(f"{k}. {topic.title()}\n\nThe {topic} cover pays claims. " + "Filler words here. " * 150
+                         for k, topic in enumerate(topics, 1))
+    chunks = chunk_document(parse_document("big.txt", text.encode()), "big")
+    groups = make_groups(chunks, None, 1500, 3000)
+    assert len(groups) == len(group_chunks(chunks, 1500, 3000)) > 2
+    assert all(g.tokens <= 3000 for g in groups)
+    assert [g.rank for g in groups] == list(range(len(groups)))
+    assert all(set(g.section_ids) <= {str(k) for k in range(1, 13)} for g in groups)
+    # With a focus, the groups that mention it come first
+    focused = make_groups(chunks, "baggage claims", 1500, 3000)
+    first = next(g for g in focused if g.rank == 0)
+    assert first.focus_score == max(g.focus_score for g in focused) > 0
+    assert any(s in first.section_ids for s in ("2", "8"))
+
+
+def test_the_final_lines_parse_into_statements_and_citations() -> None:
+    text = "- Claims within 30 days. [1; 2]\n\n- No citation here\n1. Numbered. [Section 4.2, 5]\n"
+    assert parse_lines(text) == [("Claims within 30 days.", ["1", "2"]), ("No citation here", []),
+                                 ("Numbered.", ["Section 4.2", "5"])]
+
+
+def test_document_text_is_fenced_and_cannot_close_its_fence(index) -> None:
+    pieces = [p for c in index.chunks.values() for p in pieces_of(c)]
+    prompt = map_request(pieces, "p.txt", "short", "exclusions").messages[0].content
+    assert isinstance(prompt, str)
+    nonce = prompt.split("<unit-")[1][:12]
+    assert prompt.count(f"</unit-{nonce}>") == len(pieces) and f"<focus-{nonce}>" in prompt
+
+
+def test_lexrank_prefers_the_central_sentence() -> None:
+    sentences = ["The insurer pays medical costs abroad for the insured.",
+                 "Medical costs abroad are paid by the insurer for insured travellers.",
+                 "The insurer pays medical costs for travellers abroad.",
+                 "Bicycles painted green are rarely stolen at night in winter."]
+    scores = lexrank(sentences)
+    assert abs(sum(scores) - 1) < 1e-6 and scores.index(min(scores)) == 3
+    assert 3 not in top_sentences(sentences, 2)
