@@ -32,18 +32,15 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import ModelRefused, NoProgress, NotFound
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.models import Chunk
-from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
                                   Extraction, RunRecord)
-from longdoc.extract.catalogue import Catalogue
 from longdoc.extract.context import page, retrieve
 from longdoc.extract.cost import warn_if_prefix_uncacheable
 from longdoc.extract.harness import apply_extraction, handle_tool
@@ -52,88 +49,23 @@ from longdoc.extract.refusals import askable, record_refusal, unanswerable
 from longdoc.extract.runs import now, record_session
 # Re-exported for callers not yet moved to longdoc.extract.runs (longdoc.eval.extraction imports them here).
 from longdoc.extract.runs import run_result as run_result, start_run as start_run
+# The session's types and limits live in longdoc.extract.session_types; re-exported here for callers.
+from longdoc.extract.session_types import MAX_CALLS_PER_SESSION as MAX_CALLS_PER_SESSION
+from longdoc.extract.session_types import Deps as Deps
+from longdoc.extract.session_types import SessionOptions as SessionOptions
+from longdoc.extract.session_types import SessionOutcome as SessionOutcome
 
 log = logging.getLogger(__name__)
 
-MAX_CALLS_PER_SESSION = 8
-NO_PROGRESS_LIMIT = 3
-MAX_TOKENS_CEILING = 64_000
-"""Highest output cap (tokens) max_tokens escalation reaches: the settings' upper bound for
-``max_tokens`` (``LONGDOC_MAX_TOKENS`` <= 64000), which is also the output limit of
-Sonnet-class models (https://platform.claude.com/docs/en/about-claude/models/overview)."""
-MIN_CALL_SECONDS = 1.0
-"""A model call is not started with less than this many seconds before ``call_deadline``: the
-Claude adapter's shortest attempt (:data:`longdoc.adapters.claude_budget.MIN_ATTEMPT_SECONDS`)."""
-
-
-@dataclass(frozen=True)
-class Deps:
-    """The adapters a session needs (see :mod:`longdoc.core.ports`)."""
-
-    state: StateStore
-    blobs: BlobStore
-    embedder: Embedder
-    index: VectorIndex
-    model: Model
-    catalogue: Catalogue
-
-
-@dataclass(frozen=True)
-class SessionOptions:
-    """How one session is bounded; nothing here is Lambda-specific.
-
-    ``deadline`` is a ``clock()`` value (seconds) after which no new model call starts: the
-    session checkpoints and returns ``CONTINUE`` with ``stop_reason="time_limit"``.
-    ``call_deadline`` (same clock) is when a model call already under way must give up
-    (its budget, retries included, is what is left until then); None: no bound.
-    ``execution`` is the Step Functions execution name, recorded on the run.
-    ``strict_tools`` selects strict tool schemas. ``no_progress_limit``: see the module docstring.
-    ``max_tokens_ceiling`` bounds max_tokens escalation (tokens). ``min_call_seconds``: with
-    less time than this before ``call_deadline`` no call starts (the session checkpoints and the
-    next one retries), so that a call's attempts and timeouts always fit what is left.
-    ``budget_tokens`` bounds the retrieved context (estimated tokens, headers included; see
-    :func:`longdoc.extract.retrieve.assemble`): ``None`` sends every retrieved page (``top_k``
-    per pending clause type); with a budget, chunks go in rank order until the next would
-    pass it, and a document that fits whole is sent whole, in order.
-    """
-
-    deadline: float | None = None
-    call_deadline: float | None = None
-    execution: str | None = None
-    strict_tools: bool = False
-    no_progress_limit: int = NO_PROGRESS_LIMIT
-    budget_tokens: int | None = None
-    max_tokens_ceiling: int = MAX_TOKENS_CEILING
-    min_call_seconds: float = MIN_CALL_SECONDS
-    clock: Callable[[], float] = field(default=time.monotonic)
-
-
-@dataclass(frozen=True)
-class SessionOutcome:
-    """Where a run stands after one session (small: it travels between Step Functions states).
-
-    ``rejected_citations``, ``model_calls`` and ``cache_read_tokens`` (prompt-cache reads, in
-    tokens) count this session only (for metrics); ``max_tokens`` is the output cap the next
-    session starts with (tokens, after any escalation).
-    """
-
-    run_id: str
-    doc_id: str
-    status: Literal["CONTINUE", "DONE"]
-    stop_reason: str | None
-    sessions: int
-    checkpoint_version: int
-    extracted: int
-    pending: int
-    rejected_citations: int = 0
-    model_calls: int = 0
-    cache_read_tokens: int = 0
-    max_tokens: int = 0
-
 
 @dataclass
-class _Session:
-    """One session's working state: the run, its last checkpoint and what this session changed."""
+class Session:
+    """One session's working state: the run, its last checkpoint and what this session changed.
+
+    Built by :func:`open_session`; advanced by :func:`start_turn` and :func:`apply_response`;
+    checkpointed by :func:`finish_session`. The synchronous loop and the batch harvest
+    (:mod:`longdoc.bulk`) drive it the same way, with a different transport for the call.
+    """
 
     run: RunRecord
     checkpoint: Checkpoint
@@ -155,7 +87,7 @@ class _Session:
     asked: list[str] = field(default_factory=list)
 
 
-def _open(deps: Deps, run_id: str) -> _Session:
+def open_session(deps: Deps, run_id: str) -> Session:
     """Load the run and its checkpoint (or a fresh one) and fold the stored extractions into CASE_FACTS.
 
     Folding them in makes an invocation re-run from an older checkpoint see the work a
@@ -174,13 +106,13 @@ def _open(deps: Deps, run_id: str) -> _Session:
     for stored in deps.state.list_extractions(run_id):
         apply_extraction(facts, stored)
         last[stored.clause_type] = stored
-    return _Session(run=run, checkpoint=checkpoint, facts=facts, last=last, usage=checkpoint.usage,
+    return Session(run=run, checkpoint=checkpoint, facts=facts, last=last, usage=checkpoint.usage,
                     calls=list(checkpoint.calls), number=checkpoint.sessions,
                     stop_reason=checkpoint.last_stop_reason, stalled=checkpoint.stalled_sessions,
                     max_tokens=checkpoint.max_tokens or run.max_tokens)
 
 
-def _save(deps: Deps, s: _Session, options: SessionOptions, done: bool) -> int:
+def _save(deps: Deps, s: Session, options: SessionOptions, done: bool) -> int:
     """Save the next checkpoint version and the run's progress; returns that version.
 
     A finished run's checkpoint gets ``expires_at`` (now + 30 days, the DynamoDB TTL).
@@ -206,14 +138,14 @@ def _out_of_time(options: SessionOptions) -> bool:
     return options.deadline is not None and now_ >= options.deadline
 
 
-def _store(deps: Deps, s: _Session, extraction: Extraction) -> None:
+def _store(deps: Deps, s: Session, extraction: Extraction) -> None:
     """Store a verified extraction (idempotent by its key) and apply it to CASE_FACTS."""
     deps.state.put_extraction(s.run.run_id, extraction)
     apply_extraction(s.facts, extraction, s.chunks)
     s.last[extraction.clause_type] = extraction
 
 
-def _close(deps: Deps, s: _Session, clause: str, why: str) -> None:
+def _close(deps: Deps, s: Session, clause: str, why: str) -> None:
     """Close an open multi-instance clause type: re-store its last instance as final (idempotent)."""
     final = s.last[clause].model_copy(update={"final": True})
     deps.state.put_extraction(s.run.run_id, final)
@@ -221,7 +153,7 @@ def _close(deps: Deps, s: _Session, clause: str, why: str) -> None:
     s.facts.decisions.append(f"{clause}: no further occurrence ({why})")
 
 
-def _next_page(deps: Deps, s: _Session, clause: str) -> str:
+def _next_page(deps: Deps, s: Session, clause: str) -> str:
     """Advance ``clause``'s retrieval cursor and render that page for the tool result (closing it when empty)."""
     number = s.facts.retrieval_pages.get(clause, 0) + 1
     s.facts.retrieval_pages[clause] = number
@@ -231,7 +163,7 @@ def _next_page(deps: Deps, s: _Session, clause: str) -> str:
     return render_next_page(clause, more)
 
 
-def _run_tool(deps: Deps, s: _Session, block: ToolUseBlock, model: str) -> dict[str, Any]:
+def _run_tool(deps: Deps, s: Session, block: ToolUseBlock, model: str) -> dict[str, Any]:
     """Run one tool call through the harness, act on its outcome, and return the ``tool_result`` block."""
     outcome = handle_tool(block, s.facts, s.chunks, model, s.number)
     s.rejected += outcome.rejected_citation
@@ -245,19 +177,29 @@ def _run_tool(deps: Deps, s: _Session, block: ToolUseBlock, model: str) -> dict[
     return {"type": "tool_result", "tool_use_id": block.id, "content": text, "is_error": outcome.is_error}
 
 
-def _call(deps: Deps, s: _Session, options: SessionOptions, request: ModelRequest,
+def _call(deps: Deps, s: Session, options: SessionOptions, request: ModelRequest,
           messages: list[Message]) -> ModelResponse:
-    """One model call with the conversation so far, its time budget bounded by ``call_deadline``; usage recorded."""
+    """One model call with the conversation so far, its time budget bounded by ``call_deadline``."""
     budget = None if options.call_deadline is None else max(1.0, options.call_deadline - options.clock())
-    response = deps.model.create(ModelRequest(**{**request.model_dump(), "messages": messages,
-                                                 "max_tokens": s.max_tokens, "timeout_seconds": budget}))
+    return deps.model.create(turn_request(s, request, messages, budget))
+
+
+def turn_request(s: Session, request: ModelRequest, messages: list[Message],
+                 timeout_seconds: float | None = None) -> ModelRequest:
+    """The request of the session's next model call: ``request`` with ``messages`` and the
+    session's current output cap (tokens, after escalation); ``timeout_seconds`` its time budget."""
+    return ModelRequest(**{**request.model_dump(), "messages": messages, "max_tokens": s.max_tokens,
+                           "timeout_seconds": timeout_seconds})
+
+
+def _record_call(s: Session, response: ModelResponse) -> None:
+    """Count one model call's usage (tokens) and stop reason on the session."""
     s.model_calls += 1
     s.cache_read += response.usage.cache_read_input_tokens
     s.usage = s.usage.add(response.usage)
     s.stop_reason = response.stop_reason
     s.calls.append(CallRecord(session=s.number, model=response.model, stop_reason=response.stop_reason,
                               usage=response.usage))
-    return response
 
 
 def _kept_blocks(response: ModelResponse) -> list[Any]:
@@ -269,7 +211,7 @@ def _kept_blocks(response: ModelResponse) -> list[Any]:
     return blocks
 
 
-def _escalate(s: _Session, options: SessionOptions, response: ModelResponse) -> bool:
+def _escalate(s: Session, options: SessionOptions, response: ModelResponse) -> bool:
     """Double the output cap after a tool call cut by ``max_tokens`` (up to the ceiling); returns whether it grew.
 
     Anthropic's stop-reason guidance for a ``tool_use`` cut by ``max_tokens`` is to retry with
@@ -286,15 +228,25 @@ def _escalate(s: _Session, options: SessionOptions, response: ModelResponse) -> 
     return True
 
 
-def _exchange(deps: Deps, s: _Session, options: SessionOptions, request: ModelRequest,
+def _exchange(deps: Deps, s: Session, options: SessionOptions, request: ModelRequest,
               messages: list[Message]) -> bool:
-    """One model call and its tool calls; returns whether the session goes on (``messages`` extended).
+    """One synchronous model call and :func:`apply_response`; returns whether the session goes on."""
+    return apply_response(deps, s, options, _call(deps, s, options, request, messages), messages)
 
-    A refusal is recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`)
+
+def apply_response(deps: Deps, s: Session, options: SessionOptions, response: ModelResponse,
+                   messages: list[Message]) -> bool:
+    """THE harness step of both transports: one Messages response -> verified extractions (stored),
+    CASE_FACTS, refusals, max_tokens escalation and the next turn; returns whether the session goes on.
+
+    Usage is recorded; each tool call runs through the harness (:func:`_run_tool`); a refusal
+    is recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`)
     and ends the session; a tool call cut by ``max_tokens`` is asked again with twice the room
-    (:func:`_escalate`). Raises the model port's errors.
+    (:func:`_escalate`). ``messages`` is extended with the assistant turn and the tool results.
+    The synchronous loop calls it after each ``Model.create``; the batch harvest
+    (:func:`longdoc.bulk.service.harvest`) with each ``succeeded`` batch result.
     """
-    response = _call(deps, s, options, request, messages)
+    _record_call(s, response)
     blocks = _kept_blocks(response)
     results = [_run_tool(deps, s, b, response.model) for b in blocks if isinstance(b, ToolUseBlock)]
     if s.stop_reason == "refusal":
@@ -310,7 +262,24 @@ def _exchange(deps: Deps, s: _Session, options: SessionOptions, request: ModelRe
     return True
 
 
-def _converse(deps: Deps, s: _Session, options: SessionOptions) -> None:
+def start_turn(deps: Deps, s: Session) -> None:
+    """Begin the session's model turn: count the session, fix the clause types asked and load the chunks."""
+    s.number += 1
+    s.asked = askable(s.facts)
+    s.chunks = {c.chunk_id: c for c in load_chunks(deps.blobs, s.run.doc_id, s.run.doc_version)}
+
+
+def first_request(deps: Deps, s: Session, options: SessionOptions) -> ModelRequest:
+    """The session's first request (after :func:`start_turn`): top-K chunks per asked clause type,
+    CASE_FACTS and the tools (:func:`longdoc.extract.prompt.build_request`)."""
+    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens)
+    request = build_request(s.facts, deps.catalogue.resolve_many(s.asked), context, s.max_tokens,
+                            strict=options.strict_tools)
+    warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))
+    return turn_request(s, request, list(request.messages))
+
+
+def _converse(deps: Deps, s: Session, options: SessionOptions) -> None:
     """The session proper: retrieve, build the prompt, then up to :data:`MAX_CALLS_PER_SESSION` model calls.
 
     Past ``options.deadline`` no model call starts (``stop_reason="time_limit"``).
@@ -318,13 +287,8 @@ def _converse(deps: Deps, s: _Session, options: SessionOptions) -> None:
     if _out_of_time(options):
         s.time_limited, s.stop_reason = True, "time_limit"
         return
-    s.number += 1
-    s.asked = askable(s.facts)
-    s.chunks = {c.chunk_id: c for c in load_chunks(deps.blobs, s.run.doc_id, s.run.doc_version)}
-    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens)
-    request = build_request(s.facts, deps.catalogue.resolve_many(s.asked), context, s.max_tokens,
-                            strict=options.strict_tools)
-    warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))
+    start_turn(deps, s)
+    request = first_request(deps, s, options)
     messages = list(request.messages)
     for _ in range(MAX_CALLS_PER_SESSION):
         if _out_of_time(options):
@@ -334,7 +298,7 @@ def _converse(deps: Deps, s: _Session, options: SessionOptions) -> None:
             return
 
 
-def _finish(deps: Deps, s: _Session, options: SessionOptions) -> SessionOutcome:
+def finish_session(deps: Deps, s: Session, options: SessionOptions) -> SessionOutcome:
     """Count a stalled session, checkpoint, and say where the run stands.
 
     Raises :class:`ModelRefused` when only finally refused clause types are left (naming
@@ -370,7 +334,7 @@ def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) 
     loser's stored extractions are idempotent, so nothing is duplicated).
     """
     options = options or SessionOptions()
-    s = _open(deps, run_id)
+    s = open_session(deps, run_id)
     if s.facts.pending:
         _converse(deps, s, options)
-    return _finish(deps, s, options)
+    return finish_session(deps, s, options)
