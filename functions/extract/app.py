@@ -76,6 +76,7 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(name="Sessions", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=outcome.model_calls)
     metrics.add_metric(name="RejectedCitations", unit=MetricUnit.Count, value=outcome.rejected_citations)
+    metrics.add_metric(name="CacheReadInputTokens", unit=MetricUnit.Count, value=outcome.cache_read_tokens)
     if outcome.status == "DONE":
         metrics.add_metric(name="RunsSucceeded", unit=MetricUnit.Count, value=1)
     logger.info("session finished", extra={"status": outcome.status, "stop_reason": outcome.stop_reason,

@@ -22,9 +22,11 @@ those of :class:`tests.fakes.loopback.LoopbackFake`; only the answers are script
 
 from __future__ import annotations
 
+import hashlib
 import io
 import itertools
 import json
+import math
 import re
 import time
 from collections import deque
@@ -104,10 +106,13 @@ def message_reply(
     model: str | None = None,
     id: str | None = None,
     delay: float = 0.0,
+    stop_details: dict[str, Any] | None = None,
 ) -> Reply:
     """A 200 reply carrying a Messages API ``message``.
 
-    ``usage`` defaults to :func:`usage_json`; ``model=None`` echoes the request's model.
+    ``usage`` defaults to :func:`usage_json`; ``model=None`` echoes the request's model;
+    ``stop_details`` (e.g. ``{"type": "refusal", "category": "cyber", "explanation": None}``)
+    is sent when given.
     """
     body = {
         "id": id or f"msg_fake_{next(_ids):04d}",
@@ -119,6 +124,8 @@ def message_reply(
         "stop_sequence": None,
         "usage": usage if usage is not None else usage_json(),
     }
+    if stop_details is not None:
+        body["stop_details"] = stop_details
     return Reply(status=200, body=body, delay=delay)
 
 
@@ -146,6 +153,56 @@ def dropped_connection(delay: float = 0.0) -> Reply:
     return Reply(drop=True, delay=delay)
 
 
+class PromptCache:
+    """Anthropic's prompt cache, computed from a request's ``cache_control`` breakpoints.
+
+    The prompt is read as the API caches it: the tools, then the system blocks, then each
+    message's content blocks (a string content is one block), in that order; a cache prefix
+    runs from the start up to and including a block marked with ``cache_control``
+    (https://platform.claude.com/docs/en/build-with-claude/prompt-caching). Each block counts
+    ceil(len(its JSON without cache_control) / 4) tokens. For one request:
+
+    * ``cache_read_input_tokens``: the tokens of the longest breakpoint prefix already cached
+      (same blocks, byte for byte);
+    * ``cache_creation_input_tokens``: the tokens from there to the last breakpoint, when that
+      prefix is not cached and reaches ``min_tokens`` (below the minimum nothing is cached);
+    * ``input_tokens``: the rest. Every breakpoint prefix of at least ``min_tokens`` is then cached.
+
+    Simplifications: no TTL, no 20-block lookback limit, one cache for every model.
+    """
+
+    def __init__(self, min_tokens: int = 1024) -> None:
+        self.min_tokens = min_tokens
+        self._cached: dict[str, int] = {}
+
+    @staticmethod
+    def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+        blocks = [*body.get("tools", []), *(body.get("system") or [])]
+        for message in body.get("messages", []):
+            content = message["content"]
+            blocks.extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
+        return blocks
+
+    def usage(self, body: dict[str, Any]) -> dict[str, int]:
+        """The input-side usage of ``body`` (see the class docstring); updates the cache."""
+        digest, total, breakpoints = hashlib.sha256(), 0, []
+        for block in self._blocks(body):
+            plain = {k: v for k, v in block.items() if k != "cache_control"}
+            text = json.dumps(plain, sort_keys=True, ensure_ascii=False)
+            digest.update(text.encode())
+            total += math.ceil(len(text) / 4)
+            if "cache_control" in block:
+                breakpoints.append((digest.copy().hexdigest(), total))
+        read = max((tokens for key, tokens in breakpoints if key in self._cached), default=0)
+        last_key, last_tokens = breakpoints[-1] if breakpoints else ("", 0)
+        creation = last_tokens - read if last_tokens >= self.min_tokens and last_key not in self._cached else 0
+        for key, tokens in breakpoints:
+            if tokens >= self.min_tokens:
+                self._cached[key] = tokens
+        return {"input_tokens": total - read - creation, "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": creation}
+
+
 class FakeAnthropic(LoopbackFake):
     """Loopback HTTP server faking ``POST /v1/messages``; starts on construction.
 
@@ -154,6 +211,8 @@ class FakeAnthropic(LoopbackFake):
         requests: every request received, in arrival order
             (:class:`~tests.fakes.loopback.RecordedRequest`; ``api_key`` gives the key sent).
         responder: optional ``responder(request_json) -> Reply`` used when the queue is empty.
+        cache: optional :class:`PromptCache`; when set, every successful reply's input-side
+            ``usage`` is computed from the request's cache breakpoints instead of scripted.
 
     Use as a context manager or call :meth:`close`. Thread-safe: the server runs in a
     daemon thread and handles each connection in its own thread.
@@ -161,8 +220,9 @@ class FakeAnthropic(LoopbackFake):
 
     name = "fake-anthropic"
 
-    def __init__(self, responder: Responder | None = None) -> None:
+    def __init__(self, responder: Responder | None = None, cache: PromptCache | None = None) -> None:
         self.responder: Responder | None = responder
+        self.cache: PromptCache | None = cache
         self._queue: deque[Reply] = deque()
         super().__init__()
         self.base_url = self.url
@@ -190,6 +250,11 @@ class FakeAnthropic(LoopbackFake):
         if payload is not None and payload.get("type") == "message" and payload.get("model") is None:
             request_model = request.body.get("model") if isinstance(request.body, dict) else None
             answer = replace(answer, body={**payload, "model": request_model or "claude-fake"})
+        payload = answer.body
+        if self.cache is not None and payload is not None and payload.get("type") == "message":
+            with self.lock:
+                usage = {**payload.get("usage", {}), **self.cache.usage(request.body)}
+            answer = replace(answer, body={**payload, "usage": usage})
         return answer
 
     def response_headers(self) -> dict[str, str]:

@@ -287,3 +287,66 @@ def test_call_budget_bounds_a_slow_reply(fake: FakeAnthropic) -> None:
     assert isinstance(caught.value.__cause__, anthropic.APITimeoutError)
     assert len(fake.requests) == 1
     assert time.monotonic() - started < 8  # without the budget: two 5 s replies, over 10 s
+
+
+# --- Issue 12: a call within a time budget, and a refusal's category ---------------------------
+
+
+class _RecordingClient:
+    """Wraps the SDK client; records (monotonic time, timeout, max_retries) of every ``with_options`` call."""
+
+    def __init__(self, client, seen: list[tuple[float, float, int]]):
+        self._client, self._seen = client, seen
+
+    def with_options(self, **options):
+        import time
+
+        self._seen.append((time.monotonic(), float(options.get("timeout", 600.0)),
+                           int(options.get("max_retries", 2))))
+        return self._client.with_options(**options)
+
+    def __getattr__(self, name):
+        return getattr(self._client, name)
+
+
+def test_attempts_times_timeout_fit_the_budget_sdk_retries_included(fake: FakeAnthropic) -> None:
+    # Given 61 s left and an API that keeps failing with 500 (the issue: 3 attempts took 75 s)
+    fake.responder = lambda body: error_reply(500, "internal", retry_after_ms=1)
+    import time
+
+    model = _model(fake, max_retries=2)
+    seen: list[tuple[float, float, int]] = []
+    model._client = _RecordingClient(model._client, seen)
+    started = time.monotonic()
+    # When one call is made with that budget
+    with pytest.raises(ModelUnavailable):
+        model.create(_request().model_copy(update={"timeout_seconds": 61.0}))
+    # Then every attempt, SDK retries included, would end by the 61 s even if each used its whole timeout
+    # (before: one SDK call with a 61 s timeout and 2 SDK retries, i.e. 3 x 61 s)
+    assert all(at + timeout * (retries + 1) <= started + 61.0 + 0.05 for at, timeout, retries in seen)
+    assert all(retries == 0 for _, _, retries in seen) and len(fake.requests) == len(seen) == 3
+    assert seen[0][1] == 10.0  # the first attempt gets its full timeout (the client's 10 s), not a third of the budget
+
+
+def test_slow_failures_are_retried_within_the_budget(fake: FakeAnthropic) -> None:
+    # Given an API answering 500 after 2.5 s, and 6 s left (the issue's 25 s and 61 s, scaled down)
+    import time
+
+    fake.responder = lambda body: error_reply(500, "slow failure", delay=2.5)
+    started = time.monotonic()
+    # When one call is made with two retries allowed
+    with pytest.raises(ModelUnavailable):
+        _model(fake, max_retries=2).create(_request().model_copy(update={"timeout_seconds": 6.0}))
+    # Then it retries while time is left for an attempt, and gives up within the budget
+    assert time.monotonic() - started <= 6.5
+    assert len(fake.requests) >= 2
+
+
+def test_a_refusals_category_is_kept(fake: FakeAnthropic) -> None:
+    # Given a refusal with stop_details
+    fake.enqueue(message_reply([text_block("I can't help with that.")], "refusal",
+                               stop_details={"type": "refusal", "category": "cyber", "explanation": None}))
+    # When it is converted, Then the category travels with the response
+    response = _model(fake).create(_request())
+    assert response.stop_reason == "refusal"
+    assert response.stop_details == {"type": "refusal", "category": "cyber", "explanation": None}

@@ -27,7 +27,7 @@ from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.adapters.claude import ClaudeModel
 from longdoc.local.lambda_runtime import load_handler
 from longdoc.extract.catalogue import load_catalogue
-from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, prompt_text
 from longdoc.extract.runs import run_result, start_run
 from longdoc.extract.session import run_session
 from longdoc.extract.steps import ExecutionInput
@@ -141,7 +141,7 @@ def run_machine(run, *, max_iterations: int = 40, per_execution: int = 500, mach
 
 def session_prompts(fake: FakeAnthropic) -> list[str]:
     """The user prompt of each fresh session, in order."""
-    return [r.body["messages"][0]["content"] for r in fake.requests if len(r.body["messages"]) == 1]
+    return [prompt_text(r.body["messages"][0]["content"]) for r in fake.requests if len(r.body["messages"]) == 1]
 
 
 # --------------------------------------------------------------------------- exact facts over many resumes
@@ -167,14 +167,14 @@ def test_ten_resumes_keep_exact_values_byte_identical_in_every_prompt_and_the_re
     assert len(prompts) == 12
     # And every session's prompt starts with CASE_FACTS holding the exact values, byte for byte
     for prompt in prompts:
-        assert prompt.startswith("<CASE_FACTS>\n")
-        block = prompt[: prompt.index("</CASE_FACTS>")].encode("utf-8")
+        assert re.match(r"<CASE_FACTS-[0-9a-f]{12}>\n", prompt)
+        block = prompt[: prompt.index("</CASE_FACTS-")].encode("utf-8")
         assert b'"claim_amount": "$247.83"' in block and b'"customer_id": "cust_4711"' in block
     # And the final result carries them unchanged
     assert final["case_facts"]["exact_values"]["claim_amount"] == "$247.83"
     assert final["case_facts"]["exact_values"]["customer_id"] == "cust_4711"
     # And each later session lists fewer pending clause types: nothing is asked twice
-    pending = [json.loads(re.search(r"<CASE_FACTS>\n(.*?)\n</CASE_FACTS>", p, re.S).group(1))["pending"] for p in prompts]
+    pending = [json.loads(re.search(r"<CASE_FACTS-(\w+)>\n(.*?)\n</CASE_FACTS-\1>", p, re.S).group(2))["pending"] for p in prompts]
     assert [len(p) for p in pending] == list(range(12, 0, -1))
     # And every clause type is resolved exactly once, each found one with a verified citation
     extractions = wiring.state_store().list_extractions(run.run_id)
@@ -199,9 +199,11 @@ def test_cut_off_tool_call_is_never_executed(claude, fake, ingested_contract) ->
     # When one session runs
     outcome = run_session(wiring.deps(), run.run_id)
     # Then only the complete call is stored; the cut-off one is not, and the run continues
-    assert (outcome.status, outcome.stop_reason, outcome.pending) == ("CONTINUE", "max_tokens", 1)
+    assert (outcome.status, outcome.pending) == ("CONTINUE", 1)
     assert [e.clause_type for e in wiring.state_store().list_extractions(run.run_id)] == ["Governing Law"]
-    assert len(fake.requests) == 1
+    # And the model is asked again, with twice the room, after the complete call's result
+    assert [r.body["max_tokens"] for r in fake.requests] == [1024, 2048]
+    assert fake.requests[1].body["messages"][-1]["content"][0]["type"] == "tool_result"
 
 
 def test_stop_sequence_with_work_left_is_not_done(claude, fake, ingested_contract) -> None:
@@ -339,7 +341,7 @@ def test_several_instances_page_through_retrieval_until_the_model_says_no_more(c
             return message_reply([{**first, "input": {**first["input"], "more_instances": True}}], "tool_use")
         if call == 1:
             page = fake.requests[-1].body["messages"][-1]["content"][0]["content"]
-            chunk_id, text = re.search(r'<chunk id="([^"]+)"[^>]*>\n(.*?)\n</chunk>', page, re.S).groups()
+            chunk_id, text = re.search(r'<chunk-\w+ id="([^"]+)"[^>]*>\n(.*?)\n</chunk-\w+>', page, re.S).groups()
             sentence = next(s.strip() for s in re.split(r"(?<=[.;])\s+", text) if len(s.strip()) > 40)
             second = {"type": "tool_use", "id": "toolu_second", "name": EXTRACT_TOOL,
                       "input": {"clause_type": "Governing Law", "clause_text": sentence, "more_instances": True,

@@ -2,7 +2,9 @@
 
 It implements the :class:`~longdoc.core.ports.Model` interface and answers with the same
 Messages-API shapes (``tool_use`` blocks, ``stop_reason``, ``usage``). It reads only what
-Claude would read (the rendered prompt), and for each pending clause type picks the
+Claude would read (the rendered prompt), and only through the harness's own fenced structure
+(:func:`~longdoc.extract.prompt.parse_prompt`: tags carrying the request's fence code, which
+no document text contains), so a document cannot forge a chunk or a task; and for each pending clause type picks the
 best-scoring verbatim sentence from the retrieved chunks by lexical overlap with the clause
 type's name and retrieval hints, or records ``not_found`` below a score threshold. It counts
 its output tokens (:func:`estimate_tokens` of each block's JSON) and stops with
@@ -18,7 +20,7 @@ import json
 import re
 
 from longdoc.core.text import split_sentences
-from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, parse_prompt
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, parse_prompt, prompt_text
 from longdoc.core.tokens import estimate_tokens
 from longdoc.core.messages import ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
 
@@ -121,9 +123,8 @@ class OfflineBaselineModel:
         non-error tool_result) are skipped. Raises ValueError if the prompt lacks the
         CASE_FACTS or task block.
         """
-        first = request.messages[0].content
-        prompt_text = first if isinstance(first, str) else " ".join(b.get("text", "") for b in first)
-        facts, chunks, definitions = parse_prompt(prompt_text)
+        text = prompt_text(request.messages[0].content)
+        facts, chunks, definitions = parse_prompt(text)
         answered = set(facts.get("resolved", {})) | _answered_in_conversation(request)
         pending = [d for d in definitions if d["name"] in facts.get("pending", []) and d["name"] not in answered]
         input_tokens = sum(estimate_tokens(json.dumps(m.model_dump())) for m in request.messages)
@@ -148,7 +149,7 @@ class OfflineBaselineModel:
             text = "All pending clause types are handled." if stop == "end_turn" else "…"
             content.append(TextBlock(text=text))
             used += estimate_tokens(text)
-        digest = hashlib.sha256(prompt_text.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
         return ModelResponse(
             id=f"msg_baseline_{digest}",
             model=self.name,

@@ -24,7 +24,9 @@ The ``anthropic`` SDK is imported inside :meth:`ClaudeModel.__init__` only: impo
 costs seconds, and code paths that never call Claude (ingest) must not pay for it.
 
 Retries are the SDK's own (``max_retries``; it retries 408/409/429/5xx and dropped
-connections with backoff, honouring ``retry-after-ms``/``retry-after`` headers). What is
+connections with backoff, honouring ``retry-after-ms``/``retry-after`` headers), except for a
+request with a time budget (``timeout_seconds``), whose retries are made within that budget by
+:func:`longdoc.adapters.claude_budget.create_within`. What is
 left after those retries is mapped to longdoc's named errors, whose class names are the
 Step Functions error names:
 
@@ -50,6 +52,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
+from longdoc.adapters.claude_budget import create_within
 from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
 from longdoc.core.messages import ModelRequest, ModelResponse, StopReason, TextBlock, ToolUseBlock, Usage
 
@@ -111,7 +114,9 @@ class ClaudeModel:
             Lambda sets).
         max_retries: retries the SDK performs before an error reaches us (SDK default 2).
         timeout: seconds per HTTP attempt (600 s = the SDK's own default for
-            non-streaming calls, below the 15-minute Lambda limit).
+            non-streaming calls, below the 15-minute Lambda limit). A request's
+            ``timeout_seconds`` replaces it: then the whole call, retries included, fits
+            that budget (:func:`longdoc.adapters.claude_budget.create_within`).
 
     Raises:
         ValueError: a key given with ``provider="bedrock"``, or none with ``"anthropic"``.
@@ -227,15 +232,15 @@ class ClaudeModel:
         """One ``messages.create`` with ``client``; SDK errors other than 401 mapped (see :meth:`create`)."""
         import anthropic
 
-        if request.timeout_seconds is not None:
-            # The caller's budget (e.g. the Lambda's remaining time) bounds each attempt, and
-            # with under a minute left there is no time for the SDK's retries: a slow reply
-            # fails as ModelUnavailable (retried by the state machine from the checkpoint)
-            # instead of the platform killing the function mid-call.
-            budget = max(1.0, request.timeout_seconds)
-            client = client.with_options(timeout=budget, max_retries=self.max_retries if budget >= 60 else 0)
         try:
-            message = client.messages.create(**kwargs)
+            if request.timeout_seconds is not None:
+                # The caller's budget (e.g. the Lambda's remaining time) bounds the whole call,
+                # retries and waits included; what does not fit fails as ModelUnavailable
+                # (retried by the state machine from the checkpoint).
+                message = create_within(client, kwargs, request.timeout_seconds, self.max_retries,
+                                        self._timeout)
+            else:
+                message = client.messages.create(**kwargs)
         except anthropic.AuthenticationError:
             raise  # handled by create(): refetch the key and retry once
         except anthropic.APIStatusError as exc:
@@ -317,7 +322,8 @@ def _to_response(message: SdkMessage) -> ModelResponse:
 
     Keeps ``text`` and ``tool_use`` blocks in order and drops every other block type
     (thinking, server tools, ...). An unknown or missing ``stop_reason`` becomes
-    ``"end_turn"`` with a warning; ``None`` cache token counts become 0.
+    ``"end_turn"`` with a warning; ``None`` cache token counts become 0; ``stop_details``
+    (a refusal's ``category`` and ``explanation``) is kept as a dict.
     """
     content: list[TextBlock | ToolUseBlock] = []
     for block in message.content:
@@ -330,8 +336,10 @@ def _to_response(message: SdkMessage) -> ModelResponse:
         log.warning("unknown stop_reason %r from Claude; treating it as end_turn", stop_reason)
         stop_reason = "end_turn"
     usage = message.usage
+    details = getattr(message, "stop_details", None)
     return ModelResponse(
         id=message.id,
+        stop_details=details.model_dump() if details is not None else None,
         model=message.model,
         content=content,
         stop_reason=stop_reason,

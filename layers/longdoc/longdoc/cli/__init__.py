@@ -32,9 +32,9 @@ from pydantic import ValidationError
 from longdoc.cli import evals, extract, ingest, runs, serve
 from longdoc.cli import summarize as summarize_cli
 from longdoc.cli import triage as triage_cli
-from longdoc.cli.common import CliError, one_line, print_table
+from longdoc.cli.common import CliError, failure_line, one_line, print_table
 
-__all__ = ["build_parser", "main", "print_table"]
+__all__ = ["build_parser", "failure_line", "main", "print_table"]
 
 COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli)  # triage_cli after evals: it adds `eval triage`
 """Each module adds its subcommands with ``register(sub)``; a new pipeline adds its own module here."""

@@ -1,9 +1,12 @@
-"""What every ``longdoc`` subcommand shares: the one-line error, option types, the results table."""
+"""What every ``longdoc`` subcommand shares: the one-line error, a failed run's innermost error, option types,
+the results table."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +24,45 @@ def one_line(text: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+_ERROR_FIELD = r'"{}"\s*:\s*"((?:[^"\\]|\\.)*)(?:"|\\?$)'
+_KIND_PREFIX = re.compile(r"^([A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)?): ")
+_WRAPPERS = frozenset({"ExtractionFailed", "States.TaskFailed"})
+"""Error names that only wrap another (the failure-recording state re-raises the caught error inside one)."""
+
+
+def _json_string(text: str, field: str) -> str | None:
+    """The first ``"field": "..."`` string of JSON ``text`` (cut-off text: up to its end), decoded; None if absent."""
+    match = re.search(_ERROR_FIELD.format(field), text)
+    if match is None:
+        return None
+    try:
+        return json.loads(f'"{match.group(1)}"')
+    except ValueError:
+        return match.group(1)
+
+
+def failure_line(error: str | None, cause: str | None) -> str:
+    """``"ErrorType: message"`` of the innermost error in a Step Functions error and cause, one line.
+
+    A cause may nest Lambda error payloads (``{"errorType", "errorMessage", "stackTrace"}``,
+    https://docs.aws.amazon.com/lambda/latest/dg/python-exceptions.html) at any depth, each
+    possibly behind ``"Name: "`` prefixes and cut short (the failure state keeps 2,000
+    characters): every level is peeled, stack traces dropped, and wrapper names
+    (:data:`_WRAPPERS`) give way to the error they carry. Never raises.
+    """
+    kind, text = error or "", cause or ""
+    for _ in range(20):
+        while (prefix := _KIND_PREFIX.match(text)) is not None:
+            kind, text = prefix.group(1), text[prefix.end():]
+        message = _json_string(text, "errorMessage")
+        if message is None:
+            break
+        kind, text = _json_string(text, "errorType") or kind, message
+    if kind in _WRAPPERS and not text:
+        return kind
+    return one_line(f"{kind}: {text}" if kind and text else kind or text)
+
+
 def statemachine_path() -> Path:
     return Path(os.environ.get("LONGDOC_STATEMACHINE", REPO_ROOT / "statemachine" / "extract.asl.json"))
 
@@ -36,6 +78,26 @@ def int_at_least(low: int):
         return value
 
     return parse
+
+
+def int_between(low: int, high: int):
+    """An argparse type: a whole number from ``low`` to ``high``."""
+    at_least = int_at_least(low)
+
+    def parse(text: str) -> int:
+        value = at_least(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high}, got {value}")
+        return value
+
+    return parse
+
+
+def max_tokens_bounds() -> tuple[int, int]:
+    """``--max-tokens`` bounds: the settings' (:data:`longdoc.extract.runs.MAX_TOKENS_BOUNDS`)."""
+    from longdoc.extract.runs import MAX_TOKENS_BOUNDS
+
+    return MAX_TOKENS_BOUNDS
 
 
 def page_cell(page: Any, label: Any) -> str:

@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from longdoc.cli.common import CliError, int_at_least, print_table, statemachine_path
-from longdoc.core.errors import short_cause
+from longdoc.cli.common import (CliError, failure_line, int_at_least, int_between, max_tokens_bounds, print_table,
+                                statemachine_path)
 from longdoc.local.lambda_runtime import load_handler
 
 
@@ -51,7 +51,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print_table(result)
     if result["status"] != "SUCCEEDED":
         execution = result["execution"]
-        print(f"longdoc: run {run.run_id} failed: {execution['error']}: {short_cause(execution['cause'])}",
+        print(f"longdoc: run {run.run_id} failed: {failure_line(execution['error'], execution['cause'])}",
               file=sys.stderr)
         return 1
     return 0
@@ -122,7 +122,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("doc_id")
     p.add_argument("--clause-types", required=True, help="comma-separated clause type names")
     p.add_argument("--version", default=None)
-    p.add_argument("--max-tokens", type=int_at_least(1), default=None, help="output tokens per model call")
+    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None,
+                   help="output tokens per model call (64-64000, the settings' bounds)")
     p.add_argument("--top-k", type=int_at_least(1), default=None)
     p.add_argument("--max-iterations", type=int_at_least(1), default=None)
     p.add_argument("--fact", action="append", default=[], metavar="KEY=VALUE",

@@ -101,4 +101,7 @@ class ModelResponse(BaseModel):
     content: list[TextBlock | ToolUseBlock]
     stop_reason: StopReason
     usage: Usage
+    stop_details: dict[str, Any] | None = Field(
+        None, description="the API's stop_details, e.g. {'type': 'refusal', 'category': 'cyber', 'explanation': ...}"
+    )
 

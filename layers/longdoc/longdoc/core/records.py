@@ -80,12 +80,29 @@ class ResolvedClause(BaseModel):
     instances: list[str] = Field(default_factory=list)
 
 
+class Refusal(BaseModel):
+    """A model refusal (``stop_reason: "refusal"``) recorded against the clause type being worked on.
+
+    ``category`` is the API's ``stop_details.category`` (``"cyber"``, ``"bio"``, ...; None when
+    the API gave none); ``session`` the session it happened in; ``final`` is True once the
+    clause type was refused while asked alone, i.e. it cannot be answered; ``explanation``
+    the API's ``stop_details.explanation`` or the model's text (at most 500 characters).
+    """
+
+    category: str | None = None
+    session: int = 0
+    final: bool = False
+    explanation: str | None = None
+
+
 class CaseFacts(BaseModel):
     """The immutable-by-the-model facts pinned at the top of every session's prompt.
 
     Only the harness changes it (after each verified tool call). ``exact_values`` are
     verbatim strings (``"$247.83"``), copied byte for byte into every prompt.
-    ``schema_version`` guards checkpoints written by other code versions.
+    ``schema_version`` guards checkpoints written by other code versions. ``refusals``
+    (added without a version bump: it defaults to empty, so older checkpoints read as
+    before) records refusals per clause type (:class:`Refusal`); it is never shown to the model.
     """
 
     schema_version: int = CASE_FACTS_SCHEMA_VERSION
@@ -99,6 +116,7 @@ class CaseFacts(BaseModel):
     exact_values: dict[str, str] = Field(default_factory=dict)
     open: dict[str, ResolvedClause] = Field(default_factory=dict)
     retrieval_pages: dict[str, int] = Field(default_factory=dict)
+    refusals: dict[str, Refusal] = Field(default_factory=dict)
 
     @property
     def pending(self) -> list[str]:
@@ -154,7 +172,8 @@ class Checkpoint(BaseModel):
     refused by citation verification; ``calls`` keeps the usage of the last
     :data:`MAX_CALL_RECORDS` model calls (``usage`` is the total over all of them);
     ``expires_at`` (epoch seconds) is set only once the run has ended, and becomes the
-    DynamoDB TTL attribute.
+    DynamoDB TTL attribute. ``max_tokens`` is the output cap per call (tokens) after
+    escalation for a tool call cut by ``max_tokens`` (None: the run's ``max_tokens``).
     """
 
     run_id: str
@@ -168,6 +187,7 @@ class Checkpoint(BaseModel):
     rejected_citations: int = 0
     calls: list[CallRecord] = Field(default_factory=list)
     expires_at: int | None = None
+    max_tokens: int | None = Field(None, description="output tokens per call after max_tokens escalation; None: the run's")
 
 
 class RunRecord(BaseModel):

@@ -65,6 +65,18 @@ class CitationError(ValueError):
     """A citation failed verification; the message says what is wrong (sent back to the model)."""
 
 
+def quote_span(citation: Citation, chunk: Chunk) -> tuple[int, int] | None:
+    """Where ``citation.quote`` is in ``chunk.text``: ``(start, end)`` character offsets, or None.
+
+    When the quote occurs more than once in the chunk (a sentence repeated in two articles),
+    the occurrence on the page the citation names wins, else the first.
+    """
+    found = find_quotes(chunk.text, citation.quote)
+    if not found:
+        return None
+    return next((f for f in found if citation.page is not None and page_at(chunk, f[0]) == citation.page), found[0])
+
+
 def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
     """Check one citation and return it with its page, page label and section resolved.
 
@@ -79,13 +91,12 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
     chunk = chunks.get(citation.chunk_id)
     if chunk is None:
         raise CitationError(f"chunk_id {citation.chunk_id!r} is not a chunk of this document")
-    found = find_quotes(chunk.text, citation.quote)
-    if not found:
+    span = quote_span(citation, chunk)
+    if span is None:
         raise CitationError(
             f"quote not found verbatim in chunk {citation.chunk_id}: {citation.quote[:80]!r}"
         )
-    start, end = next((f for f in found if citation.page is not None and page_at(chunk, f[0]) == citation.page),
-                      found[0])
+    start, end = span
     where = locate(chunk, start)
     return Citation(chunk_id=chunk.chunk_id, page=where.page, section_id=where.section_id,
                     quote=chunk.text[start:end], page_label=where.page_label, heading_path=where.heading_path)
@@ -94,9 +105,13 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
 _TOKEN = re.compile(r"[^\W_]+(?:[.,/-][^\W_]+)*", re.UNICODE)
 _STOPWORDS = frozenset({
     "a", "an", "and", "any", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its",
-    "may", "must", "no", "not", "of", "on", "or", "shall", "such", "that", "the", "their", "then", "there", "these",
-    "this", "to", "under", "upon", "was", "were", "which", "will", "with", "within", "without"
+    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "this", "to", "under", "upon", "was", "were", "which", "will", "with", "within"
 })
+POLARITY_WORDS = frozenset({"not", "no", "never", "without", "except", "unless", "neither", "nor", "cannot",
+                            "may", "shall", "must"})
+"""Negations, exceptions and modal verbs: content words whose loss or addition flips what a clause says."""
+
 SUPPORT_STEM_CHARS = 6
 """Words are compared by their first 6 characters (``terminate`` ~ ``termination``), a crude stem."""
 SUPPORT_MIN_SHARE = 0.6
@@ -109,7 +124,11 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
     The rule (ours; the model is told it in the system prompt):
 
     * every token of ``clause_text`` that contains a digit (amounts, dates, section
-      numbers, ``$247.83``) must occur verbatim among the quotes' tokens, and
+      numbers, ``$247.83``) must occur verbatim among the quotes' tokens,
+    * negations, exceptions and modal verbs (:data:`POLARITY_WORDS`) are content: one in
+      ``clause_text`` must occur in a quote, and one in a quote must not be cut out of the
+      words around it (``is not permitted`` -> ``is permitted`` is rejected; see
+      :func:`_check_polarity`), and
     * at least :data:`SUPPORT_MIN_SHARE` of its content words (stop words removed,
       compared case-insensitively by their first :data:`SUPPORT_STEM_CHARS` characters)
       must occur in the quotes.
@@ -126,6 +145,7 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
         raise CitationError(
             f"clause_text has values not in any quote: {', '.join(missing_numbers[:5])}; quote the text that states them"
         )
+    _check_polarity(tokens, [[t.lower() for t in _TOKEN.findall(q)] for q in quotes])
     words = [t for t in tokens if t not in _STOPWORDS and not any(ch.isdigit() for ch in t)]
     if not words:
         return
@@ -136,3 +156,31 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
             f"clause_text is not supported by the quotes ({supported} of {len(words)} content words found; "
             f"missing e.g. {', '.join(unsupported[:5])}); use the document's words or quote more"
         )
+
+
+def _pairs(tokens: list[str]) -> set[tuple[str, str]]:
+    """Adjacent token pairs by stem (first :data:`SUPPORT_STEM_CHARS` characters), ``""`` before the first."""
+    stems = ["", *(t[:SUPPORT_STEM_CHARS] for t in tokens)]
+    return set(zip(stems[:-1], stems[1:], strict=True))
+
+
+def _check_polarity(clause_tokens: list[str], quote_tokens: list[list[str]]) -> None:
+    """Raise :class:`CitationError` when clause_text adds or drops a negation, exception or modal verb.
+
+    ``clause_tokens`` / ``quote_tokens``: lower-cased tokens of clause_text and of each quote.
+    Added: a :data:`POLARITY_WORDS` word of clause_text that no quote has. Dropped: clause_text
+    reads a quote's words on both sides of one of its polarity words with that word cut out
+    (quote "is not permitted", clause_text "is permitted"; compared by stem).
+    """
+    in_quotes = {t for q in quote_tokens for t in q}
+    added = sorted({t for t in clause_tokens if t in POLARITY_WORDS and t not in in_quotes})
+    if added:
+        raise CitationError(f"clause_text says {', '.join(added)} but no quote does; keep the document's meaning")
+    clause_pairs = _pairs(clause_tokens)
+    for tokens in quote_tokens:
+        for at, token in enumerate(tokens[:-1]):
+            before = tokens[at - 1][:SUPPORT_STEM_CHARS] if at else ""
+            if token in POLARITY_WORDS and (before, tokens[at + 1][:SUPPORT_STEM_CHARS]) in clause_pairs:
+                phrase = " ".join(tokens[max(at - 1, 0):at + 2])
+                raise CitationError(f"clause_text drops {token!r} from the quote's {phrase!r}; a dropped negation, "
+                                    "exception or modal verb changes the meaning")

@@ -10,7 +10,6 @@ the quotes, and says what to store and what to answer (:class:`ToolOutcome`). On
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,30 +18,64 @@ from pydantic import ValidationError
 from longdoc.core.messages import ToolUseBlock
 from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts, Citation, Extraction, ResolvedClause
-from longdoc.extract.citations import CitationError, check_clause_support, verify_citation
+from longdoc.core.values import EXACT_VALUE
+from longdoc.extract.citations import CitationError, check_clause_support, quote_span, verify_citation
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
 
-EXACT_VALUE = re.compile(r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:%|percent\b|USD\b|EUR\b|GBP\b))")
-"""An amount or a percentage in a verified quote (``$247.83``, ``€ 1,000``, ``15 %``, ``30 percent``, ``100 USD``)."""
+def _whole_values(citation: Citation, chunk: Chunk | None) -> list[str]:
+    """The exact values of one verified quote that lie whole inside it, verbatim, in order.
 
-
-def exact_values(quotes: list[str]) -> list[str]:
-    """The :data:`EXACT_VALUE` matches in ``quotes`` (joined by one space), verbatim, in order."""
-    return EXACT_VALUE.findall(" ".join(quotes))
-
-
-def instance_key(citation: Citation) -> str:
-    """Deterministic id of one clause instance: 12 hex of SHA-256 over its first citation.
-
-    Input: ``chunk_id``, a newline, and the quote with whitespace collapsed, so the same
-    occurrence extracted again (a retried invocation) gets the same key and overwrites.
+    Values are matched on the chunk's text (:data:`longdoc.core.values.EXACT_VALUE`), so a
+    value the quote cuts (``"$10"`` of ``"$10 million"``) extends past the quote and is left
+    out. Without the chunk, only values that touch neither end of the quote are kept.
     """
-    quote = " ".join(citation.quote.split())
-    return hashlib.sha256(f"{citation.chunk_id}\n{quote}".encode()).hexdigest()[:12]
+    span = quote_span(citation, chunk) if chunk is not None else None
+    if chunk is not None and span is not None:
+        start, end = span
+        return [m.group(0).strip() for m in EXACT_VALUE.finditer(chunk.text) if m.start() >= start and m.end() <= end]
+    quote = citation.quote
+    return [m.group(0).strip() for m in EXACT_VALUE.finditer(quote) if m.start() > 0 and m.end() < len(quote)]
 
 
-def _record_instance(facts: CaseFacts, entry: ResolvedClause, extraction: Extraction) -> None:
-    """Add a new found instance to ``entry``: pages, sections, a decision line and its exact values."""
+def exact_values(citations: list[Citation], chunks: dict[str, Chunk] | None = None) -> list[str]:
+    """The exact values of ``citations``' quotes (amounts with currency and scale, percentages,
+    ranges, dates; :mod:`longdoc.core.values`), each the whole span of the document, in order,
+    duplicates once. ``chunks`` maps chunk_id to chunk (None: quotes alone, see :func:`_whole_values`).
+
+    ``"... up to $10 million ... and $30 million in the aggregate"`` -> ``["$10 million", "$30 million"]``.
+    """
+    out: list[str] = []
+    for citation in citations:
+        for value in _whole_values(citation, (chunks or {}).get(citation.chunk_id)):
+            if value not in out:
+                out.append(value)
+    return out
+
+
+def instance_key(citation: Citation, chunk: Chunk | None = None) -> str:
+    """Deterministic id of one clause instance: 12 hex of SHA-256 over its first citation's position.
+
+    The position is the quote's first character in the document (``chunk.char_start`` plus
+    its offset in the chunk, :func:`~longdoc.extract.citations.quote_span`), so one sentence
+    cited through either of two overlapping chunks is one instance, and the same occurrence
+    extracted again (a retried invocation) gets the same key and overwrites. Without the
+    chunk (or the quote in it), ``chunk_id``, a newline and the whitespace-collapsed quote.
+    """
+    span = quote_span(citation, chunk) if chunk is not None else None
+    if chunk is not None and span is not None:
+        seed = f"doc@{chunk.char_start + span[0]}"
+    else:
+        seed = f"{citation.chunk_id}\n{' '.join(citation.quote.split())}"
+    return hashlib.sha256(seed.encode()).hexdigest()[:12]
+
+
+def _record_instance(facts: CaseFacts, entry: ResolvedClause, extraction: Extraction,
+                     chunks: dict[str, Chunk] | None) -> None:
+    """Add a new found instance to ``entry``: pages, sections, a decision line and its exact values.
+
+    Exact values are pinned only whole (:func:`exact_values`), under ``"<clause> value <n>"``
+    (``"<clause> #<k> value <n>"`` for the k-th instance); a key already pinned is kept.
+    """
     clause = extraction.clause_type
     entry.instances.append(extraction.instance or clause)
     cites = extraction.citations
@@ -53,12 +86,15 @@ def _record_instance(facts: CaseFacts, entry: ResolvedClause, extraction: Extrac
     count = len(entry.instances)
     facts.decisions.append(f"{clause}: found ({where})" if count == 1 else f"{clause}: found instance {count} ({where})")
     base = f"{clause} value" if count == 1 else f"{clause} #{count} value"
-    for n, value in enumerate(exact_values([c.quote for c in cites]), 1):
+    for n, value in enumerate(exact_values(cites, chunks), 1):
         facts.exact_values.setdefault(f"{base} {n}", value)
 
 
-def apply_extraction(facts: CaseFacts, extraction: Extraction) -> None:
+def apply_extraction(facts: CaseFacts, extraction: Extraction, chunks: dict[str, Chunk] | None = None) -> None:
     """Record a verified extraction in CASE_FACTS (harness-side; never model-written); idempotent.
+
+    ``chunks`` (chunk_id -> chunk of the run's document version) lets exact values be
+    checked against the document around each quote (see :func:`exact_values`).
 
     ``not_found`` resolves the clause type; a found instance is added once (by its
     ``instance`` key) to the clause type's entry, which stays open until an extraction with
@@ -73,7 +109,7 @@ def apply_extraction(facts: CaseFacts, extraction: Extraction) -> None:
         return
     entry = facts.open.get(clause) or ResolvedClause(status="found")
     if (extraction.instance or clause) not in entry.instances:
-        _record_instance(facts, entry, extraction)
+        _record_instance(facts, entry, extraction, chunks)
     if extraction.final:
         facts.resolved[clause] = entry
         facts.open.pop(clause, None)
@@ -132,7 +168,7 @@ def _extract(block: ToolUseBlock, clause: str, facts: CaseFacts, chunks: dict[st
         cites, text = _verified(block.input, chunks)
     except (CitationError, ValidationError) as exc:
         return ToolOutcome(f"rejected: {exc}", is_error=True, rejected_citation=True)
-    instance = instance_key(cites[0])
+    instance = instance_key(cites[0], chunks.get(cites[0].chunk_id))
     if instance in (facts.open.get(clause) or ResolvedClause(status="found")).instances:
         return ToolOutcome(f"this occurrence of {clause} is already recorded; do not repeat it", is_error=True)
     more = block.input.get("more_instances") is True

@@ -1,14 +1,24 @@
 """Prompt assembly for one extraction session.
 
 Order (Messages API): tools, then system (both static, with ``cache_control`` on the last
-tool and the system block so they form the cached prefix), then one user message with the
-CASE_FACTS block first, then the retrieved chunks, then the task restated. CASE_FACTS is
-rendered from the harness's :class:`~longdoc.core.records.CaseFacts` as JSON, so exact values are
-copied byte for byte and never paraphrased.
+tool and the system block so they form the cached prefix, byte-identical in every session;
+the system text is :func:`longdoc.extract.guide.system_prompt`), then one user message with
+the CASE_FACTS block first, then the retrieved chunks (a third cache breakpoint after them,
+read by the session's later calls), then the task restated. CASE_FACTS is rendered from the
+harness's :class:`~longdoc.core.records.CaseFacts` as JSON, so exact values are copied byte
+for byte and never paraphrased.
+
+Fencing: every part of the user message is fenced with tags ending in one code,
+``<chunk-3f9a0c1b2d4e ...>`` ... ``</chunk-3f9a0c1b2d4e>``, derived from a hash of the
+content and checked to occur in none of it (:func:`fence_code`), so no document text can
+close a chunk or open a task; the system prompt says chunk content is data, never
+instructions, and the offline baseline reads only tags carrying the code
+(:func:`parse_prompt`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from html import escape, unescape
@@ -17,21 +27,16 @@ from longdoc.extract.catalogue import ClauseType
 from longdoc.core.records import CaseFacts
 from longdoc.core.models import Chunk
 from longdoc.core.messages import Message, ModelRequest
+from longdoc.extract.guide import system_prompt
 
 EXTRACT_TOOL = "extract_clause"
 NOT_FOUND_TOOL = "record_not_found"
 
-SYSTEM_PROMPT = """You extract clauses from one long document for an auditor.
+SYSTEM_PROMPT = system_prompt()
+"""The static system prompt (:func:`longdoc.extract.guide.system_prompt`)."""
 
-Rules:
-1. Work only from the retrieved chunks in the user message. Each chunk is fenced as <chunk id="..." pages="..." section="...">...</chunk>.
-2. For every pending clause type listed in the task, call a tool:
-   - extract_clause when the clause is in the chunks: give clause_text and at least one citation whose quote is copied verbatim (character for character) from the cited chunk, with that chunk's id and the page the quote is on. A clause type may occur several times (e.g. several termination rights): call extract_clause once per separate occurrence, and set more_instances to true while further occurrences may exist; the harness then sends the next retrieved chunks for that clause type.
-   - record_not_found when none of the chunks contains the clause, or, for a clause type with occurrences already recorded, when no further occurrence exists. Never guess, never invent text, never cite a chunk that does not contain the quote.
-3. CASE_FACTS is maintained by the harness, not by you. Treat it as authoritative: values in exact_values must be reproduced byte for byte, never rounded, reformatted or paraphrased. Clause types listed under resolved are done; do not extract them again.
-4. Keep clause_text short: the operative words of the clause, in the document's own words. Quotes should be the smallest verbatim span that supports clause_text; every number, amount and date in clause_text must appear in a quote.
-6. A tool result marked as an error says what was wrong with your call (for example a quote that is not verbatim); correct it and call the tool again.
-5. When every pending clause type has been handled, stop."""
+FENCE_CODE_CHARS = 12
+"""Hex characters of a fence code (48 bits)."""
 
 
 def tool_definitions(strict: bool = False) -> list[dict]:
@@ -106,11 +111,38 @@ def _strict(node: dict) -> dict:
     return out
 
 
-def render_case_facts(facts: CaseFacts) -> str:
-    """Render CASE_FACTS as a fenced JSON block (keys in schema order, values verbatim)."""
-    body = facts.model_dump(mode="json")
-    body["pending"] = facts.pending
-    return "<CASE_FACTS>\n" + json.dumps(body, indent=1, ensure_ascii=False) + "\n</CASE_FACTS>"
+
+CACHE_BREAKPOINT = {"type": "ephemeral"}
+"""``cache_control`` of a block that ends a cached prefix (5-minute TTL)."""
+
+
+def fence_code(*parts: str) -> str:
+    """A fence code that none of ``parts`` contains: :data:`FENCE_CODE_CHARS` hex of SHA-256.
+
+    Hashes a counter (0, 1, ...) and ``parts`` joined by NUL, and takes the first counter whose
+    code occurs in no part, so the same content always gets the same code (prompts stay
+    byte-identical, and cacheable, across sessions) and no fenced text can hold its own
+    closing tag. Never raises; ``parts`` are the texts placed between the fences.
+    """
+    joined = "\x00".join(parts).encode("utf-8")
+    salt = 0
+    while True:
+        code = hashlib.sha256(f"{salt}\x00".encode() + joined).hexdigest()[:FENCE_CODE_CHARS]
+        if not any(code in part for part in parts):
+            return code
+        salt += 1
+
+
+def _facts_json(facts: CaseFacts, pending: list[str] | None) -> str:
+    """CASE_FACTS as JSON (keys in schema order, values verbatim), ``pending`` added (default: facts.pending)."""
+    body = facts.model_dump(mode="json", exclude={"refusals"})
+    body["pending"] = facts.pending if pending is None else pending
+    return json.dumps(body, indent=1, ensure_ascii=False)
+
+
+def render_case_facts(facts: CaseFacts, code: str, pending: list[str] | None = None) -> str:
+    """Render CASE_FACTS as a JSON block fenced with ``code`` (see :func:`fence_code`)."""
+    return f"<CASE_FACTS-{code}>\n{_facts_json(facts, pending)}\n</CASE_FACTS-{code}>"
 
 
 def _pages(chunk: Chunk) -> str:
@@ -121,71 +153,97 @@ def _pages(chunk: Chunk) -> str:
     return f"{chunk.page_start}-{chunk.page_end}"
 
 
-def render_chunk(chunk: Chunk) -> str:
-    """Fence one chunk with its id, page range, section and heading path (text verbatim)."""
-    attrs = (
-        f'id="{escape(chunk.chunk_id)}" pages="{_pages(chunk)}" '
-        f'section="{escape(chunk.section_id or "")}" heading="{escape(" > ".join(chunk.heading_path))}"'
-    )
-    return f"<chunk {attrs}>\n{chunk.text}\n</chunk>"
+def _attrs(chunk: Chunk) -> str:
+    """A chunk's fence attributes: id, page range, section and heading path (HTML-escaped)."""
+    return (f'id="{escape(chunk.chunk_id)}" pages="{_pages(chunk)}" '
+            f'section="{escape(chunk.section_id or "")}" heading="{escape(" > ".join(chunk.heading_path))}"')
+
+
+def render_chunk(chunk: Chunk, code: str) -> str:
+    """Fence one chunk with ``code``, its id, page range, section and heading path (text verbatim)."""
+    return f"<chunk-{code} {_attrs(chunk)}>\n{chunk.text}\n</chunk-{code}>"
+
+
+def _chunk_parts(chunks: list[Chunk]) -> list[str]:
+    """What the chunk fences enclose (attributes and text), for :func:`fence_code`."""
+    return [f"{_attrs(c)}\n{c.text}" for c in chunks]
+
+
+def _chunk_block(chunks: list[Chunk], code: str) -> str:
+    return "\n\n".join([f"<retrieved_chunks-{code}>", *(render_chunk(c, code) for c in chunks),
+                        f"</retrieved_chunks-{code}>"])
 
 
 def build_request(
     facts: CaseFacts, pending: list[ClauseType], chunks: list[Chunk], max_tokens: int, *, strict: bool = False
 ) -> ModelRequest:
-    """Assemble one session's request: static prefix, CASE_FACTS, chunks, then the task.
+    """Assemble one session's request: static prefix, then one user message of two text blocks.
 
+    Block 1 is CASE_FACTS then the retrieved chunks, and carries the third cache breakpoint
+    (after tools and system), so the session's later calls read the chunk context from the
+    cache; block 2 is the task (``pending``, in order). Every part is fenced with one code
+    derived from the content (:func:`fence_code`), which no fenced text contains.
     ``strict`` selects strict tool schemas (see :func:`tool_definitions`).
     """
-    definitions = [
-        {"name": c.name, "description": c.description, "hints": c.hints, "answer_kind": c.answer_kind}
-        for c in pending
-    ]
-    task = (
-        "<task>\nPending clause types (handle each, in this order):\n"
-        + json.dumps(definitions, indent=1, ensure_ascii=False)
-        + "\nCall extract_clause or record_not_found for each. Quote verbatim; cite the chunk id"
-        " and the page the quote is on.\n</task>"
-    )
-    content = "\n\n".join(
-        [render_case_facts(facts), "<retrieved_chunks>", *map(render_chunk, chunks), "</retrieved_chunks>", task]
-    )
+    definitions = json.dumps([{"name": c.name, "description": c.description, "hints": c.hints,
+                               "answer_kind": c.answer_kind} for c in pending], indent=1, ensure_ascii=False)
+    facts_json = _facts_json(facts, [c.name for c in pending])
+    code = fence_code(facts_json, definitions, *_chunk_parts(chunks))
+    context = f"<CASE_FACTS-{code}>\n{facts_json}\n</CASE_FACTS-{code}>\n\n{_chunk_block(chunks, code)}"
+    task = (f"\n\n<task-{code}>\nPending clause types (handle each, in this order):\n{definitions}\n"
+            "Call extract_clause or record_not_found for each. Quote verbatim; cite the chunk id"
+            f" and the page the quote is on.\n</task-{code}>")
     return ModelRequest(
-        system=[{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}],
+        system=[{"type": "text", "text": SYSTEM_PROMPT, "cache_control": dict(CACHE_BREAKPOINT)}],
         tools=tool_definitions(strict),
-        messages=[Message(role="user", content=content)],
+        messages=[Message(role="user", content=[
+            {"type": "text", "text": context, "cache_control": dict(CACHE_BREAKPOINT)},
+            {"type": "text", "text": task}])],
         max_tokens=max_tokens,
     )
 
 
-_CHUNK_RE = re.compile(r'<chunk id="([^"]*)" pages="([^"]*)" section="([^"]*)" heading="[^"]*">\n(.*?)\n</chunk>', re.S)
+def prompt_text(content: str | list[dict]) -> str:
+    """A message's text: the string itself, or its text blocks concatenated in order."""
+    if isinstance(content, str):
+        return content
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+_FACTS_OPEN = re.compile(r"<CASE_FACTS-([0-9a-f]{%d})>\n" % FENCE_CODE_CHARS)
 
 
 def parse_prompt(content: str) -> tuple[dict, list[tuple[str, str, str]], list[dict]]:
     """Read back a rendered prompt: ``(case_facts, [(chunk_id, pages, text)], clause definitions)``.
 
-    Used by the offline baseline model, which sees only what Claude would see.
-    Raises ValueError when a part is missing.
+    Used by the offline baseline model, which sees only what Claude would see. Only the
+    harness's own structure is read: the fence code comes from the opening CASE_FACTS tag at
+    the very start, and only tags carrying it count, so chunk text cannot forge a chunk,
+    a task or the end of a block. Raises ValueError when a part is missing.
     """
-    facts = re.search(r"<CASE_FACTS>\n(.*?)\n</CASE_FACTS>", content, re.S)
-    task = re.search(r"<task>\nPending clause types[^\n]*\n(.*?)\nCall extract_clause", content, re.S)
-    if not facts or not task:
+    head = _FACTS_OPEN.match(content)
+    code = re.escape(head.group(1)) if head else ""
+    facts = re.match(rf"<CASE_FACTS-{code}>\n(.*?)\n</CASE_FACTS-{code}>", content, re.S) if head else None
+    task = re.search(rf"<task-{code}>\nPending clause types[^\n]*\n(.*?)\nCall extract_clause", content, re.S)
+    if not facts or not task or not head:
         raise ValueError("prompt lacks CASE_FACTS or task block")
-    chunks = [(unescape(m.group(1)), m.group(2), m.group(4)) for m in _CHUNK_RE.finditer(content)]
+    chunk_re = re.compile(
+        rf'<chunk-{code} id="([^"]*)" pages="([^"]*)" section="([^"]*)" heading="[^"]*">\n(.*?)\n</chunk-{code}>', re.S)
+    chunks = [(unescape(m.group(1)), m.group(2), m.group(4)) for m in chunk_re.finditer(content)]
     return json.loads(facts.group(1)), chunks, json.loads(task.group(1))
 
 
 def render_next_page(clause_type: str, chunks: list[Chunk]) -> str:
-    """Tool-result text carrying the next page of retrieved chunks for one clause type."""
+    """Tool-result text carrying the next page of retrieved chunks for one clause type (fenced, own code)."""
     if not chunks:
         return f"no further retrieved chunks for {clause_type}; it is closed with the occurrences recorded"
-    body = "\n\n".join(map(render_chunk, chunks))
+    code = fence_code(clause_type, *_chunk_parts(chunks))
     return (f"next retrieved chunks for {clause_type} (extract further occurrences, or call "
-            f"record_not_found if there is none):\n<retrieved_chunks>\n{body}\n</retrieved_chunks>")
+            f"record_not_found if there is none):\n{_chunk_block(chunks, code)}")
 
 
 def prefix_tokens(request: ModelRequest) -> int:
-    """Estimated tokens of the cached prefix (tools + system), see :mod:`longdoc.core.tokens`."""
+    """Estimated tokens of the cached static prefix (tools + system), see :mod:`longdoc.core.tokens`."""
     from longdoc.core.tokens import estimate_tokens
 
     return estimate_tokens(json.dumps(request.tools) + json.dumps(request.system))

@@ -28,9 +28,9 @@ from longdoc.core.documents import ready_document
 from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, NotFound, short_cause
 from longdoc.core.messages import Usage
 from longdoc.core.ports import ExecutionStarter, StateStore
-from longdoc.core.records import CHECKPOINT_TTL_SECONDS, Checkpoint, RunRecord
+from longdoc.core.records import CHECKPOINT_TTL_SECONDS, RunRecord
 from longdoc.extract.catalogue import Catalogue
-from longdoc.extract.cost import estimate_cost, load_prices
+from longdoc.extract.report_fields import cache_figures, checkpoint_fields, cost_usd, model_provider
 from longdoc.extract.steps import ExecutionInput, execution_name
 
 log = logging.getLogger(__name__)
@@ -46,10 +46,24 @@ def new_run_id() -> str:
     return f"run-{uuid.uuid4().hex[:12]}"
 
 
+def _bounds(field: str) -> tuple[int, int]:
+    """``(ge, le)`` of an :class:`ExtractionSettings` integer field: one source for every entry point."""
+    metadata = ExtractionSettings.model_fields[field].metadata
+    low = next(m.ge for m in metadata if hasattr(m, "ge"))
+    high = next(m.le for m in metadata if hasattr(m, "le"))
+    return int(low), int(high)
+
+
+MAX_TOKENS_BOUNDS = _bounds("max_tokens")
+"""Allowed ``max_tokens`` (output tokens per call): the settings' bounds, (64, 64000), used by the
+settings, :class:`RunRequest` (API and CLI) and the CLI's ``--max-tokens``."""
+
+
 class RunRequest(BaseModel):
     """What a run is asked to do: the body of ``POST /extractions``, or the CLI's arguments.
 
-    ``max_tokens`` / ``top_k`` None take the settings' defaults; ``facts`` are exact values
+    ``max_tokens`` (output tokens per call, within :data:`MAX_TOKENS_BOUNDS`) / ``top_k`` None
+    take the settings' defaults; ``facts`` are exact values
     pinned into CASE_FACTS byte for byte. Its JSON (:meth:`model_dump_json`, fields in this
     order) is the request hash that names an idempotent run: never reorder or add fields.
     """
@@ -57,7 +71,7 @@ class RunRequest(BaseModel):
     doc_id: str
     doc_version: str | None = None
     clause_types: list[str]
-    max_tokens: int | None = None
+    max_tokens: int | None = Field(None, ge=MAX_TOKENS_BOUNDS[0], le=MAX_TOKENS_BOUNDS[1])
     top_k: int | None = None
     facts: dict[str, str] = Field(default_factory=dict)
 
@@ -318,34 +332,6 @@ def fail_or_resume(state: StateStore, run_id: str, error: str, cause: str,
     return "FAILED"
 
 
-def _cost(usage: Usage, model: str, prices_path: str | None) -> str | None:
-    """The estimated cost in USD as a decimal string, or None (unpriced model, unreadable price table)."""
-    try:
-        return estimate_cost(usage, model, load_prices(prices_path))
-    except (OSError, ValueError, LongdocError) as exc:
-        log.warning("no cost estimate: price table unreadable (%s)", exc)
-        return None
-
-
-def model_provider(model: str) -> Literal["anthropic", "bedrock", "offline"]:
-    """Who served ``model``: ``"bedrock"`` for an Amazon Bedrock model, inference profile or ARN
-    (``anthropic.claude-...``, ``us.anthropic.claude-...``, ``arn:aws:bedrock:...``), ``"offline"`` for
-    the offline baseline (``offline-...``), else ``"anthropic"`` (the Anthropic API's ``claude-...`` ids)."""
-    if model.startswith("offline-"):
-        return "offline"
-    if model.startswith("arn:") or model.startswith("anthropic.") or ".anthropic." in model:
-        return "bedrock"
-    return "anthropic"
-
-
-def _checkpoint_fields(checkpoint: Checkpoint | None) -> dict[str, Any]:
-    """The report fields that come from the checkpoint (zeros and empties without one)."""
-    if checkpoint is None:
-        return {"sessions": 0, "checkpoints": 0, "case_facts": None}
-    return {"sessions": checkpoint.sessions, "checkpoints": checkpoint.version,
-            "case_facts": checkpoint.case_facts.model_dump(mode="json")}
-
-
 def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -> dict[str, Any]:
     """The run as the CLI and API report it: status, model and its provider, counters, CASE_FACTS,
     extractions, usage, cost.
@@ -353,6 +339,9 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
     ``provider`` names who served ``model`` (:func:`model_provider`: ``anthropic``, ``bedrock`` or
     ``offline``).
 
+    ``cache`` reports prompt caching (tokens read from and written to the cache, and how many
+    of the recorded calls read it); ``refusals`` the clause types the model refused (with the
+    API's category); ``max_tokens`` the output cap per call after escalation (tokens).
     ``usage`` is the total over every model call (tokens); ``calls`` lists each call's usage
     (the last :data:`~longdoc.core.records.MAX_CALL_RECORDS`); ``cost_usd`` is a decimal string
     from the price table (``prices_path`` or the packaged one), or None for an unpriced model.
@@ -368,11 +357,14 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
         "status": run.status,
         "model": run.model,
         "provider": model_provider(run.model),
-        **_checkpoint_fields(checkpoint),
+        **checkpoint_fields(checkpoint),
         "extractions": [e.model_dump(mode="json", exclude={"model", "session", "final"}) | {"model": e.model}
                         for e in state.list_extractions(run_id)],
         "usage": usage.model_dump(),
-        "cost_usd": _cost(usage, run.model, prices_path),
+        "cache": cache_figures(checkpoint),
+        "refusals": ({c: r.model_dump() for c, r in checkpoint.case_facts.refusals.items()} if checkpoint else {}),
+        "max_tokens": (checkpoint.max_tokens if checkpoint and checkpoint.max_tokens else run.max_tokens),
+        "cost_usd": cost_usd(usage, run.model, prices_path),
         "calls": [c.model_dump() for c in checkpoint.calls] if checkpoint else [],
         "rejected_citations": checkpoint.rejected_citations if checkpoint else 0,
         "executions": run.executions,

@@ -10,10 +10,10 @@ https://docs.anthropic.com/en/api/handling-stop-reasons):
 ==================================  ==========================================================
 ``tool_use``                        run the tools, continue the same session (while pending)
 ``pause_turn``                      send the assistant turn back as is, continue the session
-``max_tokens``                      discard a trailing cut-off tool call, checkpoint, CONTINUE
+``max_tokens``                      discard a trailing cut-off tool call; double max_tokens and ask again
 ``model_context_window_exceeded``   same as ``max_tokens``: the next session starts fresh
 ``end_turn`` / ``stop_sequence``    DONE only if the harness finds nothing pending, else CONTINUE
-``refusal``                         checkpoint, then :class:`ModelRefused` (the run fails)
+``refusal``                         record it per clause type, CONTINUE with the others (see below)
 ==================================  ==========================================================
 
 A clause type may occur several times: each verified ``extract_clause`` call stores one
@@ -32,134 +32,40 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import ModelRefused, NoProgress, NotFound
-from longdoc.core.messages import Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.models import Chunk
-from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
                                   Extraction, RunRecord)
-from longdoc.extract.catalogue import Catalogue, ClauseType
+from longdoc.extract.context import page, retrieve
 from longdoc.extract.cost import warn_if_prefix_uncacheable
 from longdoc.extract.harness import apply_extraction, handle_tool
 from longdoc.extract.prompt import build_request, prefix_tokens, render_next_page
-from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
+from longdoc.extract.refusals import askable, record_refusal, unanswerable
 from longdoc.extract.runs import now, record_session
 # Re-exported for callers not yet moved to longdoc.extract.runs (longdoc.eval.extraction imports them here).
 from longdoc.extract.runs import run_result as run_result, start_run as start_run
+# The session's types and limits live in longdoc.extract.session_types; re-exported here for callers.
+from longdoc.extract.session_types import MAX_CALLS_PER_SESSION as MAX_CALLS_PER_SESSION
+from longdoc.extract.session_types import Deps as Deps
+from longdoc.extract.session_types import SessionOptions as SessionOptions
+from longdoc.extract.session_types import SessionOutcome as SessionOutcome
 
 log = logging.getLogger(__name__)
 
-MAX_CALLS_PER_SESSION = 8
-NO_PROGRESS_LIMIT = 3
-
-
-@dataclass(frozen=True)
-class Deps:
-    """The adapters a session needs (see :mod:`longdoc.core.ports`)."""
-
-    state: StateStore
-    blobs: BlobStore
-    embedder: Embedder
-    index: VectorIndex
-    model: Model
-    catalogue: Catalogue
-
-
-@dataclass(frozen=True)
-class SessionOptions:
-    """How one session is bounded; nothing here is Lambda-specific.
-
-    ``deadline`` is a ``clock()`` value (seconds) after which no new model call starts: the
-    session checkpoints and returns ``CONTINUE`` with ``stop_reason="time_limit"``.
-    ``call_deadline`` (same clock) is when a model call already under way must give up
-    (its budget, retries included, is what is left until then); None: no bound.
-    ``execution`` is the Step Functions execution name, recorded on the run.
-    ``strict_tools`` selects strict tool schemas. ``no_progress_limit``: see the module docstring.
-    ``budget_tokens`` bounds the retrieved context (estimated tokens, headers included; see
-    :func:`longdoc.extract.retrieve.assemble`): ``None`` sends every retrieved page (``top_k``
-    per pending clause type); with a budget, chunks go in rank order until the next would
-    pass it, and a document that fits whole is sent whole, in order.
-    """
-
-    deadline: float | None = None
-    call_deadline: float | None = None
-    execution: str | None = None
-    strict_tools: bool = False
-    no_progress_limit: int = NO_PROGRESS_LIMIT
-    budget_tokens: int | None = None
-    clock: Callable[[], float] = field(default=time.monotonic)
-
-
-@dataclass(frozen=True)
-class SessionOutcome:
-    """Where a run stands after one session (small: it travels between Step Functions states).
-
-    ``rejected_citations`` and ``model_calls`` count this session only (for metrics).
-    """
-
-    run_id: str
-    doc_id: str
-    status: Literal["CONTINUE", "DONE"]
-    stop_reason: str | None
-    sessions: int
-    checkpoint_version: int
-    extracted: int
-    pending: int
-    rejected_citations: int = 0
-    model_calls: int = 0
-
-
-def _retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever:
-    """Hybrid retriever over the run's document version, filtered by the run's ``term`` /
-    ``line_of_business`` facts when given (see :mod:`longdoc.extract.retrieve`)."""
-    return Retriever(list(chunks.values()), deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT,
-                     lead_rank=LEAD_RANK, term=run.facts.get("term"),
-                     line_of_business=run.facts.get("line_of_business"))
-
-
-def _page(deps: Deps, run: RunRecord, clause: ClauseType, page: int, chunks: dict[str, Chunk],
-          retriever: Retriever | None = None) -> list[Chunk]:
-    """Page ``page`` (0-based) of the top-K retrieval for one clause type: ranks ``page*K .. page*K+K-1``."""
-    retriever = retriever or _retriever(deps, run, chunks)
-    query = clause.query_text()
-    ranked = retriever.rank(query, deps.embedder.embed_query(query), run.top_k * (page + 1))
-    return ranked[page * run.top_k:]
-
-
-def _retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, chunks: dict[str, Chunk],
-              budget_tokens: int | None = None) -> list[Chunk]:
-    """Each pending clause type's current retrieval page, merged in document order without repeats.
-
-    With ``budget_tokens``, the pages are interleaved by rank (first of each clause type,
-    then second, ...) and assembled within the budget (:func:`assemble`); a document that
-    fits whole is sent whole.
-    """
-    retriever = _retriever(deps, run, chunks)
-    pages = [_page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks, retriever)
-             for clause in deps.catalogue.resolve_many(facts.pending)]
-    picked: dict[str, Chunk] = {}
-    for rank in range(max((len(p) for p in pages), default=0)):
-        for page in pages:
-            if rank < len(page):
-                picked.setdefault(page[rank].chunk_id, page[rank])
-    selected = list(picked.values())
-    if budget_tokens is not None:
-        assembly = assemble(selected, budget_tokens, all_chunks=retriever.pool)
-        if assembly.top_over_budget:
-            log.warning("top chunk alone is over the %d-token context budget (%d tokens)", budget_tokens,
-                        assembly.tokens)
-        selected = assembly.chunks
-    return sorted(selected, key=lambda c: c.ordinal)
-
 
 @dataclass
-class _Session:
-    """One session's working state: the run, its last checkpoint and what this session changed."""
+class Session:
+    """One session's working state: the run, its last checkpoint and what this session changed.
+
+    Built by :func:`open_session`; advanced by :func:`start_turn` and :func:`apply_response`;
+    checkpointed by :func:`finish_session`. The synchronous loop and the batch harvest
+    (:mod:`longdoc.bulk`) drive it the same way, with a different transport for the call.
+    """
 
     run: RunRecord
     checkpoint: Checkpoint
@@ -174,9 +80,14 @@ class _Session:
     model_calls: int = 0
     time_limited: bool = False
     chunks: dict[str, Chunk] = field(default_factory=dict)
+    max_tokens: int = 0
+    escalated: bool = False
+    refused: bool = False
+    cache_read: int = 0
+    asked: list[str] = field(default_factory=list)
 
 
-def _open(deps: Deps, run_id: str) -> _Session:
+def open_session(deps: Deps, run_id: str) -> Session:
     """Load the run and its checkpoint (or a fresh one) and fold the stored extractions into CASE_FACTS.
 
     Folding them in makes an invocation re-run from an older checkpoint see the work a
@@ -195,12 +106,13 @@ def _open(deps: Deps, run_id: str) -> _Session:
     for stored in deps.state.list_extractions(run_id):
         apply_extraction(facts, stored)
         last[stored.clause_type] = stored
-    return _Session(run=run, checkpoint=checkpoint, facts=facts, last=last, usage=checkpoint.usage,
+    return Session(run=run, checkpoint=checkpoint, facts=facts, last=last, usage=checkpoint.usage,
                     calls=list(checkpoint.calls), number=checkpoint.sessions,
-                    stop_reason=checkpoint.last_stop_reason, stalled=checkpoint.stalled_sessions)
+                    stop_reason=checkpoint.last_stop_reason, stalled=checkpoint.stalled_sessions,
+                    max_tokens=checkpoint.max_tokens or run.max_tokens)
 
 
-def _save(deps: Deps, s: _Session, options: SessionOptions, done: bool) -> int:
+def _save(deps: Deps, s: Session, options: SessionOptions, done: bool) -> int:
     """Save the next checkpoint version and the run's progress; returns that version.
 
     A finished run's checkpoint gets ``expires_at`` (now + 30 days, the DynamoDB TTL).
@@ -210,7 +122,7 @@ def _save(deps: Deps, s: _Session, options: SessionOptions, done: bool) -> int:
     deps.state.save_checkpoint(Checkpoint(
         run_id=s.run.run_id, version=version, case_facts=s.facts, sessions=s.number, last_stop_reason=s.stop_reason,
         usage=s.usage, updated_at=now(), stalled_sessions=s.stalled, calls=s.calls[-MAX_CALL_RECORDS:],
-        rejected_citations=s.checkpoint.rejected_citations + s.rejected,
+        rejected_citations=s.checkpoint.rejected_citations + s.rejected, max_tokens=s.max_tokens,
         expires_at=int(time.time()) + CHECKPOINT_TTL_SECONDS if done else None))
     record_session(deps.state, s.run, model=deps.model.name, execution=options.execution,
                    checkpoint_version=version, done=done)
@@ -218,36 +130,40 @@ def _save(deps: Deps, s: _Session, options: SessionOptions, done: bool) -> int:
 
 
 def _out_of_time(options: SessionOptions) -> bool:
-    """Whether the session's deadline has passed (never without one)."""
-    return options.deadline is not None and options.clock() >= options.deadline
+    """Whether no model call may start: the deadline has passed, or less than ``min_call_seconds``
+    are left before ``call_deadline`` (never without them)."""
+    now_ = options.clock()
+    if options.call_deadline is not None and options.call_deadline - now_ < options.min_call_seconds:
+        return True
+    return options.deadline is not None and now_ >= options.deadline
 
 
-def _store(deps: Deps, s: _Session, extraction: Extraction) -> None:
+def _store(deps: Deps, s: Session, extraction: Extraction) -> None:
     """Store a verified extraction (idempotent by its key) and apply it to CASE_FACTS."""
     deps.state.put_extraction(s.run.run_id, extraction)
-    apply_extraction(s.facts, extraction)
+    apply_extraction(s.facts, extraction, s.chunks)
     s.last[extraction.clause_type] = extraction
 
 
-def _close(deps: Deps, s: _Session, clause: str, why: str) -> None:
+def _close(deps: Deps, s: Session, clause: str, why: str) -> None:
     """Close an open multi-instance clause type: re-store its last instance as final (idempotent)."""
     final = s.last[clause].model_copy(update={"final": True})
     deps.state.put_extraction(s.run.run_id, final)
-    apply_extraction(s.facts, final)
+    apply_extraction(s.facts, final, s.chunks)
     s.facts.decisions.append(f"{clause}: no further occurrence ({why})")
 
 
-def _next_page(deps: Deps, s: _Session, clause: str) -> str:
+def _next_page(deps: Deps, s: Session, clause: str) -> str:
     """Advance ``clause``'s retrieval cursor and render that page for the tool result (closing it when empty)."""
-    page = s.facts.retrieval_pages.get(clause, 0) + 1
-    s.facts.retrieval_pages[clause] = page
-    more = _page(deps, s.run, deps.catalogue.resolve(clause), page, s.chunks)
+    number = s.facts.retrieval_pages.get(clause, 0) + 1
+    s.facts.retrieval_pages[clause] = number
+    more = page(deps, s.run, deps.catalogue.resolve(clause), number, s.chunks)
     if not more:
         _close(deps, s, clause, "retrieval exhausted")
     return render_next_page(clause, more)
 
 
-def _run_tool(deps: Deps, s: _Session, block: ToolUseBlock, model: str) -> dict[str, Any]:
+def _run_tool(deps: Deps, s: Session, block: ToolUseBlock, model: str) -> dict[str, Any]:
     """Run one tool call through the harness, act on its outcome, and return the ``tool_result`` block."""
     outcome = handle_tool(block, s.facts, s.chunks, model, s.number)
     s.rejected += outcome.rejected_citation
@@ -261,18 +177,29 @@ def _run_tool(deps: Deps, s: _Session, block: ToolUseBlock, model: str) -> dict[
     return {"type": "tool_result", "tool_use_id": block.id, "content": text, "is_error": outcome.is_error}
 
 
-def _call(deps: Deps, s: _Session, options: SessionOptions, request: ModelRequest,
+def _call(deps: Deps, s: Session, options: SessionOptions, request: ModelRequest,
           messages: list[Message]) -> ModelResponse:
-    """One model call with the conversation so far, its time budget bounded by ``call_deadline``; usage recorded."""
+    """One model call with the conversation so far, its time budget bounded by ``call_deadline``."""
     budget = None if options.call_deadline is None else max(1.0, options.call_deadline - options.clock())
-    response = deps.model.create(ModelRequest(**{**request.model_dump(), "messages": messages,
-                                                 "timeout_seconds": budget}))
+    return deps.model.create(turn_request(s, request, messages, budget))
+
+
+def turn_request(s: Session, request: ModelRequest, messages: list[Message],
+                 timeout_seconds: float | None = None) -> ModelRequest:
+    """The request of the session's next model call: ``request`` with ``messages`` and the
+    session's current output cap (tokens, after escalation); ``timeout_seconds`` its time budget."""
+    return ModelRequest(**{**request.model_dump(), "messages": messages, "max_tokens": s.max_tokens,
+                           "timeout_seconds": timeout_seconds})
+
+
+def _record_call(s: Session, response: ModelResponse) -> None:
+    """Count one model call's usage (tokens) and stop reason on the session."""
     s.model_calls += 1
+    s.cache_read += response.usage.cache_read_input_tokens
     s.usage = s.usage.add(response.usage)
     s.stop_reason = response.stop_reason
     s.calls.append(CallRecord(session=s.number, model=response.model, stop_reason=response.stop_reason,
                               usage=response.usage))
-    return response
 
 
 def _kept_blocks(response: ModelResponse) -> list[Any]:
@@ -284,34 +211,75 @@ def _kept_blocks(response: ModelResponse) -> list[Any]:
     return blocks
 
 
-def _refuse(deps: Deps, s: _Session, options: SessionOptions, response: ModelResponse) -> None:
-    """Checkpoint, then raise :class:`ModelRefused` with (up to 500 characters of) the model's text."""
-    refusal = " ".join(b.text for b in response.content if isinstance(b, TextBlock))[:500]
-    _save(deps, s, options, False)
-    raise ModelRefused(f"model refused in session {s.number} of run {s.run.run_id}"
-                       + (f": {refusal}" if refusal else ""))
+def _escalate(s: Session, options: SessionOptions, response: ModelResponse) -> bool:
+    """Double the output cap after a tool call cut by ``max_tokens`` (up to the ceiling); returns whether it grew.
 
-
-def _exchange(deps: Deps, s: _Session, options: SessionOptions, request: ModelRequest,
-              messages: list[Message]) -> bool:
-    """One model call and its tool calls; returns whether the session goes on (``messages`` extended).
-
-    Raises :class:`ModelRefused` on a refusal (after checkpointing) and the model port's errors.
+    Anthropic's stop-reason guidance for a ``tool_use`` cut by ``max_tokens`` is to retry with
+    a higher ``max_tokens`` (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons).
+    The new cap is checkpointed, so later sessions keep it; a growth counts as progress.
     """
-    response = _call(deps, s, options, request, messages)
+    cut = response.stop_reason == "max_tokens" and bool(response.content) and isinstance(
+        response.content[-1], ToolUseBlock)
+    grown = min(s.max_tokens * 2, options.max_tokens_ceiling)
+    if not cut or grown <= s.max_tokens:
+        return False
+    log.info("tool call cut by max_tokens=%d; retrying with %d", s.max_tokens, grown)
+    s.max_tokens, s.escalated = grown, True
+    return True
+
+
+def _exchange(deps: Deps, s: Session, options: SessionOptions, request: ModelRequest,
+              messages: list[Message]) -> bool:
+    """One synchronous model call and :func:`apply_response`; returns whether the session goes on."""
+    return apply_response(deps, s, options, _call(deps, s, options, request, messages), messages)
+
+
+def apply_response(deps: Deps, s: Session, options: SessionOptions, response: ModelResponse,
+                   messages: list[Message]) -> bool:
+    """THE harness step of both transports: one Messages response -> verified extractions (stored),
+    CASE_FACTS, refusals, max_tokens escalation and the next turn; returns whether the session goes on.
+
+    Usage is recorded; each tool call runs through the harness (:func:`_run_tool`); a refusal
+    is recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`)
+    and ends the session; a tool call cut by ``max_tokens`` is asked again with twice the room
+    (:func:`_escalate`). ``messages`` is extended with the assistant turn and the tool results.
+    The synchronous loop calls it after each ``Model.create``; the batch harvest
+    (:func:`longdoc.bulk.service.harvest`) with each ``succeeded`` batch result.
+    """
+    _record_call(s, response)
     blocks = _kept_blocks(response)
     results = [_run_tool(deps, s, b, response.model) for b in blocks if isinstance(b, ToolUseBlock)]
     if s.stop_reason == "refusal":
-        _refuse(deps, s, options, response)
-    if s.stop_reason not in ("pause_turn", "tool_use") or not s.facts.pending or not blocks:
+        s.refused = record_refusal(s.facts, s.asked, response, s.number) is not None
         return False
-    messages.append(Message(role="assistant", content=[b.model_dump() for b in blocks]))
+    again = _escalate(s, options, response) and bool(s.facts.pending)
+    if not again and (s.stop_reason not in ("pause_turn", "tool_use") or not s.facts.pending or not blocks):
+        return False
+    if results or not again:
+        messages.append(Message(role="assistant", content=[b.model_dump() for b in blocks]))
     if results:
         messages.append(Message(role="user", content=results))
     return True
 
 
-def _converse(deps: Deps, s: _Session, options: SessionOptions) -> None:
+def start_turn(deps: Deps, s: Session) -> None:
+    """Begin the session's model turn: count the session, fix the clause types asked and load the chunks."""
+    s.number += 1
+    s.asked = askable(s.facts)
+    s.chunks = {c.chunk_id: c for c in load_chunks(deps.blobs, s.run.doc_id, s.run.doc_version)}
+
+
+def first_request(deps: Deps, s: Session, options: SessionOptions) -> ModelRequest:
+    """The session's first request (after :func:`start_turn`): top-K chunks per asked clause type,
+    CASE_FACTS and the tools (:func:`longdoc.extract.prompt.build_request`)."""
+    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens)
+    request = build_request(s.facts, deps.catalogue.resolve_many(s.asked), context, s.max_tokens,
+                            strict=options.strict_tools)
+    warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))
+    return turn_request(s, request, list(request.messages))
+
+
+def _converse(deps: Deps, s: Session, options: SessionOptions) -> None:
     """The session proper: retrieve, build the prompt, then up to :data:`MAX_CALLS_PER_SESSION` model calls.
 
     Past ``options.deadline`` no model call starts (``stop_reason="time_limit"``).
@@ -319,12 +287,8 @@ def _converse(deps: Deps, s: _Session, options: SessionOptions) -> None:
     if _out_of_time(options):
         s.time_limited, s.stop_reason = True, "time_limit"
         return
-    s.number += 1
-    s.chunks = {c.chunk_id: c for c in load_chunks(deps.blobs, s.run.doc_id, s.run.doc_version)}
-    context = _retrieve(deps, s.run, s.facts, s.chunks, options.budget_tokens)
-    request = build_request(s.facts, deps.catalogue.resolve_many(s.facts.pending), context, s.run.max_tokens,
-                            strict=options.strict_tools)
-    warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))
+    start_turn(deps, s)
+    request = first_request(deps, s, options)
     messages = list(request.messages)
     for _ in range(MAX_CALLS_PER_SESSION):
         if _out_of_time(options):
@@ -334,19 +298,30 @@ def _converse(deps: Deps, s: _Session, options: SessionOptions) -> None:
             return
 
 
-def _finish(deps: Deps, s: _Session, options: SessionOptions) -> SessionOutcome:
-    """Count a stalled session, checkpoint, and say where the run stands (or raise :class:`NoProgress`)."""
+def finish_session(deps: Deps, s: Session, options: SessionOptions) -> SessionOutcome:
+    """Count a stalled session, checkpoint, and say where the run stands.
+
+    Raises :class:`ModelRefused` when only finally refused clause types are left (naming
+    them and their categories; the others are stored) and :class:`NoProgress`.
+    """
     done = not s.facts.pending
     progressed = s.facts.progress_marker() != s.checkpoint.case_facts.progress_marker()
-    s.stalled = 0 if (done or progressed or s.time_limited) else s.checkpoint.stalled_sessions + 1
+    moved = done or progressed or s.time_limited or s.escalated or s.refused
+    s.stalled = 0 if moved else s.checkpoint.stalled_sessions + 1
     version = _save(deps, s, options, done)
+    refused = unanswerable(s.facts)
+    if refused:
+        why = "; ".join(f"{c} ({s.facts.refusals[c].category or 'no category'}): {s.facts.refusals[c].explanation or ''}"
+                        for c in refused)
+        raise ModelRefused(f"model refused in session {s.number} of run {s.run.run_id}: {why}")
     if not done and s.stalled >= options.no_progress_limit:
         raise NoProgress(f"run {s.run.run_id}: {s.stalled} sessions in a row resolved nothing new "
                          f"(last stop_reason {s.stop_reason}); pending: {', '.join(s.facts.pending)}")
     return SessionOutcome(run_id=s.run.run_id, doc_id=s.run.doc_id, status="DONE" if done else "CONTINUE",
                           stop_reason=s.stop_reason, sessions=s.number, checkpoint_version=version,
                           extracted=s.facts.extracted_count, pending=len(s.facts.pending),
-                          rejected_citations=s.rejected, model_calls=s.model_calls)
+                          rejected_citations=s.rejected, model_calls=s.model_calls,
+                          cache_read_tokens=s.cache_read, max_tokens=s.max_tokens)
 
 
 def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) -> SessionOutcome:
@@ -359,7 +334,7 @@ def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) 
     loser's stored extractions are idempotent, so nothing is duplicated).
     """
     options = options or SessionOptions()
-    s = _open(deps, run_id)
+    s = open_session(deps, run_id)
     if s.facts.pending:
         _converse(deps, s, options)
-    return _finish(deps, s, options)
+    return finish_session(deps, s, options)

@@ -1,0 +1,121 @@
+"""Adapters of the :class:`longdoc.bulk.ports.BatchClient` port: the Anthropic Message Batches API
+through the ``anthropic`` SDK (``client.messages.batches.create/retrieve/results/cancel``), and a
+local one answering in the same shapes from a :class:`~longdoc.core.ports.Model`."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from longdoc.adapters.claude import _to_response
+from longdoc.bulk.ports import BatchInfo, BatchNotFound, BatchResult
+from longdoc.bulk.requests import model_request
+from longdoc.core.errors import ModelRequestError
+from longdoc.core.ports import Model
+
+
+class AnthropicBatches:
+    """Message Batches through the SDK. ``api_key`` / ``base_url`` as for
+    :class:`~longdoc.adapters.claude.ClaudeModel` (tests point ``base_url`` at a loopback fake)."""
+
+    def __init__(self, api_key: str, base_url: str | None = None, max_retries: int = 2) -> None:
+        import anthropic
+
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=max_retries)
+
+    def __repr__(self) -> str:
+        return "AnthropicBatches()"
+
+    @staticmethod
+    def _info(batch: Any) -> BatchInfo:
+        return BatchInfo(id=batch.id, processing_status=batch.processing_status,
+                         counts=batch.request_counts.model_dump())
+
+    def create(self, requests: list[dict[str, Any]]) -> BatchInfo:
+        """``POST /v1/messages/batches``."""
+        return self._info(self._client.messages.batches.create(requests=requests))  # type: ignore[arg-type]
+
+    def retrieve(self, batch_id: str) -> BatchInfo:
+        """``GET /v1/messages/batches/{id}``; 404 -> :class:`BatchNotFound`."""
+        import anthropic
+
+        try:
+            return self._info(self._client.messages.batches.retrieve(batch_id))
+        except anthropic.NotFoundError as exc:
+            raise BatchNotFound(batch_id) from exc
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        """The results JSONL, decoded line by line as it streams."""
+        for line in self._client.messages.batches.results(batch_id):
+            result = line.result
+            if result.type == "succeeded":
+                yield BatchResult(line.custom_id, "succeeded", response=_to_response(result.message))
+            elif result.type == "errored":
+                error = getattr(result.error, "error", None)
+                yield BatchResult(line.custom_id, "errored", error_type=getattr(error, "type", None),
+                                  error_message=getattr(error, "message", None))
+            else:
+                yield BatchResult(line.custom_id, result.type)
+
+    def cancel(self, batch_id: str) -> BatchInfo:
+        """``POST /v1/messages/batches/{id}/cancel``."""
+        return self._info(self._client.messages.batches.cancel(batch_id))
+
+
+Outcome = Callable[[str], BatchResult | None]
+"""Test hook: ``outcome(custom_id)`` returns the result to give instead of the model's answer, or None."""
+
+
+class LocalBatches:
+    """Batches answered at create time by ``model`` (offline baseline or Claude synchronously),
+    results kept as JSONL files under ``root``; ``outcome`` injects errored/canceled/expired results."""
+
+    def __init__(self, model: Model, root: Path, outcome: Outcome | None = None) -> None:
+        self.model, self.root, self.outcome = model, root, outcome
+        self._ids = itertools.count(len(list(root.glob("*.jsonl"))) if root.exists() else 0)
+        root.mkdir(parents=True, exist_ok=True)
+
+    def _answer(self, request: dict[str, Any]) -> BatchResult:
+        injected = self.outcome(request["custom_id"]) if self.outcome else None
+        if injected is not None:
+            return injected
+        try:
+            return BatchResult(request["custom_id"], "succeeded", response=self.model.create(
+                model_request(request["params"])))
+        except ModelRequestError as exc:
+            return BatchResult(request["custom_id"], "errored", error_type="invalid_request_error",
+                               error_message=str(exc))
+
+    def create(self, requests: list[dict[str, Any]]) -> BatchInfo:
+        """Answer every request now and store the results; the batch is ``ended`` at once."""
+        batch_id = f"msgbatch_local{next(self._ids):06d}"
+        with (self.root / f"{batch_id}.jsonl").open("w") as out:
+            for request in requests:
+                r = self._answer(request)
+                out.write(json.dumps({"custom_id": r.custom_id, "type": r.type, "error_type": r.error_type,
+                                      "error_message": r.error_message,
+                                      "response": r.response.model_dump() if r.response else None}) + "\n")
+        return BatchInfo(batch_id, "ended", {"processing": 0, "succeeded": len(requests)})
+
+    def retrieve(self, batch_id: str) -> BatchInfo:
+        """``ended`` for a stored batch; :class:`BatchNotFound` otherwise."""
+        if not (self.root / f"{batch_id}.jsonl").exists():
+            raise BatchNotFound(batch_id)
+        return BatchInfo(batch_id, "ended", {"processing": 0})
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        """The stored results, line by line."""
+        from longdoc.core.messages import ModelResponse
+
+        with (self.root / f"{batch_id}.jsonl").open() as lines:
+            for line in lines:
+                d = json.loads(line)
+                response = ModelResponse(**d["response"]) if d["response"] else None
+                yield BatchResult(d["custom_id"], d["type"], response, d["error_type"], d["error_message"])
+
+    def cancel(self, batch_id: str) -> BatchInfo:
+        """Nothing to cancel: local batches end at create."""
+        return self.retrieve(batch_id)

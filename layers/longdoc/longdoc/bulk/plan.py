@@ -1,0 +1,109 @@
+"""Pure planning of bulk rounds: ``custom_id``s, splitting requests into batches, the poll schedule.
+
+Limits are Anthropic's (Message Batches, https://docs.anthropic.com/en/docs/build-with-claude/batch-processing):
+a batch holds at most 100,000 requests or 256 MB, whichever comes first; a batch ends within
+24 hours (unfinished requests expire). ``custom_id`` must match ``^[a-zA-Z0-9_-]{1,64}$``.
+Step Functions Standard keeps at most 25,000 events in an execution's history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+MAX_BATCH_REQUESTS = 100_000
+"""Requests per batch (Anthropic's limit)."""
+MAX_BATCH_BYTES = 256 * 1024 * 1024
+"""Serialised bytes per batch (Anthropic's limit: 256 MB)."""
+CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""Allowed ``custom_id`` (Anthropic's Message Batches API)."""
+BATCH_LIFETIME_SECONDS = 24 * 3600
+"""A batch ends within 24 hours (Anthropic)."""
+HISTORY_EVENT_LIMIT = 25_000
+"""Events in one Step Functions Standard execution history."""
+EVENTS_PER_POLL = 9
+"""History events of one poll cycle in ``statemachine/bulk.asl.json``: Wait (entered, exited),
+the Poll task (entered, scheduled, started, succeeded, exited) and the Choice (entered, exited)."""
+
+
+@dataclass(frozen=True)
+class BulkLimits:
+    """Bounds of a bulk run. ``max_requests`` / ``max_bytes`` per batch (default Anthropic's; tests
+    lower them); ``max_rounds``: rounds before a still-pending document fails; ``max_retries``:
+    rounds a document may be re-sent after ``errored`` (not invalid_request_error), ``canceled``
+    or ``expired``; ``poll_first`` / ``poll_cap``: the first and longest wait between polls
+    (seconds), doubling in between; ``not_found_polls``: 404s tolerated right after create."""
+
+    max_requests: int = MAX_BATCH_REQUESTS
+    max_bytes: int = MAX_BATCH_BYTES
+    max_rounds: int = 12
+    max_retries: int = 3
+    poll_first: int = 30
+    poll_cap: int = 300
+    not_found_polls: int = 5
+
+    @classmethod
+    def from_env(cls) -> BulkLimits:
+        """Limits from ``LONGDOC_BULK_MAX_REQUESTS``, ``_MAX_BYTES``, ``_MAX_ROUNDS``, ``_MAX_RETRIES``,
+        ``_POLL_FIRST``, ``_POLL_CAP`` (whole numbers); unset: the defaults."""
+        names = {"max_requests": "MAX_REQUESTS", "max_bytes": "MAX_BYTES", "max_rounds": "MAX_ROUNDS",
+                 "max_retries": "MAX_RETRIES", "poll_first": "POLL_FIRST", "poll_cap": "POLL_CAP"}
+        values = {f: int(os.environ[f"LONGDOC_BULK_{n}"]) for f, n in names.items()
+                  if os.environ.get(f"LONGDOC_BULK_{n}")}
+        return cls(**values)
+
+
+def custom_id(run_id: str, round_number: int) -> str:
+    """``<run id>-r<round>``, characters outside ``[a-zA-Z0-9_-]`` replaced by ``_``; a run id too
+    long for 64 characters is shortened to 40 characters plus 12 hex of its SHA-256."""
+    safe = re.sub(r"[^a-zA-Z0-9_-]", "_", run_id)
+    suffix = f"-r{round_number}"
+    if len(safe) + len(suffix) > 64:
+        safe = safe[:40] + "_" + hashlib.sha256(run_id.encode()).hexdigest()[:12]
+    cid = safe + suffix
+    assert CUSTOM_ID.match(cid), cid
+    return cid
+
+
+def split(requests: Iterable[dict[str, Any]], limits: BulkLimits) -> Iterator[list[dict[str, Any]]]:
+    """Group requests into batches of at most ``limits.max_requests`` requests and ``limits.max_bytes``
+    serialised bytes (JSON, UTF-8, plus 2 bytes of separator each). A single request over the byte
+    limit raises ValueError (the API would refuse the batch)."""
+    batch: list[dict[str, Any]] = []
+    size = 2
+    for request in requests:
+        cost = len(json.dumps(request, ensure_ascii=False).encode()) + 2
+        if cost + 2 > limits.max_bytes:
+            raise ValueError(f"request {request.get('custom_id')} is {cost} bytes, over the batch limit")
+        if batch and (len(batch) >= limits.max_requests or size + cost > limits.max_bytes):
+            yield batch
+            batch, size = [], 2
+        batch.append(request)
+        size += cost
+    if batch:
+        yield batch
+
+
+def poll_wait(poll: int, limits: BulkLimits) -> int:
+    """Seconds to wait before poll number ``poll`` (0-based): ``poll_first`` doubling, at most ``poll_cap``."""
+    return min(limits.poll_first * 2 ** min(poll, 30), limits.poll_cap)
+
+
+def polls_within(seconds: int, limits: BulkLimits) -> int:
+    """How many polls the schedule makes in ``seconds`` (a batch's whole life: 24 h)."""
+    elapsed = polls = 0
+    while elapsed < seconds:
+        elapsed += max(1, poll_wait(polls, limits))
+        polls += 1
+    return polls
+
+
+def events_per_round(limits: BulkLimits, batch_seconds: int = BATCH_LIFETIME_SECONDS) -> int:
+    """History events of one round whose batch takes ``batch_seconds``: polls x :data:`EVENTS_PER_POLL`
+    plus Prepare, Submit, Harvest (5 each) and the round's Choice (2)."""
+    return polls_within(batch_seconds, limits) * EVENTS_PER_POLL + 3 * 5 + 2

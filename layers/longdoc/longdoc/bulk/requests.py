@@ -1,0 +1,46 @@
+"""Between a session's :class:`~longdoc.core.messages.ModelRequest` and a Message Batches request body."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from longdoc.core.messages import Message, ModelRequest
+
+CACHE_TTL = "1h"
+"""Cache TTL of the static prefix in batches: Anthropic's batch docs suggest the 1-hour cache for
+prompts shared across a batch, whose requests may run over more than the default 5 minutes."""
+
+
+def _one_hour(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``blocks`` with every ``cache_control`` mark given the 1-hour TTL."""
+    out = copy.deepcopy(blocks)
+    for block in out:
+        if isinstance(block.get("cache_control"), dict):
+            block["cache_control"]["ttl"] = CACHE_TTL
+    return out
+
+
+def batch_params(model: str, request: ModelRequest, note: str | None = None) -> dict[str, Any]:
+    """The Messages API body (``params``) of one batch request: model, max_tokens (tokens), system,
+    tools, tool_choice, messages; cache marks get the 1-hour TTL. ``note`` (why the previous round's
+    request failed) is added as a text block to the first user message."""
+    messages = [m.model_dump() for m in request.messages]
+    if note:
+        first = messages[0]
+        content = first["content"] if isinstance(first["content"], list) else [{"type": "text", "text": first["content"]}]
+        first["content"] = [*content, {"type": "text", "text": f"Note: the previous request failed ({note})."}]
+    params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
+    if request.system:
+        params["system"] = _one_hour(request.system)
+    if request.tools:
+        params["tools"] = _one_hour(request.tools)
+        params["tool_choice"] = request.tool_choice
+    return params
+
+
+def model_request(params: dict[str, Any]) -> ModelRequest:
+    """The :class:`ModelRequest` of a batch request's ``params`` (local adapters answer with a Model)."""
+    return ModelRequest(system=params.get("system", []), tools=params.get("tools", []),
+                        messages=[Message(**m) for m in params["messages"]], max_tokens=params["max_tokens"],
+                        tool_choice=params.get("tool_choice", {"type": "auto"}))

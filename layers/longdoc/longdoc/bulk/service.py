@@ -1,0 +1,226 @@
+"""The four steps of a bulk round: Prepare -> Submit -> Poll -> Harvest (``statemachine/bulk.asl.json``).
+
+A round carries one model turn per pending document run. Prepare builds each run's request from
+its checkpoint exactly as a synchronous session would (:func:`longdoc.extract.session.first_request`);
+Harvest applies each ``succeeded`` message with the same harness step as the synchronous loop
+(:func:`longdoc.extract.session.apply_response`, then :func:`~longdoc.extract.session.finish_session`),
+so citation verification, CASE_FACTS and checkpoints have one implementation. Only ids and
+counters go into the state payloads; the items live in a :class:`~longdoc.bulk.ports.BulkStore`
+(``pk = "bulk#<id>"``) and the request bodies in the blob store.
+
+Items: ``job`` (clause types, run count); ``run#<run_id>`` (doc id, failed round ids, last note);
+``cid#<custom_id>`` (run id, round, the checkpoint version the request was built from);
+``part#<round>#<part>`` (blob key, request count); ``batch#<round>#<part>`` (the batch id, written
+with a conditional write); ``harvested#<round>#<part>``; ``seen#<custom_id>``. A run's status is
+its :class:`~longdoc.core.records.RunRecord`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from longdoc.bulk.plan import BulkLimits, custom_id, poll_wait, split
+from longdoc.bulk.ports import BatchClient, BatchNotFound, BatchResult, BulkStore
+from longdoc.bulk.requests import batch_params
+from longdoc.core.errors import LongdocError
+from longdoc.extract.runs import record_failure
+from longdoc.extract.session import (Deps, SessionOptions, apply_response, finish_session, first_request,
+                                     open_session, start_turn)
+
+log = logging.getLogger(__name__)
+TERMINAL = ("SUCCEEDED", "FAILED")
+
+
+@dataclass(frozen=True)
+class BulkDeps:
+    """What the bulk steps need: the extraction adapters, a batch client, the bulk store, limits."""
+
+    extract: Deps
+    batches: BatchClient
+    store: BulkStore
+    limits: BulkLimits
+
+
+def _pk(bulk_id: str) -> str:
+    return f"bulk#{bulk_id}"
+
+
+def create_bulk(deps: BulkDeps, bulk_id: str, runs: list[tuple[str, str]], clause_types: list[str]) -> None:
+    """Record a bulk job over ``runs`` (``(run_id, doc_id)``, runs already stored as PENDING)."""
+    pk = _pk(bulk_id)
+    deps.store.put_if_absent(pk, "job", {"bulk_id": bulk_id, "clause_types": clause_types, "runs": len(runs)})
+    for run_id, doc_id in runs:
+        deps.store.put_if_absent(pk, f"run#{run_id}", {"run_id": run_id, "doc_id": doc_id, "failed": [], "note": None})
+
+
+def _open_runs(deps: BulkDeps, bulk_id: str) -> list[dict[str, Any]]:
+    """Run items whose run has not ended."""
+    out = []
+    for _, item in deps.store.query(_pk(bulk_id), "run#"):
+        run = deps.extract.state.get_run(item["run_id"])
+        if run is not None and run.status not in TERMINAL:
+            out.append(item)
+    return out
+
+
+def prepare(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
+    """Build this round's requests (one per open run, from its checkpoint) and split them into batch
+    parts stored as JSONL blobs. Idempotent: a round already prepared is returned as it was.
+    Returns ``{"bulk_id", "round", "batches", "requests"}``."""
+    pk = _pk(bulk_id)
+    done = deps.store.get(pk, f"prepared#{round_number:04d}")
+    if done is not None:
+        return done
+
+    def requests():
+        for item in _open_runs(deps, bulk_id):
+            session = open_session(deps.extract, item["run_id"])
+            if not session.facts.pending:
+                finish_session(deps.extract, session, SessionOptions())
+                continue
+            start_turn(deps.extract, session)
+            request = first_request(deps.extract, session, SessionOptions())
+            cid = custom_id(item["run_id"], round_number)
+            deps.store.put(pk, f"cid#{cid}", {"run_id": item["run_id"], "round": round_number,
+                                              "version": session.checkpoint.version})
+            yield {"custom_id": cid, "params": batch_params(deps.extract.model.name, request, item.get("note"))}
+
+    parts = total = 0
+    for part, batch in enumerate(split(requests(), deps.limits)):
+        key = f"bulk/{bulk_id}/round-{round_number:04d}/part-{part:04d}.jsonl"
+        deps.extract.blobs.put(key, "\n".join(json.dumps(r, ensure_ascii=False) for r in batch).encode())
+        deps.store.put(pk, f"part#{round_number:04d}#{part:04d}", {"blob": key, "requests": len(batch)})
+        parts, total = parts + 1, total + len(batch)
+    out = {"bulk_id": bulk_id, "round": round_number, "batches": parts, "requests": total}
+    deps.store.put(pk, f"prepared#{round_number:04d}", out)
+    return out
+
+
+def _parts(deps: BulkDeps, bulk_id: str, round_number: int) -> list[tuple[str, dict[str, Any]]]:
+    """``(part label "<round>#<part>", item)`` of the round's batch parts."""
+    prefix = f"part#{round_number:04d}#"
+    return [(sk[len("part#"):], item) for sk, item in deps.store.query(_pk(bulk_id), prefix)]
+
+
+def submit(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
+    """Create one batch per part not yet submitted; the batch id is kept with a conditional write.
+
+    A retried Submit finds the id recorded and creates nothing; of two concurrent Submits the
+    one whose conditional write loses cancels the batch it created. Returns ``{"submitted"}``
+    (batches created by this call)."""
+    pk = _pk(bulk_id)
+    created = 0
+    for label, part in _parts(deps, bulk_id, round_number):
+        if deps.store.get(pk, f"batch#{label}") is not None:
+            continue
+        lines = deps.extract.blobs.get(part["blob"]).decode().splitlines()
+        info = deps.batches.create([json.loads(line) for line in lines if line])
+        if deps.store.put_if_absent(pk, f"batch#{label}", {"batch_id": info.id}):
+            created += 1
+        else:
+            log.warning("batch %s lost the conditional write for %s; cancelling it", info.id, label)
+            deps.batches.cancel(info.id)
+    return {"submitted": created}
+
+
+def poll(deps: BulkDeps, bulk_id: str, round_number: int, polls: int, not_found: int = 0) -> dict[str, Any]:
+    """Whether every batch of the round has ended. A 404 (right after create the batch may not be
+    visible yet) counts as not ended, up to ``limits.not_found_polls`` times. Returns
+    ``{"ended", "polls", "not_found", "wait_seconds"}`` (the wait before the next poll, seconds)."""
+    pk = _pk(bulk_id)
+    ended = True
+    for label, _ in _parts(deps, bulk_id, round_number):
+        batch = deps.store.get(pk, f"batch#{label}")
+        if batch is None:
+            raise LongdocError(f"bulk {bulk_id}: part {label} has no batch (Submit did not run)")
+        try:
+            ended = deps.batches.retrieve(batch["batch_id"]).processing_status == "ended" and ended
+        except BatchNotFound:
+            not_found += 1
+            if not_found > deps.limits.not_found_polls:
+                raise
+            ended = False
+    return {"ended": ended, "polls": polls + 1, "not_found": not_found,
+            "wait_seconds": poll_wait(polls + 1, deps.limits)}
+
+
+def _fail(deps: BulkDeps, run_id: str, error: str, reason: str) -> None:
+    record_failure(deps.extract.state, run_id, error, reason)
+
+
+def _apply_message(deps: BulkDeps, run_id: str, result: BatchResult) -> None:
+    """A ``succeeded`` result through the synchronous harness step; a refusal or stall fails the run."""
+    assert result.response is not None
+    session = open_session(deps.extract, run_id)
+    start_turn(deps.extract, session)
+    try:
+        apply_response(deps.extract, session, SessionOptions(), result.response, [])
+        finish_session(deps.extract, session, SessionOptions())
+    except LongdocError as exc:
+        _fail(deps, run_id, type(exc).__name__, str(exc))
+
+
+def _retry_later(deps: BulkDeps, bulk_id: str, run_id: str, result: BatchResult) -> None:
+    """Count a non-succeeded result against the run's retries (once per ``custom_id``) and keep its
+    reason for the next round's message; past ``limits.max_retries`` the run fails."""
+    pk = _pk(bulk_id)
+    if not deps.store.put_if_absent(pk, f"seen#{result.custom_id}", {"type": result.type}):
+        return
+    item = deps.store.get(pk, f"run#{run_id}") or {"run_id": run_id, "failed": []}
+    note = result.type + (f": {result.error_type}: {result.error_message}" if result.error_type else "")
+    failed = sorted({*item.get("failed", []), result.custom_id})
+    deps.store.put(pk, f"run#{run_id}", {**item, "failed": failed, "note": note})
+    if len(failed) > deps.limits.max_retries:
+        _fail(deps, run_id, "BatchRequestFailed", f"{len(failed)} rounds not answered; last: {note}")
+
+
+def _harvest_one(deps: BulkDeps, bulk_id: str, result: BatchResult) -> None:
+    """Join one result to its run by ``custom_id`` and act on it (skipping what was already applied)."""
+    cid = deps.store.get(_pk(bulk_id), f"cid#{result.custom_id}")
+    run = deps.extract.state.get_run(cid["run_id"]) if cid else None
+    if cid is None or run is None or run.status in TERMINAL:
+        return
+    checkpoint = deps.extract.state.load_checkpoint(run.run_id)
+    if (checkpoint.version if checkpoint else 0) != cid["version"]:
+        return  # applied by an earlier (killed) Harvest
+    if result.type == "succeeded":
+        _apply_message(deps, run.run_id, result)
+    elif result.type == "errored" and result.error_type == "invalid_request_error":
+        _fail(deps, run.run_id, "InvalidRequest", result.error_message or "invalid_request_error")
+    else:
+        _retry_later(deps, bulk_id, run.run_id, result)
+
+
+def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
+    """Stream each ended batch's results (one at a time), apply them, and close the round.
+
+    Re-running a killed Harvest loses and duplicates nothing: a result whose run's checkpoint
+    moved past the version its request was built from was applied already; stored extractions
+    are idempotent by key; a non-succeeded result counts once (``seen#``). Past
+    ``limits.max_rounds`` a run still open fails. Returns ``{"bulk_id", "round" (the next),
+    "pending", "done", "failed"}``."""
+    pk = _pk(bulk_id)
+    for label, _ in _parts(deps, bulk_id, round_number):
+        if deps.store.get(pk, f"harvested#{label}") is not None:
+            continue
+        batch = deps.store.get(pk, f"batch#{label}")
+        for result in deps.batches.results(batch["batch_id"] if batch else ""):
+            _harvest_one(deps, bulk_id, result)
+        deps.store.put(pk, f"harvested#{label}", {"batch_id": batch["batch_id"] if batch else None})
+    if round_number + 1 >= deps.limits.max_rounds:
+        for item in _open_runs(deps, bulk_id):
+            _fail(deps, item["run_id"], "RoundCapReached", f"still pending after {deps.limits.max_rounds} rounds")
+    return {"bulk_id": bulk_id, "round": round_number + 1, **counts(deps, bulk_id)}
+
+
+def counts(deps: BulkDeps, bulk_id: str) -> dict[str, int]:
+    """``{"pending", "done", "failed"}``: runs of the bulk job by their run's status."""
+    out = {"pending": 0, "done": 0, "failed": 0}
+    for _, item in deps.store.query(_pk(bulk_id), "run#"):
+        run = deps.extract.state.get_run(item["run_id"])
+        status = run.status if run else "FAILED"
+        out["done" if status == "SUCCEEDED" else "failed" if status == "FAILED" else "pending"] += 1
+    return out

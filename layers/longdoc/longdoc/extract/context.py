@@ -1,0 +1,64 @@
+"""The retrieved context of one session: each asked clause type's current page of top-K chunks.
+
+Moved out of :mod:`longdoc.extract.session` unchanged in behaviour (hybrid retrieval over the
+run's document version, see :mod:`longdoc.extract.retrieve`); ``names`` are the clause types
+the session asks for (the pending ones, minus refused ones, see :mod:`longdoc.extract.refusals`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from longdoc.core.models import Chunk
+from longdoc.core.records import CaseFacts, RunRecord
+from longdoc.extract.catalogue import ClauseType
+from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from longdoc.extract.session import Deps
+
+log = logging.getLogger(__name__)
+
+
+def retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever:
+    """Hybrid retriever over the run's document version, filtered by the run's ``term`` /
+    ``line_of_business`` facts when given (see :mod:`longdoc.extract.retrieve`)."""
+    return Retriever(list(chunks.values()), deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT,
+                     lead_rank=LEAD_RANK, term=run.facts.get("term"),
+                     line_of_business=run.facts.get("line_of_business"))
+
+
+def page(deps: Deps, run: RunRecord, clause: ClauseType, number: int, chunks: dict[str, Chunk],
+         ranker: Retriever | None = None) -> list[Chunk]:
+    """Page ``number`` (0-based) of the top-K retrieval for one clause type: ranks ``number*K .. number*K+K-1``."""
+    ranker = ranker or retriever(deps, run, chunks)
+    query = clause.query_text()
+    ranked = ranker.rank(query, deps.embedder.embed_query(query), run.top_k * (number + 1))
+    return ranked[number * run.top_k:]
+
+
+def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chunks: dict[str, Chunk],
+             budget_tokens: int | None = None) -> list[Chunk]:
+    """Each asked clause type's current retrieval page, merged in document order without repeats.
+
+    With ``budget_tokens`` (estimated tokens), the pages are interleaved by rank (first of each
+    clause type, then second, ...) and assembled within the budget (:func:`assemble`); a
+    document that fits whole is sent whole.
+    """
+    ranker = retriever(deps, run, chunks)
+    pages = [page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks, ranker)
+             for clause in deps.catalogue.resolve_many(names)]
+    picked: dict[str, Chunk] = {}
+    for rank in range(max((len(p) for p in pages), default=0)):
+        for one in pages:
+            if rank < len(one):
+                picked.setdefault(one[rank].chunk_id, one[rank])
+    selected = list(picked.values())
+    if budget_tokens is not None:
+        assembly = assemble(selected, budget_tokens, all_chunks=ranker.pool)
+        if assembly.top_over_budget:
+            log.warning("top chunk alone is over the %d-token context budget (%d tokens)", budget_tokens,
+                        assembly.tokens)
+        selected = assembly.chunks
+    return sorted(selected, key=lambda c: c.ordinal)

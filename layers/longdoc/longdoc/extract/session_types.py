@@ -1,0 +1,87 @@
+"""Types and limits of an extraction session (:mod:`longdoc.extract.session`): its adapters, options
+and outcome."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.extract.catalogue import Catalogue
+
+MAX_CALLS_PER_SESSION = 8
+NO_PROGRESS_LIMIT = 3
+MAX_TOKENS_CEILING = 64_000
+"""Highest output cap (tokens) max_tokens escalation reaches: the settings' upper bound for
+``max_tokens`` (``LONGDOC_MAX_TOKENS`` <= 64000), which is also the output limit of
+Sonnet-class models (https://platform.claude.com/docs/en/about-claude/models/overview)."""
+MIN_CALL_SECONDS = 1.0
+"""A model call is not started with less than this many seconds before ``call_deadline``: the
+Claude adapter's shortest attempt (:data:`longdoc.adapters.claude_budget.MIN_ATTEMPT_SECONDS`)."""
+
+
+@dataclass(frozen=True)
+class Deps:
+    """The adapters a session needs (see :mod:`longdoc.core.ports`)."""
+
+    state: StateStore
+    blobs: BlobStore
+    embedder: Embedder
+    index: VectorIndex
+    model: Model
+    catalogue: Catalogue
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    """How one session is bounded; nothing here is Lambda-specific.
+
+    ``deadline`` is a ``clock()`` value (seconds) after which no new model call starts: the
+    session checkpoints and returns ``CONTINUE`` with ``stop_reason="time_limit"``.
+    ``call_deadline`` (same clock) is when a model call already under way must give up
+    (its budget, retries included, is what is left until then); None: no bound.
+    ``execution`` is the Step Functions execution name, recorded on the run.
+    ``strict_tools`` selects strict tool schemas. ``no_progress_limit``: see the module docstring.
+    ``max_tokens_ceiling`` bounds max_tokens escalation (tokens). ``min_call_seconds``: with
+    less time than this before ``call_deadline`` no call starts (the session checkpoints and the
+    next one retries), so that a call's attempts and timeouts always fit what is left.
+    ``budget_tokens`` bounds the retrieved context (estimated tokens, headers included; see
+    :func:`longdoc.extract.retrieve.assemble`): ``None`` sends every retrieved page (``top_k``
+    per pending clause type); with a budget, chunks go in rank order until the next would
+    pass it, and a document that fits whole is sent whole, in order.
+    """
+
+    deadline: float | None = None
+    call_deadline: float | None = None
+    execution: str | None = None
+    strict_tools: bool = False
+    no_progress_limit: int = NO_PROGRESS_LIMIT
+    budget_tokens: int | None = None
+    max_tokens_ceiling: int = MAX_TOKENS_CEILING
+    min_call_seconds: float = MIN_CALL_SECONDS
+    clock: Callable[[], float] = field(default=time.monotonic)
+
+
+@dataclass(frozen=True)
+class SessionOutcome:
+    """Where a run stands after one session (small: it travels between Step Functions states).
+
+    ``rejected_citations``, ``model_calls`` and ``cache_read_tokens`` (prompt-cache reads, in
+    tokens) count this session only (for metrics); ``max_tokens`` is the output cap the next
+    session starts with (tokens, after any escalation).
+    """
+
+    run_id: str
+    doc_id: str
+    status: Literal["CONTINUE", "DONE"]
+    stop_reason: str | None
+    sessions: int
+    checkpoint_version: int
+    extracted: int
+    pending: int
+    rejected_citations: int = 0
+    model_calls: int = 0
+    cache_read_tokens: int = 0
+    max_tokens: int = 0

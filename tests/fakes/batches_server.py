@@ -1,0 +1,105 @@
+"""A loopback fake of the Message Batches API (``/v1/messages/batches``) for the real ``anthropic`` SDK.
+
+Shapes from https://docs.anthropic.com/en/api/creating-message-batches,
+https://docs.anthropic.com/en/api/retrieving-message-batches and
+https://docs.anthropic.com/en/api/retrieving-message-batch-results: create answers a
+``message_batch`` ``in_progress``; each retrieve after ``polls_to_end`` polls reports ``ended``
+with a ``results_url``; results are JSONL (one ``{"custom_id", "result"}`` per line), shuffled.
+Each request is answered by ``answer(params) -> Messages API message JSON``, unless
+``outcomes[custom_id]`` names ``errored`` / ``canceled`` / ``expired`` (each used once).
+``not_found_after_create`` 404s the next retrieves of a new batch.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable
+from typing import Any
+
+from tests.fakes.loopback import LoopbackFake
+
+PATH = "/v1/messages/batches"
+
+
+class FakeBatches(LoopbackFake):
+    """The fake; ``batches`` maps id -> ``{"requests", "results", "polls", "canceled"}``."""
+
+    name = "fake-batches"
+
+    def __init__(self, answer: Callable[[dict[str, Any]], dict[str, Any]], *, polls_to_end: int = 1,
+                 seed: int = 7) -> None:
+        self.answer, self.polls_to_end, self.rng = answer, polls_to_end, random.Random(seed)
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.outcomes: dict[str, dict[str, Any]] = {}
+        self.not_found_after_create = 0
+        super().__init__()
+        self._server.RequestHandlerClass = _jsonl_handler(self._server.RequestHandlerClass, self)
+
+    def _object(self, batch_id: str) -> dict[str, Any]:
+        b = self.batches[batch_id]
+        ended = b["canceled"] or b["polls"] >= self.polls_to_end
+        counts = {k: 0 for k in ("processing", "succeeded", "errored", "canceled", "expired")}
+        for line in b["results"]:
+            counts[line["result"]["type"] if ended else "processing"] += 1
+        return {"id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
+                "request_counts": counts, "created_at": "2025-01-01T00:00:00Z",
+                "expires_at": "2025-01-02T00:00:00Z", "ended_at": "2025-01-01T01:00:00Z" if ended else None,
+                "cancel_initiated_at": None, "archived_at": None,
+                "results_url": f"{self.url}{PATH}/{batch_id}/results" if ended else None}
+
+    def _result(self, request: dict[str, Any]) -> dict[str, Any]:
+        injected = self.outcomes.pop(request["custom_id"], None)
+        if injected is not None:
+            return injected
+        return {"type": "succeeded", "message": self.answer(request["params"])}
+
+    def route(self, method: str, path: str, query: dict[str, list[str]], body: Any) -> tuple[int, Any]:
+        """Create, retrieve, cancel; unknown ids 404 in the API's error shape."""
+        if method == "POST" and path == PATH:
+            batch_id = f"msgbatch_{len(self.batches):04d}"
+            results = [{"custom_id": r["custom_id"], "result": self._result(r)} for r in body["requests"]]
+            self.rng.shuffle(results)
+            self.batches[batch_id] = {"requests": body["requests"], "results": results, "polls": 0,
+                                      "canceled": False, "hidden": self.not_found_after_create}
+            return 200, self._object(batch_id) | {"processing_status": "in_progress"}
+        batch_id = path[len(PATH) + 1:].split("/")[0]
+        b = self.batches.get(batch_id)
+        if b is None or (method == "GET" and b["hidden"] > 0):
+            if b is not None:
+                b["hidden"] -= 1
+            return 404, {"type": "error", "error": {"type": "not_found_error", "message": f"{batch_id} not found"}}
+        if path.endswith("/cancel"):
+            b["canceled"] = True
+            return 200, self._object(batch_id)
+        b["polls"] += 1
+        return 200, self._object(batch_id)
+
+    def created(self) -> int:
+        """How many batches were created."""
+        return len(self.batches)
+
+
+def errored(error_type: str, message: str) -> dict[str, Any]:
+    """An ``errored`` result in the API's shape."""
+    return {"type": "errored", "error": {"type": "error", "error": {"type": error_type, "message": message}}}
+
+
+def _jsonl_handler(base: type, fake: FakeBatches) -> type:
+    """Answers ``GET .../results`` with the batch's JSONL; everything else as ``base``."""
+
+    class Handler(base):  # type: ignore[misc, valid-type]
+        def do_GET(self) -> None:  # noqa: N802
+            if not self.path.endswith("/results"):
+                return super().do_GET()
+            batch_id = self.path[len(PATH) + 1:].split("/")[0]
+            with fake.lock:
+                lines = list(fake.batches[batch_id]["results"])
+            data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/binary")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler
