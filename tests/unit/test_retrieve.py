@@ -214,23 +214,23 @@ def _session_inputs(sizes: list[int]):
 
 
 def test_session_context_is_top_k_in_document_order_without_a_budget():
-    from longdoc.extract.session import _retrieve
+    from longdoc.extract.context import retrieve as _retrieve
 
     deps, run, facts, chunks = _session_inputs([300] * 6)
-    got = _retrieve(deps, run, facts, chunks)
+    got = _retrieve(deps, run, facts, facts.pending, chunks)
     # the two best-ranked chunks plus the document's opening (moved up to rank 2)
     assert [c.ordinal for c in got] == [0, 4, 5]
 
 
 def test_session_context_respects_the_budget_and_sends_a_small_document_whole():
-    from longdoc.extract.session import _retrieve
+    from longdoc.extract.context import retrieve as _retrieve
 
     deps, run, facts, chunks = _session_inputs([300] * 6)
     # Given a budget for two of the 300-token chunks: the two best-ranked, in document order
-    got = _retrieve(deps, run, facts, chunks, budget_tokens=650)
+    got = _retrieve(deps, run, facts, facts.pending, chunks, budget_tokens=650)
     assert [c.ordinal for c in got] == [0, 5]
     # Given a budget the whole document fits in: every chunk, in order (beyond top_k)
-    whole = _retrieve(deps, run, facts, chunks, budget_tokens=10_000)
+    whole = _retrieve(deps, run, facts, facts.pending, chunks, budget_tokens=10_000)
     assert [c.ordinal for c in whole] == [0, 1, 2, 3, 4, 5]
 
 
