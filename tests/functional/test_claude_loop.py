@@ -63,7 +63,7 @@ class Scripted:
 
     def __init__(self, plan: Callable[[int, int, list[dict[str, Any]]], Reply]):
         self.plan = plan
-        self.baseline = OfflineBaselineModel()
+        self.baseline = OfflineBaselineModel(threshold=6.0)  # lenient: most clause types come back found
         self.session = 0
         self.call = 0
         self.lock = threading.Lock()
@@ -199,11 +199,11 @@ def test_cut_off_tool_call_is_never_executed(claude, fake, ingested_contract) ->
     # When one session runs
     outcome = run_session(wiring.deps(), run.run_id)
     # Then only the complete call is stored; the cut-off one is not, and the run continues
-    assert (outcome.status, outcome.pending) == ("CONTINUE", 1)
+    assert (outcome.status, outcome.stop_reason, outcome.pending) == ("CONTINUE", "max_tokens", 1)
     assert [e.clause_type for e in wiring.state_store().list_extractions(run.run_id)] == ["Governing Law"]
-    # And the model is asked again, with twice the room, after the complete call's result
-    assert [r.body["max_tokens"] for r in fake.requests] == [1024, 2048]
-    assert fake.requests[1].body["messages"][-1]["content"][0]["type"] == "tool_result"
+    assert len(fake.requests) == 1
+    # And the next session gets twice the room for the cut call
+    assert outcome.max_tokens == 2048 == wiring.state_store().load_checkpoint(run.run_id).max_tokens
 
 
 def test_stop_sequence_with_work_left_is_not_done(claude, fake, ingested_contract) -> None:

@@ -59,7 +59,7 @@ def _asked(body: dict[str, Any]) -> list[str]:
 
 def baseline_api(body: dict[str, Any]) -> Reply:
     """The offline baseline answering with the request's own max_tokens: a call that does not fit is cut."""
-    answer = OfflineBaselineModel().create(_request(body))
+    answer = OfflineBaselineModel(threshold=6.0).create(_request(body))
     return message_reply([b.model_dump() for b in answer.content], answer.stop_reason,
                          usage_json(answer.usage.input_tokens, answer.usage.output_tokens))
 
@@ -178,7 +178,7 @@ def test_a_refusal_fails_only_the_clause_type_it_concerns(claude, fake, ingested
     inner = Scripted(lambda s, c, b: message_reply([], "end_turn"))
     def responder(body: dict[str, Any]) -> Reply:
         inner(body)  # counts sessions and calls
-        answer = OfflineBaselineModel().create(_request({**body, "max_tokens": 64000}))
+        answer = OfflineBaselineModel(threshold=6.0).create(_request({**body, "max_tokens": 64000}))
         blocks = [b.model_dump() for b in answer.content if b.type == "tool_use"]
         return refuse_cap_on_liability(inner.session, inner.call, blocks, body)
     fake.responder = responder

@@ -145,7 +145,6 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
         raise CitationError(
             f"clause_text has values not in any quote: {', '.join(missing_numbers[:5])}; quote the text that states them"
         )
-    _check_polarity(tokens, [[t.lower() for t in _TOKEN.findall(q)] for q in quotes])
     words = [t for t in tokens if t not in _STOPWORDS and not any(ch.isdigit() for ch in t)]
     if not words:
         return
@@ -156,6 +155,7 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
             f"clause_text is not supported by the quotes ({supported} of {len(words)} content words found; "
             f"missing e.g. {', '.join(unsupported[:5])}); use the document's words or quote more"
         )
+    _check_polarity(tokens, [[t.lower() for t in _TOKEN.findall(q)] for q in quotes])
 
 
 def _pairs(tokens: list[str]) -> set[tuple[str, str]]:

@@ -10,7 +10,7 @@ https://docs.anthropic.com/en/api/handling-stop-reasons):
 ==================================  ==========================================================
 ``tool_use``                        run the tools, continue the same session (while pending)
 ``pause_turn``                      send the assistant turn back as is, continue the session
-``max_tokens``                      discard a trailing cut-off tool call; double max_tokens and ask again
+``max_tokens``                      discard a trailing cut-off tool call, double max_tokens, checkpoint, CONTINUE
 ``model_context_window_exceeded``   same as ``max_tokens``: the next session starts fresh
 ``end_turn`` / ``stop_sequence``    DONE only if the harness finds nothing pending, else CONTINUE
 ``refusal``                         record it per clause type, CONTINUE with the others (see below)
@@ -211,21 +211,20 @@ def _kept_blocks(response: ModelResponse) -> list[Any]:
     return blocks
 
 
-def _escalate(s: Session, options: SessionOptions, response: ModelResponse) -> bool:
-    """Double the output cap after a tool call cut by ``max_tokens`` (up to the ceiling); returns whether it grew.
+def _escalate(s: Session, options: SessionOptions, response: ModelResponse) -> None:
+    """Double the output cap after a tool call cut by ``max_tokens`` (up to the ceiling).
 
     Anthropic's stop-reason guidance for a ``tool_use`` cut by ``max_tokens`` is to retry with
     a higher ``max_tokens`` (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons).
-    The new cap is checkpointed, so later sessions keep it; a growth counts as progress.
+    The session still ends there (checkpoint, ``CONTINUE``); the new cap is checkpointed, so
+    the next session retries with it, and a growth counts as progress.
     """
     cut = response.stop_reason == "max_tokens" and bool(response.content) and isinstance(
         response.content[-1], ToolUseBlock)
     grown = min(s.max_tokens * 2, options.max_tokens_ceiling)
-    if not cut or grown <= s.max_tokens:
-        return False
-    log.info("tool call cut by max_tokens=%d; retrying with %d", s.max_tokens, grown)
-    s.max_tokens, s.escalated = grown, True
-    return True
+    if cut and grown > s.max_tokens:
+        log.info("tool call cut by max_tokens=%d; the next session gets %d", s.max_tokens, grown)
+        s.max_tokens, s.escalated = grown, True
 
 
 def _exchange(deps: Deps, s: Session, options: SessionOptions, request: ModelRequest,
@@ -241,7 +240,7 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
 
     Usage is recorded; each tool call runs through the harness (:func:`_run_tool`); a refusal
     is recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`)
-    and ends the session; a tool call cut by ``max_tokens`` is asked again with twice the room
+    and ends the session; a tool call cut by ``max_tokens`` doubles the next session's room
     (:func:`_escalate`). ``messages`` is extended with the assistant turn and the tool results.
     The synchronous loop calls it after each ``Model.create``; the batch harvest
     (:func:`longdoc.bulk.service.harvest`) with each ``succeeded`` batch result.
@@ -252,11 +251,10 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
     if s.stop_reason == "refusal":
         s.refused = record_refusal(s.facts, s.asked, response, s.number) is not None
         return False
-    again = _escalate(s, options, response) and bool(s.facts.pending)
-    if not again and (s.stop_reason not in ("pause_turn", "tool_use") or not s.facts.pending or not blocks):
+    _escalate(s, options, response)
+    if s.stop_reason not in ("pause_turn", "tool_use") or not s.facts.pending or not blocks:
         return False
-    if results or not again:
-        messages.append(Message(role="assistant", content=[b.model_dump() for b in blocks]))
+    messages.append(Message(role="assistant", content=[b.model_dump() for b in blocks]))
     if results:
         messages.append(Message(role="user", content=results))
     return True
