@@ -1,5 +1,6 @@
 """VoyageHttpEmbedder (REST, no SDK) against the loopback Voyage fake: the same contract as
-VoyageEmbedder (tests/functional/test_cloud_adapters.py), plus its sameness with the SDK path.
+VoyageEmbedder (tests/functional/test_cloud_adapters.py, test_voyage_batches.py), plus its
+sameness with the SDK path: one batching implementation (token bound, split on a token-limit 400).
 
 The fake speaks the wire format the real ``voyageai`` SDK uses; both embedders must send the
 same requests and return the same vectors, so either can serve AWS mode.
@@ -13,13 +14,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from longdoc.adapters.embedders import VoyageEmbedder
+from longdoc.adapters.embedders import VoyageEmbedder, voyage_token_bound
+from longdoc.adapters.voyage import VoyageBatching
 from longdoc.adapters.voyage_http import VoyageHttpEmbedder
+from longdoc.core.documents import embedding_text
 from longdoc.core.errors import EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
+from longdoc.ingest.pipeline import chunk_bytes
+from tests.conftest import SHARED
 from tests.fakes.loopback import drop, slow, status
-from tests.fakes.voyage_server import FakeVoyage
+from tests.fakes.voyage_server import FakeVoyage, count_tokens
 
 TEST_KEY = "pa-test-not-a-real-key"
+RATES = SHARED / "cases" / "rate-schedule.txt"
 
 
 @pytest.fixture
@@ -61,13 +67,88 @@ def test_requests_fill_the_text_limit_and_match_the_sdk(voyage: FakeVoyage) -> N
 
 
 def test_token_budget_splits_requests_below_the_documented_limit(voyage: FakeVoyage) -> None:
-    # Given 200 chunk texts of ~2,000 estimated tokens each (400K in all, over voyage-3.5's 320K)
+    # Given 200 chunk texts of 1,601 words each (a bound of ~3,200 tokens: 640K in all, over voyage-3.5's 320K)
     texts = [("word " * 1600).strip() + f" {i}" for i in range(200)]
-    # When embedded, Then no request was rejected and each stayed within half the budget
+    # When embedded
     embedder(voyage).embed_documents(texts)
     calls = voyage.embedding_calls()
-    assert sum(len(c["input"]) for c in calls) == 200 and len(calls) == 3
-    assert all(sum(len(t) for t in c["input"]) / 4 <= 160_000 for c in calls)
+    # Then no request was rejected and each stayed within 90 % of the budget by the token bound
+    # (the 4-characters rule would have planned 200 x 2,000 = 400K: two requests at half the budget)
+    assert voyage.rejected_calls() == [] and sum(len(c["input"]) for c in calls) == 200
+    assert [len(c["input"]) for c in calls] == [89, 89, 22]
+    assert all(sum(voyage_token_bound(t) for t in c["input"]) <= 288_000 for c in calls)
+
+
+def law(fake: FakeVoyage, **kwargs) -> VoyageHttpEmbedder:  # type: ignore[no-untyped-def]
+    return embedder(fake, model="voyage-law-2", dimension=256, **kwargs)
+
+
+def rate_texts() -> list[str]:
+    assert RATES.is_file(), f"shared case missing: {RATES}"
+    return [embedding_text(c) for c in chunk_bytes("rate-schedule.txt", RATES.read_bytes())]
+
+
+def test_both_adapters_share_one_batching_implementation() -> None:
+    # Given the REST and the SDK adapter
+    # Then neither defines its own batching, length check or split: both inherit VoyageBatching's
+    shared = ("batches", "check_lengths", "embed_documents", "embed_query", "_embed_splitting", "_set_limits")
+    for cls in (VoyageHttpEmbedder, VoyageEmbedder):
+        assert issubclass(cls, VoyageBatching)
+        assert not [name for name in shared if name in vars(cls)], cls
+    # and both plan the same batches for the rate schedule (200 KB of numeric tables)
+    texts = rate_texts()
+    rest = VoyageHttpEmbedder(TEST_KEY, model="voyage-law-2").batches(texts)
+    assert rest == VoyageEmbedder(TEST_KEY, model="voyage-law-2").batches(texts) and len(rest) > 1
+
+
+def test_rate_schedule_with_voyage_law_2_stays_under_the_request_cap(voyage: FakeVoyage) -> None:
+    # Given the rate schedule's chunks (~136,000 Voyage tokens; 50,000 by 4 characters a token)
+    texts = rate_texts()
+    # When they are embedded over REST with voyage-law-2 (120,000 tokens per request)
+    vectors = law(voyage).embed_documents(texts)
+    # Then every text has a vector, no request was refused, and each stayed under the cap
+    assert len(vectors) == len(texts)
+    assert voyage.rejected_calls() == []
+    sizes = [sum(count_tokens(t) for t in call["input"]) for call in voyage.embedding_calls()]
+    assert len(sizes) > 1 and max(sizes) <= 120_000 and sum(sizes) == sum(count_tokens(t) for t in texts)
+
+
+def test_a_token_limit_400_splits_the_batch_and_never_resends_it(voyage: FakeVoyage) -> None:
+    # Given an API whose cap is far below what the adapter plans for (a quota, a tokenizer change)
+    voyage.max_request_tokens = 30_000
+    texts = rate_texts()
+    # When the rate schedule is embedded over REST
+    vectors = law(voyage).embed_documents(texts)
+    # Then refused batches were split in halves until each fit, every text is embedded once,
+    # and no refused batch was ever sent again unchanged
+    assert len(vectors) == len(texts) and sorted(voyage.embedded) == sorted(texts)
+    rejected = [tuple(call["input"]) for call in voyage.rejected_calls()]
+    sent = [tuple(call["input"]) for call in voyage.embedding_calls()]
+    assert rejected and len(set(rejected)) == len(rejected) and not set(rejected) & set(sent)
+    assert all(sum(count_tokens(t) for t in batch) <= 30_000 for batch in sent)
+    # and the vectors are in input order (the halves were put back together)
+    assert vectors[0] == pytest.approx(law(voyage).embed_documents([texts[0]])[0])
+    assert vectors[-1] == pytest.approx(law(voyage).embed_documents([texts[-1]])[0])
+
+
+def test_a_single_text_refused_for_tokens_is_too_long_naming_it(voyage: FakeVoyage) -> None:
+    # Given a cap smaller than the second text alone
+    voyage.max_request_tokens = 50
+    texts = ["Rent is due monthly.", "|1|2|3|4|5|6|7|8|9|" * 5, "Notices in writing."]
+    # When embedded over REST, Then the error names text 1 once it was sent alone
+    with pytest.raises(EmbeddingInputTooLong) as caught:
+        law(voyage).embed_documents(texts)
+    assert caught.value.index == 1
+    assert [call["input"] for call in voyage.rejected_calls()][-1] == [texts[1]]
+
+
+def test_other_400s_are_not_split(voyage: FakeVoyage) -> None:
+    # Given an API that refuses a batch for something other than its tokens
+    voyage.inject(status(400, "input_type 'passage' is not supported"))
+    # When a batch is embedded, Then the request error surfaces after one request: no halves sent
+    with pytest.raises(EmbeddingRequestError, match="HTTP 400: input_type"):
+        embedder(voyage).embed_documents(["a", "b", "c", "d"])
+    assert len(voyage.calls("POST", "/v1/embeddings")) == 1
 
 
 def test_retries_429_500_slow_and_dropped_answers(voyage: FakeVoyage) -> None:

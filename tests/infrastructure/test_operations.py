@@ -178,7 +178,9 @@ _ALARMS = {
     "ExecutionsAbortedAlarm": ("AWS/States", "ExecutionsAborted", "StateMachineArn", {"Ref": "ExtractStateMachine"}),
     "ExecutionThrottledAlarm": ("AWS/States", "ExecutionThrottled", "StateMachineArn", {"Ref": "ExtractStateMachine"}),
     **{f"{fn}{metric}Alarm": ("AWS/Lambda", metric, "FunctionName", {"Ref": f"{fn}Function"})
-       for fn in ("Ingest", "Extract", "Api") for metric in ("Errors", "Throttles")},
+       for fn in ("Ingest", "Extract", "Api", "Summarize") for metric in ("Errors", "Throttles")},
+    **{f"Summary{metric}Alarm": ("AWS/States", metric, "StateMachineArn", {"Ref": "SummarizeStateMachine"})
+       for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")},
     "RunsFailedAlarm": ({"Fn::Sub": "longdoc/${AWS::StackName}"}, "RunsFailed", "service", "longdoc"),
     "Api5xxAlarm": ("AWS/ApiGateway", "5XXError", "ApiName", {"Fn::Sub": "${AWS::StackName}-api"}),
 }
@@ -235,7 +237,8 @@ def test_dashboard_shows_queues_executions_functions_and_runs(template: dict[str
     # When the metrics it plots are read (placeholders left as text)
     # Then it covers the ingest queue and DLQ, executions, every function and the run counters
     for text in ("ApproximateAgeOfOldestMessage", "${IngestDLQ.QueueName}", "ExecutionsFailed", "${IngestFunction}",
-                 "${ExtractFunction}", "${ApiFunction}", "RunsFailed", "5XXError"):
+                 "${ExtractFunction}", "${ApiFunction}", "RunsFailed", "5XXError", "${SummarizeFunction}",
+                 "${SummarizeStateMachine}"):
         assert text in body
     json.loads(re.sub(r"\$\{[^}]+\}", "x", body))  # valid JSON once substituted
 
@@ -283,10 +286,13 @@ def test_starting_runs_is_throttled_below_reads(template: dict[str, Any]) -> Non
     # Given the API's method settings
     settings = props(template["Resources"], "Api")["MethodSettings"]
     by_path = {(s["ResourcePath"], s["HttpMethod"]): s for s in settings}
-    # Then POST /extractions has its own, lower rate than the other routes
-    start, default = by_path[("/~1extractions", "POST")], by_path[("/*", "*")]
-    assert start["ThrottlingRateLimit"] < default["ThrottlingRateLimit"]
-    assert start["ThrottlingBurstLimit"] < default["ThrottlingBurstLimit"]
+    # Then every route that makes Claude work (POST /extractions, /summaries, /triage) has its own,
+    # lower rate than the other routes
+    default = by_path[("/*", "*")]
+    for path in ("/~1extractions", "/~1summaries", "/~1triage"):
+        start = by_path[(path, "POST")]
+        assert start["ThrottlingRateLimit"] < default["ThrottlingRateLimit"], path
+        assert start["ThrottlingBurstLimit"] < default["ThrottlingBurstLimit"], path
 
 
 # --------------------------------------------------------------------------- finding 7: access logs
@@ -351,11 +357,16 @@ def test_queue_policies_deny_requests_without_tls(template: dict[str, Any], poli
 _LOCK_LINE = re.compile(r"^([A-Za-z0-9_.-]+)==([^ \\]+) \\$")
 # voyageai is never locked: its import loads ~140 MB (numpy, pillow, tokenizers, huggingface-hub,
 # langchain); the functions call Voyage's REST endpoint (longdoc.adapters.voyage_http).
-_HEAVY_UNUSED = {"voyageai", "numpy", "pillow", "tokenizers", "huggingface-hub", "langchain-core"}
+# pytesseract is the local OCR engine's binding: AWS reads scanned pages with Textract (boto3).
+_HEAVY_UNUSED = {"voyageai", "numpy", "pillow", "tokenizers", "huggingface-hub", "langchain-core", "pytesseract"}
+_PDF_STACK = {"pypdfium2", "docx2python", "lxml", "beautifulsoup4"}
 _NOT_IN = {
-    "api": {"pypdfium2", "docx2python", "anthropic", "pinecone", "lxml"} | _HEAVY_UNUSED,
-    "ingest": {"anthropic"} | _HEAVY_UNUSED,
-    "extract": {"pypdfium2", "docx2python", "lxml", "beautifulsoup4"} | _HEAVY_UNUSED,
+    # the API calls Claude for POST /triage (anthropic, imported by that route only)
+    "api": _PDF_STACK | {"pinecone"} | _HEAVY_UNUSED,
+    # OCR: pypdfium2 renders a scanned page to PNG through pillow (PdfBitmap.to_pil) for Textract
+    "ingest": {"anthropic"} | (_HEAVY_UNUSED - {"pillow"}),
+    "extract": _PDF_STACK | _HEAVY_UNUSED,
+    "summarize": _PDF_STACK | {"pinecone", "tenacity"} | _HEAVY_UNUSED,
 }
 
 
@@ -410,26 +421,46 @@ def test_price_table_names_the_model_ids_of_each_provider(template: dict[str, An
 _IMPORT_PROBE = """
 import importlib.util, json, sys
 from importlib.metadata import packages_distributions
+for optional in {blocked!r}:  # optional imports (anthropic: aiohttp; httpcore2: h2) the lock leaves out
+    sys.modules[optional] = None  # ImportError, as in Lambda where they are not installed
 spec = importlib.util.spec_from_file_location("app", {path!r})
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
+{exercise}
 dists = packages_distributions()
-names = {{m.split(".")[0] for m in list(sys.modules)}} - set(sys.stdlib_module_names)
+names = {{m.split(".")[0] for m, mod in list(sys.modules.items()) if mod is not None}} - set(sys.stdlib_module_names)
 print(json.dumps(sorted({{d for m in names for d in dists.get(m, [])}})))
 """
+# What each function imports lazily, only when a route or a step runs: Claude's client (Bedrock:
+# no key needed), the routes' and steps' modules, and OCR (a page rendered to PNG, the Textract client).
+_MODEL = "from longdoc import wiring; wiring.model()"
+_EXERCISE = {
+    "api": _MODEL + "; import longdoc.triage.service, longdoc.summarize.runs",
+    "extract": _MODEL,
+    "summarize": _MODEL + "; import longdoc.summarize.steps, longdoc.summarize.calls",
+    "ingest": ("import pypdfium2 as pdfium; from longdoc.ingest.parse.ocr import page_image\n"
+               "pdf = pdfium.PdfDocument.new(); pdf.new_page(72, 72); assert page_image(pdf, 0, 72)\n"
+               "from longdoc import wiring; wiring.ocr_engine().client"),
+}
 
 
 @pytest.mark.parametrize("function", sorted(_NOT_IN))
 def test_a_function_imports_only_distributions_its_lock_installs(function: str) -> None:
-    # Given a fresh AWS-mode interpreter with the development environment's packages
+    # Given a fresh AWS-mode interpreter with the development environment's packages, Claude on Bedrock
     env = {"LONGDOC_MODE": "aws", "LONGDOC_BUCKET": "b", "LONGDOC_TABLE": "t", "AWS_DEFAULT_REGION": "us-east-1",
+           "LONGDOC_MODEL": "claude", "LONGDOC_MODEL_PROVIDER": "bedrock",
            "PYTHONPATH": f"{REPO / 'layers' / 'longdoc'}:{REPO}", "PATH": "/usr/bin:/bin"}
-    # When the handler module is imported as Lambda imports it
-    done = subprocess.run([sys.executable, "-c", _IMPORT_PROBE.format(path=str(REPO / "functions" / function / "app.py"))],
-                          env=env, capture_output=True, text=True, timeout=120, check=True)
+    # When the handler module is imported as Lambda imports it, and its lazy imports run (the
+    # model client, the route and step modules, OCR's page rendering and Textract client)
+    locked = {re.sub(r"[-_.]+", "-", d) for d in _locked(function)}
+    blocked = sorted({"aiohttp", "h2"} - locked)
+    probe = _IMPORT_PROBE.format(path=str(REPO / "functions" / function / "app.py"), exercise=_EXERCISE[function],
+                                 blocked=blocked)
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
     loaded = {re.sub(r"[-_.]+", "-", d).lower() for d in json.loads(done.stdout.strip().splitlines()[-1])}
     # Then every distribution it loads is in its own lock (nothing the split left out); not counted:
     # longdoc itself (the layer), setuptools' site hook, and certifi, which botocore imports only if
     # present (it falls back to its own CA bundle, botocore/httpsession.py)
-    locked = {re.sub(r"[-_.]+", "-", d) for d in _locked(function)}
     assert loaded - locked - {"longdoc", "setuptools", "certifi"} == set()

@@ -1,4 +1,4 @@
-"""Static checks of ``statemachine/summarize.asl.json`` and of the template snippet that deploys it."""
+"""Static checks of ``statemachine/summarize.asl.json`` and of the template resources that deploy it."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+
+from tests.infrastructure.cfn import load_template
 
 REPO = Path(__file__).resolve().parents[2]
 ASL = json.loads((REPO / "statemachine" / "summarize.asl.json").read_text(encoding="utf-8"))
@@ -54,11 +56,20 @@ def test_a_document_that_fits_skips_map_and_reduce() -> None:
     assert route["Default"] == "MapGroups" and ASL["States"]["MapGroups"]["Next"] == "Reduce"
 
 
-def test_the_template_snippet_names_every_resource_the_routes_and_machine_use() -> None:
-    snippet = (REPO / "docs" / "summarize-template-snippet.yaml").read_text(encoding="utf-8")
-    for needed in ("SummarizeFunction:", "SummarizeStateMachine:", "DefinitionUri: statemachine/summarize.asl.json",
-                   "SummarizeFunctionArn:", "LONGDOC_SUMMARY_STATE_MACHINE_ARN", "Path: /summaries",
-                   "Path: /summaries/{summary_id}", "CodeUri: functions/summarize/"):
-        assert needed in snippet, needed
+def test_the_template_deploys_the_machine_with_every_placeholder_filled() -> None:
+    # Given the template's summary state machine and the definition it deploys
+    resources = load_template()["Resources"]
+    machine = resources["SummarizeStateMachine"]["Properties"]
     placeholders = set(re.findall(r"\$\{(\w+)\}", json.dumps(ASL)))
-    assert placeholders == {"SummarizeFunctionArn"}
+    # Then the definition is this file, every placeholder is substituted (with the summarize
+    # function), the function is built from functions/summarize/ with its own role, and the API
+    # knows the machine it starts
+    assert machine["DefinitionUri"] == "statemachine/summarize.asl.json"
+    assert set(machine["DefinitionSubstitutions"]) == placeholders == {"SummarizeFunctionArn"}
+    assert machine["DefinitionSubstitutions"]["SummarizeFunctionArn"] == {"Fn::GetAtt": ["SummarizeFunction", "Arn"]}
+    function = resources["SummarizeFunction"]["Properties"]
+    assert function["CodeUri"] == "functions/summarize/"
+    assert function["Role"] == {"Fn::GetAtt": ["SummarizeRole", "Arn"]}
+    api_env = resources["ApiFunction"]["Properties"]["Environment"]["Variables"]
+    assert api_env["LONGDOC_SUMMARY_STATE_MACHINE_ARN"] == {"Ref": "SummarizeStateMachine"}
+    assert not (REPO / "docs" / "summarize-template-snippet.yaml").exists()  # merged, not kept beside it

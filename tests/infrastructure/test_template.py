@@ -9,14 +9,17 @@ tools virtualenv exists.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
+from functools import cache
 from typing import Any
 
 import pytest
 
 from longdoc.config import ApiFunctionSettings, ExtractFunctionSettings, IngestFunctionSettings, Settings
+from longdoc.summarize.settings import SummarizeSettings
 from tests.infrastructure.cfn import (
     FUNCTIONS,
     REPO,
@@ -353,8 +356,27 @@ def test_functions_point_at_code_folders_and_logs_with_retention(
     assert log_group["LogGroupName"]["Fn::Sub"].startswith("/aws/lambda/${AWS::StackName}-")
 
 
-_FUNCTION_SETTINGS = {"IngestFunction": IngestFunctionSettings, "ExtractFunction": ExtractFunctionSettings,
-                      "ApiFunction": ApiFunctionSettings}
+@cache
+def _summary_api_settings() -> type:
+    """``SummaryApiSettings`` of the API's summary routes (functions/api/summary_routes.py, not a package)."""
+    spec = importlib.util.spec_from_file_location("summary_routes", REPO / "functions" / "api" / "summary_routes.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SummaryApiSettings  # type: ignore[no-any-return]
+
+
+def _setting_fields(logical_id: str) -> set[str]:
+    """Every setting (field name) the function's code reads: its settings model(s)."""
+    models: dict[str, list[Any]] = {"IngestFunction": [IngestFunctionSettings],
+                                    "ExtractFunction": [ExtractFunctionSettings],
+                                    "ApiFunction": [ApiFunctionSettings, _summary_api_settings()],
+                                    "SummarizeFunction": [SummarizeSettings]}
+    return {field for model in models[logical_id] for field in model.model_fields}
+
+
+_REQUIRED_ON_AWS = {"IngestFunction": IngestFunctionSettings, "ExtractFunction": ExtractFunctionSettings,
+                    "ApiFunction": ApiFunctionSettings, "SummarizeFunction": SummarizeSettings}
 
 
 @pytest.mark.parametrize("logical_id", FUNCTIONS)
@@ -365,9 +387,9 @@ def test_environment_variables_are_settings_of_that_function(
     env = {**template["Globals"]["Function"]["Environment"]["Variables"],
            **props(resources, logical_id).get("Environment", {}).get("Variables", {})}
     names = {name for name in env if name.startswith("LONGDOC_")}
-    # When they are mapped to the fields of that function's settings model (env prefix LONGDOC_)
-    model = _FUNCTION_SETTINGS[logical_id]
-    unknown = {n for n in names if n.removeprefix("LONGDOC_").lower() not in model.model_fields}
+    # When they are mapped to the fields of that function's settings model(s) (env prefix LONGDOC_)
+    model = _REQUIRED_ON_AWS[logical_id]
+    unknown = {n for n in names if n.removeprefix("LONGDOC_").lower() not in _setting_fields(logical_id)}
     # Then each one configures a real setting of that function (a typo, or a variable for
     # another function, would be silently ignored at runtime), and every setting the function
     # requires on AWS is set
@@ -380,7 +402,8 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
     env_maps = [template["Globals"]["Function"]["Environment"]["Variables"]]
     env_maps += [props(resources, f).get("Environment", {}).get("Variables", {}) for f in FUNCTIONS]
     names = {name for env in env_maps for name in env if name.startswith("LONGDOC_")}
-    # Then they are exactly these, each a longdoc.config.Settings field
+    # Then they are exactly these, each a setting of a function (longdoc.config.Settings, the
+    # summarize settings or the API's summary routes)
     assert names == {
         "LONGDOC_MODE",
         "LONGDOC_TABLE",
@@ -397,8 +420,12 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
         "LONGDOC_PINECONE_NAMESPACE",
         "LONGDOC_VOYAGE_MODEL",
         "LONGDOC_EMBEDDING_DIMENSION",
+        "LONGDOC_OCR",
+        "LONGDOC_SUMMARY_STATE_MACHINE_ARN",
+        "LONGDOC_SUMMARY_MAP_CONCURRENCY",
     }
-    assert {n for n in names if n.removeprefix("LONGDOC_").lower() not in Settings.model_fields} == set()
+    known = set(Settings.model_fields).union(*(_setting_fields(f) for f in FUNCTIONS))
+    assert {n for n in names if n.removeprefix("LONGDOC_").lower() not in known} == set()
 
 
 _SECRET_ARN = re.compile(r"arn:\$\{AWS::Partition\}:secretsmanager:\$\{AWS::Region\}:\$\{AWS::AccountId\}"
@@ -413,10 +440,11 @@ def test_secret_access_is_limited_to_the_named_secrets(
     template: dict[str, Any], provider: str, extract_secrets: set[str]
 ) -> None:
     # Given the resources deployed for one model provider, and the secret names each function needs
-    # (with Bedrock the extract function calls Claude with its IAM role: no Anthropic key at all)
+    # (with Bedrock the functions call Claude with their IAM role: no Anthropic key at all)
     deployed = deployed_resources(template, {"ModelProvider": provider})
+    model_key = {"AnthropicSecretName"} if provider == "anthropic" else set()
     expected = {"IngestFunction": {"VoyageSecretName", "PineconeSecretName"},
-                "ExtractFunction": extract_secrets, "ApiFunction": set()}
+                "ExtractFunction": extract_secrets, "ApiFunction": model_key, "SummarizeFunction": model_key}
     for logical_id, names in expected.items():
         # When the secretsmanager grants of the function's role are collected
         grants = [s for s in role_statements(deployed, logical_id)
@@ -430,11 +458,13 @@ def test_secret_access_is_limited_to_the_named_secrets(
             assert match, arn
             found.add(match.group(1))
         assert found == names, (provider, logical_id)
-    # and the environment names the Anthropic secret only when it is read
-    env = props(deployed, "ExtractFunction")["Environment"]["Variables"]
-    assert ("LONGDOC_ANTHROPIC_SECRET_NAME" in env) == (provider == "anthropic")
-    assert env["LONGDOC_MODEL_PROVIDER"] == {"Ref": "ModelProvider"}
-    assert env["LONGDOC_CLAUDE_MODEL"] == {"Ref": "BedrockModelId" if provider == "bedrock" else "ClaudeModel"}
+    # and the environment of every function that calls Claude names the Anthropic secret only when
+    # it is read, and the same provider and model
+    for logical_id in ("ExtractFunction", "ApiFunction", "SummarizeFunction"):
+        env = props(deployed, logical_id)["Environment"]["Variables"]
+        assert ("LONGDOC_ANTHROPIC_SECRET_NAME" in env) == (provider == "anthropic"), logical_id
+        assert env["LONGDOC_MODEL_PROVIDER"] == {"Ref": "ModelProvider"}
+        assert env["LONGDOC_CLAUDE_MODEL"] == {"Ref": "BedrockModelId" if provider == "bedrock" else "ClaudeModel"}
 
 
 def test_s3_grants_are_scoped_to_prefixes(template: dict[str, Any]) -> None:
@@ -447,25 +477,35 @@ def test_s3_grants_are_scoped_to_prefixes(template: dict[str, Any]) -> None:
 
     prefix = "arn:${AWS::Partition}:s3:::${DocumentsBucket}/"
     # When they are grouped by resource
-    # Then ingest reads incoming/ (current versions only: s3:GetObjectVersion is never used) and
-    # manages chunks/ and its embedding cache, extract only reads chunks/, the API has no S3 access.
+    # Then ingest reads incoming/ (current versions only: s3:GetObjectVersion is never used),
+    # manages chunks/ and its embedding cache, and reads and writes its OCR page cache; extract only
+    # reads chunks/; the API reads chunks/ (triage, summary checks) and summary records; the
+    # summarize function reads chunks/ and writes its summaries. ListBucket (404 for a missing key,
+    # not 403) goes only to those that test for missing keys.
+    bucket = prefix.rstrip("/")
     assert s3_grants("IngestFunction") == {
         prefix + "incoming/*": {"s3:GetObject"},
         prefix + "chunks/*": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
         prefix + "embeddings/*": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
-        prefix.rstrip("/"): {"s3:ListBucket"},
+        prefix + "ocr/*": {"s3:GetObject", "s3:PutObject"},
+        bucket: {"s3:ListBucket"},
     }
     assert s3_grants("ExtractFunction") == {prefix + "chunks/*": {"s3:GetObject"}}
-    assert s3_grants("ApiFunction") == {}
+    summaries = {prefix + "chunks/*": {"s3:GetObject"}, prefix + "summaries/*": {"s3:GetObject", "s3:PutObject"},
+                 bucket: {"s3:ListBucket"}}
+    assert s3_grants("ApiFunction") == summaries
+    assert s3_grants("SummarizeFunction") == summaries
 
 
-def test_api_function_may_start_count_and_describe_only_its_executions(resources: dict[str, Any]) -> None:
-    # Given the API function and its role
+def test_api_function_may_start_count_and_describe_only_its_executions(template: dict[str, Any]) -> None:
+    # Given the API function and its role (as deployed with the default parameters)
+    resources = deployed_resources(template)
     function = props(resources, "ApiFunction")
     statements = {s["Sid"]: s for s in role_statements(resources, "ApiFunction")}
     # When its Step Functions grants are read
     start = statements["StartAndCountExtractions"]
     describe = statements["ReadExecutionStatus"]
+    summaries = statements["StartSummaries"]
     # Then it starts and counts (admission control) executions of the extract state machine only,
     # and reads the status of that machine's executions only (a stopped run is recorded failed)
     env = function["Environment"]["Variables"]
@@ -483,6 +523,9 @@ def test_api_function_may_start_count_and_describe_only_its_executions(resources
     assert describe["Action"] == "states:DescribeExecution"
     assert describe["Resource"]["Fn::Sub"][0].endswith(":execution:${StateMachineName}:*")
     assert describe["Resource"]["Fn::Sub"][1] == {"StateMachineName": {"Fn::GetAtt": ["ExtractStateMachine", "Name"]}}
+    # and it only starts summaries (the summary machine's ARN in its settings), nothing more
+    assert (summaries["Action"], summaries["Resource"]) == ("states:StartExecution", {"Ref": "SummarizeStateMachine"})
+    assert env["LONGDOC_SUMMARY_STATE_MACHINE_ARN"] == {"Ref": "SummarizeStateMachine"}
 
 
 # --------------------------------------------------------------------------- API
@@ -499,13 +542,16 @@ def test_every_api_route_requires_iam_auth(resources: dict[str, Any]) -> None:
             if event["Type"] == "Api":
                 routes[(event["Properties"]["Method"], event["Properties"]["Path"])] = event["Properties"]
     # When the routes are compared with the API's auth settings
-    # Then the four routes exist, all on this API, none overrides the IAM default, and
+    # Then the seven routes exist, all on this API, none overrides the IAM default, and
     # API Gateway (not the caller) holds the Lambda invoke permission.
     assert set(routes) == {
         ("post", "/extractions"),
         ("get", "/extractions/{id}"),
         ("get", "/documents/{doc_id}"),
         ("get", "/openapi.json"),
+        ("post", "/summaries"),
+        ("get", "/summaries/{summary_id}"),
+        ("post", "/triage"),
     }
     assert api["Auth"]["DefaultAuthorizer"] == "AWS_IAM"
     assert api["Auth"]["InvokeRole"] == "NONE"
@@ -536,38 +582,69 @@ def test_no_broad_permissions(template: dict[str, Any], provider: str) -> None:
     allows = [s for s in statements if s["Effect"] == "Allow"]
     # Then no *FullAccess managed policy is attached, no action has a wildcard, and Resource "*"
     # appears only for the actions that support nothing narrower: CloudWatch Logs delivery (Step
-    # Functions logging) and X-Ray segments (Service Authorization Reference, AWS X-Ray).
+    # Functions logging), X-Ray segments (Service Authorization Reference, AWS X-Ray) and
+    # Textract's DetectDocumentText (Service Authorization Reference, Amazon Textract: no resource
+    # type), the latter alone in its own statement
     assert not [m for m in managed if "FullAccess" in m]
     for statement in allows:
         actions = as_list(statement["Action"])
         assert not [a for a in actions if "*" in a], statement
         if "*" in as_list(statement.get("Resource")):
-            assert all(a.startswith(("logs:", "xray:")) for a in actions), statement
+            assert all(a.startswith(("logs:", "xray:")) for a in actions) or (
+                actions == ["textract:DetectDocumentText"] and statement["Sid"] == "OcrScannedPages"), statement
     assert len(allows) >= 8
 
 
-# The calls each function's code makes (adapters/state.py, adapters/blob.py, adapters/secrets.py,
-# functions/api/app.py), plus what Lambda itself needs for logs, traces and the SQS event source.
+# The calls each function's code makes (adapters/state/dynamo.py and claims.py, adapters/blob.py,
+# adapters/secrets.py, adapters/executions.py, adapters/ocr_textract.py, functions/api/*.py, the
+# summarize steps), plus what Lambda itself needs for logs, traces and the SQS event source.
 # TransactWriteItems is authorised per contained action (PutItem here), so it has no entry.
+_LAMBDA = {"logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments", "xray:PutTelemetryRecords"}
 _ACTIONS = {
-    "IngestFunction": {
-        "logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+    "IngestFunction": _LAMBDA | {
         "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
         "s3:GetObject", "s3:PutObject", "s3:DeleteObject", "s3:ListBucket",
-        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "secretsmanager:GetSecretValue",
+        # registry and version claims (a conditional put, released by a conditional delete)
+        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:DeleteItem",
+        "secretsmanager:GetSecretValue", "textract:DetectDocumentText",
     },
-    "ExtractFunction": {
-        "logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+    "ExtractFunction": _LAMBDA | {
         "s3:GetObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
         "secretsmanager:GetSecretValue",
     },
-    "ApiFunction": {
-        "logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments", "xray:PutTelemetryRecords",
+    "ApiFunction": _LAMBDA | {
         "states:StartExecution", "states:ListExecutions", "states:DescribeExecution",
-        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query",
+        # triage lists the registry (Scan of the LATEST items)
+        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan",
+        "s3:GetObject", "s3:PutObject", "s3:ListBucket",
     },
+    "SummarizeFunction": _LAMBDA | {"s3:GetObject", "s3:PutObject", "s3:ListBucket"},
 }
 _BEDROCK = {"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+# How each function calls Claude: with the key in the Anthropic secret, or Bedrock per ModelProvider.
+# Triage (the API) calls messages.create only (InvokeModel); summaries also stream the synthesis.
+_MODEL_ACTIONS = {
+    "ExtractFunction": {"anthropic": set(), "bedrock": _BEDROCK},  # its secrets grant exists for Voyage/Pinecone
+    "ApiFunction": {"anthropic": {"secretsmanager:GetSecretValue"}, "bedrock": {"bedrock:InvokeModel"}},
+    "SummarizeFunction": {"anthropic": {"secretsmanager:GetSecretValue"}, "bedrock": _BEDROCK},
+}
+
+
+@pytest.mark.parametrize(("engine", "granted"), [("textract", True), ("off", False)])
+def test_ocr_engine_sets_the_setting_and_the_textract_grant(template: dict[str, Any], engine: str,
+                                                            granted: bool) -> None:
+    # Given the stack deployed with Textract OCR and with OCR off
+    deployed = deployed_resources(template, {"OcrEngine": engine})
+    statements = role_statements(deployed, "IngestFunction")
+    textract = [s for s in statements if any(a.startswith("textract:") for a in as_list(s["Action"]))]
+    # Then the ingest function gets the engine as LONGDOC_OCR (a valid OcrSettings value), and
+    # DetectDocumentText (Resource "*": no resource type exists for it) only when it is used
+    env = props(deployed, "IngestFunction")["Environment"]["Variables"]
+    assert env["LONGDOC_OCR"] == {"Ref": "OcrEngine"}
+    assert set(template["Parameters"]["OcrEngine"]["AllowedValues"]) <= {"textract", "off"}
+    assert template["Parameters"]["OcrEngine"]["Default"] == "textract"
+    assert textract == ([{"Sid": "OcrScannedPages", "Effect": "Allow", "Action": "textract:DetectDocumentText",
+                          "Resource": "*"}] if granted else [])
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "bedrock"])
@@ -588,13 +665,15 @@ def test_each_function_role_grants_exactly_what_its_code_calls(
     assert "Policies" not in function
     role = props(deployed, function["Role"]["Fn::GetAtt"][0])
     assert "ManagedPolicyArns" not in role
-    expected = _ACTIONS[logical_id] | (_BEDROCK if (logical_id, provider) == ("ExtractFunction", "bedrock") else set())
+    expected = _ACTIONS[logical_id] | _MODEL_ACTIONS.get(logical_id, {}).get(provider, set())
     assert actions == expected
-    # ... on named resources: a table, a queue, a log group, prefixes, secrets, a model
+    # ... on named resources: a table, a queue, a log group, prefixes, secrets, a model; "*" only
+    # for X-Ray and for Textract's DetectDocumentText, which has no resource type
     for statement in statements:
         for resource in as_list(statement["Resource"]):
             if resource == "*":
-                assert all(a.startswith("xray:") for a in as_list(statement["Action"])), statement
+                assert all(a.startswith("xray:") for a in as_list(statement["Action"])) or (
+                    as_list(statement["Action"]) == ["textract:DetectDocumentText"]), statement
             elif isinstance(resource, dict) and "Fn::Sub" in resource:
                 text = sub_text(resource)
                 # object prefixes (/*), secret suffixes (-??????), one state machine's executions (:*)
@@ -605,26 +684,31 @@ def test_each_function_role_grants_exactly_what_its_code_calls(
                     condition = statement["Condition"]["StringEquals"]["bedrock:InferenceProfileArn"]
                     assert sub_text(condition).endswith(":inference-profile/${BedrockModelId}")
     dynamo = [s for s in statements if any(a.startswith("dynamodb:") for a in as_list(s["Action"]))]
-    assert [s["Resource"] for s in dynamo] == [{"Fn::GetAtt": ["Table", "Arn"]}]
+    assert [s["Resource"] for s in dynamo] == ([] if logical_id == "SummarizeFunction"
+                                               else [{"Fn::GetAtt": ["Table", "Arn"]}])
 
 
-def test_bedrock_invoke_is_limited_to_the_configured_model_and_profile(template: dict[str, Any]) -> None:
-    # Given the extract role with ModelProvider=bedrock
+@pytest.mark.parametrize("logical_id", sorted(_MODEL_ACTIONS))
+def test_bedrock_invoke_is_limited_to_the_configured_model_and_profile(template: dict[str, Any],
+                                                                       logical_id: str) -> None:
+    # Given a role of a function that calls Claude, with ModelProvider=bedrock
     deployed = deployed_resources(template, {"ModelProvider": "bedrock"})
-    statements = [s for s in role_statements(deployed, "ExtractFunction")
-                  if set(as_list(s["Action"])) & _BEDROCK]
+    statements = [s for s in role_statements(deployed, logical_id) if set(as_list(s["Action"])) & _BEDROCK]
+    invoke = _MODEL_ACTIONS[logical_id]["bedrock"]
     # When the Bedrock statements are read
     grants = actions_by_resource(statements)
-    # Then both invoke actions are allowed on the model in this Region and on the inference
+    # Then its invoke actions are allowed on the model in this Region and on the inference
     # profile, and on the model elsewhere only through that profile
     assert grants == {
-        "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockFoundationModelId}": _BEDROCK,
-        "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/${BedrockModelId}": _BEDROCK,
-        "arn:${AWS::Partition}:bedrock:*::foundation-model/${BedrockFoundationModelId}": _BEDROCK,
+        "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockFoundationModelId}": invoke,
+        "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/${BedrockModelId}": invoke,
+        "arn:${AWS::Partition}:bedrock:*::foundation-model/${BedrockFoundationModelId}": invoke,
     }
+    [profile_only] = [s for s in statements if "Condition" in s]
+    assert sub_text(profile_only["Resource"]).startswith("arn:${AWS::Partition}:bedrock:*::")
     # and with the Anthropic API the role has no Bedrock permission at all
     anthropic = deployed_resources(template, {"ModelProvider": "anthropic"})
-    assert not [s for s in role_statements(anthropic, "ExtractFunction") if set(as_list(s["Action"])) & _BEDROCK]
+    assert not [s for s in role_statements(anthropic, logical_id) if set(as_list(s["Action"])) & _BEDROCK]
     assert template["Parameters"]["ModelProvider"]["AllowedValues"] == ["anthropic", "bedrock"]
     assert template["Parameters"]["ModelProvider"]["Default"] == "anthropic"
 
@@ -665,7 +749,10 @@ def test_outputs_expose_the_deployed_resources(template: dict[str, Any]) -> None
         "ExtractFunctionName",
         "IngestDLQArn",
         "AlarmTopicArn",
+        "SummarizeStateMachineArn",
+        "SummarizeFunctionName",
     }
+    assert outputs["SummarizeStateMachineArn"]["Value"] == {"Ref": "SummarizeStateMachine"}
     # the DLQ's ARN is what `aws sqs start-message-move-task --source-arn` takes (docs/operations.md)
     assert outputs["IngestDLQArn"]["Value"] == {"Fn::GetAtt": ["IngestDLQ", "Arn"]}
     assert outputs["DocumentsBucketName"]["Value"] == {"Ref": "DocumentsBucket"}

@@ -1,4 +1,9 @@
-"""Voyage AI embeddings through the ``voyageai`` SDK (AWS mode): request limits, token bound, retries.
+"""Voyage AI embeddings: request limits, token bound, the batching both adapters share, and the SDK adapter.
+
+:class:`VoyageBatching` is the one implementation of batching, length checks and the split on a
+token-limit 400; :class:`VoyageEmbedder` (the ``voyageai`` SDK) and
+:class:`longdoc.adapters.voyage_http.VoyageHttpEmbedder` (plain HTTPS, what AWS mode wires) add
+only how one request is sent.
 
 ``voyageai`` is imported on first use (client construction), never when this module is imported.
 """
@@ -33,9 +38,9 @@ VOYAGE_MAX_TOKENS_PER_REQUEST = {
     "voyage-law-2": 120_000,
 }
 VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST = 120_000  # the smallest documented budget
-# Half of the documented budget, for adapters that count tokens as chars / 4 (text that
-# tokenises at 2 chars per token still fits). The SDK adapter below counts with
-# voyage_token_bound instead and fills VOYAGE_BUDGET_FILL of the budget.
+# Kept for importers only: the share of the budget an adapter counting chars / 4 would fill.
+# Both Voyage adapters count with voyage_token_bound instead (VoyageBatching) and fill
+# VOYAGE_BUDGET_FILL of the budget.
 VOYAGE_TOKEN_SAFETY = 0.5
 VOYAGE_BUDGET_FILL = 0.9
 """Share of the documented per-request token budget a batch may fill, counted by :func:`voyage_token_bound`."""
@@ -91,81 +96,33 @@ def _is_token_limit(message: str) -> bool:
                                     or "too many" in lowered or "exceed" in lowered)
 
 
-class VoyageEmbedder:
-    """Voyage AI embeddings through the ``voyageai`` SDK (AWS mode).
+class VoyageBatching:
+    """Request batching, length checks and split-on-400, shared by both Voyage adapters.
 
-    Shapes: ``embed_documents`` returns one ``dimension``-float vector per text, in input
-    order; Voyage vectors are unit length (Voyage FAQ: "Voyage AI embeddings are
-    normalized to length 1"). Documents are sent with ``input_type="document"``, queries
-    with ``input_type="query"``, always with ``truncation=False`` so an over-long text is
-    an API error instead of a silently shortened vector.
-
-    Batching follows the documented per-request limits of the embeddings endpoint
-    (https://docs.voyageai.com/reference/embeddings-api): at most 1,000 texts, and at most
-    :data:`VOYAGE_MAX_TOKENS_PER_REQUEST` tokens in total (320K for voyage-3.5, 120K for
-    voyage-law-2 and the large models, 1M for the -lite ones; unknown models 120K). Tokens
-    are counted with :func:`voyage_token_bound` (conservative, no tokenizer download) and a
-    batch fills at most :data:`VOYAGE_BUDGET_FILL` of the budget (:meth:`batches`). Should
-    Voyage still answer a batch with a token-limit 400 (``max allowed tokens per submitted
-    batch``), the batch is split in halves and each half sent, down to single texts; a
-    failing batch is never sent again unchanged. A single text rejected so is
-    :class:`~longdoc.core.errors.EmbeddingInputTooLong`.
-
-    Over-long texts: a text whose bound exceeds the model's context length (32K tokens for
-    voyage-3.5, 16K for voyage-law-2, :data:`VOYAGE_CONTEXT_TOKENS`) raises
-    :class:`~longdoc.core.errors.EmbeddingInputTooLong` naming its position before
-    anything is sent; chunks are cut far below (``chunk_max_tokens``, and
-    :mod:`longdoc.ingest.chunk.oversize` for unbroken text).
-
-    Retries: 429 (``RateLimitError``), 500 (``ServerError``), 502/503/504
-    (``ServiceUnavailableError``), timeouts and dropped connections (``APIConnectionError``)
-    are retried with exponential backoff and full jitter (tenacity's
-    ``wait_exponential_jitter`` with multiplier and jitter ``retry_initial``, capped at
-    ``retry_max`` seconds) for
-    ``max_attempts`` attempts in all, then raise
-    :class:`~longdoc.core.errors.EmbeddingUnavailable`. Other 4xx answers raise
-    :class:`~longdoc.core.errors.EmbeddingRequestError` at once. (The SDK's own retry loop
-    leaves out 500 and dropped connections, so it is set to one attempt and this loop
-    does the retrying.) ``timeout`` is seconds per request; ``base_url`` points the SDK
-    at another endpoint (tests use a loopback fake).
-
-    ``total_tokens`` counts the tokens Voyage reported as used (``usage.total_tokens``)
-    over this instance's lifetime.
+    :class:`VoyageEmbedder` (the ``voyageai`` SDK, local mode and tests) and
+    :class:`longdoc.adapters.voyage_http.VoyageHttpEmbedder` (plain HTTPS, AWS) inherit this one
+    implementation and only say how one request is sent (:meth:`_call`). Limits come from
+    :meth:`_set_limits`: the model's documented per-request token budget (lowered by
+    ``max_request_tokens``), of which a batch fills :data:`VOYAGE_BUDGET_FILL` counted by
+    :func:`voyage_token_bound`, and the model's context length per text.
     """
 
-    def __init__(
-        self,
-        api_key: str,
-        model: str = "voyage-3.5",
-        dimension: int = 1024,
-        *,
-        max_attempts: int = 5,
-        timeout: float = 60,
-        base_url: str | None = None,
-        retry_initial: float = 1.0,
-        retry_max: float = 20.0,
-        max_request_tokens: int | None = None,
-    ):
-        """Create the SDK client (no network call). ``dimension`` is sent as ``output_dimension``.
+    name: str
+    dimension: int
+    context_tokens: int
+    _token_budget: int
 
-        ``max_request_tokens`` lowers the per-request token budget below the model's
-        documented limit (e.g. to stay within a low tokens-per-minute rate limit);
-        :data:`VOYAGE_BUDGET_FILL` applies to it too.
-        """
-        import voyageai
-
-        self.name = model
-        self.dimension = dimension
-        self.total_tokens = 0
-        self._client: Any = voyageai.Client(api_key=api_key, max_retries=1, timeout=timeout, base_url=base_url)
+    def _set_limits(self, model: str, max_request_tokens: int | None) -> None:
+        """Set the batch token budget and the context length for ``model``."""
         budget = VOYAGE_MAX_TOKENS_PER_REQUEST.get(model, VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST)
         if max_request_tokens is not None:
             budget = min(budget, max_request_tokens)
         self._token_budget = int(budget * VOYAGE_BUDGET_FILL)
         self.context_tokens = VOYAGE_CONTEXT_TOKENS.get(model, VOYAGE_DEFAULT_CONTEXT_TOKENS)
-        self._max_attempts = max_attempts
-        self._retry_initial = retry_initial
-        self._retry_max = retry_max
+
+    def _call(self, texts: list[str], input_type: Literal["document", "query"]) -> list[list[float]]:
+        """Send one embeddings request; raise EmbeddingRequestError (with Voyage's message) on a 4xx."""
+        raise NotImplementedError
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         """Embed chunk texts (``input_type="document"``), batching within Voyage's request limits.
@@ -231,6 +188,79 @@ class VoyageEmbedder:
         if current:
             batches.append(current)
         return batches
+
+
+class VoyageEmbedder(VoyageBatching):
+    """Voyage AI embeddings through the ``voyageai`` SDK (AWS mode wires the SDK-free ``VoyageHttpEmbedder``).
+
+    Shapes: ``embed_documents`` returns one ``dimension``-float vector per text, in input
+    order; Voyage vectors are unit length (Voyage FAQ: "Voyage AI embeddings are
+    normalized to length 1"). Documents are sent with ``input_type="document"``, queries
+    with ``input_type="query"``, always with ``truncation=False`` so an over-long text is
+    an API error instead of a silently shortened vector.
+
+    Batching follows the documented per-request limits of the embeddings endpoint
+    (https://docs.voyageai.com/reference/embeddings-api): at most 1,000 texts, and at most
+    :data:`VOYAGE_MAX_TOKENS_PER_REQUEST` tokens in total (320K for voyage-3.5, 120K for
+    voyage-law-2 and the large models, 1M for the -lite ones; unknown models 120K). Tokens
+    are counted with :func:`voyage_token_bound` (conservative, no tokenizer download) and a
+    batch fills at most :data:`VOYAGE_BUDGET_FILL` of the budget (:meth:`batches`). Should
+    Voyage still answer a batch with a token-limit 400 (``max allowed tokens per submitted
+    batch``), the batch is split in halves and each half sent, down to single texts; a
+    failing batch is never sent again unchanged. A single text rejected so is
+    :class:`~longdoc.core.errors.EmbeddingInputTooLong`.
+
+    Over-long texts: a text whose bound exceeds the model's context length (32K tokens for
+    voyage-3.5, 16K for voyage-law-2, :data:`VOYAGE_CONTEXT_TOKENS`) raises
+    :class:`~longdoc.core.errors.EmbeddingInputTooLong` naming its position before
+    anything is sent; chunks are cut far below (``chunk_max_tokens``, and
+    :mod:`longdoc.ingest.chunk.oversize` for unbroken text).
+
+    Retries: 429 (``RateLimitError``), 500 (``ServerError``), 502/503/504
+    (``ServiceUnavailableError``), timeouts and dropped connections (``APIConnectionError``)
+    are retried with exponential backoff and full jitter (tenacity's
+    ``wait_exponential_jitter`` with multiplier and jitter ``retry_initial``, capped at
+    ``retry_max`` seconds) for
+    ``max_attempts`` attempts in all, then raise
+    :class:`~longdoc.core.errors.EmbeddingUnavailable`. Other 4xx answers raise
+    :class:`~longdoc.core.errors.EmbeddingRequestError` at once. (The SDK's own retry loop
+    leaves out 500 and dropped connections, so it is set to one attempt and this loop
+    does the retrying.) ``timeout`` is seconds per request; ``base_url`` points the SDK
+    at another endpoint (tests use a loopback fake).
+
+    ``total_tokens`` counts the tokens Voyage reported as used (``usage.total_tokens``)
+    over this instance's lifetime.
+    """
+
+    def __init__(
+        self,
+        api_key: str,
+        model: str = "voyage-3.5",
+        dimension: int = 1024,
+        *,
+        max_attempts: int = 5,
+        timeout: float = 60,
+        base_url: str | None = None,
+        retry_initial: float = 1.0,
+        retry_max: float = 20.0,
+        max_request_tokens: int | None = None,
+    ):
+        """Create the SDK client (no network call). ``dimension`` is sent as ``output_dimension``.
+
+        ``max_request_tokens`` lowers the per-request token budget below the model's
+        documented limit (e.g. to stay within a low tokens-per-minute rate limit);
+        :data:`VOYAGE_BUDGET_FILL` applies to it too.
+        """
+        import voyageai
+
+        self.name = model
+        self.dimension = dimension
+        self.total_tokens = 0
+        self._client: Any = voyageai.Client(api_key=api_key, max_retries=1, timeout=timeout, base_url=base_url)
+        self._set_limits(model, max_request_tokens)
+        self._max_attempts = max_attempts
+        self._retry_initial = retry_initial
+        self._retry_max = retry_max
 
     def _call(self, texts: list[str], input_type: Literal["document", "query"]) -> list[list[float]]:
         from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter

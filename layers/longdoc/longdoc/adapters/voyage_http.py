@@ -1,8 +1,11 @@
 """Voyage AI embeddings over plain HTTPS, without the ``voyageai`` SDK.
 
 :class:`VoyageHttpEmbedder` is a drop-in for :class:`longdoc.adapters.embedders.VoyageEmbedder`
-(same constructor, methods, batching, limits, retries and errors) that speaks the REST
-endpoint itself with the standard library. The reason is size: ``import voyageai`` loads
+(same constructor, methods, limits, retries and errors) that speaks the REST endpoint itself
+with the standard library. Batching, length checks and the split on a token-limit 400 are not
+repeated here: both adapters inherit them from :class:`longdoc.adapters.voyage.VoyageBatching`
+(batches counted by :func:`~longdoc.adapters.voyage.voyage_token_bound`, a refused batch sent
+again only as halves, never unchanged). The reason is size: ``import voyageai`` loads
 numpy, pillow, tokenizers, huggingface-hub and langchain (about 130 MB unzipped in a Lambda
 function, ``docs/operations.md``), none of which an embeddings call needs; this module needs
 only ``tenacity`` for its retry loop.
@@ -34,20 +37,11 @@ import socket
 import struct
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
 from collections.abc import Callable
 from typing import Any, Literal
 
-from longdoc.adapters.embedders import (
-    VOYAGE_CONTEXT_TOKENS,
-    VOYAGE_DEFAULT_CONTEXT_TOKENS,
-    VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST,
-    VOYAGE_MAX_TEXTS_PER_REQUEST,
-    VOYAGE_MAX_TOKENS_PER_REQUEST,
-    VOYAGE_TOKEN_SAFETY,
-)
-from longdoc.core.errors import EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
-from longdoc.core.tokens import estimate_tokens
+from longdoc.adapters.voyage import VoyageBatching
+from longdoc.core.errors import EmbeddingRequestError, EmbeddingUnavailable
 
 VOYAGE_BASE_URL = "https://api.voyageai.com/v1"
 #: HTTP statuses retried as transient (rate limit and server errors).
@@ -62,7 +56,7 @@ class _Unauthorized(Exception):
     """HTTP 401: the key was rejected (maybe rotated)."""
 
 
-class VoyageHttpEmbedder:
+class VoyageHttpEmbedder(VoyageBatching):
     """Voyage AI embeddings through the REST endpoint (AWS mode); see the module docstring.
 
     Args:
@@ -75,9 +69,11 @@ class VoyageHttpEmbedder:
         retry_initial, retry_max: backoff multiplier and cap in seconds (full jitter).
         max_request_tokens: lowers the per-request token budget below the model's documented one.
 
-    Shapes and limits are those of ``VoyageEmbedder``: unit-length vectors in input order,
-    at most 1,000 texts and half the model's token budget per request (estimated tokens),
-    ``EmbeddingInputTooLong`` before any request for a text the model could not read whole.
+    Shapes and limits are those of ``VoyageEmbedder`` (the same :class:`VoyageBatching` code):
+    unit-length vectors in input order; at most 1,000 texts and 90 % of the model's token budget
+    per request, counted by ``voyage_token_bound``; a token-limit 400 splits the batch in halves
+    down to single texts; ``EmbeddingInputTooLong`` before any request for a text whose bound
+    exceeds the model's context length, or for a single text Voyage refuses for its tokens.
     ``total_tokens`` sums ``usage.total_tokens`` over this instance's lifetime.
     """
 
@@ -90,56 +86,13 @@ class VoyageHttpEmbedder:
         self._key_source: Callable[..., str] = (lambda refresh=False: api_key) if isinstance(api_key, str) else api_key
         self._url = (base_url or VOYAGE_BASE_URL).rstrip("/") + "/embeddings"
         self._timeout = timeout
-        budget = VOYAGE_MAX_TOKENS_PER_REQUEST.get(model, VOYAGE_DEFAULT_MAX_TOKENS_PER_REQUEST)
-        if max_request_tokens is not None:
-            budget = min(budget, max_request_tokens)
-        self._token_budget = int(budget * VOYAGE_TOKEN_SAFETY)
-        self.context_tokens = VOYAGE_CONTEXT_TOKENS.get(model, VOYAGE_DEFAULT_CONTEXT_TOKENS)
+        self._set_limits(model, max_request_tokens)
         self._max_attempts = max_attempts
         self._retry_initial = retry_initial
         self._retry_max = retry_max
 
     def __repr__(self) -> str:
         return f"VoyageHttpEmbedder(model={self.name!r}, dimension={self.dimension})"
-
-    def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
-        """Embed chunk texts (``input_type="document"``) in request batches; one vector per text, in order.
-
-        Raises EmbeddingInputTooLong (before any request), EmbeddingUnavailable or EmbeddingRequestError.
-        """
-        self.check_lengths(texts)
-        vectors: list[list[float]] = []
-        for batch in self.batches(texts):
-            vectors.extend(self._call(batch, "document"))
-        return vectors
-
-    def embed_query(self, text: str) -> list[float]:
-        """Embed one retrieval query (``input_type="query"``)."""
-        self.check_lengths([text])
-        return self._call([text], "query")[0]
-
-    def check_lengths(self, texts: Sequence[str]) -> None:
-        """Raise EmbeddingInputTooLong for the first text the model could not read whole."""
-        for index, text in enumerate(texts):
-            tokens = estimate_tokens(text)
-            if tokens / VOYAGE_TOKEN_SAFETY > self.context_tokens:
-                raise EmbeddingInputTooLong(index, tokens, int(self.context_tokens * VOYAGE_TOKEN_SAFETY))
-
-    def batches(self, texts: Sequence[str]) -> list[list[str]]:
-        """Split ``texts`` in order into batches of at most 1,000 texts and the token budget."""
-        batches: list[list[str]] = []
-        current: list[str] = []
-        tokens = 0
-        for text in texts:
-            cost = estimate_tokens(text)
-            if current and (len(current) >= VOYAGE_MAX_TEXTS_PER_REQUEST or tokens + cost > self._token_budget):
-                batches.append(current)
-                current, tokens = [], 0
-            current.append(text)
-            tokens += cost
-        if current:
-            batches.append(current)
-        return batches
 
     def _call(self, texts: list[str], input_type: Literal["document", "query"]) -> list[list[float]]:
         """One embeddings request with retries; vectors checked and normalised."""
