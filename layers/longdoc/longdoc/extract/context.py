@@ -62,3 +62,29 @@ def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chu
                         assembly.tokens)
         selected = assembly.chunks
     return sorted(selected, key=lambda c: c.ordinal)
+
+
+def initial_scores(deps: Deps, run: RunRecord, names: list[str], shown: set[str]) -> dict[str, float]:
+    """Each clause type's best cosine similarity among the chunks shown (0.0 when none of its hits is shown).
+
+    The dense index's similarity of the clause type's query (:meth:`ClauseType.query_text`) is
+    an absolute measure, unlike the fused rank; it decides whether ``not_found`` needs a search
+    (:mod:`longdoc.extract.search`).
+    """
+    scores: dict[str, float] = {}
+    for clause in deps.catalogue.resolve_many(names):
+        vector = deps.embedder.embed_query(clause.query_text())
+        hits = deps.index.query(vector, run.doc_id, run.doc_version, max(run.top_k * 4, 20))
+        scores[clause.name] = max((score for cid, score in hits if cid in shown), default=0.0)
+    return scores
+
+
+def earlier_searches(facts: CaseFacts, session: int, chunks: dict[str, Chunk]) -> list[Chunk]:
+    """Chunks earlier sessions' searches returned for clause types still pending (or for none named).
+
+    A resumed session (or the next batch round) is shown them again with its retrieved chunks,
+    so it need not repeat those searches; CASE_FACTS lists the queries (``searched``).
+    """
+    ids = [cid for r in facts.searches if r.session < session
+           and (r.clause_type is None or r.clause_type in facts.pending) for cid in r.chunk_ids]
+    return [chunks[cid] for cid in dict.fromkeys(ids) if cid in chunks]
