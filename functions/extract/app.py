@@ -71,7 +71,9 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
     options = SessionOptions(deadline=deadline, call_deadline=end - min(10.0, settings.time_margin_seconds / 2),
                              execution=event.execution, strict_tools=settings.strict_tools,
                              no_progress_limit=settings.no_progress_limit,
-                             budget_tokens=settings.context_budget_tokens)
+                             budget_tokens=settings.context_budget_tokens,
+                             search_max_calls=settings.search_max_calls, search_max_tokens=settings.search_max_tokens,
+                             search_min_score=settings.search_min_score)
     outcome = run_session(wiring.deps(), event.run_id, options)
     metrics.add_metric(name="Sessions", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=outcome.model_calls)
