@@ -69,7 +69,8 @@ def _searches_in_conversation(request: ModelRequest) -> dict[str, tuple[str, lis
                 calls[part["id"]] = (part["input"].get("clause_type") or "", part["input"].get("query", ""))
             elif part.get("type") == "tool_result" and part["tool_use_id"] in calls:
                 clause, query = calls[part["tool_use_id"]]
-                text = part.get("content") if isinstance(part.get("content"), str) else prompt_text(part.get("content") or [])
+                raw = part.get("content")
+                text = raw if isinstance(raw, str) else prompt_text(raw or [])
                 out[clause] = (query, [] if part.get("is_error") else parse_search_result(text))
     return out
 
