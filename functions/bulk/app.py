@@ -17,6 +17,7 @@ on AWS, SQLite under ``$LONGDOC_HOME`` locally. Results: the bucket's ``results/
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -95,8 +96,11 @@ def results_store() -> Any:
 def bulk_deps() -> service.BulkDeps:
     """The bulk adapters for the current settings (once per process; ``bulk_deps.cache_clear()`` resets)."""
     extract = wiring.deps()
-    return service.BulkDeps(extract=extract, batches=_batches(extract.model), store=_store(),
-                            limits=BulkLimits.from_env())
+    batches = _batches(extract.model)
+    limits = BulkLimits.from_env()
+    if type(batches).__name__ == "LocalBatches" and not os.environ.get("LONGDOC_BULK_POLL_FIRST"):
+        limits = replace(limits, poll_first=0)  # local batches have ended when created: poll at once
+    return service.BulkDeps(extract=extract, batches=batches, store=_store(), limits=limits)
 
 
 def _prices() -> str | None:

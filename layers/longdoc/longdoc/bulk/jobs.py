@@ -177,3 +177,12 @@ def execution_input(bulk_id: str) -> dict[str, Any]:
     """The input of a ``statemachine/bulk.asl.json`` execution: the job id and round 0 (the execution
     name is the bulk id, so starting a job twice is refused by Step Functions, not run twice)."""
     return {"bulk_id": bulk_id, "round": 0}
+
+
+def progress(deps: BulkDeps, bulk_id: str) -> dict[str, int]:
+    """``{"done", "failed", "pending", "round", "in_flight"}``: runs by status, the rounds prepared so
+    far, and batches submitted but not yet harvested (the CLI's progress line)."""
+    pk = f"bulk#{bulk_id}"
+    harvested = {sk[len("harvested#"):] for sk, _ in deps.store.query(pk, "harvested#")}
+    in_flight = sum(1 for sk, _ in deps.store.query(pk, "batch#") if sk[len("batch#"):] not in harvested)
+    return {**counts(deps, bulk_id), "round": len(deps.store.query(pk, "prepared#")), "in_flight": in_flight}
