@@ -50,7 +50,7 @@ from longdoc.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling route modules, as in Lambda's task root
-for _routes in ("triage_routes", "summary_routes"):  # POST /triage; POST /summaries, GET /summaries/{id}
+for _routes in ("triage_routes", "summary_routes", "bulk_routes"):  # POST /triage; /summaries; /bulk-extractions
     app.include_router(importlib.import_module(_routes).router)
 
 

@@ -110,7 +110,7 @@ def _prices() -> str | None:
 
 def _fail(deps: service.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
     error = event.error or StepError()
-    jobs.record_bulk_failure(deps, event.bulk_id, error.Error, error.Cause)
+    jobs.record_bulk_failure(jobs.Stores.of(deps), event.bulk_id, error.Error, error.Cause)
     logger.error("bulk failed", extra={"error": error.Error})
     raise BulkFailed(f"{error.Error}: {error.Cause}"[:2000])
 
@@ -135,5 +135,5 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
     if event.action == "harvest":
         return service.harvest(deps, event.bulk_id, event.round)
     if event.action == "finish":
-        return jobs.write_results(deps, results_store(), event.bulk_id, _prices())
+        return jobs.write_results(jobs.Stores.of(deps), results_store(), event.bulk_id, _prices())
     return _fail(deps, event)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from longdoc import wiring
-from longdoc.bulk.jobs import Selection, bulk_status, execution_input, start_bulk
+from longdoc.bulk.jobs import Selection, Stores, bulk_status, execution_input, start_bulk
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
 from longdoc.extract.session import run_session
@@ -44,7 +44,7 @@ def test_a_bulk_job_through_the_local_engine_matches_the_sync_path(aws_stack, in
     # Given two runs of the contract (one with a 64-token cap, so it needs several rounds) in one job
     deps = bulk_app.bulk_deps()
     selection = Selection(doc_ids=[ingested_contract.doc_id, ingested_contract.doc_id + "-missing"])
-    accepted = start_bulk(deps, load_catalogue(), "bulk-e1", selection, clause_types=TYPES, model_name=BASELINE,
+    accepted = start_bulk(Stores.of(deps), load_catalogue(), "bulk-e1", selection, clause_types=TYPES, model_name=BASELINE,
                           max_tokens=64, top_k=4)
     assert accepted.doc_ids == [ingested_contract.doc_id]
     assert [r.where for r in accepted.rejected] == [ingested_contract.doc_id + "-missing"]
@@ -54,7 +54,7 @@ def test_a_bulk_job_through_the_local_engine_matches_the_sync_path(aws_stack, in
     # Then it succeeded, every document is done, in several rounds, with a bounded history
     assert execution.status == "SUCCEEDED", (execution.error, execution.cause)
     assert execution.output is not None and execution.output["done"] == 1 and execution.output["pending"] == 0
-    status = bulk_status(deps, "bulk-e1")
+    status = bulk_status(Stores.of(deps), "bulk-e1")
     assert status["status"] == "SUCCEEDED" and status["rounds"] >= 3
     entered = [e for e in execution.history if e["type"].endswith("StateEntered")]
     # per round: Prepare, HasRequests, Submit, Wait, Poll, Ended, Harvest, NextRound (+ Finish, Done)

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from longdoc.bulk.service import BulkDeps, counts, create_bulk
+from longdoc.bulk.ports import BulkStore
+from longdoc.bulk.service import BulkDeps, counts_in, create_job
 from longdoc.core.errors import LongdocError, NotFound
+from longdoc.core.ports import StateStore
 from longdoc.extract.catalogue import Catalogue
 from longdoc.extract.runs import run_result, start_run
 
@@ -25,6 +27,19 @@ BATCH_DISCOUNT = Decimal("0.5")
 """Batch price / standard price (Anthropic: batches cost 50 % of the standard API prices)."""
 DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$")
 """What a manifest line may hold as a document id (no spaces, at most 200 characters)."""
+
+
+@dataclass(frozen=True)
+class Stores:
+    """The two stores a bulk job's bookkeeping needs: runs and extractions (``state``), bulk items (``store``)."""
+
+    state: StateStore
+    store: BulkStore
+
+    @classmethod
+    def of(cls, deps: BulkDeps) -> Stores:
+        """The stores of the bulk steps' dependencies."""
+        return cls(deps.extract.state, deps.store)
 
 
 @dataclass
@@ -84,7 +99,7 @@ def _manifest_line(line: str) -> tuple[str | None, str | None]:
     return line, None
 
 
-def start_bulk(deps: BulkDeps, catalogue: Catalogue, bulk_id: str, selection: Selection, *, clause_types: list[str],
+def start_bulk(stores: Stores, catalogue: Catalogue, bulk_id: str, selection: Selection, *, clause_types: list[str],
                model_name: str, max_tokens: int, top_k: int) -> Selection:
     """Store one PENDING run per READY document of ``selection`` (run id ``<bulk_id>-<n>``) and the
     bulk job over them. Unknown and not-READY documents are added to ``rejected`` (with their
@@ -94,7 +109,7 @@ def start_bulk(deps: BulkDeps, catalogue: Catalogue, bulk_id: str, selection: Se
     runs: list[tuple[str, str]] = []
     for n, doc_id in enumerate(selection.doc_ids):
         try:
-            run = start_run(deps.extract.state, catalogue, doc_id=doc_id, clause_types=clause_types,
+            run = start_run(stores.state, catalogue, doc_id=doc_id, clause_types=clause_types,
                             model_name=model_name, max_tokens=max_tokens, top_k=top_k, run_id=f"{bulk_id}-{n:05d}")
         except NotFound as exc:
             line = selection.lines.get(doc_id)
@@ -104,40 +119,40 @@ def start_bulk(deps: BulkDeps, catalogue: Catalogue, bulk_id: str, selection: Se
         accepted.doc_ids.append(doc_id)
     if not runs:
         raise LongdocError("no document to run: " + "; ".join(f"{r.where}: {r.reason}" for r in accepted.rejected[:5]))
-    create_bulk(deps, bulk_id, runs, clause_types)
+    create_job(stores.store, bulk_id, runs, clause_types)
     return accepted
 
 
-def _run_ids(deps: BulkDeps, bulk_id: str) -> list[str]:
-    return [item["run_id"] for _, item in deps.store.query(f"bulk#{bulk_id}", "run#")]
+def _run_ids(stores: Stores, bulk_id: str) -> list[str]:
+    return [item["run_id"] for _, item in stores.store.query(f"bulk#{bulk_id}", "run#")]
 
 
 def _money(value: Decimal | None) -> str | None:
     return None if value is None else str(value.quantize(Decimal("0.000001")))
 
 
-def bulk_status(deps: BulkDeps, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
+def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
     """The job as CLI and API report it: counts, the round reached, each document's run status,
     ``cost_usd`` so far (batch prices) and ``sync_cost_usd`` (the same tokens at synchronous
     prices); costs are None for an unpriced model. Raises :class:`NotFound` for an unknown job."""
-    job = deps.store.get(f"bulk#{bulk_id}", "job")
+    job = stores.store.get(f"bulk#{bulk_id}", "job")
     if job is None:
         raise NotFound(f"bulk job {bulk_id} not found")
     documents, sync = [], Decimal(0)
     priced = True
-    for run_id in _run_ids(deps, bulk_id):
-        result = run_result(deps.extract.state, run_id)
+    for run_id in _run_ids(stores, bulk_id):
+        result = run_result(stores.state, run_id, prices_path)
         documents.append({"run_id": run_id, "doc_id": result["doc_id"], "status": result["status"],
                           "extractions": len(result["extractions"]), "error": result["error"]})
         if result["cost_usd"] is None:
             priced = False
         else:
             sync += Decimal(result["cost_usd"])
-    rounds = len(deps.store.query(f"bulk#{bulk_id}", "prepared#"))
-    failure = deps.store.get(f"bulk#{bulk_id}", "failure")
+    rounds = len(stores.store.query(f"bulk#{bulk_id}", "prepared#"))
+    failure = stores.store.get(f"bulk#{bulk_id}", "failure")
     failure = failure if failure and failure.get("error") else None
-    return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counts(deps, bulk_id), "rounds": rounds,
-            "status": _job_status(counts(deps, bulk_id), failure), "failure": failure,
+    return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counts_in(stores.store, stores.state, bulk_id), "rounds": rounds,
+            "status": _job_status(counts_in(stores.store, stores.state, bulk_id), failure), "failure": failure,
             "cost_usd": _money(sync * BATCH_DISCOUNT) if priced else None,
             "sync_cost_usd": _money(sync) if priced else None, "documents": documents}
 
@@ -148,19 +163,19 @@ def _job_status(c: dict[str, int], failure: dict[str, Any] | None) -> str:
     return "RUNNING" if c["pending"] else "SUCCEEDED"
 
 
-def record_bulk_failure(deps: BulkDeps, bulk_id: str, error: str, cause: str) -> None:
+def record_bulk_failure(stores: Stores, bulk_id: str, error: str, cause: str) -> None:
     """Keep the error that stopped the job's execution (the ``failure`` item); the Done step of a
     later (redriven) execution clears it (:func:`write_results`)."""
-    deps.store.put(f"bulk#{bulk_id}", "failure", {"error": error, "cause": cause[:2000]})
+    stores.store.put(f"bulk#{bulk_id}", "failure", {"error": error, "cause": cause[:2000]})
 
 
-def write_results(deps: BulkDeps, results: Any, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
+def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
     """Write ``results/<bulk_id>/<run_id>.json`` (one per document, the shape of ``extract --json``)
     and ``results/<bulk_id>/summary.jsonl`` (one line per document) to the blob store ``results``.
     Returns the counts and the summary key."""
     lines = []
-    for run_id in _run_ids(deps, bulk_id):
-        result = run_result(deps.extract.state, run_id, prices_path)
+    for run_id in _run_ids(stores, bulk_id):
+        result = run_result(stores.state, run_id, prices_path)
         results.put(f"results/{bulk_id}/{run_id}.json", json.dumps(result, ensure_ascii=False, indent=1).encode())
         lines.append(json.dumps({"run_id": run_id, "doc_id": result["doc_id"], "status": result["status"],
                                  "extractions": len(result["extractions"]),
@@ -168,9 +183,9 @@ def write_results(deps: BulkDeps, results: Any, bulk_id: str, prices_path: str |
                                  "cost_usd": result["cost_usd"], "error": result["error"]}, ensure_ascii=False))
     key = f"results/{bulk_id}/summary.jsonl"
     results.put(key, ("\n".join(lines) + "\n").encode())
-    if deps.store.get(f"bulk#{bulk_id}", "failure") is not None:
-        deps.store.put(f"bulk#{bulk_id}", "failure", {"cleared": True})
-    return {"bulk_id": bulk_id, "summary": key, **counts(deps, bulk_id)}
+    if stores.store.get(f"bulk#{bulk_id}", "failure") is not None:
+        stores.store.put(f"bulk#{bulk_id}", "failure", {"cleared": True})
+    return {"bulk_id": bulk_id, "summary": key, **counts_in(stores.store, stores.state, bulk_id)}
 
 
 def execution_input(bulk_id: str) -> dict[str, Any]:
@@ -179,10 +194,10 @@ def execution_input(bulk_id: str) -> dict[str, Any]:
     return {"bulk_id": bulk_id, "round": 0}
 
 
-def progress(deps: BulkDeps, bulk_id: str) -> dict[str, int]:
+def progress(stores: Stores, bulk_id: str) -> dict[str, int]:
     """``{"done", "failed", "pending", "round", "in_flight"}``: runs by status, the rounds prepared so
     far, and batches submitted but not yet harvested (the CLI's progress line)."""
     pk = f"bulk#{bulk_id}"
-    harvested = {sk[len("harvested#"):] for sk, _ in deps.store.query(pk, "harvested#")}
-    in_flight = sum(1 for sk, _ in deps.store.query(pk, "batch#") if sk[len("batch#"):] not in harvested)
-    return {**counts(deps, bulk_id), "round": len(deps.store.query(pk, "prepared#")), "in_flight": in_flight}
+    harvested = {sk[len("harvested#"):] for sk, _ in stores.store.query(pk, "harvested#")}
+    in_flight = sum(1 for sk, _ in stores.store.query(pk, "batch#") if sk[len("batch#"):] not in harvested)
+    return {**counts_in(stores.store, stores.state, bulk_id), "round": len(stores.store.query(pk, "prepared#")), "in_flight": in_flight}

@@ -57,25 +57,25 @@ def _progress_line(p: dict[str, int]) -> str:
             f"{p['pending']} pending; round {p['round']}, {p['in_flight']} batches in flight")
 
 
-def _watch(machine: Any, deps: Any, bulk_id: str, arn: str, err: TextIO) -> None:
+def _watch(machine: Any, stores: Any, bulk_id: str, arn: str, err: TextIO) -> None:
     """Print the progress line on ``err`` whenever it changes, until the execution ends."""
     from longdoc.bulk.jobs import progress
 
     last = ""
     tty = err.isatty()
     while machine.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
-        line = _progress_line(progress(deps, bulk_id))
+        line = _progress_line(progress(stores, bulk_id))
         if line != last:
             err.write(("\r" if tty else "") + line + ("" if tty else "\n"))
             err.flush()
             last = line
         time.sleep(0.2)
-    err.write(("\r" if tty else "") + _progress_line(progress(deps, bulk_id)) + "\n")
+    err.write(("\r" if tty else "") + _progress_line(progress(stores, bulk_id)) + "\n")
 
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     from longdoc import wiring
-    from longdoc.bulk.jobs import bulk_status, execution_input, start_bulk
+    from longdoc.bulk.jobs import Stores, bulk_status, execution_input, start_bulk
     from longdoc.config import get_settings
     from longdoc.local.engine import LocalStepFunctions
 
@@ -86,7 +86,7 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     deps = app.bulk_deps()
     selection = _selection(args, deps.extract.state)
     bulk_id = f"bulk-{uuid.uuid4().hex[:12]}"
-    accepted = start_bulk(deps, deps.extract.catalogue, bulk_id, selection,
+    accepted = start_bulk(Stores.of(deps), deps.extract.catalogue, bulk_id, selection,
                           clause_types=[c for c in args.clause_types.split(",") if c.strip()],
                           model_name=wiring.model_name(settings), max_tokens=args.max_tokens or settings.max_tokens,
                           top_k=settings.top_k)
@@ -95,9 +95,9 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     print(f"bulk {bulk_id}: {len(accepted.doc_ids)} documents", file=sys.stderr)
     with LocalStepFunctions(statemachine(), {"BulkFunctionArn": app.handler}) as machine:
         arn = machine.start_execution(bulk_id, execution_input(bulk_id))
-        _watch(machine, deps, bulk_id, arn, sys.stderr)
+        _watch(machine, Stores.of(deps), bulk_id, arn, sys.stderr)
         execution = machine.wait(arn)
-    status = bulk_status(deps, bulk_id, str(settings.price_table) if settings.price_table else None)
+    status = bulk_status(Stores.of(deps), bulk_id, str(settings.price_table) if settings.price_table else None)
     status["results"] = str(settings.home / "results" / bulk_id)
     status["execution"] = {"arn": execution.execution_arn, "status": execution.status, "events": len(execution.history),
                            "error": execution.error, "cause": execution.cause}
@@ -134,13 +134,13 @@ def cmd_bulk(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from longdoc.bulk.jobs import bulk_status
+    from longdoc.bulk.jobs import Stores, bulk_status
     from longdoc.config import get_settings
 
     if len(args.targets) != 2:
         raise CliError("usage: longdoc bulk status BULK_ID")
     settings = get_settings()
-    status = bulk_status(load_handler("bulk").bulk_deps(), args.targets[1],
+    status = bulk_status(Stores.of(load_handler("bulk").bulk_deps()), args.targets[1],
                          str(settings.price_table) if settings.price_table else None)
     if args.json:
         print(json.dumps(status, ensure_ascii=False, indent=1))
