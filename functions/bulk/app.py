@@ -29,8 +29,8 @@ from longdoc import wiring
 from longdoc.adapters.baseline import BASELINE_NAME
 from longdoc.bulk import jobs, service
 from longdoc.bulk.plan import BulkLimits
-from longdoc.config import get_settings
-from longdoc.core.errors import LongdocError
+from longdoc.config import ExtractFunctionSettings, function_settings, get_settings
+from longdoc.core.errors import ConfigError, LongdocError
 from longdoc.observability import logger, metrics, tracer
 
 
@@ -64,6 +64,9 @@ def _batches(model: Any) -> Any:
         from longdoc.adapters.batches import LocalBatches
 
         return LocalBatches(model, settings.home / "batches")
+    if settings.model_provider == "bedrock":
+        raise ConfigError("bulk extraction uses the Anthropic Message Batches API; ModelProvider=bedrock has none "
+                          "(deploy with ModelProvider=anthropic, or run extractions one by one)")
     from longdoc.adapters.batches import AnthropicBatches
     from longdoc.adapters.secrets import SecretKey
 
@@ -95,6 +98,7 @@ def results_store() -> Any:
 @lru_cache(maxsize=1)
 def bulk_deps() -> service.BulkDeps:
     """The bulk adapters for the current settings (once per process; ``bulk_deps.cache_clear()`` resets)."""
+    function_settings(ExtractFunctionSettings)  # the extract function's settings, validated (required on AWS)
     extract = wiring.deps()
     batches = _batches(extract.model)
     limits = BulkLimits.from_env()
