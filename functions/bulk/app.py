@@ -4,7 +4,7 @@ Thin handler: parse the Step Functions payload (``action`` plus ids and counters
 bulk adapters (:func:`bulk_deps`), call one step of :mod:`longdoc.bulk.service` /
 :mod:`longdoc.bulk.jobs`, return its small output. Errors propagate with their class name as
 ``errorType`` for the state machine's Retry/Catch; ``action="fail"`` records the caught error
-on the job and fails the execution.
+on the job and fails the execution (or, entered again by a redrive, lets the round go on).
 
 Adapters: the Message Batches API through the ``anthropic`` SDK when the model is Claude
 (:class:`~longdoc.adapters.batches.AnthropicBatches`, key from Secrets Manager on AWS or
@@ -55,6 +55,7 @@ class BulkTaskInput(BaseModel):
     polls: int = 0
     not_found: int = 0
     error: StepError | None = None
+    entered: str = ""
 
 
 def _batches(model: Any) -> Any:
@@ -113,8 +114,11 @@ def _prices() -> str | None:
 
 
 def _fail(deps: service.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
+    """``RecordFailure``: record the error and fail the execution, or, entered again by a redrive, resume."""
     error = event.error or StepError()
-    jobs.record_bulk_failure(jobs.Stores.of(deps), event.bulk_id, error.Error, error.Cause)
+    if jobs.fail_or_resume(jobs.Stores.of(deps), event.bulk_id, error.Error, error.Cause, event.entered):
+        logger.info("bulk redriven: the round goes on", extra={"round": event.round})
+        return {"bulk_id": event.bulk_id, "round": event.round}
     logger.error("bulk failed", extra={"error": error.Error})
     raise BulkFailed(f"{error.Error}: {error.Cause}"[:2000])
 

@@ -77,3 +77,38 @@ def test_a_bulk_job_through_the_local_engine_matches_the_sync_path(aws_stack, in
     assert result["run_id"] == run_id and result["status"] == "SUCCEEDED" and len(result["extractions"]) == len(TYPES)
     summary = [json.loads(line) for line in blobs.get("results/bulk-e1/summary.jsonl").decode().splitlines()]
     assert [(s["run_id"], s["status"]) for s in summary] == [(run_id, "SUCCEEDED")]
+
+
+def test_a_failed_step_fails_the_execution_and_a_redrive_finishes_the_job(aws_stack, ingested_contract, bulk_app,
+                                                                         monkeypatch) -> None:
+    # Given a job whose first Harvest dies (after its Lambda retries) with an error of its own
+    from longdoc.bulk import service
+
+    deps = bulk_app.bulk_deps()
+    start_bulk(Stores.of(deps), load_catalogue(), "bulk-e2", Selection(doc_ids=[ingested_contract.doc_id]),
+               clause_types=TYPES, model_name=BASELINE, max_tokens=4096, top_k=4)
+    real, calls = service.harvest, []
+
+    def harvest_once_broken(*args):
+        calls.append(args[2])
+        if len(calls) == 1:
+            raise RuntimeError("results endpoint unavailable")
+        return real(*args)
+
+    monkeypatch.setattr(service, "harvest", harvest_once_broken)
+    with LocalStepFunctions(REPO / "statemachine" / "bulk.asl.json", {"BulkFunctionArn": bulk_app.handler}) as sfn:
+        failed = sfn.wait(sfn.start_execution("bulk-e2", execution_input("bulk-e2")), timeout_seconds=300)
+        # Then the execution fails in RecordFailure, and the job reads FAILED with the error
+        assert failed.status == "FAILED" and failed.error == "BulkFailed"
+        assert "results endpoint unavailable" in (failed.cause or "")
+        status = bulk_status(Stores.of(deps), "bulk-e2")
+        assert status["status"] == "FAILED" and status["failure"]["error"] == "RuntimeError"
+        # When it is redriven (RecordFailure entered again)
+        redriven = sfn.wait(sfn.redrive(failed.execution_arn), timeout_seconds=300)
+    # Then the round goes on from Prepare (nothing prepared or submitted twice) and the job succeeds
+    assert redriven.status == "SUCCEEDED", (redriven.error, redriven.cause)
+    status = bulk_status(Stores.of(deps), "bulk-e2")
+    assert status["status"] == "SUCCEEDED" and status["failure"] is None and status["done"] == 1
+    assert calls[:2] == [0, 0]  # round 0 harvested on the redrive
+    assert len(list((aws_stack.home / "batches").glob("*.jsonl"))) == status["rounds"]  # one batch per round
+    assert len(deps.extract.state.list_extractions(status["documents"][0]["run_id"])) == len(TYPES)

@@ -26,7 +26,7 @@ def test_only_ids_and_counters_travel_between_states() -> None:
         assert state["Parameters"]["FunctionName"] == "${BulkFunctionArn}", name
         payload = state["Parameters"]["Payload"]
         assert {k.removesuffix(".$") for k in payload} <= {"action", "bulk_id", "round", "polls", "not_found",
-                                                           "error"}, name
+                                                           "error", "entered"}, name
 
 
 def test_rounds_loop_prepare_submit_wait_poll_harvest() -> None:
@@ -62,7 +62,10 @@ def test_every_step_retries_lambda_errors_and_is_caught() -> None:
         if name != "RecordFailure":
             assert state["Catch"] == [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error",
                                        "Next": "RecordFailure"}], name
-    assert ASL["States"]["RecordFailure"]["End"] is True
+    # RecordFailure fails the execution; entered again by a redrive it lets the round go on
+    failure = ASL["States"]["RecordFailure"]
+    assert failure["Next"] == "Prepare" and "Catch" not in failure
+    assert failure["Parameters"]["Payload"]["entered.$"] == "$$.State.EnteredTime"
 
 
 def test_the_template_deploys_the_machine_with_every_placeholder_filled() -> None:

@@ -163,10 +163,18 @@ def _job_status(c: dict[str, int], failure: dict[str, Any] | None) -> str:
     return "RUNNING" if c["pending"] else "SUCCEEDED"
 
 
-def record_bulk_failure(stores: Stores, bulk_id: str, error: str, cause: str) -> None:
-    """Keep the error that stopped the job's execution (the ``failure`` item); the Done step of a
-    later (redriven) execution clears it (:func:`write_results`)."""
-    stores.store.put(f"bulk#{bulk_id}", "failure", {"error": error, "cause": cause[:2000]})
+def fail_or_resume(stores: Stores, bulk_id: str, error: str, cause: str, entered: str) -> bool:
+    """The ``RecordFailure`` state: record the error (the ``failure`` item, with the time the state
+    was ``entered``) and return False (the caller fails the execution); or, when a failure is
+    already recorded under another entered time, the execution was redriven: clear it and return
+    True (the round goes on). Retries of one state entry share its entered time, so they record."""
+    pk = f"bulk#{bulk_id}"
+    stored = stores.store.get(pk, "failure")
+    if stored and stored.get("error") and stored.get("entered") != entered:
+        stores.store.put(pk, "failure", {"cleared": True, "error": None, "redriven": entered})
+        return True
+    stores.store.put(pk, "failure", {"error": error, "cause": cause[:2000], "entered": entered})
+    return False
 
 
 def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
@@ -183,8 +191,6 @@ def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str |
                                  "cost_usd": result["cost_usd"], "error": result["error"]}, ensure_ascii=False))
     key = f"results/{bulk_id}/summary.jsonl"
     results.put(key, ("\n".join(lines) + "\n").encode())
-    if stores.store.get(f"bulk#{bulk_id}", "failure") is not None:
-        stores.store.put(f"bulk#{bulk_id}", "failure", {"cleared": True})
     return {"bulk_id": bulk_id, "summary": key, **counts_in(stores.store, stores.state, bulk_id)}
 
 
