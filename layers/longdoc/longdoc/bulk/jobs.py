@@ -179,8 +179,9 @@ def fail_or_resume(stores: Stores, bulk_id: str, error: str, cause: str, entered
 
 def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
     """Write ``results/<bulk_id>/<run_id>.json`` (one per document, the shape of ``extract --json``)
-    and ``results/<bulk_id>/summary.jsonl`` (one line per document) to the blob store ``results``.
-    Returns the counts and the summary key."""
+    and ``results/<bulk_id>/summary.jsonl`` (one line per document) to the blob store ``results``;
+    a failure still recorded on the job is cleared (the job ran to its end). Returns the counts
+    and the summary key."""
     lines = []
     for run_id in _run_ids(stores, bulk_id):
         result = run_result(stores.state, run_id, prices_path)
@@ -191,6 +192,9 @@ def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str |
                                  "cost_usd": result["cost_usd"], "error": result["error"]}, ensure_ascii=False))
     key = f"results/{bulk_id}/summary.jsonl"
     results.put(key, ("\n".join(lines) + "\n").encode())
+    failure = stores.store.get(f"bulk#{bulk_id}", "failure")
+    if failure and failure.get("error"):  # a job restarted by hand past the redrive window has finished
+        stores.store.put(f"bulk#{bulk_id}", "failure", {"cleared": True, "error": None})
     return {"bulk_id": bulk_id, "summary": key, **counts_in(stores.store, stores.state, bulk_id)}
 
 
