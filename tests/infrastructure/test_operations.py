@@ -240,7 +240,7 @@ def test_dashboard_shows_queues_executions_functions_and_runs(template: dict[str
     # Then it covers the ingest queue and DLQ, executions, every function and the run counters
     for text in ("ApproximateAgeOfOldestMessage", "${IngestDLQ.QueueName}", "ExecutionsFailed", "${IngestFunction}",
                  "${ExtractFunction}", "${ApiFunction}", "RunsFailed", "5XXError", "${SummarizeFunction}",
-                 "${SummarizeStateMachine}"):
+                 "${SummarizeStateMachine}", "${BulkFunction}", "${BulkStateMachine}"):
         assert text in body
     json.loads(re.sub(r"\$\{[^}]+\}", "x", body))  # valid JSON once substituted
 
