@@ -369,7 +369,8 @@ def render(report: dict, limit: int = 25) -> str:
     for s in report["by"]["position"]:
         lines.append(f"{'*' if s['flagged'] else ' '} {s['position']:<8} n={s['cases']:<4} R@budget {_pct(s['recall_at_budget'])}")
     lines.append("")
-    lines.append(f"worst strata (doc type x clause type x position), {limit} of {len(report['strata'])}")
+    lines.append(f"worst strata (doc type x clause type x position), "
+                 f"{min(limit, len(report['strata']))} of {len(report['strata'])}")
     for s in report["strata"][:limit]:
         lines.append(f"{'*' if s['flagged'] else ' '} {str(s['doc_type'])[:18]:<18} {s['clause_type'][:34]:<34} "
                      f"{s['position']:<7} n={s['cases']:<3} R@budget {_pct(s['recall_at_budget'])}")

@@ -27,6 +27,7 @@ from longdoc.config import ExtractionSettings
 from longdoc.core.documents import ready_document
 from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, NotFound, short_cause
 from longdoc.core.messages import Usage
+from longdoc.core.models import DocumentRecord
 from longdoc.core.ports import ExecutionStarter, StateStore
 from longdoc.core.records import CHECKPOINT_TTL_SECONDS, RunRecord
 from longdoc.extract.catalogue import Catalogue
@@ -130,6 +131,26 @@ class IdempotencyConflict(LongdocError):
         super().__init__("Idempotency-Key was already used with a different request body")
 
 
+def validate_run_request(state: StateStore, catalogue: Catalogue, *, doc_id: str, clause_types: list[str],
+                         doc_version: str | None = None) -> tuple[list[str], DocumentRecord]:
+    """Check a request before anything starts: ``(clause types in catalogue spelling, the READY document)``.
+
+    Cheap (the catalogue and one registry read), so entry points call it before starting an
+    engine. Raises :class:`~longdoc.core.errors.UnknownClauseType` (with close names),
+    :class:`LongdocError` when no clause type is requested, :class:`NotFound` when the
+    document (version) is not ``READY``.
+    """
+    resolved = [c.name for c in catalogue.resolve_many(clause_types)]
+    if not resolved:
+        raise LongdocError("no clause types requested")
+    doc = ready_document(state, doc_id, doc_version)
+    if doc is None or doc.status != "READY":
+        what = f"{doc_id}@{doc_version}" if doc_version else doc_id
+        status = f" (status {doc.status}: {doc.reason})" if doc else ""
+        raise NotFound(f"document {what} is not ingested{status}")
+    return resolved, doc
+
+
 def start_run(
     state: StateStore,
     catalogue: Catalogue,
@@ -151,14 +172,8 @@ def start_run(
     close names) for an unknown clause type, :class:`LongdocError` when none is requested,
     and :class:`NotFound` when the document (version) is not ``READY``.
     """
-    resolved = [c.name for c in catalogue.resolve_many(clause_types)]
-    if not resolved:
-        raise LongdocError("no clause types requested")
-    doc = ready_document(state, doc_id, doc_version)
-    if doc is None or doc.status != "READY":
-        what = f"{doc_id}@{doc_version}" if doc_version else doc_id
-        status = f" (status {doc.status}: {doc.reason})" if doc else ""
-        raise NotFound(f"document {what} is not ingested{status}")
+    resolved, doc = validate_run_request(state, catalogue, doc_id=doc_id, clause_types=clause_types,
+                                         doc_version=doc_version)
     run = RunRecord(run_id=run_id or new_run_id(), doc_id=doc_id, doc_version=doc.doc_version,
                     clause_types=resolved, model=model_name, max_tokens=max_tokens, top_k=top_k,
                     facts=dict(facts or {}), created_at=now(), updated_at=now(), request_hash=request_hash)
