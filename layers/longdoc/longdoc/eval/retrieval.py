@@ -15,9 +15,9 @@ headers, until the next would pass ``budget_tokens`` (so large and small chunks 
 fairly). ``not_found`` cases have no snippet and are only counted.
 
 Configurations measured in the same run: ``dense``, ``bm25`` (chunk text only),
-``hybrid`` (dense + BM25 on chunk text, weighted RRF, the document's opening chunk moved
-up to rank 2), ``hybrid+headers`` (the same with BM25 also over each chunk's locator
-header; what the session uses), and the naive ``baseline``: fixed 1,000-character
+``hybrid`` (dense + BM25 on chunk text + BM25 of each chunk's best section span, weighted
+RRF, the document's opening chunk moved up to rank 2), ``hybrid+headers`` (the same with
+both BM25 rankings also over each chunk's locator header; what the session uses), and the naive ``baseline``: fixed 1,000-character
 chunks of the same text, the same embedder, dense only (its vectors cached under
 ``eval/naive/`` in the same blob folder). ``naive-bm25`` (the same chunks ranked by BM25)
 is reported beside it for reference.
