@@ -140,6 +140,7 @@ def main() -> int:
         page = args.out / f"{doc_id}.html"
         run(["report", data["run_id"], "--html", str(page)])
     summarize_policy(args.out)
+    ocr_step(corpus)
     gold = corpus.parent / "gold" / "cuad-dev.jsonl"
     if gold.is_file():
         subset = args.out / "gold-urscorpnew.jsonl"
@@ -154,6 +155,21 @@ def main() -> int:
     print(f"\nHTML pages: {', '.join(str(p) for p in sorted(args.out.glob('*.html')))}")
     print("\nEvery quote above is verbatim from the cited chunk; `longdoc chunks DOC_ID --json` shows the chunks.")
     return 0
+
+
+def ocr_step(corpus: Path) -> None:
+    """A scanned PDF (no text layer) ingested with OCR; one OCR-sourced chunk shown (page, confidence, text)."""
+    scan = corpus / "bad" / "scanned-grumman-service-kit-no-text.pdf"
+    if not scan.is_file():
+        return
+    run(["ingest", str(scan)])
+    chunks = json.loads(run(["chunks", "scanned-grumman-service-kit-no-text", "--json"], capture=True).stdout)
+    first = next((c for c in chunks if c.get("ocr")), None)
+    if first is None:
+        sys.exit("demo: the scanned file has no OCR-sourced chunk")
+    text = " ".join(first["text"].split())
+    print(f"{first['chunk_id']}  page {first['page_start']}  ocr {first['ocr']}  "
+          f"mean word confidence {first['ocr_confidence']:.2f}\n  {text[:160]}…")
 
 
 def triage_step(corpus: Path, out: Path) -> None:
