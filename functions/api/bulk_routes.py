@@ -58,14 +58,8 @@ def _starter() -> ExecutionStarter:
 
 def _stores() -> Stores:
     """The run store and the bulk item store (DynamoDB table on AWS, SQLite under ``home`` locally)."""
-    settings = function_settings(BulkApiSettings)
-    if settings.mode == "aws":
-        from longdoc.adapters.bulk_store_dynamo import DynamoBulkStore
-
-        return Stores(wiring.state_store(), DynamoBulkStore(settings.table or ""))
-    from longdoc.adapters.bulk_store import SqliteBulkStore
-
-    return Stores(wiring.state_store(), SqliteBulkStore(settings.home / "bulk.sqlite3"))
+    function_settings(BulkApiSettings)  # validated at entry: the stores' variables named when wrong
+    return Stores(wiring.state_store(), wiring.bulk_store())
 
 
 def _start(bulk_id: str) -> None:

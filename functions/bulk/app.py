@@ -75,17 +75,6 @@ def _batches(model: Any) -> Any:
     return AnthropicBatches(key(), base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
 
-def _store() -> Any:
-    settings = get_settings()
-    if settings.mode == "aws":
-        from longdoc.adapters.bulk_store_dynamo import DynamoBulkStore
-
-        return DynamoBulkStore(settings.table or "")
-    from longdoc.adapters.bulk_store import SqliteBulkStore
-
-    return SqliteBulkStore(settings.home / "bulk.sqlite3")
-
-
 def results_store() -> Any:
     """Where result files go: the bucket on AWS (``results/`` prefix), ``$LONGDOC_HOME`` locally."""
     settings = get_settings()
@@ -105,7 +94,7 @@ def bulk_deps() -> service.BulkDeps:
     limits = BulkLimits.from_env()
     if type(batches).__name__ == "LocalBatches" and not os.environ.get("LONGDOC_BULK_POLL_FIRST"):
         limits = replace(limits, poll_first=0)  # local batches have ended when created: poll at once
-    return service.BulkDeps(extract=extract, batches=batches, store=_store(), limits=limits)
+    return service.BulkDeps(extract=extract, batches=batches, store=wiring.bulk_store(), limits=limits)
 
 
 def _prices() -> str | None:

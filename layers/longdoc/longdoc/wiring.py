@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from longdoc.config import OcrSettings, Settings, StoreSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
+from longdoc.bulk.ports import BulkStore
 from longdoc.core.ports import BlobStore, Embedder, Model, OcrEngine, StateStore, VectorIndex
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the session module is imported on first use
@@ -158,8 +159,22 @@ def deps() -> Deps:
                 model=model(), catalogue=load_catalogue(get_settings().clause_catalogue))
 
 
+@lru_cache(maxsize=1)
+def bulk_store() -> BulkStore:
+    """The bulk job/item store: items in the stack's DynamoDB table on AWS, ``bulk.sqlite3`` under the home locally."""
+    s = get_settings()
+    if s.mode == "aws":
+        from longdoc.adapters.bulk_store_dynamo import DynamoBulkStore
+
+        return DynamoBulkStore(_require(s.table, "table"))
+    from longdoc.adapters.bulk_store import SqliteBulkStore
+
+    s.home.mkdir(parents=True, exist_ok=True)
+    return SqliteBulkStore(s.home / "bulk.sqlite3")
+
+
 def reset() -> None:
     """Forget cached settings and adapters (tests, or the CLI after changing the environment)."""
     function_settings.cache_clear()
-    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine):
+    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store):
         fn.cache_clear()
