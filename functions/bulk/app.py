@@ -31,18 +31,12 @@ from longdoc.bulk import jobs, service
 from longdoc.bulk.plan import BulkLimits
 from longdoc.config import ExtractFunctionSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError, LongdocError
+from longdoc.extract.steps import StepError
 from longdoc.observability import logger, metrics, tracer
 
 
 class BulkFailed(LongdocError):
     """The bulk execution failed; the cause names the original error (stored items stay for a redrive)."""
-
-
-class StepError(BaseModel):
-    """The ``Catch`` block's error object."""
-
-    Error: str = "Unknown"
-    Cause: str = ""
 
 
 class BulkTaskInput(BaseModel):
