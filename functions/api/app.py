@@ -96,6 +96,12 @@ def _invalid(exc: RequestValidationError) -> Response:
     return _error(400, "invalid request", fields=fields, errors=[e.get("msg") for e in exc.errors()])
 
 
+@app.exception_handler(UnicodeDecodeError)
+def _not_utf8(exc: UnicodeDecodeError) -> Response:
+    """A body that is not UTF-8 (JSON must be, RFC 8259 section 8.1) is the caller's error: 400, not 500."""
+    return _error(400, "invalid request", fields=["body"], errors=[f"body is not UTF-8 text: {exc.reason}"])
+
+
 @app.exception_handler(LongdocError)
 def _domain_error(exc: LongdocError) -> Response:
     """Every domain error's HTTP answer: 422 key reuse, 400 unknown clause type, 404 not found, else 400.
