@@ -87,6 +87,7 @@ def _page_renderer(record: object, blobs: object):
 
     from longdoc.core.errors import NotFound
     from longdoc.eval.pdfpage import quote_on_page
+    from longdoc.ingest.parse.pdf import PDFIUM_LOCK
 
     key, sha = getattr(record, "source_key", None), getattr(record, "content_sha256", None)
     if not key:
@@ -97,8 +98,13 @@ def _page_renderer(record: object, blobs: object):
         return None
     if not data.startswith(b"%PDF") or (sha and hashlib.sha256(data).hexdigest() != sha):
         return None
-    pdf = pdfium.PdfDocument(data)
-    return lambda page, quote: quote_on_page(pdf, page, quote)
+    with PDFIUM_LOCK:
+        pdf = pdfium.PdfDocument(data)
+
+    def render(page: int, quote: str) -> object:
+        with PDFIUM_LOCK:
+            return quote_on_page(pdf, page, quote)
+    return render
 
 
 def cmd_report(args: argparse.Namespace) -> int:
