@@ -72,7 +72,10 @@ class Run:
 
 
 def long_pdf(corpus: Path, pages: int) -> Path:
-    """Concatenate the corpus PDFs (recursively, ``bad/`` skipped) until >= ``pages`` pages; return the file."""
+    """Concatenate the corpus PDFs (recursively, ``bad/`` skipped) into exactly ``pages`` pages; return the file.
+
+    The last document contributes only the pages still missing.
+    """
     import pypdfium2 as pdfium
 
     sources = [p for p in sorted(corpus.rglob("*.pdf")) if "bad" not in p.relative_to(corpus).parts]
@@ -84,7 +87,7 @@ def long_pdf(corpus: Path, pages: int) -> Path:
                 src = pdfium.PdfDocument(path.read_bytes())
             except pdfium.PdfiumError:
                 continue
-            out.import_pages(src)
+            out.import_pages(src, list(range(min(len(src), pages - len(out)))))
             src.close()
             if len(out) >= pages:
                 break
