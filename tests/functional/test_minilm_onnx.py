@@ -47,7 +47,7 @@ def test_onnx_vectors_stay_close_to_the_pytorch_ones(onnx_embedder: OnnxMiniLMEm
 @pytest.mark.slow
 def test_onnx_ranks_a_clause_set_like_pytorch(onnx_embedder: OnnxMiniLMEmbedder, minilm: MiniLMEmbedder,
                                               corpus_dir: Path) -> None:
-    # Given the ten sections of the Apache licence and a patent question
+    # Given the first 40 paragraphs of the Apache licence and a patent question
     licence = (corpus_dir / "Apache-2.0.txt").read_text(encoding="utf-8")
     sections = licence.split("\n   ")[:40]
     query = "What happens to my patent license if I sue someone for patent infringement?"
@@ -57,8 +57,10 @@ def test_onnx_ranks_a_clause_set_like_pytorch(onnx_embedder: OnnxMiniLMEmbedder,
         q = embedder.embed_query(query)
         return sorted(range(len(sections)), key=lambda i: -_dot(q, vectors[i]))
 
-    # When both variants rank them, Then the top three agree
-    assert ranking(onnx_embedder)[:3] == ranking(minilm)[:3]
+    # When both variants rank them, Then the same section leads and the same three make the top three
+    ours, reference = ranking(onnx_embedder), ranking(minilm)
+    assert ours[0] == reference[0]
+    assert set(ours[:3]) == set(reference[:3])
 
 
 def test_missing_model_file_is_a_config_error_naming_the_fix(tmp_path: Path) -> None:
