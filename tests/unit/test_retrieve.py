@@ -299,7 +299,7 @@ def test_the_eval_cache_is_keyed_by_the_chunker_code(monkeypatch, tmp_path) -> N
     from longdoc.ingest import chunk
     from longdoc.eval.retrieval import chunker_fingerprint, store_root
 
-    before = store_root(tmp_path, 1000, 2000)
+    before = store_root(tmp_path, 1000, 2000, "all-MiniLM-L6-v2")
     assert before.parent == tmp_path / "eval" and before.name == f"chunks-1000-2000-{chunker_fingerprint()}"
     # When the chunker's source changes
     real = inspect.getsource
@@ -309,4 +309,4 @@ def test_the_eval_cache_is_keyed_by_the_chunker_code(monkeypatch, tmp_path) -> N
 
     monkeypatch.setattr(inspect, "getsource", changed)
     # Then chunks cut by the old code are not reused: the folder differs
-    assert store_root(tmp_path, 1000, 2000) != before
+    assert store_root(tmp_path, 1000, 2000, "all-MiniLM-L6-v2") != before

@@ -5,7 +5,7 @@ on Amazon Bedrock with ``LONGDOC_MODEL_PROVIDER=bedrock``, no key). Claude and V
 key *source* (:class:`~longdoc.adapters.secrets.SecretKey`), so a rotated key reaches a warm
 function (:mod:`longdoc.adapters.secrets`).
 ``mode="local"``: a folder for S3, SQLite for DynamoDB, LanceDB for Pinecone, MiniLM for
-Voyage, and Claude when ``ANTHROPIC_API_KEY`` is set or the offline baseline otherwise.
+Voyage (int8 on ONNX Runtime, or PyTorch with ``LONGDOC_LOCAL_EMBEDDER=torch``), and Claude when ``ANTHROPIC_API_KEY`` is set or the offline baseline otherwise.
 Nothing is created at import time (Lambda cold start, test isolation).
 """
 
@@ -68,9 +68,25 @@ def embedder() -> Embedder:
 
         return VoyageHttpEmbedder(SecretKey("VOYAGE_API_KEY", s.voyage_secret_name), s.voyage_model,
                                   s.embedding_dimension, base_url=s.voyage_base_url)
-    from longdoc.adapters.embedders import MiniLMEmbedder
+    return local_embedder(s.local_embedder)
 
-    return MiniLMEmbedder()
+
+def local_embedder(variant: str | None = None) -> Embedder:
+    """A new bundled-MiniLM embedder: ``"onnx"`` (int8, ONNX Runtime) or ``"torch"`` (sentence-transformers).
+
+    ``variant`` defaults to ``LONGDOC_LOCAL_EMBEDDER``. Nothing is loaded until the first
+    embedding call. Raises :class:`ConfigError` for an unknown variant.
+    """
+    variant = variant or get_settings().local_embedder
+    if variant == "torch":
+        from longdoc.adapters.embedders import MiniLMEmbedder
+
+        return MiniLMEmbedder()
+    if variant == "onnx":
+        from longdoc.adapters.minilm_onnx import OnnxMiniLMEmbedder
+
+        return OnnxMiniLMEmbedder()
+    raise ConfigError(f"LONGDOC_LOCAL_EMBEDDER must be onnx or torch, not {variant!r}")
 
 
 @lru_cache(maxsize=1)

@@ -299,7 +299,8 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
                           "seconds": round(time.monotonic() - t0, 2)})
         if progress:
             progress(f"{rel}: {len(doc.chunks)} chunks, {len(doc_cases)} cases, {time.monotonic() - t0:.1f} s")
-    report = {"gold": str(gold), "corpus": str(corpus), "config": PRIMARY, "chunk_target_tokens": target,
+    report = {"gold": str(gold), "corpus": str(corpus), "config": PRIMARY, "embedder": store.embedder.name,
+              "chunk_target_tokens": target,
               "budget_tokens": budget_tokens, "not_found_cases": sum(c.expected != "found" for c in cases),
               "total_cases": len(cases)}
     return {**report, **_blocks(rows), "documents": documents, "seconds": round(time.monotonic() - started, 1)}
