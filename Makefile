@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 # sam build needs python3.12 on PATH for the layer's BuildMethod (pyenv keeps one here).
 PY312_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin) $(wildcard /root/.pyenv/versions/3.12*/bin))
 
-.PHONY: install demo test test-browser lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr ocr-engine
+.PHONY: install demo test test-browser lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr bench-ingest ocr-engine
 
 install: ocr-engine $(STAMP) $(TOOLS_STAMP)
 
@@ -33,10 +33,13 @@ ocr-engine:
 
 # torch first, pinned to the CPU wheel this machine kind keeps on disk (pip's find-links),
 # so sentence-transformers never pulls a multi-GB CUDA build.
-$(STAMP): pyproject.toml layers/longdoc/requirements.txt
+# Then the local embedder's int8 ONNX model is exported from the packaged MiniLM weights into
+# $(VENV)/share/longdoc (about a minute; kept while the weights are the same; nothing fetched).
+$(STAMP): pyproject.toml layers/longdoc/requirements.txt scripts/export_minilm_onnx.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check "torch==2.13.0"
 	$(BIN)/pip install --quiet --disable-pip-version-check -e ".[local,dev]"
+	$(BIN)/python scripts/export_minilm_onnx.py
 	touch $@
 
 # SAM CLI pins its own boto3/pydantic/watchdog versions: it gets a venv of its own.
@@ -61,6 +64,14 @@ bench-summarize: $(STAMP)
 bench-ocr: $(STAMP) ocr-engine
 	$(BIN)/python benchmarks/ocr.py --corpus $(CORPUS)
 
+# On demand (issue 19): a ~1,000-page PDF from the corpus ingested into fresh homes with the
+# PyTorch MiniLM and the int8 ONNX one, back to back; then retrieval recall of both on GOLD
+# (BENCH_INGEST_ARGS=--skip-recall leaves that out). See docs/benchmarks.md.
+GOLD ?= $(dir $(CORPUS:/=))gold/cuad-dev.jsonl
+BENCH_INGEST_ARGS ?=
+bench-ingest: $(STAMP)
+	$(BIN)/python benchmarks/ingest.py --corpus $(CORPUS) --gold $(GOLD) $(BENCH_INGEST_ARGS)
+
 lint-template: $(TOOLS_STAMP)
 	$(TOOLS)/bin/cfn-lint template.yaml
 	$(TOOLS)/bin/sam validate --lint --template template.yaml --region us-east-1
@@ -74,7 +85,7 @@ package-size: $(TOOLS_STAMP)
 # functions/<fn>/requirements.in. uv resolves for a platform other than this machine's; it lives in
 # its own venv under $(TOOLS) and is fetched on first use.
 UV := $(TOOLS)/uv/bin/uv
-LOCKED_FUNCTIONS := api ingest extract summarize
+LOCKED_FUNCTIONS := api ingest extract summarize bulk
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)/uv
 	$(TOOLS)/uv/bin/pip install --quiet --disable-pip-version-check "uv>=0.5"

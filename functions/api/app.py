@@ -50,7 +50,7 @@ from longdoc.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling route modules, as in Lambda's task root
-for _routes in ("triage_routes", "summary_routes"):  # POST /triage; POST /summaries, GET /summaries/{id}
+for _routes in ("triage_routes", "summary_routes", "bulk_routes"):  # POST /triage; /summaries; /bulk-extractions
     app.include_router(importlib.import_module(_routes).router)
 
 
@@ -94,6 +94,12 @@ def _error(status: int, message: str, **extra: Any) -> Response:
 def _invalid(exc: RequestValidationError) -> Response:
     fields = [".".join(str(p) for p in e.get("loc", ()) if p != "body") for e in exc.errors()]
     return _error(400, "invalid request", fields=fields, errors=[e.get("msg") for e in exc.errors()])
+
+
+@app.exception_handler(UnicodeDecodeError)
+def _not_utf8(exc: UnicodeDecodeError) -> Response:
+    """A body that is not UTF-8 (JSON must be, RFC 8259 section 8.1) is the caller's error: 400, not 500."""
+    return _error(400, "invalid request", fields=["body"], errors=[f"body is not UTF-8 text: {exc.reason}"])
 
 
 @app.exception_handler(LongdocError)

@@ -20,6 +20,7 @@ from longdoc import wiring
 from longdoc.config import function_settings
 from longdoc.core.errors import ConfigError, LongdocError
 from longdoc.core.ports import StreamingModel
+from longdoc.extract.steps import StepError
 from longdoc.observability import logger, metrics, tracer
 from longdoc.summarize import steps
 from longdoc.summarize.runs import emit
@@ -28,13 +29,6 @@ from longdoc.summarize.settings import SummarizeSettings
 
 class SummaryFailed(LongdocError):
     """The summary run failed; the cause names the original error (its partials stay for a resume)."""
-
-
-class StepError(BaseModel):
-    """The ``Catch`` block's error object."""
-
-    Error: str = "Unknown"
-    Cause: str = ""
 
 
 class SummarizeTaskInput(BaseModel):

@@ -35,7 +35,7 @@ REGION = "us-east-1"
 # The bucket named in events/sqs-s3-*.json, so those files are used unchanged.
 BUCKET = "longdoc-dev-documents-123456789012-0a1b2c3d4e5f"
 TABLE = "longdoc-dev-Table-1A2B3C4D5E6F"
-_FACTORIES = ("blob_store", "state_store", "embedder", "vector_index", "model")
+_FACTORIES = ("blob_store", "state_store", "embedder", "vector_index", "model", "bulk_store")
 # The real lru_cached factories, captured before any test monkeypatches them.
 _ORIGINAL_FACTORIES = {name: getattr(wiring, name) for name in _FACTORIES}
 

@@ -356,3 +356,19 @@ def test_a_failed_start_execution_is_retried_by_the_next_request(
     # Then the execution starts now, under the run's own id
     assert status == 202 and body["execution_arn"] and body["status"] == "RUNNING"
     assert [e["name"] for e in sfn.executions()] == [body["run_id"]]
+
+
+def test_a_body_that_is_not_utf8_is_a_400_not_a_crash(sfn) -> None:
+    # Given the sample POST event whose body arrives base64-encoded and holds bytes that are not UTF-8
+    import base64
+
+    event = json.loads((REPO / "events" / "api-post-extractions.json").read_text())
+    raw = b'{"doc_id": "\xff\xfe", "clause_types": ["Governing Law"]}'
+    event.update(body=base64.b64encode(raw).decode(), isBase64Encoded=True)
+    # When the API handler resolves it
+    response = load_handler("api").handler(event, LocalContext(function_name="longdoc-dev-ApiFunction"))
+    # Then it answers 400 naming the body, and no run starts
+    assert response["statusCode"] == 400
+    body = json.loads(response["body"])
+    assert body["message"] == "invalid request" and body["fields"] == ["body"]
+    assert "not UTF-8" in body["errors"][0]

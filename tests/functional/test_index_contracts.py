@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from longdoc.adapters.embedders import MiniLMEmbedder, VoyageEmbedder
+from longdoc.adapters.minilm_onnx import OnnxMiniLMEmbedder
 from longdoc.adapters.vector_index import LanceDBIndex, PineconeIndex
 from longdoc.core.errors import ConfigError
 from longdoc.core.models import Chunk
@@ -51,6 +52,7 @@ def _pinecone(root: Path, closers: list[Callable[[], None]]) -> Callable[[int], 
 # registers what must be closed afterwards in ``closers``.
 EMBEDDERS: dict[str, Callable[[list[Callable[[], None]]], Embedder]] = {
     "minilm": lambda closers: MiniLMEmbedder(),
+    "minilm-onnx-int8": lambda closers: OnnxMiniLMEmbedder(),
     "voyage-fake": _voyage,
 }
 

@@ -178,8 +178,10 @@ _ALARMS = {
     "ExecutionsAbortedAlarm": ("AWS/States", "ExecutionsAborted", "StateMachineArn", {"Ref": "ExtractStateMachine"}),
     "ExecutionThrottledAlarm": ("AWS/States", "ExecutionThrottled", "StateMachineArn", {"Ref": "ExtractStateMachine"}),
     **{f"{fn}{metric}Alarm": ("AWS/Lambda", metric, "FunctionName", {"Ref": f"{fn}Function"})
-       for fn in ("Ingest", "Extract", "Api", "Summarize") for metric in ("Errors", "Throttles")},
+       for fn in ("Ingest", "Extract", "Api", "Summarize", "Bulk") for metric in ("Errors", "Throttles")},
     **{f"Summary{metric}Alarm": ("AWS/States", metric, "StateMachineArn", {"Ref": "SummarizeStateMachine"})
+       for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")},
+    **{f"Bulk{metric}Alarm": ("AWS/States", metric, "StateMachineArn", {"Ref": "BulkStateMachine"})
        for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")},
     "RunsFailedAlarm": ({"Fn::Sub": "longdoc/${AWS::StackName}"}, "RunsFailed", "service", "longdoc"),
     "Api5xxAlarm": ("AWS/ApiGateway", "5XXError", "ApiName", {"Fn::Sub": "${AWS::StackName}-api"}),
@@ -238,7 +240,7 @@ def test_dashboard_shows_queues_executions_functions_and_runs(template: dict[str
     # Then it covers the ingest queue and DLQ, executions, every function and the run counters
     for text in ("ApproximateAgeOfOldestMessage", "${IngestDLQ.QueueName}", "ExecutionsFailed", "${IngestFunction}",
                  "${ExtractFunction}", "${ApiFunction}", "RunsFailed", "5XXError", "${SummarizeFunction}",
-                 "${SummarizeStateMachine}"):
+                 "${SummarizeStateMachine}", "${BulkFunction}", "${BulkStateMachine}"):
         assert text in body
     json.loads(re.sub(r"\$\{[^}]+\}", "x", body))  # valid JSON once substituted
 

@@ -366,17 +366,29 @@ def _summary_api_settings() -> type:
     return module.SummaryApiSettings  # type: ignore[no-any-return]
 
 
+@cache
+def _bulk_api_settings() -> type:
+    """``BulkApiSettings`` of the API's bulk routes (functions/api/bulk_routes.py, not a package)."""
+    spec = importlib.util.spec_from_file_location("bulk_routes", REPO / "functions" / "api" / "bulk_routes.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.BulkApiSettings  # type: ignore[no-any-return]
+
+
 def _setting_fields(logical_id: str) -> set[str]:
     """Every setting (field name) the function's code reads: its settings model(s)."""
     models: dict[str, list[Any]] = {"IngestFunction": [IngestFunctionSettings],
                                     "ExtractFunction": [ExtractFunctionSettings],
-                                    "ApiFunction": [ApiFunctionSettings, _summary_api_settings()],
-                                    "SummarizeFunction": [SummarizeSettings]}
+                                    "ApiFunction": [ApiFunctionSettings, _summary_api_settings(), _bulk_api_settings()],
+                                    "SummarizeFunction": [SummarizeSettings],
+                                    "BulkFunction": [ExtractFunctionSettings]}
     return {field for model in models[logical_id] for field in model.model_fields}
 
 
 _REQUIRED_ON_AWS = {"IngestFunction": IngestFunctionSettings, "ExtractFunction": ExtractFunctionSettings,
-                    "ApiFunction": ApiFunctionSettings, "SummarizeFunction": SummarizeSettings}
+                    "ApiFunction": ApiFunctionSettings, "SummarizeFunction": SummarizeSettings,
+                    "BulkFunction": ExtractFunctionSettings}
 
 
 @pytest.mark.parametrize("logical_id", FUNCTIONS)
@@ -423,6 +435,7 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
         "LONGDOC_OCR",
         "LONGDOC_SUMMARY_STATE_MACHINE_ARN",
         "LONGDOC_SUMMARY_MAP_CONCURRENCY",
+        "LONGDOC_BULK_STATE_MACHINE_ARN",
     }
     known = set(Settings.model_fields).union(*(_setting_fields(f) for f in FUNCTIONS))
     assert {n for n in names if n.removeprefix("LONGDOC_").lower() not in known} == set()
@@ -444,7 +457,8 @@ def test_secret_access_is_limited_to_the_named_secrets(
     deployed = deployed_resources(template, {"ModelProvider": provider})
     model_key = {"AnthropicSecretName"} if provider == "anthropic" else set()
     expected = {"IngestFunction": {"VoyageSecretName", "PineconeSecretName"},
-                "ExtractFunction": extract_secrets, "ApiFunction": model_key, "SummarizeFunction": model_key}
+                "ExtractFunction": extract_secrets, "ApiFunction": model_key, "SummarizeFunction": model_key,
+                "BulkFunction": extract_secrets}
     for logical_id, names in expected.items():
         # When the secretsmanager grants of the function's role are collected
         grants = [s for s in role_statements(deployed, logical_id)
@@ -460,7 +474,7 @@ def test_secret_access_is_limited_to_the_named_secrets(
         assert found == names, (provider, logical_id)
     # and the environment of every function that calls Claude names the Anthropic secret only when
     # it is read, and the same provider and model
-    for logical_id in ("ExtractFunction", "ApiFunction", "SummarizeFunction"):
+    for logical_id in ("ExtractFunction", "ApiFunction", "SummarizeFunction", "BulkFunction"):
         env = props(deployed, logical_id)["Environment"]["Variables"]
         assert ("LONGDOC_ANTHROPIC_SECRET_NAME" in env) == (provider == "anthropic"), logical_id
         assert env["LONGDOC_MODEL_PROVIDER"] == {"Ref": "ModelProvider"}
@@ -495,6 +509,11 @@ def test_s3_grants_are_scoped_to_prefixes(template: dict[str, Any]) -> None:
                  bucket: {"s3:ListBucket"}}
     assert s3_grants("ApiFunction") == summaries
     assert s3_grants("SummarizeFunction") == summaries
+    # and the bulk function reads chunks/ (Prepare retrieves as extract does), reads and writes its
+    # request parts under bulk/ and writes results/; no ListBucket (it never tests for a missing key)
+    assert s3_grants("BulkFunction") == {prefix + "chunks/*": {"s3:GetObject"},
+                                         prefix + "bulk/*": {"s3:GetObject", "s3:PutObject"},
+                                         prefix + "results/*": {"s3:PutObject"}}
 
 
 def test_api_function_may_start_count_and_describe_only_its_executions(template: dict[str, Any]) -> None:
@@ -526,6 +545,10 @@ def test_api_function_may_start_count_and_describe_only_its_executions(template:
     # and it only starts summaries (the summary machine's ARN in its settings), nothing more
     assert (summaries["Action"], summaries["Resource"]) == ("states:StartExecution", {"Ref": "SummarizeStateMachine"})
     assert env["LONGDOC_SUMMARY_STATE_MACHINE_ARN"] == {"Ref": "SummarizeStateMachine"}
+    # and bulk jobs (POST /bulk-extractions), nothing more
+    bulk = statements["StartBulkExtractions"]
+    assert (bulk["Action"], bulk["Resource"]) == ("states:StartExecution", {"Ref": "BulkStateMachine"})
+    assert env["LONGDOC_BULK_STATE_MACHINE_ARN"] == {"Ref": "BulkStateMachine"}
 
 
 # --------------------------------------------------------------------------- API
@@ -552,6 +575,8 @@ def test_every_api_route_requires_iam_auth(resources: dict[str, Any]) -> None:
         ("post", "/summaries"),
         ("get", "/summaries/{summary_id}"),
         ("post", "/triage"),
+        ("post", "/bulk-extractions"),
+        ("get", "/bulk-extractions/{bulk_id}"),
     }
     assert api["Auth"]["DefaultAuthorizer"] == "AWS_IAM"
     assert api["Auth"]["InvokeRole"] == "NONE"
@@ -619,6 +644,11 @@ _ACTIONS = {
         "s3:GetObject", "s3:PutObject", "s3:ListBucket",
     },
     "SummarizeFunction": _LAMBDA | {"s3:GetObject", "s3:PutObject", "s3:ListBucket"},
+    # Prepare retrieves as extract does; bulk items: PutItem (conditional for batch ids), GetItem, Query
+    "BulkFunction": _LAMBDA | {
+        "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+        "dynamodb:Query", "secretsmanager:GetSecretValue",
+    },
 }
 _BEDROCK = {"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
 # How each function calls Claude: with the key in the Anthropic secret, or Bedrock per ModelProvider.
@@ -751,6 +781,8 @@ def test_outputs_expose_the_deployed_resources(template: dict[str, Any]) -> None
         "AlarmTopicArn",
         "SummarizeStateMachineArn",
         "SummarizeFunctionName",
+        "BulkStateMachineArn",
+        "BulkFunctionName",
     }
     assert outputs["SummarizeStateMachineArn"]["Value"] == {"Ref": "SummarizeStateMachine"}
     # the DLQ's ARN is what `aws sqs start-message-move-task --source-arn` takes (docs/operations.md)

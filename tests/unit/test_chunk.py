@@ -40,6 +40,9 @@ TERMINATORS = tuple('.;:!?)]"”')
 LIST_ITEM = re.compile(r"(?:\([a-zA-Z0-9]{1,4}\)|[•●▪◦·\-–]\s|\d{1,3}\.\s)")
 # A split-section continuation id ("4.2#2", "Article 83#3"), as opposed to "#1" or a whole section.
 CONTINUATION = re.compile(r"#(?:[2-9]|\d{2,})$")
+PART_SUFFIX = re.compile(r"#\d+$")
+ITEM_SUFFIX = re.compile(r"(?:\([^()]*\))+$")
+"""The item part of a section id: ``(b)(ii)`` of ``4.2(b)(ii)``."""
 CHUNK_ID = re.compile(r"^(?P<doc>.+):(?P<version>[0-9a-f]{8}):(?P<ordinal>\d{4})$")
 
 
@@ -75,6 +78,26 @@ def _span_of(chunks: list[Chunk], section_id: str) -> tuple[Chunk, int]:
 def _chunk_at(chunks: list[Chunk], offset: int) -> Chunk:
     """Return the first chunk whose text covers absolute offset ``offset``."""
     return next(c for c in chunks if c.char_start <= offset < c.char_end)
+
+
+def _document_sections(text: str, chunks: list[Chunk]) -> list[tuple[str | None, int, int]]:
+    """The document's sections once each, in order, as ``(section_id, start, end)``.
+
+    Every chunk's section spans, with a split part's ``#n`` dropped; a span repeated by an
+    overlap, or continued by the next part of a split, is merged with the one before it.
+    """
+    out: list[tuple[str | None, int, int]] = []
+    for span in (s for c in chunks for s in c.section_spans):
+        sid = PART_SUFFIX.sub("", span.section_id) if span.section_id else None
+        same = [i for i, (o, a, b) in enumerate(out)
+                if o == sid and span.char_start <= b and not text[b : span.char_start].strip()
+                or o == sid and a <= span.char_start < b]
+        if same:
+            o, a, b = out[same[-1]]
+            out[same[-1]] = (o, min(a, span.char_start), max(b, span.char_end))
+        else:
+            out.append((sid, span.char_start, span.char_end))
+    return sorted(out, key=lambda t: t[1])
 
 
 def _all_section_ids(chunks: list[Chunk]) -> list[str]:
@@ -222,14 +245,12 @@ def test_split_sections_repeat_whole_trailing_sentences_within_budget(chunked, s
                     assert (b.overlap_chars, b.overlap_missing) == (0, False)
                 continue
             base, n = b.section_id.rsplit("#", 1)
-            if (a.section_id or "").startswith(base + "("):
-                # A section's flush text after its last item numbers its parts on from the
-                # section's lead-in; it follows an item, so it repeats nothing of it
-                assert (b.overlap_chars, b.overlap_missing) == (0, False)
-                continue
             pairs += 1
-            # Then a continuation follows its predecessor, same section, next suffix, same path
-            assert a.section_id == f"{base}#{int(n) - 1}"
+            # Then a continuation follows its predecessor: the same section (a part inside one
+            # long item is cited as that item, 4.2(b)#3, so compare the sections the items
+            # belong to), the next suffix, the same path
+            a_base, _, a_n = (a.section_id or "").rpartition("#")
+            assert (ITEM_SUFFIX.sub("", a_base), a_n) == (ITEM_SUFFIX.sub("", base), str(int(n) - 1))
             assert a.heading_path == b.heading_path
             shared = a.char_end - b.char_start
             assert b.overlap_chars == max(shared, 0)
@@ -300,9 +321,10 @@ def test_mpl_chunks_of_section_3_have_heading_path_under_3_responsibilities(chun
     _, chunks = chunked(MPL, 300, 600, 0.15)
     # When the chunks whose own section is 3.x are taken
     in_3 = [c for c in chunks if c.section_id and c.section_id.startswith("3.")]
-    # Then there are several, starting at a subsection or at one of its items, and each
-    # heading path starts with section 3's heading and ends with the subsection's own
-    assert [c.section_id for c in in_3] == ["3.2(b)", "3.4"]
+    # Then there are several, each starting at a subsection (never at one of its items: a
+    # section's items stay in its chunk), and each heading path starts with section 3's
+    # heading and ends with the subsection's own
+    assert [c.section_id for c in in_3] == ["3.2", "3.3", "3.5"]
     for chunk in in_3:
         number, _, item = chunk.section_id.partition("(")
         assert chunk.heading_path[0] == "3. Responsibilities"
@@ -460,11 +482,11 @@ def test_page_of_a_quote_inside_a_multi_page_chunk_is_the_quote_page(chunked) ->
     assert chunk.page_start < 247 < chunk.page_end
     assert chunk.page_of(offset - chunk.char_start) == 247
     assert chunk.section_of(offset - chunk.char_start) == "Article 83(5)"
-    # And Article 33's breach deadline sits on page 163 inside a multi-page chunk that
-    # starts in Article 32
+    # And Article 33's breach deadline sits on page 163 inside a multi-page chunk (the one
+    # that opens with the SECTION 2 heading and holds Articles 32 and 33 whole)
     deadline = [m.start() for m in re.finditer("not later than 72 hours after having become aware", parsed.text)][1]
     chunk = _chunk_at(chunks, deadline)
-    assert chunk.section_id.startswith("Article 32") and chunk.page_start < 163 < chunk.page_end
+    assert chunk.page_start < 163 < chunk.page_end
     assert chunk.page_of(deadline - chunk.char_start) == 163
     assert chunk.section_of(deadline - chunk.char_start) == "Article 33(1)"
 
@@ -594,8 +616,9 @@ def test_a_chunks_heading_path_is_the_path_of_its_own_section_id(chunked, name: 
         if chunk.section_id is None:
             continue
         # Then the chunk's heading path is the path of the section its section_id names
-        base = chunk.section_id.split("#")[0]
-        owner = next(s for s in chunk.section_spans if (s.section_id or "").split("#")[0] == base)
+        # (or of the section its items belong to: a part of a split section may hold only items)
+        base = ITEM_SUFFIX.sub("", chunk.section_id.split("#")[0])
+        owner = next(s for s in chunk.section_spans if ITEM_SUFFIX.sub("", (s.section_id or "").split("#")[0]) == base)
         assert chunk.heading_path == owner.heading_path, (name, chunk.chunk_id)
     if name == APACHE:
         assert (chunks[0].section_id, chunks[0].heading_path) == ("1", ["1. Definitions."])
@@ -763,23 +786,25 @@ def test_items_are_sub_sections_cited_as_lawyers_cite_them() -> None:
     # Given a policy section with (a)-(c) items, nested (i)/(ii), flush text after the last item,
     # and two lines that start with a bracket but are not items in sequence
     parsed = parse_document("policy.txt", ITEMS.encode())
-    # When it is chunked small enough to see each section
+    # When it is chunked small, so that section 1.1 is split into parts
     chunks = chunk_document(parsed, "policy", target_tokens=60, max_tokens=200)
+    assert [c.section_id for c in chunks] == ["1.1#1", "1.1#2", "1.2"]
     spans = [s for c in chunks for s in c.section_spans]
+    sections = _document_sections(parsed.text, chunks)
     # Then the items are sections with the parent's number: 1.1(a), 1.1(b)(i), ...
-    assert [s.section_id for s in spans] == [
+    assert [sid for sid, _, _ in sections] == [
         "1", "1.1", "1.1(a)", "1.1(b)", "1.1(b)(i)", "1.1(b)(ii)", "1.1(c)", "1.1", "1.2"
     ]
     # And items add nothing to the heading path
-    assert {tuple(s.heading_path) for s in spans if s.section_id.startswith("1.1")} == {
+    assert {tuple(s.heading_path) for s in spans if s.section_id and s.section_id.startswith("1.1")} == {
         ("1. Exclusions", "1.1 Escape of water")
     }
     # And each item is its own paragraph; the flush text after (c) is 1.1 again, and the
     # out-of-sequence "(e)" line stays in it
     text = parsed.text
-    by_id = {}
-    for s in spans:
-        by_id.setdefault(s.section_id, []).append(text[s.char_start : s.char_end])
+    by_id: dict[str | None, list[str]] = {}
+    for sid, start, end in sections:
+        by_id.setdefault(sid, []).append(text[start:end])
     assert by_id["1.1(a)"] == ["(a) the leak is sudden;"]
     assert by_id["1.1(b)(ii)"] == ["(ii) you keep the damaged items;"]
     assert by_id["1.1"][1].startswith("This exclusion applies to every building")
@@ -837,7 +862,7 @@ def test_a_cross_reference_wrapped_to_a_line_start_is_neither_an_item_nor_a_join
     parsed = parse_document("xref.txt", text.encode())
     # When it is chunked small
     chunks = chunk_document(parsed, "xref", target_tokens=20, max_tokens=200)
-    spans = [(s.section_id, parsed.text[s.char_start : s.char_end]) for c in chunks for s in c.section_spans]
+    spans = [(sid, parsed.text[a:b]) for sid, a, b in _document_sections(parsed.text, chunks)]
     # Then "(b) above" stays inside item (a), and the real (b) is the next item
     assert [sid for sid, _ in spans] == ["1", "1.1", "1.1(a)", "1.1(b)"]
     assert spans[2][1].endswith("claims under paragraph\n(b) above or to claims notified late; and")
@@ -853,7 +878,7 @@ def test_each_definition_may_start_its_own_a_list_and_pdf_brackets_may_hold_spac
     parsed = parse_document("defs.txt", text.encode())
     # When it is chunked small
     chunks = chunk_document(parsed, "defs", target_tokens=15, max_tokens=200)
-    ids = [s.section_id for c in chunks for s in c.section_spans]
+    ids = [sid for sid, _, _ in _document_sections(parsed.text, chunks)]
     # Then the second definition's items restart at (a), and "(c )" is item (c)
     assert ids == ["1", "1(a)", "1(b)", "1", "1(a)", "1(b)", "1(c)"]
 
@@ -917,7 +942,7 @@ def test_an_item_marker_glued_to_its_text_is_an_item(parse_corpus) -> None:
     parsed = parse_corpus("cuad/urscorpnew-cooperation-agreement.pdf")
     chunks = chunk_document(parsed, "urs")
     # Then section 7's items are found, and the quote resolves to 7(c)
-    ids = [s.section_id for c in chunks for s in c.section_spans]
+    ids = [sid or "" for sid, _, _ in _document_sections(parsed.text, chunks)]
     assert [i for i in ids if i.startswith("7(") and ")(" not in i] == ["7(a)", "7(b)", "7(c)", "7(d)", "7(e)", "7(f)"]
     at = parsed.text.index("The limitations set forth in Sections 7(a) and 7(b)")
     holder = _chunk_at(chunks, at)
@@ -977,3 +1002,54 @@ def test_shared_text_rules_sentences_and_roman_numerals() -> None:
     assert split_sentences("   ") == []
     assert trim_span("  ab  ", 0, 6) == (2, 4)
     assert [roman_to_int(t) for t in ("iv", "XL", "c", "abc", "")] == [4, 40, 100, None, None]
+
+
+# --- Chunks are cut at section joints, items only cite ---------------------------------------
+
+SECTION_WITH_ITEMS = (
+    "1. Cover\n\n1.1 Buildings\n\n" + "We pay for sudden damage to the buildings at the address. " * 5 + "\n\n"
+    "1.2 Limits\n\nWe pay at most:\n\n(a) the sum insured for the buildings;\n\n"
+    "(b) the cost of rebuilding to the same standard; and\n\n(c) the fees of architects and surveyors.\n\n"
+    "1.3 Excess\n\nYou pay the first 100 of every claim.\n"
+)
+
+
+def test_a_sections_items_stay_in_one_chunk_and_still_cite_as_items() -> None:
+    # Given 1.1 (about 75 tokens), then 1.2 with its lead-in and (a)-(c) (about 55 tokens)
+    parsed = parse_document("limits.txt", SECTION_WITH_ITEMS.encode())
+    # When it is chunked with a target that holds 1.1 plus 1.2's first item, but not all of 1.2
+    chunks = chunk_document(parsed, "limits", target_tokens=110, max_tokens=220)
+    # Then the chunk after 1.1 is cut before 1.2, not between two of its items: 1.2 with all its
+    # items is one chunk (1.3 joins it while it fits)
+    assert [c.section_id for c in chunks] == ["1", "1.2"]
+    assert chunks[1].section_ids == ["1.2", "1.2(a)", "1.2(b)", "1.2(c)", "1.3"]
+    # And a quote inside an item still cites the item, one in the lead-in the section
+    held = chunks[1]
+    assert held.section_of(held.text.index("the cost of rebuilding")) == "1.2(b)"
+    assert held.section_of(held.text.index("We pay at most")) == "1.2"
+
+
+def test_a_long_section_with_items_is_split_at_paragraphs_and_its_parts_cite_items() -> None:
+    # Given section 1.1 whose item (a), one paragraph, is several targets long, then item (b) and
+    # flush text
+    long_item = " ".join("The insurer pays the cost of repair of the damaged part number %d." % i for i in range(24))
+    text = (f"1. Cover\n\n1.1 Repairs\n\nWe pay:\n\n(a) {long_item}\n\n(b) the cost of hiring a replacement.\n\n"
+            "This applies to every vehicle.\n\n1.2 Theft\n\nWe pay for theft.\n")
+    parsed = parse_document("repairs.txt", text.encode())
+    # When it is chunked with a target of about a fifth of item (a)
+    chunks = chunk_document(parsed, "repairs", target_tokens=100, max_tokens=200)
+    ids = [c.section_id for c in chunks]
+    # Then 1.1 is split into numbered parts; a part inside (a) alone is cited as (a) with the part's
+    # suffix, as a long section's parts are
+    assert ids[0] == "1.1#1" and ids[-1] == "1.2"
+    assert all(re.fullmatch(r"1\.1(?:\(a\))?#\d+", i) for i in ids[:-1]), ids
+    assert [int(i.rsplit("#", 1)[1]) for i in ids[:-1]] == list(range(1, len(ids)))
+    assert any(i.startswith("1.1(a)#") for i in ids)
+    # And every quote resolves to the item or section it is in, whichever part holds it
+    for phrase, cited in (("damaged part number 3.", "1.1(a)"), ("damaged part number 17.", "1.1(a)"),
+                          ("hiring a replacement", "1.1(b)"), ("every vehicle", "1.1")):
+        at = parsed.text.index(phrase)
+        holder = _chunk_at(chunks, at)
+        assert PART_SUFFIX.sub("", holder.section_of(at - holder.char_start) or "") == cited, phrase
+    # And continuations still open with an overlap of the part before
+    assert all(c.overlap_chars > 0 for c in chunks[1:-1])

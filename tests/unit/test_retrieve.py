@@ -6,10 +6,11 @@ import random
 
 import pytest
 
-from longdoc.extract.retrieve import BM25, NoRerank, Retriever, assemble, bm25_tokens, budget_from_cost, rrf
+from longdoc.extract.retrieve import (PASSAGE_WEIGHT, BM25, NoRerank, Retriever, assemble, bm25_tokens,
+                                      budget_from_cost, passages, rrf)
 from longdoc.eval.retrieval import naive_chunks
 from longdoc.eval.scoring import Haystack, contains, lcs_dp, lcs_length, masks, normalise, overlaps, position, words
-from longdoc.core.models import Chunk
+from longdoc.core.models import Chunk, SectionSpan
 
 
 def chunk(ordinal: int, text: str, *, term: str | None = None, lob: str | None = None, tokens: int | None = None) -> Chunk:
@@ -158,6 +159,42 @@ def test_hybrid_rank_fuses_dense_and_bm25_and_keeps_every_chunk():
         Retriever(chunks, None, mode="dense")
 
 
+def spanned(ordinal: int, spans: list[tuple[str, str]]) -> Chunk:
+    """A chunk whose text is ``spans`` (section id, text) joined by blank lines, one section span each."""
+    text, bounds, pos = "", [], 0
+    for sid, body in spans:
+        bounds.append(SectionSpan(section_id=sid, char_start=pos, char_end=pos + len(body)))
+        text += body + "\n\n"
+        pos += len(body) + 2
+    return chunk(ordinal, text.rstrip()).model_copy(update={"section_spans": bounds, "char_end": len(text.rstrip())})
+
+
+def test_best_passage_ranking_finds_the_matching_item_inside_a_long_chunk():
+    # Given a long licence chunk whose item (c) is the non-transferable clause, among items on
+    # other matters, and a short chunk that only repeats "licence" and "transfer" in passing
+    filler = " ".join(f"The licensee shall keep record {i} of each delivery and invoice." for i in range(40))
+    long = spanned(0, [("2.1", "2.1 Grant of licence. The licensor grants:"), ("2.1(a)", f"(a) {filler}"),
+                       ("2.1(b)", f"(b) {filler}"),
+                       ("2.1(c)", "(c) the licence is non-transferable and may not be sublicensed or assigned.")])
+    short = spanned(1, [("9", "9. Transfer of shares. A licence fee is due on a transfer of shares.")])
+    query = "Non-Transferable License. non-transferable; may not transfer; shall not sublicense; licence"
+    # Then its passages are its section spans, each opening with the chunk's locator header
+    got = passages(long)
+    assert len(got) == 4 and got[3].endswith("may not be sublicensed or assigned.")
+    assert all(p.startswith("[doc: d.pdf | section: -") for p in got)
+    assert passages(long, headers=False)[0] == "2.1 Grant of licence. The licensor grants:"
+    # And whole-chunk BM25 ranks the short chunk first (the long one's length divides its score),
+    # while the best-passage ranking puts the long chunk's item first
+    retriever = Retriever([long, short], None, mode="bm25")
+    assert [c.ordinal for c in retriever.rank(query)] == [1, 0]
+    assert retriever.passage_ranking(query) == [long.chunk_id, short.chunk_id]
+    # And hybrid fuses the three rankings (dense 1, chunk BM25 1, best passage PASSAGE_WEIGHT > 1)
+    index = ListIndex([short.chunk_id, long.chunk_id])
+    assert PASSAGE_WEIGHT > 1
+    assert Retriever([long, short], index, mode="hybrid", dense_weight=0.3).rank(query, [1.0])[0] == long
+    assert Retriever([long, short], index, mode="hybrid", dense_weight=0.3, passage_weight=0).rank(query, [1.0])[0] == short
+
+
 # --- budget assembly -----------------------------------------------------------------------------
 
 def test_assemble_takes_chunks_in_rank_order_until_the_next_would_pass_the_budget():
@@ -262,7 +299,7 @@ def test_the_eval_cache_is_keyed_by_the_chunker_code(monkeypatch, tmp_path) -> N
     from longdoc.ingest import chunk
     from longdoc.eval.retrieval import chunker_fingerprint, store_root
 
-    before = store_root(tmp_path, 1000, 2000)
+    before = store_root(tmp_path, 1000, 2000, "all-MiniLM-L6-v2")
     assert before.parent == tmp_path / "eval" and before.name == f"chunks-1000-2000-{chunker_fingerprint()}"
     # When the chunker's source changes
     real = inspect.getsource
@@ -272,4 +309,4 @@ def test_the_eval_cache_is_keyed_by_the_chunker_code(monkeypatch, tmp_path) -> N
 
     monkeypatch.setattr(inspect, "getsource", changed)
     # Then chunks cut by the old code are not reused: the folder differs
-    assert store_root(tmp_path, 1000, 2000) != before
+    assert store_root(tmp_path, 1000, 2000, "all-MiniLM-L6-v2") != before

@@ -74,6 +74,9 @@ class EmbeddingSettings(_Group):
     embedding_dimension: int = 1024
     # Only for tests and proxies: where the Voyage SDK sends requests (default: Voyage's API).
     voyage_base_url: str | None = None
+    # Local mode only (issue 19): the bundled MiniLM as int8 on ONNX Runtime (default, a third of the
+    # CPU-seconds) or the original sentence-transformers/PyTorch model. AWS uses Voyage either way.
+    local_embedder: Literal["onnx", "torch"] = "onnx"
 
 
 class IndexSettings(_Group):

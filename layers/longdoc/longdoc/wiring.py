@@ -5,7 +5,7 @@ on Amazon Bedrock with ``LONGDOC_MODEL_PROVIDER=bedrock``, no key). Claude and V
 key *source* (:class:`~longdoc.adapters.secrets.SecretKey`), so a rotated key reaches a warm
 function (:mod:`longdoc.adapters.secrets`).
 ``mode="local"``: a folder for S3, SQLite for DynamoDB, LanceDB for Pinecone, MiniLM for
-Voyage, and Claude when ``ANTHROPIC_API_KEY`` is set or the offline baseline otherwise.
+Voyage (int8 on ONNX Runtime, or PyTorch with ``LONGDOC_LOCAL_EMBEDDER=torch``), and Claude when ``ANTHROPIC_API_KEY`` is set or the offline baseline otherwise.
 Nothing is created at import time (Lambda cold start, test isolation).
 """
 
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from longdoc.config import OcrSettings, Settings, StoreSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
+from longdoc.bulk.ports import BulkStore
 from longdoc.core.ports import BlobStore, Embedder, Model, OcrEngine, StateStore, VectorIndex
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the session module is imported on first use
@@ -67,9 +68,25 @@ def embedder() -> Embedder:
 
         return VoyageHttpEmbedder(SecretKey("VOYAGE_API_KEY", s.voyage_secret_name), s.voyage_model,
                                   s.embedding_dimension, base_url=s.voyage_base_url)
-    from longdoc.adapters.embedders import MiniLMEmbedder
+    return local_embedder(s.local_embedder)
 
-    return MiniLMEmbedder()
+
+def local_embedder(variant: str | None = None) -> Embedder:
+    """A new bundled-MiniLM embedder: ``"onnx"`` (int8, ONNX Runtime) or ``"torch"`` (sentence-transformers).
+
+    ``variant`` defaults to ``LONGDOC_LOCAL_EMBEDDER``. Nothing is loaded until the first
+    embedding call. Raises :class:`ConfigError` for an unknown variant.
+    """
+    variant = variant or get_settings().local_embedder
+    if variant == "torch":
+        from longdoc.adapters.embedders import MiniLMEmbedder
+
+        return MiniLMEmbedder()
+    if variant == "onnx":
+        from longdoc.adapters.minilm_onnx import OnnxMiniLMEmbedder
+
+        return OnnxMiniLMEmbedder()
+    raise ConfigError(f"LONGDOC_LOCAL_EMBEDDER must be onnx or torch, not {variant!r}")
 
 
 @lru_cache(maxsize=1)
@@ -158,8 +175,22 @@ def deps() -> Deps:
                 model=model(), catalogue=load_catalogue(get_settings().clause_catalogue))
 
 
+@lru_cache(maxsize=1)
+def bulk_store() -> BulkStore:
+    """The bulk job/item store: items in the stack's DynamoDB table on AWS, ``bulk.sqlite3`` under the home locally."""
+    s = get_settings()
+    if s.mode == "aws":
+        from longdoc.adapters.bulk_store_dynamo import DynamoBulkStore
+
+        return DynamoBulkStore(_require(s.table, "table"))
+    from longdoc.adapters.bulk_store import SqliteBulkStore
+
+    s.home.mkdir(parents=True, exist_ok=True)
+    return SqliteBulkStore(s.home / "bulk.sqlite3")
+
+
 def reset() -> None:
     """Forget cached settings and adapters (tests, or the CLI after changing the environment)."""
     function_settings.cache_clear()
-    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine):
+    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store):
         fn.cache_clear()

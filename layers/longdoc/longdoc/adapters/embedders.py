@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -93,8 +93,7 @@ class MiniLMEmbedder:
 
     def _windows(self, text: str) -> list[tuple[str, int]]:
         """Return ``(window, word-piece count)`` pairs for ``text`` (see :meth:`windows`)."""
-        model, splitter = _load_minilm()
-        limit = (model.max_seq_length or 256) - 2  # the bundled model sets 256; the typing allows None
+        limit, splitter = self._splitter()
 
         def pieces(fragment: str) -> int:
             return len(splitter.encode(fragment, add_special_tokens=False).ids)
@@ -126,12 +125,27 @@ class MiniLMEmbedder:
             start = end
         return result
 
+    def _splitter(self) -> tuple[int, Tokenizer]:
+        """``(window limit in word pieces, plain tokenizer)``: the model's ``max_seq_length`` minus [CLS]/[SEP]."""
+        model, splitter = _load_minilm()
+        return (model.max_seq_length or 256) - 2, splitter  # the bundled model sets 256; the typing allows None
+
+    def _encode(self, windows: list[str], sizes: list[float]) -> Any:
+        """Unit vectors of ``windows`` as a float32 array of shape (len(windows), 384).
+
+        ``sizes`` are the windows' word-piece counts (unused here: sentence-transformers
+        sorts by length itself). One PyTorch forward pass per batch of :attr:`batch_size`.
+        """
+        model, _ = _load_minilm()
+        with _MINILM_LOCK:
+            return model.encode(windows, batch_size=self.batch_size, normalize_embeddings=True,
+                                convert_to_numpy=True, show_progress_bar=False)
+
     def _embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
         import numpy as np
 
-        model, _ = _load_minilm()
         windows: list[str] = []
         weights: list[float] = []
         owners: list[int] = []
@@ -140,14 +154,7 @@ class MiniLMEmbedder:
                 windows.append(window)
                 weights.append(float(max(1, size)))
                 owners.append(index)
-        with _MINILM_LOCK:
-            vectors = model.encode(
-                windows,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+        vectors = self._encode(windows, weights)
         weighted = vectors * np.asarray(weights, dtype=np.float32)[:, None]
         sums = np.zeros((len(texts), self.dimension), dtype=np.float32)
         np.add.at(sums, np.asarray(owners), weighted)

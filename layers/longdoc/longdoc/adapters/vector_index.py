@@ -15,6 +15,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from longdoc.core.batching import pack
 from longdoc.core.errors import ConfigError
 from longdoc.core.models import Chunk
 
@@ -298,23 +299,10 @@ class PineconeIndex:
         Raises ``ValueError`` on a count/length mismatch.
         """
         _check_rows(chunks, vectors, self.dimension)
-        batches: list[list[dict[str, Any]]] = []
-        current: list[dict[str, Any]] = []
-        size = 0
-        for chunk, vector in zip(chunks, vectors, strict=True):
-            metadata = self.metadata(chunk)
-            record = {"id": chunk.chunk_id, "values": [float(x) for x in vector], "metadata": metadata}
-            record_bytes = len(json.dumps(record, ensure_ascii=False).encode("utf-8")) + 1
-            if current and (
-                len(current) >= PINECONE_MAX_UPSERT_RECORDS or size + record_bytes > PINECONE_UPSERT_BYTE_BUDGET
-            ):
-                batches.append(current)
-                current, size = [], 0
-            current.append(record)
-            size += record_bytes
-        if current:
-            batches.append(current)
-        return batches
+        records = [{"id": chunk.chunk_id, "values": [float(x) for x in vector], "metadata": self.metadata(chunk)}
+                   for chunk, vector in zip(chunks, vectors, strict=True)]
+        return list(pack(records, lambda r: len(json.dumps(r, ensure_ascii=False).encode("utf-8")) + 1,
+                         max_items=PINECONE_MAX_UPSERT_RECORDS, max_cost=PINECONE_UPSERT_BYTE_BUDGET))
 
     def upsert(self, chunks: Sequence[Chunk], vectors: Sequence[Sequence[float]]) -> int:
         """Insert or overwrite one vector per chunk (id = ``chunk_id``), in request-sized batches.

@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from longdoc.core.batching import pack
 from longdoc.core.errors import EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
 
 # --- Voyage AI (AWS mode) ----------------------------------------------------------------
@@ -173,21 +174,8 @@ class VoyageBatching:
         still gets a batch of its own (the API then decides; with ``truncation=False`` it
         rejects rather than truncates).
         """
-        batches: list[list[str]] = []
-        current: list[str] = []
-        tokens = 0
-        for text in texts:
-            cost = voyage_token_bound(text)
-            if current and (
-                len(current) >= VOYAGE_MAX_TEXTS_PER_REQUEST or tokens + cost > self._token_budget
-            ):
-                batches.append(current)
-                current, tokens = [], 0
-            current.append(text)
-            tokens += cost
-        if current:
-            batches.append(current)
-        return batches
+        return list(pack(texts, voyage_token_bound, max_items=VOYAGE_MAX_TEXTS_PER_REQUEST,
+                         max_cost=self._token_budget))
 
 
 class VoyageEmbedder(VoyageBatching):

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from longdoc.core.batching import pack
+
 MAX_BATCH_REQUESTS = 100_000
 """Requests per batch (Anthropic's limit)."""
 MAX_BATCH_BYTES = 256 * 1024 * 1024
@@ -74,19 +76,14 @@ def split(requests: Iterable[dict[str, Any]], limits: BulkLimits) -> Iterator[li
     """Group requests into batches of at most ``limits.max_requests`` requests and ``limits.max_bytes``
     serialised bytes (JSON, UTF-8, plus 2 bytes of separator each). A single request over the byte
     limit raises ValueError (the API would refuse the batch)."""
-    batch: list[dict[str, Any]] = []
-    size = 2
-    for request in requests:
-        cost = len(json.dumps(request, ensure_ascii=False).encode()) + 2
-        if cost + 2 > limits.max_bytes:
-            raise ValueError(f"request {request.get('custom_id')} is {cost} bytes, over the batch limit")
-        if batch and (len(batch) >= limits.max_requests or size + cost > limits.max_bytes):
-            yield batch
-            batch, size = [], 2
-        batch.append(request)
-        size += cost
-    if batch:
-        yield batch
+    def cost(request: dict[str, Any]) -> int:
+        size = len(json.dumps(request, ensure_ascii=False).encode()) + 2
+        if size + 2 > limits.max_bytes:
+            raise ValueError(f"request {request.get('custom_id')} is {size} bytes, over the batch limit")
+        return size
+
+    # The batch body's own 2 bytes come off the cap.
+    yield from pack(requests, cost, max_items=limits.max_requests, max_cost=limits.max_bytes - 2)
 
 
 def poll_wait(poll: int, limits: BulkLimits) -> int:

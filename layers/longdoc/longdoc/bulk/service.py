@@ -26,6 +26,7 @@ from longdoc.bulk.plan import BulkLimits, custom_id, poll_wait, split
 from longdoc.bulk.ports import BatchClient, BatchNotFound, BatchResult, BulkStore
 from longdoc.bulk.requests import batch_params
 from longdoc.core.errors import LongdocError
+from longdoc.core.ports import StateStore
 from longdoc.extract.runs import record_failure
 from longdoc.extract.session import (Deps, SessionOptions, apply_response, finish_session, first_request,
                                      open_session, start_turn)
@@ -50,10 +51,15 @@ def _pk(bulk_id: str) -> str:
 
 def create_bulk(deps: BulkDeps, bulk_id: str, runs: list[tuple[str, str]], clause_types: list[str]) -> None:
     """Record a bulk job over ``runs`` (``(run_id, doc_id)``, runs already stored as PENDING)."""
+    create_job(deps.store, bulk_id, runs, clause_types)
+
+
+def create_job(store: BulkStore, bulk_id: str, runs: list[tuple[str, str]], clause_types: list[str]) -> None:
+    """:func:`create_bulk` with only the bulk store (the API function has no model or index)."""
     pk = _pk(bulk_id)
-    deps.store.put_if_absent(pk, "job", {"bulk_id": bulk_id, "clause_types": clause_types, "runs": len(runs)})
+    store.put_if_absent(pk, "job", {"bulk_id": bulk_id, "clause_types": clause_types, "runs": len(runs)})
     for run_id, doc_id in runs:
-        deps.store.put_if_absent(pk, f"run#{run_id}", {"run_id": run_id, "doc_id": doc_id, "failed": [], "note": None})
+        store.put_if_absent(pk, f"run#{run_id}", {"run_id": run_id, "doc_id": doc_id, "failed": [], "note": None})
 
 
 def _open_runs(deps: BulkDeps, bulk_id: str) -> list[dict[str, Any]]:
@@ -218,9 +224,14 @@ def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
 
 def counts(deps: BulkDeps, bulk_id: str) -> dict[str, int]:
     """``{"pending", "done", "failed"}``: runs of the bulk job by their run's status."""
+    return counts_in(deps.store, deps.extract.state, bulk_id)
+
+
+def counts_in(store: BulkStore, state: StateStore, bulk_id: str) -> dict[str, int]:
+    """:func:`counts` with only the two stores."""
     out = {"pending": 0, "done": 0, "failed": 0}
-    for _, item in deps.store.query(_pk(bulk_id), "run#"):
-        run = deps.extract.state.get_run(item["run_id"])
+    for _, item in store.query(_pk(bulk_id), "run#"):
+        run = state.get_run(item["run_id"])
         status = run.status if run else "FAILED"
         out["done" if status == "SUCCEEDED" else "failed" if status == "FAILED" else "pending"] += 1
     return out

@@ -11,6 +11,8 @@ Commands (scripts rely on their JSON shapes):
   longdoc eval ... --html FILE        (also writes a self-contained HTML page with a heat map)
   longdoc report RUN_ID --html FILE   (audit page: each cited PDF page with the quote highlighted)
   longdoc summarize DOC_ID [--focus TEXT] [--length short|medium|long] [--stream] [--json] [--html FILE]
+  longdoc bulk --clause-types a,b (DOC_ID... | --all | --manifest FILE) [--max-tokens N] [--json]
+  longdoc bulk status BULK_ID [--json]
   longdoc serve [--host 127.0.0.1] [--port 8080]   (the API function's handler over HTTP)
   longdoc runs [--status RUNNING|FAILED|SUCCEEDED|STALE] [--json]; runs show RUN_ID; runs resume RUN_ID
 
@@ -29,6 +31,7 @@ import warnings
 
 from pydantic import ValidationError
 
+from longdoc.cli import bulk as bulk_cli
 from longdoc.cli import evals, extract, ingest, runs, serve
 from longdoc.cli import summarize as summarize_cli
 from longdoc.cli import triage as triage_cli
@@ -36,7 +39,7 @@ from longdoc.cli.common import CliError, failure_line, one_line, print_table
 
 __all__ = ["build_parser", "failure_line", "main", "print_table"]
 
-COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli)  # triage_cli after evals: it adds `eval triage`
+COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli, bulk_cli)  # triage_cli after evals: it adds `eval triage`
 """Each module adds its subcommands with ``register(sub)``; a new pipeline adds its own module here."""
 
 

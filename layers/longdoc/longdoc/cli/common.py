@@ -64,6 +64,7 @@ def failure_line(error: str | None, cause: str | None) -> str:
 
 
 def statemachine_path() -> Path:
+    """The extraction ASL file the local engine runs: ``$LONGDOC_STATEMACHINE``, else the repository's own."""
     return Path(os.environ.get("LONGDOC_STATEMACHINE", REPO_ROOT / "statemachine" / "extract.asl.json"))
 
 

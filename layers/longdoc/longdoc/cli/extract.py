@@ -26,16 +26,20 @@ def cmd_extract(args: argparse.Namespace) -> int:
     """Start a run (:func:`longdoc.extract.runs.start_extraction`) and execute the real state machine locally."""
     from longdoc import wiring
     from longdoc.config import get_settings
-    from longdoc.extract.runs import RunRequest, start_extraction
+    from longdoc.extract.catalogue import load_catalogue
+    from longdoc.extract.runs import RunRequest, start_extraction, validate_run_request
     from longdoc.local.runner import LeasedEngine
 
     settings = get_settings()
     if args.max_iterations:
         settings = settings.model_copy(update={"max_iterations": args.max_iterations})
-    deps = wiring.deps()
     request = RunRequest(doc_id=args.doc_id, doc_version=args.version, max_tokens=args.max_tokens, top_k=args.top_k,
                          clause_types=[c for c in args.clause_types.split(",") if c.strip()],
                          facts=_parse_facts(args.fact))
+    # A bad request fails in seconds, before the embedding model, the index and the engine start.
+    validate_run_request(wiring.state_store(), load_catalogue(settings.clause_catalogue), doc_id=request.doc_id,
+                         clause_types=request.clause_types, doc_version=request.doc_version)
+    deps = wiring.deps()
     handler = load_handler("extract").handler
     prices = str(settings.price_table) if settings.price_table else None
     with LeasedEngine(deps.state, settings.home, statemachine_path(), {"ExtractFunctionArn": handler},
@@ -83,6 +87,7 @@ def _page_renderer(record: object, blobs: object):
 
     from longdoc.core.errors import NotFound
     from longdoc.eval.pdfpage import quote_on_page
+    from longdoc.ingest.parse.pdf import PDFIUM_LOCK
 
     key, sha = getattr(record, "source_key", None), getattr(record, "content_sha256", None)
     if not key:
@@ -93,8 +98,13 @@ def _page_renderer(record: object, blobs: object):
         return None
     if not data.startswith(b"%PDF") or (sha and hashlib.sha256(data).hexdigest() != sha):
         return None
-    pdf = pdfium.PdfDocument(data)
-    return lambda page, quote: quote_on_page(pdf, page, quote)
+    with PDFIUM_LOCK:
+        pdf = pdfium.PdfDocument(data)
+
+    def render(page: int, quote: str) -> object:
+        with PDFIUM_LOCK:
+            return quote_on_page(pdf, page, quote)
+    return render
 
 
 def cmd_report(args: argparse.Namespace) -> int:

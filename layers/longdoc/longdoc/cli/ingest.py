@@ -69,8 +69,9 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
     if args.json:
         print(json.dumps(row))
     else:
+        state = "unchanged (same bytes already READY)" if skipped else f"{row['reused']} embeddings reused"
         print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  "
-              f"{row['reused']} embeddings reused  ({path})")
+              f"{state}  ({path})")
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:

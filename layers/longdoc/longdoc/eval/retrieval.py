@@ -15,9 +15,9 @@ headers, until the next would pass ``budget_tokens`` (so large and small chunks 
 fairly). ``not_found`` cases have no snippet and are only counted.
 
 Configurations measured in the same run: ``dense``, ``bm25`` (chunk text only),
-``hybrid`` (dense + BM25 on chunk text, weighted RRF, the document's opening chunk moved
-up to rank 2), ``hybrid+headers`` (the same with BM25 also over each chunk's locator
-header; what the session uses), and the naive ``baseline``: fixed 1,000-character
+``hybrid`` (dense + BM25 on chunk text + BM25 of each chunk's best section span, weighted
+RRF, the document's opening chunk moved up to rank 2), ``hybrid+headers`` (the same with
+both BM25 rankings also over each chunk's locator header; what the session uses), and the naive ``baseline``: fixed 1,000-character
 chunks of the same text, the same embedder, dense only (its vectors cached under
 ``eval/naive/`` in the same blob folder). ``naive-bm25`` (the same chunks ranked by BM25)
 is reported beside it for reference.
@@ -299,7 +299,8 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
                           "seconds": round(time.monotonic() - t0, 2)})
         if progress:
             progress(f"{rel}: {len(doc.chunks)} chunks, {len(doc_cases)} cases, {time.monotonic() - t0:.1f} s")
-    report = {"gold": str(gold), "corpus": str(corpus), "config": PRIMARY, "chunk_target_tokens": target,
+    report = {"gold": str(gold), "corpus": str(corpus), "config": PRIMARY, "embedder": store.embedder.name,
+              "chunk_target_tokens": target,
               "budget_tokens": budget_tokens, "not_found_cases": sum(c.expected != "found" for c in cases),
               "total_cases": len(cases)}
     return {**report, **_blocks(rows), "documents": documents, "seconds": round(time.monotonic() - started, 1)}
@@ -369,7 +370,8 @@ def render(report: dict, limit: int = 25) -> str:
     for s in report["by"]["position"]:
         lines.append(f"{'*' if s['flagged'] else ' '} {s['position']:<8} n={s['cases']:<4} R@budget {_pct(s['recall_at_budget'])}")
     lines.append("")
-    lines.append(f"worst strata (doc type x clause type x position), {limit} of {len(report['strata'])}")
+    lines.append(f"worst strata (doc type x clause type x position), "
+                 f"{min(limit, len(report['strata']))} of {len(report['strata'])}")
     for s in report["strata"][:limit]:
         lines.append(f"{'*' if s['flagged'] else ' '} {str(s['doc_type'])[:18]:<18} {s['clause_type'][:34]:<34} "
                      f"{s['position']:<7} n={s['cases']:<3} R@budget {_pct(s['recall_at_budget'])}")

@@ -1,14 +1,16 @@
 """The eval cache: documents ingested once with the local adapters, per chunk size and chunker code.
 
-Layout under ``$LONGDOC_HOME/eval/chunks-<target>-<max>-<fingerprint>/``: ``bucket/`` (blob
-folder), ``state.sqlite3`` (registry), ``lancedb/`` (vectors). Re-runs find the versions
+Layout under ``$LONGDOC_HOME/eval/chunks-<target>-<max>-<fingerprint>[-<embedder>]/``: ``bucket/``
+(blob folder), ``state.sqlite3`` (registry), ``lancedb/`` (vectors). Re-runs find the versions
 READY and skip them; a change to the parser or chunker gets a fresh folder
-(:func:`chunker_fingerprint`).
+(:func:`chunker_fingerprint`), and so does another local embedder variant
+(``LONGDOC_LOCAL_EMBEDDER``; the PyTorch MiniLM keeps the folder name it always had).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,38 +47,52 @@ def chunker_fingerprint() -> str:
     return digest.hexdigest()[:8]
 
 
-def store_root(home: Path, target: int, maximum: int) -> Path:
-    """The eval cache folder for one chunk size (``target``/``maximum`` tokens) and the current chunker code."""
-    return home / "eval" / f"chunks-{target}-{maximum}-{chunker_fingerprint()}"
+def store_root(home: Path, target: int, maximum: int, embedder_name: str | None = None) -> Path:
+    """The eval cache folder for one chunk size (``target``/``maximum`` tokens), the current chunker code
+    and one local embedder (``embedder_name``, default: the configured ``LONGDOC_LOCAL_EMBEDDER``'s).
+
+    Ingested versions are reused as they stand, vectors included, so two embedders never
+    share a folder: any but the PyTorch MiniLM (``all-MiniLM-L6-v2``, the folder's
+    original name) adds ``-<embedder name>``.
+    """
+    name = embedder_name or _default_embedder().name
+    suffix = "" if name == "all-MiniLM-L6-v2" else "-" + re.sub(r"[^A-Za-z0-9._-]+", "_", name)
+    return home / "eval" / f"chunks-{target}-{maximum}-{chunker_fingerprint()}{suffix}"
+
+
+def _default_embedder() -> Embedder:
+    """The configured local embedder (``LONGDOC_LOCAL_EMBEDDER``; nothing loaded yet)."""
+    from longdoc.wiring import local_embedder
+
+    return local_embedder()
 
 
 @dataclass
 class EvalStore:
     """The local adapters of the eval cache (layout in the module docstring), created on construction.
 
-    ``blobs`` is a folder, ``state`` SQLite, ``embedder`` MiniLM (384 dimensions, loaded on
-    first use) and ``index`` LanceDB sized to it.
+    ``blobs`` is a folder, ``state`` SQLite, ``embedder`` the configured local MiniLM unless
+    given (384 dimensions, loaded on first use; its name should be the one ``root`` was
+    made for, :func:`store_root`) and ``index`` LanceDB sized to it.
     """
 
     root: Path
     target_tokens: int
     max_tokens: int
+    embedder: Embedder = field(default_factory=_default_embedder)
     blobs: BlobStore = field(init=False)
     state: StateStore = field(init=False)
     index: VectorIndex = field(init=False)
-    embedder: Embedder = field(init=False)
 
     def __post_init__(self) -> None:
         """Create the folder and the four adapters (no model is loaded yet)."""
         from longdoc.adapters.blob import LocalBlobStore
-        from longdoc.adapters.embedders import MiniLMEmbedder
         from longdoc.adapters.state import SqliteStateStore
         from longdoc.adapters.vector_index import LanceDBIndex
 
         self.root.mkdir(parents=True, exist_ok=True)
         self.blobs = LocalBlobStore(self.root / "bucket")
         self.state = SqliteStateStore(self.root / "state.sqlite3")
-        self.embedder = MiniLMEmbedder()
         self.index = LanceDBIndex(self.root / "lancedb", self.embedder.dimension)
 
     def chunks(self, corpus: Path, rel: str, metadata: dict | None = None) -> list[Chunk]:

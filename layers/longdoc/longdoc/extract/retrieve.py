@@ -2,15 +2,20 @@
 
 Ranking happens only among the chunks that pass the filters (``doc_id``, ``doc_version``,
 and ``term`` / ``line_of_business`` when given), so a motor claim is never ranked against
-household wording or another term. Two rankings are fused with reciprocal rank fusion
-(Cormack, Clarke & Büttcher, SIGIR 2009: ``score = sum 1 / (k + rank)``, ``k = 60``):
+household wording or another term. Three rankings are fused with weighted reciprocal rank
+fusion (Cormack, Clarke & Büttcher, SIGIR 2009: ``score = sum w / (k + rank)``, ``k = 60``):
 
 * dense: the :class:`~longdoc.core.ports.VectorIndex` asked for every vector of the version
   (a document has a few hundred chunks, so asking for all of them costs little and keeps
   the port unchanged), filtered to the allowed chunks;
 * BM25 (Okapi, ``k1 = 1.2``, ``b = 0.75``, Robertson & Zaragoza 2009) over the same
   chunks, as loaded from the blob store (the chunk text's source of truth), each with
-  its locator header (:func:`~longdoc.ingest.pipeline.embedding_text`) unless switched off.
+  its locator header (:func:`~longdoc.ingest.pipeline.embedding_text`) unless switched off;
+* best passage: BM25 over the chunks' passages, a passage being one section span of a
+  chunk (a section, an item ``4.2(b)``, a split section's part), each chunk ranked by its
+  best passage (the max-passage idea of Dai & Callan, SIGIR 2019). A long chunk holding
+  one strongly matching item is no longer outranked by a short chunk that merely repeats
+  the query's words: whole-chunk BM25 divides by the long chunk's length.
 
 An optional :class:`Reranker` reorders the fused top candidates; the default does nothing.
 """
@@ -37,6 +42,9 @@ RRF_K = 60
 DENSE_WEIGHT = 0.3
 """Dense ranking's weight in the fusion (BM25's is 1): measured on cuad-dev.jsonl with the local
 MiniLM embedder (docs/benchmarks.md, "Retrieval"); 0.2-0.3 beat 0.5 and 1.0 there."""
+PASSAGE_WEIGHT = 1.5
+"""Best-passage ranking's weight in the fusion (chunk BM25's is 1): measured on cuad-dev.jsonl
+(docs/benchmarks.md, "Retrieval"); 1.0-2.0 all beat no passage ranking there, 1.5-2.0 most."""
 LEAD_RANK = 2
 """The document's opening chunk is moved up to this rank (dates, parties and titles live there;
 docs/benchmarks.md, "Retrieval")."""
@@ -62,6 +70,19 @@ def bm25_tokens(text: str) -> list[str]:
             w = w[:-1]
         out.append(w)
     return out
+
+
+def passages(chunk: Chunk, headers: bool = True) -> list[str]:
+    """A chunk's passages for best-passage ranking: the text of each of its section spans.
+
+    A span is clipped to the chunk; a blank one is left out; a chunk without spans is one
+    passage. With ``headers``, each passage opens with the chunk's locator header line
+    (:func:`embedding_text`), as the chunk's own BM25 text does.
+    """
+    head = embedding_text(chunk).split("\n", 1)[0] + "\n" if headers else ""
+    spans = [(max(s.char_start, chunk.char_start) - chunk.char_start, min(s.char_end, chunk.char_end) - chunk.char_start)
+             for s in chunk.section_spans] or [(0, len(chunk.text))]
+    return [head + chunk.text[a:b] for a, b in spans if chunk.text[a:b].strip()]
 
 
 class BM25:
@@ -165,6 +186,7 @@ class Retriever:
     ``dense_weight`` scales the dense ranking's share in the fusion (BM25's is 1).
     ``lead_rank`` (1-based), when set, moves the document's first allowed chunk (its opening:
     title, date, parties, defined terms) up to that rank if it ranks lower.
+    ``passage_weight`` is the best-passage ranking's share in the hybrid fusion (0: left out).
     """
 
     chunks: Sequence[Chunk]
@@ -176,6 +198,7 @@ class Retriever:
     reranker: Reranker | None = None
     dense_weight: float = 1.0
     lead_rank: int | None = None
+    passage_weight: float = PASSAGE_WEIGHT
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -185,6 +208,7 @@ class Retriever:
         self.pool = allowed(self.chunks, term=self.term, line_of_business=self.line_of_business)
         self.by_id = {c.chunk_id: c for c in self.pool}
         self._bm25: BM25 | None = None
+        self._passages: tuple[BM25, list[int]] | None = None
 
     def bm25(self) -> BM25:
         """The BM25 index over the allowed chunks (built on first use)."""
@@ -200,6 +224,26 @@ class Retriever:
         hits = self.index.query(vector, doc_id, version, max(len(self.chunks), 1))
         return [cid for cid, _ in hits if cid in self.by_id]
 
+    def passage_ranking(self, query: str) -> list[str]:
+        """Allowed chunk ids by the BM25 score of their best passage (:func:`passages`), best first.
+
+        The passage index is built over every passage of the allowed chunks on first use;
+        chunks with no passage scoring above zero are left out.
+        """
+        if self._passages is None:
+            owners: list[int] = []
+            texts: list[list[str]] = []
+            for i, c in enumerate(self.pool):
+                for passage in passages(c, self.headers):
+                    owners.append(i)
+                    texts.append(bm25_tokens(passage))
+            self._passages = (BM25(texts), owners)
+        index, owners = self._passages
+        best: dict[int, float] = {}
+        for p, score in index.rank(bm25_tokens(query)):
+            best.setdefault(owners[p], score)  # passages come best first: the first is the chunk's best
+        return [self.pool[i].chunk_id for i in best]
+
     def bm25_ranking(self, query: str) -> list[str]:
         """Allowed chunk ids by BM25 score for ``query``, best first (zero scores left out)."""
         return [self.pool[i].chunk_id for i, _ in self.bm25().rank(bm25_tokens(query))]
@@ -209,7 +253,8 @@ class Retriever:
 
         ``vector`` is the query's embedding (needed unless mode is ``bm25``). In hybrid
         mode the fused list is followed by any chunk neither ranking returned, in
-        document order, so every allowed chunk has a rank. Raises ``ValueError`` when a
+        document order, so every allowed chunk has a rank (hybrid fuses dense, chunk BM25
+        and best passage, weighted ``dense_weight``, 1 and ``passage_weight``). Raises ``ValueError`` when a
         dense mode gets no vector.
         """
         if self.mode != "bm25" and vector is None:
@@ -219,8 +264,12 @@ class Retriever:
         elif self.mode == "bm25":
             ids = self.bm25_ranking(query)
         else:
-            ids = [cid for cid, _ in rrf([self.dense_ranking(vector or []), self.bm25_ranking(query)],
-                                         weights=[self.dense_weight, 1.0])]
+            rankings = [self.dense_ranking(vector or []), self.bm25_ranking(query)]
+            weights = [self.dense_weight, 1.0]
+            if self.passage_weight:
+                rankings.append(self.passage_ranking(query))
+                weights.append(self.passage_weight)
+            ids = [cid for cid, _ in rrf(rankings, weights=weights)]
         seen = set(ids)
         ids += [c.chunk_id for c in self.pool if c.chunk_id not in seen]
         if self.lead_rank is not None and self.pool:

@@ -18,15 +18,16 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from longdoc.core.clock import utc_now
 from longdoc.config import ExtractionSettings
 from longdoc.core.documents import ready_document
 from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, NotFound, short_cause
 from longdoc.core.messages import Usage
+from longdoc.core.models import DocumentRecord
 from longdoc.core.ports import ExecutionStarter, StateStore
 from longdoc.core.records import CHECKPOINT_TTL_SECONDS, RunRecord
 from longdoc.extract.catalogue import Catalogue
@@ -34,11 +35,6 @@ from longdoc.extract.report_fields import cache_figures, checkpoint_fields, cost
 from longdoc.extract.steps import ExecutionInput, execution_name
 
 log = logging.getLogger(__name__)
-
-
-def now() -> str:
-    """The current UTC time as ISO 8601 to the second (``2025-01-31T12:00:00+00:00``): run and checkpoint stamps."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def new_run_id() -> str:
@@ -130,6 +126,26 @@ class IdempotencyConflict(LongdocError):
         super().__init__("Idempotency-Key was already used with a different request body")
 
 
+def validate_run_request(state: StateStore, catalogue: Catalogue, *, doc_id: str, clause_types: list[str],
+                         doc_version: str | None = None) -> tuple[list[str], DocumentRecord]:
+    """Check a request before anything starts: ``(clause types in catalogue spelling, the READY document)``.
+
+    Cheap (the catalogue and one registry read), so entry points call it before starting an
+    engine. Raises :class:`~longdoc.core.errors.UnknownClauseType` (with close names),
+    :class:`LongdocError` when no clause type is requested, :class:`NotFound` when the
+    document (version) is not ``READY``.
+    """
+    resolved = [c.name for c in catalogue.resolve_many(clause_types)]
+    if not resolved:
+        raise LongdocError("no clause types requested")
+    doc = ready_document(state, doc_id, doc_version)
+    if doc is None or doc.status != "READY":
+        what = f"{doc_id}@{doc_version}" if doc_version else doc_id
+        status = f" (status {doc.status}: {doc.reason})" if doc else ""
+        raise NotFound(f"document {what} is not ingested{status}")
+    return resolved, doc
+
+
 def start_run(
     state: StateStore,
     catalogue: Catalogue,
@@ -151,17 +167,11 @@ def start_run(
     close names) for an unknown clause type, :class:`LongdocError` when none is requested,
     and :class:`NotFound` when the document (version) is not ``READY``.
     """
-    resolved = [c.name for c in catalogue.resolve_many(clause_types)]
-    if not resolved:
-        raise LongdocError("no clause types requested")
-    doc = ready_document(state, doc_id, doc_version)
-    if doc is None or doc.status != "READY":
-        what = f"{doc_id}@{doc_version}" if doc_version else doc_id
-        status = f" (status {doc.status}: {doc.reason})" if doc else ""
-        raise NotFound(f"document {what} is not ingested{status}")
+    resolved, doc = validate_run_request(state, catalogue, doc_id=doc_id, clause_types=clause_types,
+                                         doc_version=doc_version)
     run = RunRecord(run_id=run_id or new_run_id(), doc_id=doc_id, doc_version=doc.doc_version,
                     clause_types=resolved, model=model_name, max_tokens=max_tokens, top_k=top_k,
-                    facts=dict(facts or {}), created_at=now(), updated_at=now(), request_hash=request_hash)
+                    facts=dict(facts or {}), created_at=utc_now(), updated_at=utc_now(), request_hash=request_hash)
     state.put_run(run)
     return run
 
@@ -260,7 +270,7 @@ def record_session(state: StateStore, run: RunRecord, *, model: str, execution: 
     if execution and execution not in executions:
         executions.append(execution)
     state.put_run(run.model_copy(update={
-        "status": "SUCCEEDED" if done else "RUNNING", "model": model, "updated_at": now(),
+        "status": "SUCCEEDED" if done else "RUNNING", "model": model, "updated_at": utc_now(),
         "executions": executions, "checkpoint_version": checkpoint_version, "error": None, "cause": None}))
 
 
@@ -288,7 +298,7 @@ def _expire_checkpoint(state: StateStore, run_id: str) -> int | None:
         return checkpoint.version
     try:
         state.save_checkpoint(checkpoint.model_copy(update={
-            "version": checkpoint.version + 1, "updated_at": now(),
+            "version": checkpoint.version + 1, "updated_at": utc_now(),
             "expires_at": int(time.time()) + CHECKPOINT_TTL_SECONDS}))
     except CheckpointConflict:
         return checkpoint.version  # a late session saved meanwhile; its checkpoint stands
@@ -308,7 +318,7 @@ def record_failure(state: StateStore, run_id: str, error: str, cause: str, *, en
     run = _get_run(state, run_id)
     version = _expire_checkpoint(state, run_id)
     failed = run.model_copy(update={"status": "FAILED", "error": error, "cause": short_cause(cause)[:2000],
-                                    "updated_at": now(), "checkpoint_version": version,
+                                    "updated_at": utc_now(), "checkpoint_version": version,
                                     "failed_state_entered": entered})
     state.put_run(failed)
     return failed
@@ -326,7 +336,7 @@ def fail_or_resume(state: StateStore, run_id: str, error: str, cause: str,
     """
     run = _get_run(state, run_id)
     if run.status == "FAILED" and entered and run.failed_state_entered and run.failed_state_entered != entered:
-        state.put_run(run.model_copy(update={"status": "RUNNING", "updated_at": now(), "failed_state_entered": None}))
+        state.put_run(run.model_copy(update={"status": "RUNNING", "updated_at": utc_now(), "failed_state_entered": None}))
         return "RESUMED"
     record_failure(state, run_id, error, cause, entered=entered)
     return "FAILED"

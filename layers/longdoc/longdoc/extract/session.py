@@ -46,7 +46,8 @@ from longdoc.extract.cost import warn_if_prefix_uncacheable
 from longdoc.extract.harness import apply_extraction, handle_tool
 from longdoc.extract.prompt import EXTRACT_TOOL, SEARCH_TOOL, build_request, prefix_tokens, render_next_page
 from longdoc.extract.refusals import askable, record_refusal, unanswerable
-from longdoc.extract.runs import now, record_session
+from longdoc.core.clock import utc_now
+from longdoc.extract.runs import record_session
 from longdoc.extract.search import run_search, screen_call
 # Re-exported for callers not yet moved to longdoc.extract.runs (longdoc.eval.extraction imports them here).
 from longdoc.extract.runs import run_result as run_result, start_run as start_run
@@ -123,7 +124,7 @@ def _save(deps: Deps, s: Session, options: SessionOptions, done: bool) -> int:
     version = s.checkpoint.version + 1
     deps.state.save_checkpoint(Checkpoint(
         run_id=s.run.run_id, version=version, case_facts=s.facts, sessions=s.number, last_stop_reason=s.stop_reason,
-        usage=s.usage, updated_at=now(), stalled_sessions=s.stalled, calls=s.calls[-MAX_CALL_RECORDS:],
+        usage=s.usage, updated_at=utc_now(), stalled_sessions=s.stalled, calls=s.calls[-MAX_CALL_RECORDS:],
         rejected_citations=s.checkpoint.rejected_citations + s.rejected, max_tokens=s.max_tokens,
         expires_at=int(time.time()) + CHECKPOINT_TTL_SECONDS if done else None))
     record_session(deps.state, s.run, model=deps.model.name, execution=options.execution,

@@ -21,9 +21,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from longdoc.core.clock import utc_now
 from longdoc.core.documents import chunks_key, embedding_text, load_chunks
 from longdoc.core.errors import DocumentError, IngestDeadline
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
@@ -89,10 +89,6 @@ class IngestDeps:
     ocr: OcrEngine | None = None
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 @dataclass
 class _Run:
     """The state of one ingest attempt past registration: the record as last saved, and counters."""
@@ -113,7 +109,7 @@ class _Run:
 
     def save(self, **changes: object) -> None:
         """Save the registry record with ``changes``, a fresh ``updated_at`` and the timings so far."""
-        self.record = self.record.model_copy(update={**changes, "updated_at": _now(),
+        self.record = self.record.model_copy(update={**changes, "updated_at": utc_now(),
                                                      "timings": {k: f"{v:.3f}" for k, v in self.timings.items()}})
         self.deps.state.put_document(self.record)
 
@@ -223,7 +219,7 @@ def _ready_again(source: IngestSource, deps: IngestDeps, existing: DocumentRecor
     if meta != existing.metadata:
         return _update_metadata(deps, existing, meta, started)
     # The same bytes again: nothing to do, but this version becomes the latest again.
-    deps.state.put_document(existing.model_copy(update={"updated_at": _now()}))
+    deps.state.put_document(existing.model_copy(update={"updated_at": utc_now()}))
     return IngestResult(source.doc_id, source.version, source.name, existing.pages, existing.chunks, True, 0.0)
 
 
@@ -240,7 +236,7 @@ def _update_metadata(deps: IngestDeps, existing: DocumentRecord, meta: DocumentM
     values = meta.model_dump()
     deps.blobs.put(chunks_key(existing.doc_id, existing.doc_version),
                    "".join(c.model_copy(update=values).model_dump_json() + "\n" for c in chunks).encode("utf-8"))
-    deps.state.put_document(existing.model_copy(update={"metadata": meta, "updated_at": _now()}))
+    deps.state.put_document(existing.model_copy(update={"metadata": meta, "updated_at": utc_now()}))
     return IngestResult(existing.doc_id, existing.doc_version, existing.source, existing.pages, existing.chunks,
                         False, time.monotonic() - started, metadata_updated=True)
 
@@ -280,7 +276,7 @@ def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOpt
     except DocumentError as exc:
         state.put_document(DocumentRecord(doc_id=source.doc_id, doc_version=source.version, source=source.name,
                                           status="FAILED", reason=exc.reason, content_sha256=source.sha256,
-                                          source_key=source.key, updated_at=_now()))
+                                          source_key=source.key, updated_at=utc_now()))
         raise
     return parsed, chunks, meta
 
@@ -306,7 +302,7 @@ def _register(source: IngestSource, deps: IngestDeps, existing: DocumentRecord |
     record = DocumentRecord(
         doc_id=source.doc_id, doc_version=source.version, source=source.name, status="INGESTING",
         pages=parsed.page_count, chunks=len(chunks), content_sha256=source.sha256,
-        embedding_model=deps.embedder.name, updated_at=_now(), source_key=source.key,
+        embedding_model=deps.embedder.name, updated_at=utc_now(), source_key=source.key,
         previous_version=_previous_version(source, deps.state, existing), stage="chunked",
         upserted=carried.upserted if carried else 0, reused=carried.reused if carried else 0,
         embedding_tokens=carried.embedding_tokens if carried else 0,

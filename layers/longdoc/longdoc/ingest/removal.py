@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 
+from longdoc.core.clock import utc_now
 from longdoc.core.ports import BlobStore, StateStore, VectorIndex
 from longdoc.ingest.ids import doc_id_for_key
-
-
-def _now() -> str:
-    """The current UTC time, ISO 8601 to the second (the registry's timestamp format)."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def delete_document_source(*, key: str, blobs: BlobStore, state: StateStore, index: VectorIndex,
@@ -42,6 +37,6 @@ def delete_document_source(*, key: str, blobs: BlobStore, state: StateStore, ind
     for record in versions:
         index.delete_document(doc_id, record.doc_version)
         state.put_document(record.model_copy(update={"status": "DELETED", "reason": f"source object {key} removed",
-                                                     "stage": None, "upserted": 0, "updated_at": _now()}))
+                                                     "stage": None, "upserted": 0, "updated_at": utc_now()}))
         marked.append(record.doc_version)
     return marked

@@ -184,7 +184,7 @@ def resume(engine: LeasedEngine, state: StateStore, run_id: str, *, max_iteratio
     (:meth:`LeasedEngine.finish`). Every session starts from the run's checkpoint, so nothing
     extracted is lost or repeated.
     """
-    from longdoc.extract.runs import now
+    from longdoc.core.clock import utc_now
 
     check_resumable(state, run_id)
     engine.claim(run_id)
@@ -192,7 +192,7 @@ def resume(engine: LeasedEngine, state: StateStore, run_id: str, *, max_iteratio
     execution_input = resume_input(run, read_history(engine.home, run_id), max_iterations=max_iterations,
                                    iterations_per_execution=iterations_per_execution)
     name = f"{run_id}-resume-{1 + sum('-resume-' in e for e in run.executions)}"
-    state.put_run(run.model_copy(update={"status": "RUNNING", "error": None, "cause": None, "updated_at": now(),
+    state.put_run(run.model_copy(update={"status": "RUNNING", "error": None, "cause": None, "updated_at": utc_now(),
                                          "failed_state_entered": None, "executions": [*run.executions, name]}))
     arn = engine.start_execution(name, execution_input)
     stored = state.get_run(run_id)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from longdoc.core.clock import utc_now
 from longdoc.core.documents import load_chunks, ready_document
 from longdoc.core.errors import LongdocError, NotFound
 from longdoc.core.ports import BlobStore, ExecutionStarter, StateStore
@@ -76,7 +77,7 @@ def start_summary(request: SummaryRequest, *, state: StateStore, blobs: BlobStor
     if record is None:
         record = SummaryRecord(summary_id=summary_id, doc_id=doc.doc_id, doc_version=doc.doc_version,
                                source=doc.source, request=request, model=model_name,
-                               baseline=model_name.startswith("offline-"), created_at=store.now())
+                               baseline=model_name.startswith("offline-"), created_at=utc_now())
     attempt = record.attempts + 1
     record = store.save_record(blobs, record.model_copy(update={"attempts": attempt, "status": "PENDING",
                                                                 "error": None, "cause": None}))

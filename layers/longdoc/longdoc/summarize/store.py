@@ -10,9 +10,9 @@ and counters travel through the state machine.
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
+from longdoc.core.clock import utc_now
 from longdoc.core.errors import NotFound
 from longdoc.core.ports import BlobStore
 from longdoc.summarize.models import Partial, Plan, SummaryRecord
@@ -48,11 +48,6 @@ def result_key(summary_id: str) -> str:
     return prefix(summary_id) + "result.json"
 
 
-def now() -> str:
-    """UTC time as ISO 8601 with seconds."""
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
 def load_record(blobs: BlobStore, summary_id: str) -> SummaryRecord:
     """The summary's record. Raises :class:`NotFound` for an unknown id."""
     try:
@@ -68,7 +63,7 @@ def find_record(blobs: BlobStore, summary_id: str) -> SummaryRecord | None:
 
 def save_record(blobs: BlobStore, record: SummaryRecord) -> SummaryRecord:
     """Store the record with ``updated_at`` set to now; returns what was stored."""
-    record = record.model_copy(update={"updated_at": now()})
+    record = record.model_copy(update={"updated_at": utc_now()})
     blobs.put(record_key(record.summary_id), record.model_dump_json(indent=1).encode())
     return record
 

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from longdoc.core.batching import pack
 from longdoc.core.models import Chunk
 from longdoc.core.tokens import estimate_tokens
 from longdoc.summarize.models import Group
@@ -117,22 +118,11 @@ def group_chunks(chunks: Sequence[Chunk], min_tokens: int = 1500, max_tokens: in
     ``max_tokens`` on its own (an oversize sentence) is a group of its own. Chunks without
     text after their overlap are skipped.
     """
-    groups: list[list[Chunk]] = []
-    current: list[Chunk] = []
-    tokens = 0
-    for chunk in chunks:
-        size = chunk_tokens(chunk)
-        if size == 0:
-            continue
-        new_part = bool(current) and _top(chunk) != _top(current[-1])
-        if current and (tokens + size > max_tokens or (tokens >= min_tokens and new_part)):
-            groups.append(current)
-            current, tokens = [], 0
-        current.append(chunk)
-        tokens += size
-    if current:
-        groups.append(current)
-    return groups
+    def new_part(current: list[Chunk], tokens: int, chunk: Chunk) -> bool:
+        return tokens >= min_tokens and _top(chunk) != _top(current[-1])
+
+    return list(pack((c for c in chunks if chunk_tokens(c) > 0), chunk_tokens, max_cost=max_tokens,
+                     split_before=new_part))
 
 
 def focus_terms(focus: str | None) -> list[str]:

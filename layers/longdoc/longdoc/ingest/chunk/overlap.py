@@ -11,7 +11,7 @@ sentences making 10-20 % of the target fit. Only when no such joint exists (in p
 the sentences around the cut are over 20 % too) is the part marked ``overlap_missing``
 and left without overlap. Cuts whose overlap already fits never move.
 
-Finally each part records its own section span, the first part takes the heading-only
+Finally each part records its section spans (the family members it touches), the first part takes the heading-only
 sections that open it, and every part over ``max_tokens`` is flagged ``oversize``.
 """
 
@@ -151,10 +151,32 @@ def _overlap_split(state: ChunkingState, split: SectionSplit) -> None:
         content_start = _overlap_part(budget, prev, part, content_start)
 
 
+def part_sections(split: SectionSplit, part: Draft) -> list[Section]:
+    """The section spans of one part: the family members it touches, clipped to it (overlap included).
+
+    The section's own text (its lead-in, and its flush text after the items) is cited as
+    the part (``4.2#2``); an item keeps its own id (``4.2(b)(ii)``), so a quote inside it
+    still cites the item. A part inside one item (a long item split) is cited as that
+    item with the part's suffix (``4.2(b)#3``): a chunk with one span cites by its own id.
+    A part touching no member is the part alone.
+    """
+    own = split.section.section_id
+    spans = [
+        Section(part.section_id if m.section_id == own else m.section_id, m.heading_path,
+                max(m.start, part.start), min(m.end, part.end))
+        for m in split.members
+        if max(m.start, part.start) < min(m.end, part.end)
+    ]
+    suffix = (part.section_id or "").rpartition("#")[2] if "#" in (part.section_id or "") else None
+    if len(spans) == 1 and suffix and spans[0].section_id not in (None, part.section_id):
+        part.section_id = spans[0].section_id = f"{spans[0].section_id}#{suffix}"
+    return spans or [Section(part.section_id, split.section.heading_path, part.start, part.end)]
+
+
 def _settle(state: ChunkingState, split: SectionSplit) -> None:
-    """Record each part's section span, open the first part with its heads, flag parts over ``max_tokens``."""
+    """Record each part's section spans, open the first part with its heads, flag parts over ``max_tokens``."""
     for part in split.parts:
-        part.sections = [Section(part.section_id, split.section.heading_path, part.start, part.end)]
+        part.sections = part_sections(split, part)
     if split.head_tokens:
         first = split.parts[0]
         first.start = split.heads[0].start

@@ -1,13 +1,16 @@
 """The split pass: pack whole sections into drafts, and split a long section into parts.
 
-Sections are trimmed of surrounding whitespace (blank ones dropped). A heading-only
-section whose next section is its own first child waits and opens that child's draft.
-A section (with its waiting heads) of at most ``target_tokens`` joins the open draft of
-whole sections while that stays within the target, else opens a new one. A longer
-section is packed from its paragraphs (sentences for a paragraph over the budget) into
-parts of up to the target, each cited as the section with a suffix (``4.2#1``,
-``4.2#2``); flush text after a section's items numbers on from that section's parts. The
-overlap pass then opens each continuation with the end of the part before it.
+Sections are trimmed of surrounding whitespace (blank ones dropped), then grouped into
+families: a section with the items and flush text that follow it (``4.2``, ``4.2(a)``,
+``4.2(b)(i)``, ..., ``4.2`` again). Chunks are cut at the joints between families, never
+at an item joint for its own sake: items only say which sub-section a quote cites (the
+chunk's section spans). A heading-only section whose next section is its own first child
+waits and opens that child's draft. A family (with its waiting heads) of at most
+``target_tokens`` joins the open draft of whole sections while that stays within the
+target, else opens a new one. A longer family is packed from its paragraphs (sentences
+for a paragraph over the budget) into parts of up to the target, each cited as the
+section with a suffix (``4.2#1``, ``4.2#2``), each part's items still spans of their own.
+The overlap pass then opens each continuation with the end of the part before it.
 """
 
 from __future__ import annotations
@@ -102,37 +105,53 @@ def _merge(state: ChunkingState, open_draft: Draft | None, group: list[Section])
     return draft
 
 
-def _split(state: ChunkingState, group: list[Section], parts_of: dict[str | None, int]) -> None:
-    """Split a long section (after its heading-only heads) into numbered parts of up to the target."""
-    text, sec, heads = state.text, group[-1], group[:-1]
-    head_tokens = estimate_tokens(text[group[0].start : sec.start]) if group[0].start < sec.start else 0
+def families(sections: list[Section]) -> list[list[Section]]:
+    """The sections grouped into families: each section with the items and flush text after it.
+
+    A section that is neither an item (``item_of`` set) nor flush text opens a family;
+    items, nested items and flush text join the family open before them.
+    """
+    out: list[list[Section]] = []
+    for sec in sections:
+        if out and (sec.item_of is not None or sec.flush):
+            out[-1].append(sec)
+        else:
+            out.append([sec])
+    return out
+
+
+def _split(state: ChunkingState, heads: list[Section], family: list[Section]) -> None:
+    """Split a long family (after its heading-only heads) into numbered parts of up to the target."""
+    text, first = state.text, family[0]
+    sec = Section(first.section_id, first.heading_path, first.start, family[-1].end)
+    head_tokens = estimate_tokens(text[heads[0].start : sec.start]) if heads else 0
     target = max(1, state.target_tokens - head_tokens)
     max_tokens = max(1, state.max_tokens - head_tokens)
-    units = _units(text, sec, state.typical_line, max_tokens)
+    units = [u for member in family for u in _units(text, member, state.typical_line, max_tokens)]
     parts = _pack(text, units, target, max_tokens)
     flag_cut_parts(parts, units)  # oversize.py
-    first = parts_of.get(sec.section_id, 0) + 1 if sec.flush else 1
-    parts_of[sec.section_id] = first + len(parts) - 1
-    numbered = bool(sec.section_id) and (len(parts) > 1 or first > 1)
-    for i, part in enumerate(parts):
-        part.section_id = f"{sec.section_id}#{first + i}" if numbered else sec.section_id
+    numbered = bool(sec.section_id) and len(parts) > 1
+    for i, part in enumerate(parts, start=1):
+        part.section_id = f"{sec.section_id}#{i}" if numbered else sec.section_id
     state.drafts.extend(parts)
-    state.splits.append(SectionSplit(sec, heads, head_tokens, parts, [u[0] for u in units], target, max_tokens))
+    state.splits.append(SectionSplit(sec, heads, head_tokens, parts, [u[0] for u in units], target, max_tokens,
+                                     members=family))
 
 
 def split_sections(state: ChunkingState) -> None:
-    """Pass 4 (split): trimmed sections -> ``state.drafts`` (merged or split) and ``state.splits``."""
-    sections = _trimmed(state)
+    """Pass 4 (split): trimmed sections -> ``state.drafts`` (families merged or split) and ``state.splits``."""
+    groups = families(_trimmed(state))
     heads: list[Section] = []  # heading-only sections waiting for their first child
-    parts_of: dict[str | None, int] = {}  # parts a split section has so far (flush text numbers on)
     open_draft: Draft | None = None  # a draft of whole sections that may take more
-    for i, sec in enumerate(sections):
-        if heading_only(state.text, sec, sections[i + 1] if i + 1 < len(sections) else None):
-            heads.append(sec)
+    for i, family in enumerate(groups):
+        nxt = groups[i + 1][0] if i + 1 < len(groups) else None
+        if len(family) == 1 and heading_only(state.text, family[0], nxt):
+            heads.append(family[0])
             continue
-        group, heads = [*heads, sec], []
-        if estimate_tokens(state.text[group[0].start : sec.end]) <= state.target_tokens:
+        group = [*heads, *family]
+        if estimate_tokens(state.text[group[0].start : family[-1].end]) <= state.target_tokens:
             open_draft = _merge(state, open_draft, group)
-            continue
-        open_draft = None
-        _split(state, group, parts_of)
+        else:
+            open_draft = None
+            _split(state, heads, family)
+        heads = []

@@ -110,7 +110,9 @@ class SectionSplit:
     ``heads`` are the heading-only sections that open the first part (their tokens,
     ``head_tokens``, came off the budgets); ``target`` and ``max_tokens`` are the budgets
     the parts were packed to; ``unit_starts`` the paragraph and sentence starts the
-    section was packed from (candidate joints for overlap and moved cuts).
+    section was packed from (candidate joints for overlap and moved cuts). ``section``
+    spans the whole family; ``members`` are the family's sections (the section, its items
+    and flush text), each part's section spans are the members it touches.
     """
 
     section: Section
@@ -120,6 +122,7 @@ class SectionSplit:
     unit_starts: list[int]
     target: int
     max_tokens: int
+    members: list[Section] = field(default_factory=list)
 
 
 @dataclass

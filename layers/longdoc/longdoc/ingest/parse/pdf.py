@@ -4,11 +4,14 @@ PDFium replaces a ``-`` or U+00AD that ends a line before a letter with U+FFFE i
 page text (older builds: U+0002) and drops the line break; that marker is kept here and
 resolved later with the whole document's vocabulary
 (:func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`). Ligatures are spelt out.
-PDFium is not thread-safe: call this from one thread at a time per process.
+PDFium is not thread-safe, not even across different documents (pypdfium2's docs: "PDFium is
+not thread-safe ... it is not allowed to call pdfium functions simultaneously across different
+threads"); every PDFium call in the product holds :data:`PDFIUM_LOCK`.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 import pypdfium2 as pdfium
@@ -28,6 +31,10 @@ from longdoc.ingest.parse.reading import reading_order
 from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, layer_quality, ocr_layers, run_ocr
 from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
 from longdoc.ingest.parse.text import DROP_C0, normalise
+
+PDFIUM_LOCK = threading.RLock()
+"""Held around every use of PDFium in this process: two ingests in two threads (a local server's
+workers, the concurrent-delivery tests) otherwise crash the interpreter (a segmentation fault)."""
 
 PAGE_SEPARATOR = "\n"
 """What joins page texts into the document text: one newline, never a paragraph break."""
@@ -75,6 +82,21 @@ def pdf_pages(source: str, data: bytes, max_pages: int,
     unsupported security handler, is corrupt, has no pages or more than ``max_pages``, or
     has no text on any page (a scan that needs OCR).
     """
+    with PDFIUM_LOCK:
+        texts, labels, needs_ocr, outcome, page_count = _read_pages(source, data, max_pages, ocr)
+    if not any(t.strip() for t in texts):
+        failed = "; ".join(f"page {f.page}: {f.reason}" for f in outcome.failed)
+        raise DocumentError(
+            source,
+            f"no text layer on any of the {page_count} pages (scanned image; needs OCR)"
+            + (f"; OCR failed: {failed}" if failed else ""),
+        )
+    return texts, labels, needs_ocr, outcome
+
+
+def _read_pages(source: str, data: bytes, max_pages: int,
+                ocr: OcrOptions | None) -> tuple[list[str], list[str | None], list[int], OcrOutcome, int]:
+    """:func:`pdf_pages` without the no-text check, plus the page count; the caller holds :data:`PDFIUM_LOCK`."""
     pdf = _open_pdf(source, data)
     try:
         page_count = len(pdf)
@@ -100,14 +122,7 @@ def pdf_pages(source: str, data: bytes, max_pages: int,
         needs_ocr, outcome = _apply_ocr(pdf, texts, needs_ocr, ocr)
     finally:
         pdf.close()
-    if not any(t.strip() for t in texts):
-        failed = "; ".join(f"page {f.page}: {f.reason}" for f in outcome.failed)
-        raise DocumentError(
-            source,
-            f"no text layer on any of the {page_count} pages (scanned image; needs OCR)"
-            + (f"; OCR failed: {failed}" if failed else ""),
-        )
-    return texts, labels, needs_ocr, outcome
+    return texts, labels, needs_ocr, outcome, page_count
 
 
 def _apply_ocr(pdf: pdfium.PdfDocument, texts: list[str], needs_ocr: list[int],

@@ -1,0 +1,213 @@
+"""Starting a bulk job from document ids or a manifest, and reporting on it (CLI, API, state machine).
+
+A bulk job is ``bulk_id`` plus one extraction run per accepted document (:func:`start_bulk`);
+the rounds of ``statemachine/bulk.asl.json`` then run them (:mod:`longdoc.bulk.service`).
+Bad input never stops the good documents: every rejected line or document id comes back with
+its reason (and its manifest line number). Cost: the batch cost is the synchronous list price of
+the same tokens times :data:`BATCH_DISCOUNT` (Anthropic's Message Batches are billed at 50 % of
+the standard prices, https://docs.anthropic.com/en/docs/build-with-claude/batch-processing#pricing).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from longdoc.bulk.ports import BulkStore
+from longdoc.bulk.service import BulkDeps, counts_in, create_job
+from longdoc.core.errors import LongdocError, NotFound
+from longdoc.core.ports import StateStore
+from longdoc.extract.catalogue import Catalogue
+from longdoc.extract.runs import run_result, start_run
+
+BATCH_DISCOUNT = Decimal("0.5")
+"""Batch price / standard price (Anthropic: batches cost 50 % of the standard API prices)."""
+DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$")
+"""What a manifest line may hold as a document id (no spaces, at most 200 characters)."""
+
+
+@dataclass(frozen=True)
+class Stores:
+    """The two stores a bulk job's bookkeeping needs: runs and extractions (``state``), bulk items (``store``)."""
+
+    state: StateStore
+    store: BulkStore
+
+    @classmethod
+    def of(cls, deps: BulkDeps) -> Stores:
+        """The stores of the bulk steps' dependencies."""
+        return cls(deps.extract.state, deps.store)
+
+
+@dataclass
+class Rejected:
+    """A document id or manifest line that will not run: ``where`` (``line 7`` or the id) and why."""
+
+    where: str
+    reason: str
+
+
+@dataclass
+class Selection:
+    """Document ids to run (in order, without duplicates) and what was rejected on the way."""
+
+    doc_ids: list[str] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)
+
+
+def parse_manifest(text: str) -> Selection:
+    """Document ids of a manifest: one per line, as the bare id or a JSON object ``{"doc_id": ...}``.
+
+    Blank lines and ``#`` comments are skipped. A line that is neither (bad JSON, no ``doc_id``,
+    spaces or odd characters, a repeated id) is rejected with its 1-based line number and reason.
+    Raises :class:`LongdocError` when no line names a document (an empty manifest)."""
+    out = Selection()
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        doc_id, reason = _manifest_line(line)
+        if doc_id and doc_id in out.lines:
+            reason = f"duplicate of line {out.lines[doc_id]}"
+        if reason or not doc_id:
+            out.rejected.append(Rejected(f"line {number}", reason or "no document id"))
+            continue
+        out.doc_ids.append(doc_id)
+        out.lines[doc_id] = number
+    if not out.doc_ids and not out.rejected:
+        raise LongdocError("the manifest names no documents (empty, or only blank and # lines)")
+    return out
+
+
+def _manifest_line(line: str) -> tuple[str | None, str | None]:
+    """``(doc_id, None)`` or ``(None, reason)`` for one stripped manifest line."""
+    if line.startswith("{"):
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            return None, f"not valid JSON ({exc.msg})"
+        doc_id = value.get("doc_id") if isinstance(value, dict) else None
+        if not isinstance(doc_id, str):
+            return None, "JSON line without a string \"doc_id\""
+        line = doc_id
+    if not DOC_ID.match(line):
+        return None, f"not a document id: {line[:60]!r}"
+    return line, None
+
+
+def start_bulk(stores: Stores, catalogue: Catalogue, bulk_id: str, selection: Selection, *, clause_types: list[str],
+               model_name: str, max_tokens: int, top_k: int) -> Selection:
+    """Store one PENDING run per READY document of ``selection`` (run id ``<bulk_id>-<n>``) and the
+    bulk job over them. Unknown and not-READY documents are added to ``rejected`` (with their
+    manifest line when there is one). Returns the selection of accepted documents. Raises
+    :class:`LongdocError` when no document is accepted, or for unknown clause types."""
+    accepted = Selection(rejected=list(selection.rejected), lines=selection.lines)
+    runs: list[tuple[str, str]] = []
+    for n, doc_id in enumerate(selection.doc_ids):
+        try:
+            run = start_run(stores.state, catalogue, doc_id=doc_id, clause_types=clause_types,
+                            model_name=model_name, max_tokens=max_tokens, top_k=top_k, run_id=f"{bulk_id}-{n:05d}")
+        except NotFound as exc:
+            line = selection.lines.get(doc_id)
+            accepted.rejected.append(Rejected(f"line {line}" if line else doc_id, str(exc)))
+            continue
+        runs.append((run.run_id, doc_id))
+        accepted.doc_ids.append(doc_id)
+    if not runs:
+        raise LongdocError("no document to run: " + "; ".join(f"{r.where}: {r.reason}" for r in accepted.rejected[:5]))
+    create_job(stores.store, bulk_id, runs, clause_types)
+    return accepted
+
+
+def _run_ids(stores: Stores, bulk_id: str) -> list[str]:
+    return [item["run_id"] for _, item in stores.store.query(f"bulk#{bulk_id}", "run#")]
+
+
+def _money(value: Decimal | None) -> str | None:
+    return None if value is None else str(value.quantize(Decimal("0.000001")))
+
+
+def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
+    """The job as CLI and API report it: counts, the round reached, each document's run status,
+    ``cost_usd`` so far (batch prices) and ``sync_cost_usd`` (the same tokens at synchronous
+    prices); costs are None for an unpriced model. Raises :class:`NotFound` for an unknown job."""
+    job = stores.store.get(f"bulk#{bulk_id}", "job")
+    if job is None:
+        raise NotFound(f"bulk job {bulk_id} not found")
+    documents, sync = [], Decimal(0)
+    priced = True
+    for run_id in _run_ids(stores, bulk_id):
+        result = run_result(stores.state, run_id, prices_path)
+        documents.append({"run_id": run_id, "doc_id": result["doc_id"], "status": result["status"],
+                          "extractions": len(result["extractions"]), "error": result["error"]})
+        if result["cost_usd"] is None:
+            priced = False
+        else:
+            sync += Decimal(result["cost_usd"])
+    rounds = len(stores.store.query(f"bulk#{bulk_id}", "prepared#"))
+    failure = stores.store.get(f"bulk#{bulk_id}", "failure")
+    failure = failure if failure and failure.get("error") else None
+    return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counts_in(stores.store, stores.state, bulk_id), "rounds": rounds,
+            "status": _job_status(counts_in(stores.store, stores.state, bulk_id), failure), "failure": failure,
+            "cost_usd": _money(sync * BATCH_DISCOUNT) if priced else None,
+            "sync_cost_usd": _money(sync) if priced else None, "documents": documents}
+
+
+def _job_status(c: dict[str, int], failure: dict[str, Any] | None) -> str:
+    if failure is not None:
+        return "FAILED"
+    return "RUNNING" if c["pending"] else "SUCCEEDED"
+
+
+def fail_or_resume(stores: Stores, bulk_id: str, error: str, cause: str, entered: str) -> bool:
+    """The ``RecordFailure`` state: record the error (the ``failure`` item, with the time the state
+    was ``entered``) and return False (the caller fails the execution); or, when a failure is
+    already recorded under another entered time, the execution was redriven: clear it and return
+    True (the round goes on). Retries of one state entry share its entered time, so they record."""
+    pk = f"bulk#{bulk_id}"
+    stored = stores.store.get(pk, "failure")
+    if stored and stored.get("error") and stored.get("entered") != entered:
+        stores.store.put(pk, "failure", {"cleared": True, "error": None, "redriven": entered})
+        return True
+    stores.store.put(pk, "failure", {"error": error, "cause": cause[:2000], "entered": entered})
+    return False
+
+
+def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
+    """Write ``results/<bulk_id>/<run_id>.json`` (one per document, the shape of ``extract --json``)
+    and ``results/<bulk_id>/summary.jsonl`` (one line per document) to the blob store ``results``;
+    a failure still recorded on the job is cleared (the job ran to its end). Returns the counts
+    and the summary key."""
+    lines = []
+    for run_id in _run_ids(stores, bulk_id):
+        result = run_result(stores.state, run_id, prices_path)
+        results.put(f"results/{bulk_id}/{run_id}.json", json.dumps(result, ensure_ascii=False, indent=1).encode())
+        lines.append(json.dumps({"run_id": run_id, "doc_id": result["doc_id"], "status": result["status"],
+                                 "extractions": len(result["extractions"]),
+                                 "found": sum(1 for e in result["extractions"] if e["status"] == "found"),
+                                 "cost_usd": result["cost_usd"], "error": result["error"]}, ensure_ascii=False))
+    key = f"results/{bulk_id}/summary.jsonl"
+    results.put(key, ("\n".join(lines) + "\n").encode())
+    failure = stores.store.get(f"bulk#{bulk_id}", "failure")
+    if failure and failure.get("error"):  # a job restarted by hand past the redrive window has finished
+        stores.store.put(f"bulk#{bulk_id}", "failure", {"cleared": True, "error": None})
+    return {"bulk_id": bulk_id, "summary": key, **counts_in(stores.store, stores.state, bulk_id)}
+
+
+def execution_input(bulk_id: str) -> dict[str, Any]:
+    """The input of a ``statemachine/bulk.asl.json`` execution: the job id and round 0 (the execution
+    name is the bulk id, so starting a job twice is refused by Step Functions, not run twice)."""
+    return {"bulk_id": bulk_id, "round": 0}
+
+
+def progress(stores: Stores, bulk_id: str) -> dict[str, int]:
+    """``{"done", "failed", "pending", "round", "in_flight"}``: runs by status, the rounds prepared so
+    far, and batches submitted but not yet harvested (the CLI's progress line)."""
+    pk = f"bulk#{bulk_id}"
+    harvested = {sk[len("harvested#"):] for sk, _ in stores.store.query(pk, "harvested#")}
+    in_flight = sum(1 for sk, _ in stores.store.query(pk, "batch#") if sk[len("batch#"):] not in harvested)
+    return {**counts_in(stores.store, stores.state, bulk_id), "round": len(stores.store.query(pk, "prepared#")), "in_flight": in_flight}

@@ -1,0 +1,164 @@
+"""``longdoc bulk``: many documents through the Message Batches API in rounds (``statemachine/bulk.asl.json``
+in the local engine), and ``longdoc bulk status BULK_ID``.
+
+Documents come as ids, ``--all`` (every ingested document) or ``--manifest FILE`` (one id, or a
+JSON object with ``doc_id``, per line). Rejected lines and ids are printed on stderr with their
+line number and reason; the good ones run. Progress (documents done/failed/pending, round,
+batches in flight) goes to stderr. Results: ``$LONGDOC_HOME/results/<bulk_id>/<run_id>.json`` per
+document (the shape of ``extract --json``) and ``summary.jsonl``. Exit status 1 when a document
+failed or an input was rejected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any, TextIO
+
+from longdoc.cli.common import REPO_ROOT, CliError, int_between, max_tokens_bounds, one_line
+from longdoc.local.lambda_runtime import load_handler
+
+
+def statemachine() -> Path:
+    """``statemachine/bulk.asl.json`` (override: ``LONGDOC_BULK_STATEMACHINE``)."""
+    return Path(os.environ.get("LONGDOC_BULK_STATEMACHINE", REPO_ROOT / "statemachine" / "bulk.asl.json"))
+
+
+def _selection(args: argparse.Namespace, state: Any) -> Any:
+    """The documents asked for: exactly one of ids, ``--all`` or ``--manifest``."""
+    from longdoc.bulk.jobs import Selection, parse_manifest
+
+    given = sum((bool(args.targets), args.all, args.manifest is not None))
+    if given != 1:
+        raise CliError("give document ids, --all or --manifest FILE (exactly one of them)")
+    if args.manifest is not None:
+        try:
+            text = Path(args.manifest).read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise CliError(f"manifest {args.manifest} is not UTF-8 text ({exc.reason})") from None
+        return parse_manifest(text)
+    if args.all:
+        if not hasattr(state, "list_document_ids"):
+            raise CliError(f"{type(state).__name__} cannot list documents; give ids or a manifest")
+        return Selection(doc_ids=sorted(state.list_document_ids()))
+    return Selection(doc_ids=list(dict.fromkeys(args.targets)))
+
+
+def _progress_line(p: dict[str, int]) -> str:
+    total = p["done"] + p["failed"] + p["pending"]
+    width = 24
+    filled = width * (p["done"] + p["failed"]) // max(total, 1)
+    return (f"[{'#' * filled}{'.' * (width - filled)}] {p['done']} done, {p['failed']} failed, "
+            f"{p['pending']} pending; round {p['round']}, {p['in_flight']} batches in flight")
+
+
+def _watch(machine: Any, stores: Any, bulk_id: str, arn: str, err: TextIO) -> None:
+    """Print the progress line on ``err`` whenever it changes, until the execution ends."""
+    from longdoc.bulk.jobs import progress
+
+    last = ""
+    tty = err.isatty()
+    while machine.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
+        line = _progress_line(progress(stores, bulk_id))
+        if line != last:
+            err.write(("\r" if tty else "") + line + ("" if tty else "\n"))
+            err.flush()
+            last = line
+        time.sleep(0.2)
+    err.write(("\r" if tty else "") + _progress_line(progress(stores, bulk_id)) + "\n")
+
+
+def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
+    from longdoc import wiring
+    from longdoc.bulk.jobs import Stores, bulk_status, execution_input, start_bulk
+    from longdoc.config import get_settings
+    from longdoc.local.engine import LocalStepFunctions
+
+    settings = get_settings()
+    if not [c for c in args.clause_types.split(",") if c.strip()]:
+        raise CliError("--clause-types is required (comma-separated clause type names)")
+    app = load_handler("bulk")
+    deps = app.bulk_deps()
+    selection = _selection(args, deps.extract.state)
+    bulk_id = f"bulk-{uuid.uuid4().hex[:12]}"
+    accepted = start_bulk(Stores.of(deps), deps.extract.catalogue, bulk_id, selection,
+                          clause_types=[c for c in args.clause_types.split(",") if c.strip()],
+                          model_name=wiring.model_name(settings), max_tokens=args.max_tokens or settings.max_tokens,
+                          top_k=settings.top_k)
+    for r in accepted.rejected:
+        print(f"longdoc: skipped {r.where}: {one_line(r.reason, 300)}", file=sys.stderr)
+    print(f"bulk {bulk_id}: {len(accepted.doc_ids)} documents", file=sys.stderr)
+    with LocalStepFunctions(statemachine(), {"BulkFunctionArn": app.handler}) as machine:
+        arn = machine.start_execution(bulk_id, execution_input(bulk_id))
+        _watch(machine, Stores.of(deps), bulk_id, arn, sys.stderr)
+        execution = machine.wait(arn)
+    status = bulk_status(Stores.of(deps), bulk_id, str(settings.price_table) if settings.price_table else None)
+    status["results"] = str(settings.home / "results" / bulk_id)
+    status["execution"] = {"arn": execution.execution_arn, "status": execution.status, "events": len(execution.history),
+                           "error": execution.error, "cause": execution.cause}
+    status["rejected"] = [{"where": r.where, "reason": r.reason} for r in accepted.rejected]
+    return status, accepted.rejected
+
+
+def print_status(status: dict[str, Any], out: TextIO) -> None:
+    """The job's line of counts and costs, then one line per document (to ``out``)."""
+    print(f"bulk {status['bulk_id']}  {status['status']}  {status['done']} done, {status['failed']} failed, "
+          f"{status['pending']} pending; {status['rounds']} rounds; cost {status['cost_usd'] or 'n/a'} USD "
+          f"(synchronous: {status['sync_cost_usd'] or 'n/a'} USD)", file=out)
+    for d in status["documents"]:
+        error = f"  {one_line(d['error'] or '', 120)}" if d["error"] else ""
+        print(f"  {d['run_id']:<26} {d['doc_id'][:40]:<40} {d['status']:<10} {d['extractions']:>3} extractions{error}",
+              file=out)
+    if status.get("results"):
+        print(f"results in {status['results']}", file=out)
+
+
+def cmd_bulk(args: argparse.Namespace) -> int:
+    """``longdoc bulk ...`` or ``longdoc bulk status BULK_ID``."""
+    if args.targets[:1] == ["status"]:
+        return _status(args)
+    status, rejected = _run(args)
+    if args.json:
+        print(json.dumps(status, ensure_ascii=False, indent=1))
+    else:
+        print_status(status, sys.stdout)
+    if status["execution"]["status"] != "SUCCEEDED":
+        raise CliError(f"bulk {status['bulk_id']} failed: {status['execution']['error']}: "
+                       f"{one_line(status['execution']['cause'] or '', 300)}")
+    return 1 if status["failed"] or rejected else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from longdoc.bulk.jobs import Stores, bulk_status
+    from longdoc.config import get_settings
+
+    if len(args.targets) != 2:
+        raise CliError("usage: longdoc bulk status BULK_ID")
+    settings = get_settings()
+    status = bulk_status(Stores.of(load_handler("bulk").bulk_deps()), args.targets[1],
+                         str(settings.price_table) if settings.price_table else None)
+    if args.json:
+        print(json.dumps(status, ensure_ascii=False, indent=1))
+    else:
+        print_status(status, sys.stdout)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``bulk`` (and ``bulk status``) to the ``longdoc`` parser."""
+    p = sub.add_parser("bulk", help="extract from many documents with the Message Batches API (half price)",
+                       description="longdoc bulk --clause-types a,b (DOC_ID ... | --all | --manifest FILE); "
+                                   "longdoc bulk status BULK_ID")
+    p.add_argument("targets", nargs="*", metavar="DOC_ID", help="document ids (or: status BULK_ID)")
+    p.add_argument("--clause-types", default="", help="comma-separated clause type names")
+    p.add_argument("--all", action="store_true", help="every ingested document")
+    p.add_argument("--manifest", default=None, metavar="FILE", help="one document id (or {\"doc_id\": ...}) per line")
+    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None,
+                   help="output tokens per model call (64-64000, the settings' bounds)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bulk)

@@ -1,0 +1,86 @@
+"""Static checks of ``statemachine/bulk.asl.json`` and of the template resources that deploy it."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from longdoc.bulk.plan import EVENTS_PER_POLL, HISTORY_EVENT_LIMIT, BulkLimits, events_per_round
+from tests.infrastructure.cfn import load_template
+
+REPO = Path(__file__).resolve().parents[2]
+ASL = json.loads((REPO / "statemachine" / "bulk.asl.json").read_text(encoding="utf-8"))
+SMALL_FIELDS = {"bulk_id", "round", "batches", "requests", "polls", "not_found", "wait_seconds", "ended",
+                "pending", "done", "failed", "summary"}
+
+
+def tasks() -> dict[str, dict[str, Any]]:
+    return {name: state for name, state in ASL["States"].items() if state["Type"] == "Task"}
+
+
+def test_only_ids_and_counters_travel_between_states() -> None:
+    for name, state in tasks().items():
+        assert {k.removesuffix(".$") for k in state.get("ResultSelector", {})} <= SMALL_FIELDS, name
+        assert state["Parameters"]["FunctionName"] == "${BulkFunctionArn}", name
+        payload = state["Parameters"]["Payload"]
+        assert {k.removesuffix(".$") for k in payload} <= {"action", "bulk_id", "round", "polls", "not_found",
+                                                           "error", "entered"}, name
+
+
+def test_rounds_loop_prepare_submit_wait_poll_harvest() -> None:
+    states = ASL["States"]
+    assert ASL["StartAt"] == "Prepare" and states["Prepare"]["Next"] == "HasRequests"
+    assert states["HasRequests"]["Choices"][0]["Next"] == "Submit" and states["HasRequests"]["Default"] == "Harvest"
+    assert states["Submit"]["Next"] == "WaitForBatches"
+    # the growing interval comes from the previous step's output (Submit, then each Poll)
+    assert states["WaitForBatches"] == {**states["WaitForBatches"], "Type": "Wait", "SecondsPath": "$.wait_seconds",
+                                        "Next": "Poll"}
+    assert states["Poll"]["Next"] == "Ended"
+    assert states["Ended"]["Choices"] == [{"Variable": "$.ended", "BooleanEquals": True, "Next": "Harvest"}]
+    assert states["Ended"]["Default"] == "WaitForBatches"
+    assert states["Harvest"]["Next"] == "NextRound"
+    assert states["NextRound"]["Choices"] == [{"Variable": "$.pending", "NumericGreaterThan": 0, "Next": "Prepare"}]
+    assert states["NextRound"]["Default"] == "Finish" and states["Finish"]["Next"] == "Done"
+
+
+def test_a_poll_cycle_is_the_events_the_arithmetic_counts() -> None:
+    # One poll cycle is Wait (2 events) + the Poll task (5) + the Ended choice (2): EVENTS_PER_POLL,
+    # so a 24-hour batch on the default schedule stays under 1/8 of the 25,000-event history
+    cycle = [ASL["States"][n]["Type"] for n in ("WaitForBatches", "Poll", "Ended")]
+    assert cycle == ["Wait", "Task", "Choice"] and EVENTS_PER_POLL == 2 + 5 + 2
+    assert events_per_round(BulkLimits()) < HISTORY_EVENT_LIMIT // 8
+
+
+def test_every_step_retries_lambda_errors_and_is_caught() -> None:
+    for name, state in tasks().items():
+        errors = {e for r in state["Retry"] for e in r["ErrorEquals"]}
+        assert "Lambda.TooManyRequestsException" in errors, name
+        if name in ("Submit", "Poll", "Harvest"):  # they call the Batches API
+            assert {"RateLimitError", "InternalServerError", "APIConnectionError"} <= errors, name
+        if name != "RecordFailure":
+            assert state["Catch"] == [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error",
+                                       "Next": "RecordFailure"}], name
+    # RecordFailure fails the execution; entered again by a redrive it lets the round go on
+    failure = ASL["States"]["RecordFailure"]
+    assert failure["Next"] == "Prepare" and "Catch" not in failure
+    assert failure["Parameters"]["Payload"]["entered.$"] == "$$.State.EnteredTime"
+
+
+def test_the_template_deploys_the_machine_with_every_placeholder_filled() -> None:
+    resources = load_template()["Resources"]
+    machine = resources["BulkStateMachine"]["Properties"]
+    placeholders = set(re.findall(r"\$\{(\w+)\}", json.dumps(ASL)))
+    assert machine["DefinitionUri"] == "statemachine/bulk.asl.json" and machine["Type"] == "STANDARD"
+    assert set(machine["DefinitionSubstitutions"]) == placeholders == {"BulkFunctionArn"}
+    assert machine["DefinitionSubstitutions"]["BulkFunctionArn"] == {"Fn::GetAtt": ["BulkFunction", "Arn"]}
+    assert machine["Logging"]["IncludeExecutionData"] is False and machine["Tracing"] == {"Enabled": True}
+    templates = [p for p in machine["Policies"] if "Statement" not in p]
+    assert templates == [{"LambdaInvokePolicy": {"FunctionName": {"Ref": "BulkFunction"}}}]
+    function = resources["BulkFunction"]["Properties"]
+    assert function["CodeUri"] == "functions/bulk/" and function["Role"] == {"Fn::GetAtt": ["BulkRole", "Arn"]}
+    assert (REPO / "functions" / "bulk" / "requirements.txt").is_file()
+    events = resources["ApiFunction"]["Properties"]["Events"]
+    assert {(e["Properties"]["Path"], e["Properties"]["Method"]) for e in events.values()} >= {
+        ("/bulk-extractions", "post"), ("/bulk-extractions/{bulk_id}", "get")}
