@@ -183,7 +183,7 @@ def test_a_refusal_fails_only_the_clause_type_it_concerns(claude, fake, ingested
     inner = Scripted(lambda s, c, b: message_reply([], "end_turn"))
     def responder(body: dict[str, Any]) -> Reply:
         inner(body)  # counts sessions and calls
-        answer = OfflineBaselineModel(threshold=6.0).create(_request({**body, "max_tokens": 64000}))
+        answer = OfflineBaselineModel(threshold=6.0, search=False).create(_request({**body, "max_tokens": 64000}))
         blocks = [b.model_dump() for b in answer.content if b.type == "tool_use"]
         return refuse_cap_on_liability(inner.session, inner.call, blocks, body)
     fake.responder = responder

@@ -75,6 +75,18 @@ def _searches_in_conversation(request: ModelRequest) -> dict[str, tuple[str, lis
     return out
 
 
+def _searches_in_facts(facts: dict, chunks: list[tuple[str, str, str]]) -> dict[str, tuple[str, list[tuple[str, str, str]]]]:
+    """Clause type -> ``(query, chunks returned)`` of earlier sessions' searches as CASE_FACTS lists them
+    (``searched``); their chunks are in the prompt's context again (a resumed session, a batch round)."""
+    by_id = {c[0]: c for c in chunks}
+    out: dict[str, tuple[str, list[tuple[str, str, str]]]] = {}
+    for entry in facts.get("searched") or []:
+        if isinstance(entry, dict) and entry.get("clause_type"):
+            out[entry["clause_type"]] = (entry.get("query", ""),
+                                         [by_id[cid] for cid in entry.get("chunk_ids") or [] if cid in by_id])
+    return out
+
+
 class OfflineBaselineModel:
     """Deterministic extractive model; ``threshold`` is the minimum sentence score for ``found``.
 
@@ -85,7 +97,9 @@ class OfflineBaselineModel:
     ``docs/benchmarks.md``). With ``search`` (default), a clause type whose best sentence
     scores below the threshold gets one ``search_chunks`` call with its catalogue
     alternatives (issue 20); the next call scores the search's chunks too, and a
-    ``not_found`` names the query and the chunk ids examined. ``search=False`` is the
+    ``not_found`` names the query and the chunk ids examined. A search of an earlier session
+    (CASE_FACTS ``searched``: a resumed session, the next batch round) counts as done, so it
+    is never repeated. ``search=False`` is the
     pre-search baseline, for measuring the step.
     """
 
@@ -145,7 +159,7 @@ class OfflineBaselineModel:
             name, payload = NOT_FOUND_TOOL, {
                 "clause_type": definition["name"],
                 "reason": f"no retrieved sentence scored above {self.threshold:g} (best {score:g})",
-                "queries": [searched[0]] if searched and searched[1] else [],
+                "queries": [searched[0]] if searched else [],
                 "chunk_ids": [c[0] for c in pool],
             }
         else:
@@ -173,7 +187,7 @@ class OfflineBaselineModel:
         text = prompt_text(request.messages[0].content)
         facts, chunks, definitions = parse_prompt(text)
         answered = set(facts.get("resolved", {})) | _answered_in_conversation(request)
-        searches = _searches_in_conversation(request)
+        searches = _searches_in_facts(facts, chunks) | _searches_in_conversation(request)
         pending = [d for d in definitions if d["name"] in facts.get("pending", []) and d["name"] not in answered]
         input_tokens = sum(estimate_tokens(json.dumps(m.model_dump())) for m in request.messages)
         input_tokens += estimate_tokens(json.dumps(request.system) + json.dumps(request.tools))

@@ -164,23 +164,47 @@ def _pairs(tokens: list[str]) -> set[tuple[str, str]]:
     return set(zip(stems[:-1], stems[1:], strict=True))
 
 
+def _triples(tokens: list[str]) -> set[tuple[str, str, str]]:
+    """Token triples by stem, ``""`` before the first and after the last."""
+    stems = ["", *(t[:SUPPORT_STEM_CHARS] for t in tokens), ""]
+    return set(zip(stems[:-2], stems[1:-1], stems[2:], strict=True))
+
+
+def _cut_out(tokens: list[str], at: int, clause_pairs: set[tuple[str, str]],
+             clause_triples: set[tuple[str, str, str]], quote_pairs: set[tuple[str, str]]) -> bool:
+    """Whether clause_text reads the quote ``tokens`` with the polarity word at ``at`` cut out (see
+    :func:`_check_polarity`)."""
+    def stem(i: int) -> str:
+        return tokens[i][:SUPPORT_STEM_CHARS] if 0 <= i < len(tokens) else ""
+
+    before, after = stem(at - 1), stem(at + 1)
+    if (before, after) not in clause_pairs:
+        return False
+    if (before, after) not in quote_pairs:
+        return True
+    return (stem(at - 2), before, after) in clause_triples or (before, after, stem(at + 2)) in clause_triples
+
+
 def _check_polarity(clause_tokens: list[str], quote_tokens: list[list[str]]) -> None:
     """Raise :class:`CitationError` when clause_text adds or drops a negation, exception or modal verb.
 
     ``clause_tokens`` / ``quote_tokens``: lower-cased tokens of clause_text and of each quote.
     Added: a :data:`POLARITY_WORDS` word of clause_text that no quote has. Dropped: clause_text
     reads a quote's words on both sides of one of its polarity words with that word cut out
-    (quote "is not permitted", clause_text "is permitted"; compared by stem).
+    (quote "is not permitted", clause_text "is permitted"; compared by stem). When a quote itself
+    has those two words side by side elsewhere (quote "shall be binding ... shall not be deemed"),
+    one more word of context must match as well (clause_text "shall be deemed" drops the "not",
+    "shall be binding" does not).
     """
     in_quotes = {t for q in quote_tokens for t in q}
     added = sorted({t for t in clause_tokens if t in POLARITY_WORDS and t not in in_quotes})
     if added:
         raise CitationError(f"clause_text says {', '.join(added)} but no quote does; keep the document's meaning")
-    clause_pairs = _pairs(clause_tokens)
+    clause_pairs, clause_triples = _pairs(clause_tokens), _triples(clause_tokens)
+    quote_pairs = {p for q in quote_tokens for p in _pairs(q)}
     for tokens in quote_tokens:
         for at, token in enumerate(tokens[:-1]):
-            before = tokens[at - 1][:SUPPORT_STEM_CHARS] if at else ""
-            if token in POLARITY_WORDS and (before, tokens[at + 1][:SUPPORT_STEM_CHARS]) in clause_pairs:
+            if token in POLARITY_WORDS and _cut_out(tokens, at, clause_pairs, clause_triples, quote_pairs):
                 phrase = " ".join(tokens[max(at - 1, 0):at + 2])
                 raise CitationError(f"clause_text drops {token!r} from the quote's {phrase!r}; a dropped negation, "
                                     "exception or modal verb changes the meaning")

@@ -39,16 +39,21 @@ def page(deps: Deps, run: RunRecord, clause: ClauseType, number: int, chunks: di
 
 
 def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chunks: dict[str, Chunk],
-             budget_tokens: int | None = None) -> list[Chunk]:
+             budget_tokens: int | None = None, similarity: dict[str, dict[str, float]] | None = None) -> list[Chunk]:
     """Each asked clause type's current retrieval page, merged in document order without repeats.
 
     With ``budget_tokens`` (estimated tokens), the pages are interleaved by rank (first of each
     clause type, then second, ...) and assembled within the budget (:func:`assemble`); a
-    document that fits whole is sent whole.
+    document that fits whole is sent whole. ``similarity``, when given, is filled with each
+    clause type's chunk id -> cosine similarity from the same dense ranking (for
+    :func:`initial_scores`: one embedding and one index query per clause type, as without it).
     """
     ranker = retriever(deps, run, chunks)
+    clauses = deps.catalogue.resolve_many(names)
     pages = [page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks, ranker)
-             for clause in deps.catalogue.resolve_many(names)]
+             for clause in clauses]
+    if similarity is not None:
+        similarity.update((clause.name, ranker.similarity(clause.query_text())) for clause in clauses)
     picked: dict[str, Chunk] = {}
     for rank in range(max((len(p) for p in pages), default=0)):
         for one in pages:
@@ -64,19 +69,15 @@ def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chu
     return sorted(selected, key=lambda c: c.ordinal)
 
 
-def initial_scores(deps: Deps, run: RunRecord, names: list[str], shown: set[str]) -> dict[str, float]:
-    """Each clause type's best cosine similarity among the chunks shown (0.0 when none of its hits is shown).
+def initial_scores(similarity: dict[str, dict[str, float]], shown: set[str]) -> dict[str, float]:
+    """Each clause type's best cosine similarity among the chunks shown (0.0 when none is shown).
 
-    The dense index's similarity of the clause type's query (:meth:`ClauseType.query_text`) is
-    an absolute measure, unlike the fused rank; it decides whether ``not_found`` needs a search
-    (:mod:`longdoc.extract.search`).
+    ``similarity`` is what :func:`retrieve` filled in (the dense ranking of the clause type's
+    query, :meth:`ClauseType.query_text`, over the allowed chunks). Unlike the fused rank it is
+    an absolute measure; it decides whether ``not_found`` needs a search (:mod:`longdoc.extract.search`).
     """
-    scores: dict[str, float] = {}
-    for clause in deps.catalogue.resolve_many(names):
-        vector = deps.embedder.embed_query(clause.query_text())
-        hits = deps.index.query(vector, run.doc_id, run.doc_version, max(run.top_k * 4, 20))
-        scores[clause.name] = max((score for cid, score in hits if cid in shown), default=0.0)
-    return scores
+    return {name: max((score for cid, score in scores.items() if cid in shown), default=0.0)
+            for name, scores in similarity.items()}
 
 
 def earlier_searches(facts: CaseFacts, session: int, chunks: dict[str, Chunk]) -> list[Chunk]:

@@ -288,11 +288,12 @@ def session_context(deps: Deps, s: Session, options: SessionOptions) -> list[Chu
     """The session's chunk context: each asked clause type's retrieval page, then the chunks earlier
     sessions' searches returned (:func:`~longdoc.extract.context.earlier_searches`); sets the shown
     set and the initial retrieval scores (:func:`~longdoc.extract.context.initial_scores`)."""
-    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens)
+    similarity: dict[str, dict[str, float]] = {}
+    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens, similarity)
     ids = {c.chunk_id for c in context}
     context += [c for c in earlier_searches(s.facts, s.number, s.chunks) if c.chunk_id not in ids]
     s.shown = {c.chunk_id for c in context}
-    s.facts.retrieval_scores = initial_scores(deps, s.run, s.asked, s.shown)
+    s.facts.retrieval_scores = initial_scores(similarity, s.shown)
     return sorted(context, key=lambda c: c.ordinal)
 
 
