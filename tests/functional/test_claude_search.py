@@ -8,6 +8,7 @@ in the tool results) and asserts what the harness did: what it answered, stored 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -22,8 +23,8 @@ from longdoc.extract.prompt import (EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL, p
                                     prompt_text)
 from longdoc.extract.runs import run_result
 from longdoc.extract.session import SessionOptions, run_session
-from tests.fakes.anthropic_server import FakeAnthropic, Reply, message_reply, text_block, tool_use_block
-from tests.functional.test_claude_loop import MODEL_ID, new_run
+from tests.fakes.anthropic_server import FakeAnthropic, PromptCache, Reply, message_reply, text_block, tool_use_block
+from tests.functional.test_claude_loop import MODEL_ID, Scripted, new_run
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
@@ -184,3 +185,40 @@ def test_a_resumed_session_does_not_repeat_its_searches(claude, fake, ingested_c
     assert "not run again" in tool_results(fake.requests[1].body)[0]["content"]
     assert second.search_calls == 0
     assert len(wiring.state_store().load_checkpoint(run.run_id).case_facts.searches) == 1
+
+
+def _prefix_tokens(blocks: list[dict[str, Any]]) -> int:
+    """Tokens of blocks as the caching fake counts them (:class:`~tests.fakes.anthropic_server.PromptCache`)."""
+    return sum(math.ceil(len(json.dumps({k: v for k, v in b.items() if k != "cache_control"}, sort_keys=True,
+                                        ensure_ascii=False)) / 4) for b in blocks)
+
+
+def test_the_three_tool_registry_stays_cached_across_sessions_and_searches(claude, fake, ingested_contract) -> None:
+    # Given the caching fake, and a model that searches in its first session and answers in its second
+    fake.cache = PromptCache(min_tokens=1024)
+
+    def plan(session: int, call: int, blocks: list[dict[str, Any]]) -> Reply:
+        if session == 1 and call == 0:
+            return message_reply([search("maintain insurance coverage", "Insurance")], "tool_use")
+        if session == 2 and call == 0:
+            return message_reply(blocks, "tool_use")
+        return message_reply([text_block("done")], "end_turn")
+    fake.responder = Scripted(plan)
+    run = new_run(ingested_contract, ["Governing Law", "Insurance"])
+    options = SessionOptions(search_min_score=0, strict_tools=True)
+    # When two sessions run (the first ends with both clause types pending)
+    assert run_session(wiring.deps(), run.run_id, options).status == "CONTINUE"
+    assert run_session(wiring.deps(), run.run_id, options).status == "DONE"
+    bodies = [r.body for r in fake.requests]
+    # Then every request carried the same three tools, byte for byte, the breakpoint on search_chunks
+    assert len(bodies) == 3 and len({json.dumps(b["tools"]) for b in bodies}) == 1
+    tools = bodies[0]["tools"]
+    assert [t["name"] for t in tools] == [EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL]
+    assert [("cache_control" in t) for t in tools] == [False, False, True]
+    # And the cache is read from the second request on: after the search result (same session) and
+    # at the second session's start, where exactly the static prefix (all three tools + system) is read
+    usage = [c.usage for c in wiring.state_store().load_checkpoint(run.run_id).calls]
+    assert usage[0].cache_read_input_tokens == 0 and all(u.cache_read_input_tokens > 0 for u in usage[1:])
+    static = _prefix_tokens(tools) + _prefix_tokens(bodies[0]["system"])
+    assert usage[2].cache_read_input_tokens == static
+    assert static - _prefix_tokens(tools[:2]) - _prefix_tokens(bodies[0]["system"]) == _prefix_tokens([tools[2]])

@@ -54,6 +54,7 @@ def test_compare_search_runs_both_variants_on_the_same_chunks_and_lists_the_chan
     assert report["search_calls"] == 4 and report["cases"] == len(lines)
     off = report["without_search"]
     assert off["cases"] == len(lines) and 0.0 <= off["silent_source_rate"] <= 1.0
+    assert sum(s["cases"] for s in off["by_clause_type"]) == len(lines)
     # And every change is a case whose correctness differs between the two, counted per clause type
     changes = report["search_changes"]
     for c in changes["now_correct"] + changes["regressed"]:

@@ -18,9 +18,9 @@ The search step (issue 20): ``search_calls`` is the session's ``search_chunks`` 
 calls (default: settings); 0 turns the step off (the offline baseline does not search, and
 with no budget the ``not_found`` evidence rule does not apply). ``compare_search`` runs each
 document twice in the same process, without the search step and with it, over the same
-ingested chunks: the report is the one with search, plus ``without_search`` (that report's
-rates) and ``search_changes`` (:func:`search_changes`: the cases that missed without it and
-hit with it, and the reverse, per clause type).
+ingested chunks: the report is the one with search, plus ``without_search`` (that run's
+rates, usage and per-clause-type strata) and ``search_changes`` (:func:`search_changes`: the
+cases that missed without it and hit with it, and the reverse, per clause type).
 """
 
 from __future__ import annotations
@@ -192,6 +192,7 @@ def evaluate_extraction(gold: Path, corpus: Path | None = None, *, home: Path | 
     if compare_search:
         report["without_search"] = _rates(rows["without_search"])
         report["without_search"]["usage"] = usage["without_search"].model_dump()
+        report["without_search"]["by_clause_type"] = _strata(rows["without_search"], ("clause_type",))
         report["search_changes"] = search_changes(rows["without_search"], rows["main"])
     return report
 
