@@ -139,12 +139,12 @@ def test_a_bad_body_is_400_naming_the_field(served, body, field) -> None:
 
 def test_malformed_json_is_400(served) -> None:
     status, answer, _ = call(f"{served['url']}/extractions", "POST", raw=b"{not json")
-    assert status == 400 and any("JSON" in e for e in answer["errors"])
+    assert status == 400 and any("JSON" in e for e in answer["errors"]) and answer["fields"] == ["body"]
 
 
 def test_unknown_route_and_unknown_run_are_404(served) -> None:
     status, answer, _ = call(f"{served['url']}/no/such/route")
-    assert status == 404 and answer["message"] == "Not found"
+    assert status == 404 and answer == {"message": "no such route: GET /no/such/route"}
     status, answer, _ = call(f"{served['url']}/extractions/run-ffffffffffffffff")
     assert status == 404 and "run-ffffffffffffffff" in answer["message"]
 
