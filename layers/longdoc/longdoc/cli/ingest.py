@@ -154,7 +154,8 @@ def cmd_chunks(args: argparse.Namespace) -> int:
         printed = f"(p. {labels[0]}-{labels[-1]})" if labels and labels[0] != labels[-1] else (
             f"(p. {labels[0]})" if labels else "")
         sections = ",".join(c.section_ids[:3]) + ("…" if len(c.section_ids) > 3 else "")
-        print(f"{c.chunk_id}  p.{pages:<8} {printed:<14} §{(sections or '-'):<24} {c.token_count:>5} tok  "
+        section = sections if sections.startswith("§") else "§" + (sections or "-")  # continental ids carry their own §
+        print(f"{c.chunk_id}  p.{pages:<8} {printed:<14} {section:<25} {c.token_count:>5} tok  "
               f"{' > '.join(c.heading_path)[:50]}")
     return 0
 
