@@ -39,9 +39,11 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
-def _answered_in_conversation(request: ModelRequest) -> set[str]:
-    """Clause types of the ``tool_use`` blocks after the first message that got a non-error ``tool_result``."""
+def _conversation(request: ModelRequest) -> tuple[set[str], dict[str, int]]:
+    """``(answered, rejections)`` of the ``tool_use`` blocks after the first message: the clause types
+    whose call got a non-error ``tool_result``, and per clause type how many calls got an error one."""
     answered: set[str] = set()
+    rejections: dict[str, int] = {}
     calls: dict[str, str] = {}
     for message in request.messages[1:]:
         if not isinstance(message.content, list):
@@ -49,9 +51,13 @@ def _answered_in_conversation(request: ModelRequest) -> set[str]:
         for part in message.content:
             if part.get("type") == "tool_use":
                 calls[part["id"]] = part["input"].get("clause_type", "")
-            elif part.get("type") == "tool_result" and not part.get("is_error"):
-                answered.add(calls.get(part["tool_use_id"], ""))
-    return answered
+            elif part.get("type") == "tool_result":
+                clause_type = calls.get(part["tool_use_id"], "")
+                if part.get("is_error"):
+                    rejections[clause_type] = rejections.get(clause_type, 0) + 1
+                else:
+                    answered.add(clause_type)
+    return answered, rejections
 
 
 class OfflineBaselineModel:
@@ -100,13 +106,15 @@ class OfflineBaselineModel:
         cut = words[:limit]
         return cut[: cut.rfind(" ")] if " " in cut else cut
 
-    def _block(self, definition: dict, chunks: list[tuple[str, str, str]]) -> ToolUseBlock:
+    def _block(self, definition: dict, chunks: list[tuple[str, str, str]], rejected: int = 0) -> ToolUseBlock:
+        """The call for one clause type. ``rejected``: how many of its calls the harness already
+        rejected in this conversation; after one, clause_text is the whole quote (its own words);
+        after two, the clause type is recorded not_found with that reason (never a third identical call)."""
         score, chunk_id, pages, sentence = self._best(definition, chunks)
-        if score < self.threshold:
-            name, payload = NOT_FOUND_TOOL, {
-                "clause_type": definition["name"],
-                "reason": f"no retrieved sentence scored above {self.threshold:g} (best {score:g})",
-            }
+        if score < self.threshold or rejected >= 2:
+            reason = (f"no retrieved sentence scored above {self.threshold:g} (best {score:g})" if rejected < 2 else
+                      f"the harness rejected the best sentence twice (score {score:g}); nothing else qualifies")
+            name, payload = NOT_FOUND_TOOL, {"clause_type": definition["name"], "reason": reason}
         else:
             quote = sentence[: self.max_quote_chars]
             if len(sentence) > self.max_quote_chars:
@@ -114,7 +122,7 @@ class OfflineBaselineModel:
             first_page = pages.split("-")[0]
             name, payload = EXTRACT_TOOL, {
                 "clause_type": definition["name"],
-                "clause_text": self._summary(quote),
+                "clause_text": " ".join(quote.split()) if rejected else self._summary(quote),
                 "citations": [
                     {"chunk_id": chunk_id, "page": int(first_page) if first_page.isdigit() else None, "quote": quote}
                 ],
@@ -126,12 +134,14 @@ class OfflineBaselineModel:
         """Answer one request deterministically (see the module docstring).
 
         Clause types already answered earlier in this conversation (a tool_use block with a
-        non-error tool_result) are skipped. Raises ValueError if the prompt lacks the
+        non-error tool_result) are skipped; one whose call was rejected is answered again as
+        :meth:`_block` says. Raises ValueError if the prompt lacks the
         CASE_FACTS or task block.
         """
         text = prompt_text(request.messages[0].content)
         facts, chunks, definitions = parse_prompt(text)
-        answered = set(facts.get("resolved", {})) | _answered_in_conversation(request)
+        answered, rejections = _conversation(request)
+        answered |= set(facts.get("resolved", {}))
         pending = [d for d in definitions if d["name"] in facts.get("pending", []) and d["name"] not in answered]
         input_tokens = sum(estimate_tokens(json.dumps(m.model_dump())) for m in request.messages)
         input_tokens += estimate_tokens(json.dumps(request.system) + json.dumps(request.tools))
@@ -139,7 +149,7 @@ class OfflineBaselineModel:
         used = 0
         stop = "end_turn"
         for definition in pending:
-            block = self._block(definition, chunks)
+            block = self._block(definition, chunks, rejections.get(definition["name"], 0))
             cost = estimate_tokens(json.dumps(block.input, ensure_ascii=False)) + BLOCK_OVERHEAD_TOKENS
             if used + cost > request.max_tokens:
                 # Like the API, the reply ends inside the call that did not fit: a partial
