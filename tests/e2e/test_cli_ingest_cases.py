@@ -45,10 +45,10 @@ def _env(home: Path) -> dict[str, str]:
 def test_a_chinese_file_name_is_ingested_locally(home, capsys, corpus_dir):
     # Given a licence saved as 合同.txt
     shutil.copy(corpus_dir / "Apache-2.0.txt", home / "合同.txt")
-    # When ingested / Then it gets the id doc-<hash of the name> and its chunks are readable
+    # When ingested / Then it gets the id doc--<hash of the name> and its chunks are readable
     code, out, err = _cli(capsys, "ingest", str(home / "合同.txt"), "--json")
-    assert (code, err) == (0, "") and json.loads(out)["doc_id"] == "doc-06c89180"
-    assert _cli(capsys, "chunks", "doc-06c89180", "--json")[0] == 0
+    assert (code, err) == (0, "") and json.loads(out)["doc_id"] == "doc--06c89180"
+    assert _cli(capsys, "chunks", "doc--06c89180", "--json")[0] == 0
 
 
 def test_same_bytes_with_a_sidecar_gone_bad_fail_naming_the_field(home, capsys, corpus_dir):

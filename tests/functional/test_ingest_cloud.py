@@ -167,7 +167,7 @@ def test_duplicates_poison_and_encoded_keys_in_one_batch(
     assert response == {"batchItemFailures": []}
     state = wiring.state_store()
     assert state.get_document(GOOD_DOC_ID).status == "READY"
-    assert state.get_document("master-services-agreement-v2-unicode").status == "READY"
+    assert state.get_document("master-services-agreement-v2-unicode--ff951a14").status == "READY"
     failed = state.get_document("password-example")
     assert failed.status == "FAILED" and "password" in failed.reason.lower()
     # And Voyage embedded the good contract once per doc_id (same bytes, two names), never the poison file

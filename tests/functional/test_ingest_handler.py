@@ -169,12 +169,12 @@ def test_url_encoded_key_is_decoded_before_use(
 
     # Then the object is found under its decoded name and gets a readable ASCII doc id
     assert response == {"batchItemFailures": []}
-    record = wiring.state_store().get_document("master-services-agreement-v2-unicode")
+    record = wiring.state_store().get_document("master-services-agreement-v2-unicode--ff951a14")
     assert record is not None
     assert record.status == "READY"
     assert record.source == "Master Services Agreement (v2) – Ünïcode.pdf"
     assert record.doc_version == version_of(data)
-    assert aws_stack.keys("chunks/") == [f"chunks/master-services-agreement-v2-unicode/{version_of(data)}.jsonl"]
+    assert aws_stack.keys("chunks/") == [f"chunks/master-services-agreement-v2-unicode--ff951a14/{version_of(data)}.jsonl"]
 
 
 def test_poison_file_is_terminal_and_does_not_fail_its_neighbour(

@@ -18,7 +18,7 @@ from typing import Any
 
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.models import DocumentRecord
-from longdoc.ingest.ids import doc_id_for_key, version_for
+from longdoc.ingest.ids import resolve_doc_id, version_for
 from longdoc.ingest.metadata import document_metadata, sidecar_key
 from longdoc.local.lambda_runtime import batch_failure_reason, load_handler, s3_event_for
 
@@ -99,7 +99,7 @@ def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: 
     key = INCOMING_PREFIX + name
     stage(key, data, sidecar)
     state = wiring.state_store()
-    doc_id, version = doc_id_for_key(key), version_for(data)
+    doc_id, version = resolve_doc_id(key, state), version_for(data)
     previous, before = state.get_document(doc_id), state.get_document(doc_id, version)
     module = load_handler("ingest")
     deadline = time.monotonic() + wait_seconds
