@@ -15,7 +15,9 @@ redelivery continues. ``ObjectRemoved``: the document's vectors are deleted and 
 versions marked ``DELETED``. A created object that is gone by the time it is read is
 acknowledged (its removal event does the rest). A delivery of a version another worker
 is ingesting right now (its ingest claim, :mod:`longdoc.ingest.claim`) is acknowledged
-without embedding anything: the holder's own message covers it.
+without embedding anything: the holder's own message covers it. An object removed while
+it is being ingested leaves its version ``DELETED``, never ``READY``
+(:mod:`longdoc.ingest.attempt`); that delivery is acknowledged.
 
 Document metadata (``doc_type``, ``line_of_business``, ``term``) comes from the object's
 S3 user metadata (``x-amz-meta-doc-type`` etc., set at upload) and its sidecar, the
@@ -25,8 +27,8 @@ version's chunk metadata.
 
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): DocumentsIngested,
 DocumentsSkipped, DocumentsRejected, DocumentsDeleted, MetadataUpdated, Pages, Chunks, EmbeddingTokens,
-EmbeddingsReused, ChunksEmbedded, IngestResumed, DocumentsClaimedElsewhere, and stage durations ParseSeconds,
-EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc_version``.
+EmbeddingsReused, ChunksEmbedded, IngestResumed, DocumentsClaimedElsewhere, DocumentsRemovedDuringIngest,
+and stage durations ParseSeconds, EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc_version``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from longdoc.config import IngestFunctionSettings, function_settings
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.errors import DocumentError, NotFound
 from longdoc.core.ports import StateStore
+from longdoc.ingest.attempt import SourceRemoved
 from longdoc.ingest.claim import VersionClaimed
 from longdoc.ingest.ids import resolve_doc_id
 from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
@@ -184,6 +187,12 @@ def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | N
         # ends (and is redelivered if it fails), so this duplicate delivery is acknowledged.
         logger.info("version claimed by another worker; acknowledged", extra={"key": key, "reason": str(exc)})
         metrics.add_metric(name="DocumentsClaimedElsewhere", unit=MetricUnit.Count, value=1)
+        return
+    except SourceRemoved as exc:
+        # The object was removed while it was being ingested: the version is DELETED and what
+        # this attempt wrote is gone; nothing is left to retry.
+        logger.info("object removed during ingest; acknowledged", extra={"key": key, "reason": str(exc)})
+        metrics.add_metric(name="DocumentsRemovedDuringIngest", unit=MetricUnit.Count, value=1)
         return
     _publish(result)
 

@@ -130,12 +130,14 @@ def test_same_event_twice_is_a_no_op(
 
     # Then nothing is redone: no second upsert, no extra vectors, the registry entry unchanged
     # but for updated_at (the no-op makes this version the latest again, so its second may tick)
+    # and its revision (one more conditional write)
     assert response == {"batchItemFailures": []}
     assert aws_stack.upserts == [first.chunks]
     assert aws_stack.index.count() == rows == first.chunks
     again = wiring.state_store().get_document(GOOD_DOC_ID)
     assert again.updated_at >= first.updated_at
-    assert again.model_copy(update={"updated_at": first.updated_at}) == first
+    assert again.revision == first.revision + 1
+    assert again.model_copy(update={"updated_at": first.updated_at, "revision": first.revision}) == first
 
 
 def test_s3_test_event_is_acknowledged_and_ignored(aws_stack, ingest_handler, ingest_context, load_event) -> None:

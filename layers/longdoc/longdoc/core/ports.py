@@ -52,6 +52,17 @@ class StateStore(Protocol):
         """Create or replace the registry entry for ``(doc_id, doc_version)`` and mark it latest."""
         ...
 
+    def replace_document(self, record: DocumentRecord, expected: DocumentRecord | None) -> DocumentRecord | None:
+        """Write ``record`` as :meth:`put_document` does, only if the stored entry is still ``expected``.
+
+        One conditional write: it succeeds when the stored entry of ``(doc_id, doc_version)``
+        has ``expected``'s ``status`` and ``revision`` (``expected`` None: no entry stored).
+        Returns the record as written, its ``revision`` one above ``expected``'s (1 for a new
+        entry), or None when the stored entry is another (nothing written; read it to see
+        which). Of concurrent callers expecting the same entry exactly one succeeds.
+        """
+        ...
+
     def get_document(self, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
         """Return one version (the latest when ``doc_version`` is None) or None."""
         ...

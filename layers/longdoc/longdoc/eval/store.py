@@ -1,8 +1,9 @@
 """The eval cache: documents ingested once with the local adapters, per chunk size and chunker code.
 
 Layout under ``$LONGDOC_HOME/eval/chunks-<target>-<max>-<fingerprint>[-<embedder>]/``: ``bucket/``
-(blob folder), ``state.sqlite3`` (registry), ``lancedb/`` (vectors). Re-runs find the versions
-READY and skip them; a change to the parser or chunker gets a fresh folder
+(blob folder; each ingested corpus file is kept there under its relative path too, as an
+ingest needs its object), ``state.sqlite3`` (registry), ``lancedb/`` (vectors). Re-runs find
+the versions READY and skip them; a change to the parser or chunker gets a fresh folder
 (:func:`chunker_fingerprint`), and so does another local embedder variant
 (``LONGDOC_LOCAL_EMBEDDER``; the PyTorch MiniLM keeps the folder name it always had).
 """
@@ -110,6 +111,7 @@ class EvalStore:
         from longdoc.ingest.source import IngestSource
 
         data = (corpus / rel).read_bytes()
+        self.blobs.put(rel, data)  # the object an ingest checks is still there before it registers READY
         source = IngestSource(key=rel, data=data, object_metadata=metadata or {}, doc_id=resolve_doc_id(rel, self.state))
         result = ingest_document(source,
                                  IngestDeps(blobs=self.blobs, state=self.state, embedder=self.embedder, index=self.index),
