@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -570,6 +573,37 @@ def test_an_expired_claim_is_taken_over(state: StateStore) -> None:
     # Then the next worker takes it
     assert state.claim_version("contract", "v1", "worker-b", 120) is True
     assert state.claim_version("contract", "v1", "killed-worker", 120) is False
+
+
+def test_the_claim_owner_is_readable_while_its_lease_runs(state: StateStore) -> None:
+    # Given no claim, then worker A's live claim, then a claim whose lease is over
+    assert state.version_claim_owner("contract", "v1") is None
+    assert state.claim_version("contract", "v1", "worker-a", 120)
+    assert state.claim_version("contract", "v2", "worker-b", -5)
+    # Then the live one names its owner and the ended one reads as none
+    assert state.version_claim_owner("contract", "v1") == "worker-a"
+    assert state.version_claim_owner("contract", "v2") is None
+
+
+def test_a_live_claim_of_a_process_gone_from_this_host_is_taken_over_only_locally(state: StateStore) -> None:
+    # Given a live claim (120 s lease) held by a local process that was killed (`kill -9`)
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    dead = f"{socket.gethostname()}:{proc.pid}:0badcafe"
+    assert state.claim_version("contract", "v1", dead, 120) is True
+    # And a live claim of a process that runs (this one, another attempt)
+    alive = f"{socket.gethostname()}:{os.getpid()}:0000beef"
+    assert state.claim_version("contract", "v2", alive, 120) is True
+    # When another worker asks for both
+    taken = state.claim_version("contract", "v1", "worker-b", 120)
+    # Then SQLite (one machine) takes the dead holder's claim over at once; DynamoDB waits
+    # for the lease as before (Lambda host names and pids say nothing across sandboxes)
+    local = isinstance(state, SqliteStateStore)
+    assert taken is local
+    assert state.version_claim_owner("contract", "v1") == ("worker-b" if local else dead)
+    # And a running holder keeps its claim in both
+    assert state.claim_version("contract", "v2", "worker-b", 120) is False
+    assert state.version_claim_owner("contract", "v2") == alive
 
 
 def test_racing_claims_have_exactly_one_winner(state: StateStore) -> None:
