@@ -12,8 +12,10 @@ dimension (:mod:`longdoc.ingest.embeddings`), so a new version re-embeds only th
 whose text changed.
 
 The caller reads the object once (:class:`~longdoc.ingest.source.IngestSource`: bytes, user metadata, sidecar)
-and hands it over; nothing here reads that object or its sidecar again, and the bytes are
-hashed once, when the source is built.
+and hands it over; nothing here reads that object or its sidecar again (only asks, before
+``READY``, whether the object still exists; its bytes are read again only when a removal
+raced the ingest, :mod:`longdoc.ingest.attempt`), and the bytes are hashed once, when the
+source is built.
 """
 
 from __future__ import annotations
