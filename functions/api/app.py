@@ -92,8 +92,21 @@ def _error(status: int, message: str, **extra: Any) -> Response:
 
 @app.exception_handler(RequestValidationError)
 def _invalid(exc: RequestValidationError) -> Response:
-    fields = [".".join(str(p) for p in e.get("loc", ()) if p != "body") for e in exc.errors()]
+    """400 ``{"message": "invalid request", "fields", "errors"}``; a body that is not JSON names ``body``."""
+    fields = [_field(e.get("loc", ())) for e in exc.errors()]
     return _error(400, "invalid request", fields=fields, errors=[e.get("msg") for e in exc.errors()])
+
+
+def _field(loc: tuple[Any, ...] | list[Any]) -> str:
+    """A validation error's location as a dotted field name; the whole body (JSON that did not parse) is ``body``."""
+    names = [str(p) for p in loc if p != "body"]
+    return ".".join(names) if names and not (len(names) == 1 and names[0].isdigit()) else "body"
+
+
+@app.not_found
+def _no_route(exc: Exception) -> Response:
+    """404 with the same ``{"message"}`` body as every other error, naming the method and path."""
+    return _error(404, f"no such route: {app.current_event.http_method} {app.current_event.path}")
 
 
 @app.exception_handler(UnicodeDecodeError)

@@ -15,7 +15,9 @@ redelivery continues. ``ObjectRemoved``: the document's vectors are deleted and 
 versions marked ``DELETED``. A created object that is gone by the time it is read is
 acknowledged (its removal event does the rest). A delivery of a version another worker
 is ingesting right now (its ingest claim, :mod:`longdoc.ingest.claim`) is acknowledged
-without embedding anything: the holder's own message covers it.
+without embedding anything: the holder's own message covers it. An object removed while
+it is being ingested leaves its version ``DELETED``, never ``READY``
+(:mod:`longdoc.ingest.attempt`); that delivery is acknowledged.
 
 Document metadata (``doc_type``, ``line_of_business``, ``term``) comes from the object's
 S3 user metadata (``x-amz-meta-doc-type`` etc., set at upload) and its sidecar, the
@@ -25,8 +27,8 @@ version's chunk metadata.
 
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): DocumentsIngested,
 DocumentsSkipped, DocumentsRejected, DocumentsDeleted, MetadataUpdated, Pages, Chunks, EmbeddingTokens,
-EmbeddingsReused, ChunksEmbedded, IngestResumed, DocumentsClaimedElsewhere, and stage durations ParseSeconds,
-EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc_version``.
+EmbeddingsReused, ChunksEmbedded, IngestResumed, DocumentsClaimedElsewhere, DocumentsRemovedDuringIngest,
+and stage durations ParseSeconds, EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc_version``.
 """
 
 from __future__ import annotations
@@ -48,8 +50,9 @@ from longdoc.config import IngestFunctionSettings, function_settings
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.errors import DocumentError, NotFound
 from longdoc.core.ports import StateStore
+from longdoc.ingest.attempt import SourceRemoved
 from longdoc.ingest.claim import VersionClaimed
-from longdoc.ingest.ids import doc_id_for_key
+from longdoc.ingest.ids import resolve_doc_id
 from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
 from longdoc.ingest.removal import delete_document_source
@@ -86,9 +89,10 @@ _STAGE_METRICS = {"parse": "ParseSeconds", "embed": "EmbedSeconds", "upsert": "U
 
 def _remove(key: str) -> None:
     """An ``ObjectRemoved`` event: drop the document's vectors, mark its versions DELETED (a stale event: nothing)."""
-    doc_id = doc_id_for_key(key)
+    state = wiring.state_store()
+    doc_id = resolve_doc_id(key, state)
     logger.append_keys(doc_id=doc_id, doc_version=None)
-    marked = delete_document_source(key=key, blobs=wiring.blob_store(), state=wiring.state_store(),
+    marked = delete_document_source(key=key, blobs=wiring.blob_store(), state=state,
                                     index=wiring.vector_index(), doc_id=doc_id)
     # No versions marked: already deleted, or the object exists again (a stale event).
     logger.info("document source removed", extra={"key": key, "versions": marked})
@@ -96,7 +100,10 @@ def _remove(key: str) -> None:
 
 
 def _read(key: str) -> IngestSource | None:
-    """The object at ``key`` read once: bytes, user metadata and sidecar; None when it is gone."""
+    """The object at ``key`` read once: bytes, user metadata and sidecar; None when it is gone.
+
+    Its doc id is the one the key is registered under (:func:`longdoc.ingest.ids.resolve_doc_id`).
+    """
     blobs = wiring.blob_store()
     try:
         data = blobs.get(key)
@@ -107,7 +114,8 @@ def _read(key: str) -> IngestSource | None:
         sidecar: bytes | None = blobs.get(sidecar_key(key))
     except NotFound:
         sidecar = None
-    return IngestSource(key=key, data=data, object_metadata=object_metadata, sidecar=sidecar)
+    return IngestSource(key=key, data=data, object_metadata=object_metadata, sidecar=sidecar,
+                        doc_id=resolve_doc_id(key, wiring.state_store()))
 
 
 def _publish(result: IngestResult) -> None:
@@ -146,8 +154,10 @@ def _warn_if_other_source(source: IngestSource, state: StateStore) -> None:
     """Warn when another object key already holds ``source.doc_id``: this object becomes its new version.
 
     Document ids come from file names (:func:`longdoc.ingest.ids.doc_id_for_key`), so
-    ``incoming/contract.pdf`` and ``incoming/Contract.docx`` are versions of one document
-    by design; the warning names both keys so an accidental replacement is visible.
+    ``incoming/contract.pdf`` and ``incoming/contract.docx`` are versions of one document
+    by design (as are two names that shared an id under an earlier rule, see
+    :func:`longdoc.ingest.ids.resolve_doc_id`); the warning names both keys so an accidental
+    replacement is visible.
     """
     latest = state.get_document(source.doc_id)
     if latest is not None and latest.source_key and latest.source_key != source.key:
@@ -177,6 +187,12 @@ def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | N
         # ends (and is redelivered if it fails), so this duplicate delivery is acknowledged.
         logger.info("version claimed by another worker; acknowledged", extra={"key": key, "reason": str(exc)})
         metrics.add_metric(name="DocumentsClaimedElsewhere", unit=MetricUnit.Count, value=1)
+        return
+    except SourceRemoved as exc:
+        # The object was removed while it was being ingested: the version is DELETED and what
+        # this attempt wrote is gone; nothing is left to retry.
+        logger.info("object removed during ingest; acknowledged", extra={"key": key, "reason": str(exc)})
+        metrics.add_metric(name="DocumentsRemovedDuringIngest", unit=MetricUnit.Count, value=1)
         return
     _publish(result)
 

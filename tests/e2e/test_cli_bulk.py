@@ -46,8 +46,8 @@ def test_a_manifest_with_bad_lines_runs_the_good_ones_and_status_reports_them(ho
     # And a manifest: good ids (bare and JSON), a comment, a bad JSON line, an unknown id, a
     # document that is not READY, a repeated id and an id with a space
     manifest = home / "manifest.txt"
-    manifest.write_text("\n".join(["# licences", "apache-2-0", '{"doc_id": "mpl-2-0"}', '{"doc_id": ', "nope-no-such-doc",
-                                   "blank", "apache-2-0", "two words", ""]))
+    manifest.write_text("\n".join(["# licences", "apache-2-0--2af71558", '{"doc_id": "mpl-2-0--09962c1d"}', '{"doc_id": ', "nope-no-such-doc",
+                                   "blank", "apache-2-0--2af71558", "two words", ""]))
     # When the bulk job runs
     code, out, err = _cli(capsys, "bulk", "--clause-types", TYPES, "--manifest", str(manifest), "--json")
     # Then each bad line is reported with its number and reason, and the good documents ran
@@ -59,14 +59,14 @@ def test_a_manifest_with_bad_lines_runs_the_good_ones_and_status_reports_them(ho
     assert "skipped line 8: not a document id" in err
     status = json.loads(out)
     assert status["status"] == "SUCCEEDED" and (status["done"], status["failed"], status["pending"]) == (2, 0, 0)
-    assert sorted(d["doc_id"] for d in status["documents"]) == ["apache-2-0", "mpl-2-0"]
+    assert sorted(d["doc_id"] for d in status["documents"]) == ["apache-2-0--2af71558", "mpl-2-0--09962c1d"]
     assert [r["where"] for r in status["rejected"]] == ["line 4", "line 7", "line 8", "line 5", "line 6"]
     # And progress went to stderr
     assert "2 done, 0 failed, 0 pending" in err and "batches in flight" in err
     # And the results are under $LONGDOC_HOME/results/<bulk_id>/: one JSON per document, one JSONL summary
     results = home / "home" / "results" / status["bulk_id"]
     summary = [json.loads(line) for line in (results / "summary.jsonl").read_text().splitlines()]
-    assert {s["doc_id"] for s in summary} == {"apache-2-0", "mpl-2-0"}
+    assert {s["doc_id"] for s in summary} == {"apache-2-0--2af71558", "mpl-2-0--09962c1d"}
     one = json.loads((results / f"{summary[0]['run_id']}.json").read_text())
     assert {"run_id", "doc_id", "status", "extractions", "usage", "cost_usd"} <= set(one)
     assert {e["clause_type"] for e in one["extractions"]} == set(TYPES.split(","))

@@ -1,13 +1,17 @@
 """``longdoc ingest`` / ``chunks`` edge cases of issue 13: names in other scripts, a sidecar gone bad on
-the same bytes, a reader that closes the pipe, an interrupted ingest, and three ingests of one file at once."""
+the same bytes, a reader that closes the pipe, an interrupted ingest, three ingests of one file at once,
+and an ingest run again after one was killed."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,7 @@ import pytest
 from longdoc import wiring
 from longdoc.cli import main
 from longdoc.core.models import DocumentRecord
+from longdoc.ingest.claim import CLAIM_LEASE_SECONDS
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -45,10 +50,10 @@ def _env(home: Path) -> dict[str, str]:
 def test_a_chinese_file_name_is_ingested_locally(home, capsys, corpus_dir):
     # Given a licence saved as 合同.txt
     shutil.copy(corpus_dir / "Apache-2.0.txt", home / "合同.txt")
-    # When ingested / Then it gets the id doc-<hash of the name> and its chunks are readable
+    # When ingested / Then it gets the id doc--<hash of the name> and its chunks are readable
     code, out, err = _cli(capsys, "ingest", str(home / "合同.txt"), "--json")
-    assert (code, err) == (0, "") and json.loads(out)["doc_id"] == "doc-06c89180"
-    assert _cli(capsys, "chunks", "doc-06c89180", "--json")[0] == 0
+    assert (code, err) == (0, "") and json.loads(out)["doc_id"] == "doc--06c89180"
+    assert _cli(capsys, "chunks", "doc--06c89180", "--json")[0] == 0
 
 
 def test_same_bytes_with_a_sidecar_gone_bad_fail_naming_the_field(home, capsys, corpus_dir):
@@ -110,3 +115,39 @@ def test_three_concurrent_ingests_of_one_file_leave_one_row_per_chunk(home, corp
     assert index.count() == chunks
     hits = index.query(wiring.embedder().embed_query("patent licence termination"), "mpl", rows[0]["doc_version"], 5)
     assert len({chunk_id for chunk_id, _ in hits}) == 5
+
+
+def test_running_ingest_again_after_a_killed_one_takes_its_claim_over_at_once(home, capsys, corpus_dir):
+    # Given `longdoc ingest` of a long regulation killed (SIGKILL) while it holds the version's claim
+    doc = home / "gdpr.txt"
+    shutil.copy(corpus_dir / "gdpr-regulation-2016-679-eurlex.txt", doc)
+    proc = subprocess.Popen([*LONGDOC, "ingest", str(doc)], env=_env(home),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = home / "home" / "state.sqlite3"
+    deadline = time.monotonic() + 300
+    while not _claim_held(state) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, "the first ingest ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    # When it is run again
+    started = time.monotonic()
+    code, out, err = _cli(capsys, "ingest", str(doc), "--json")
+    # Then it does not wait out the 120 s lease: it says in one line that it took the claim of
+    # the killed process over, and the version is READY
+    assert code == 0 and time.monotonic() - started < CLAIM_LEASE_SECONDS
+    assert err.splitlines() == [f"longdoc: {doc}: the earlier ingest of this version (pid {proc.pid}) is no longer "
+                                f"running; took its claim over at once instead of waiting out its 120 s lease"]
+    row = json.loads(out)
+    assert wiring.state_store().get_document(row["doc_id"], row["doc_version"]).status == "READY"
+
+
+def _claim_held(path: Path) -> bool:
+    """Whether the local store at ``path`` holds an ingest claim (read-only; the table may not exist yet)."""
+    if not path.exists():
+        return False
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] > 0
+    except sqlite3.OperationalError:  # no claims table yet, or the database is locked for a moment
+        return False

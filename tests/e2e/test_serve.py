@@ -139,12 +139,12 @@ def test_a_bad_body_is_400_naming_the_field(served, body, field) -> None:
 
 def test_malformed_json_is_400(served) -> None:
     status, answer, _ = call(f"{served['url']}/extractions", "POST", raw=b"{not json")
-    assert status == 400 and any("JSON" in e for e in answer["errors"])
+    assert status == 400 and any("JSON" in e for e in answer["errors"]) and answer["fields"] == ["body"]
 
 
 def test_unknown_route_and_unknown_run_are_404(served) -> None:
     status, answer, _ = call(f"{served['url']}/no/such/route")
-    assert status == 404 and answer["message"] == "Not found"
+    assert status == 404 and answer == {"message": "no such route: GET /no/such/route"}
     status, answer, _ = call(f"{served['url']}/extractions/run-ffffffffffffffff")
     assert status == 404 and "run-ffffffffffffffff" in answer["message"]
 
@@ -199,6 +199,7 @@ def test_binding_beyond_loopback_warns(monkeypatch, capsys, tmp_path) -> None:
     from longdoc.local.lambda_runtime import load_handler
 
     assert hasattr(load_handler("api")._starter, "cache_clear")
+    assert all(hasattr(sys.modules[r]._starter, "cache_clear") for r in ("summary_routes", "bulk_routes"))
 
 
 def test_stopping_serve_stops_its_running_extractions_and_says_how_to_resume(served) -> None:
@@ -216,3 +217,41 @@ def test_stopping_serve_stops_its_running_extractions_and_says_how_to_resume(ser
     # Then it stops the worker and says how to continue the run
     assert proc.returncode == 0
     assert "stopped 1 running extraction(s)" in err and "longdoc runs resume RUN_ID" in err
+
+
+def poll(url: str, done: set[str], timeout: float = 240.0) -> dict[str, Any]:
+    """GET ``url`` until its ``status`` is in ``done`` (or the timeout passes); returns the last body."""
+    deadline = time.monotonic() + timeout
+    while True:
+        status, body, _ = call(url)
+        assert status == 200, body
+        if body.get("status") in done or time.monotonic() > deadline:
+            return body
+        time.sleep(1.0)
+
+
+def test_a_summary_started_over_http_runs_in_the_background(served) -> None:
+    # Given the served home holding the ingested contract
+    # When a summary is asked for over HTTP
+    status, body, _ = call(f"{served['url']}/summaries", "POST", {"doc_id": DOC_ID, "length": "short"})
+    # Then it is accepted at once with a local execution, and finishes in a background worker
+    assert status == 202, body
+    assert body["execution_arn"].endswith(":longdoc-local-summarize:" + body["execution_arn"].rsplit(":", 1)[1])
+    result = poll(f"{served['url']}/summaries/{body['summary_id']}", {"SUCCEEDED", "FAILED"})
+    assert result["status"] == "SUCCEEDED", result
+    assert result["doc_id"] == DOC_ID and result["statements"]
+    assert all(s["citations"] for s in result["statements"])
+
+
+def test_a_bulk_extraction_started_over_http_runs_in_the_background(served) -> None:
+    # Given the served home holding the ingested contract
+    # When a bulk job over it and an unknown id is posted
+    status, body, _ = call(f"{served['url']}/bulk-extractions", "POST",
+                           {"doc_ids": [DOC_ID, "no-such-doc"], "clause_types": ["Insurance", "Governing Law"]},
+                           headers={"Idempotency-Key": "serve-bulk-1"})
+    # Then it is accepted with the unknown id rejected, and its one document ends in a background worker
+    assert status == 202, body
+    assert body["documents"] == 1 and [r["where"] for r in body["rejected"]] == ["no-such-doc"]
+    result = poll(f"{served['url']}/bulk-extractions/{body['bulk_id']}", {"SUCCEEDED", "FAILED"})
+    assert (result["status"], result["done"], result["failed"], result["pending"]) == ("SUCCEEDED", 1, 0, 0), result
+    assert [d["doc_id"] for d in result["documents"]] == [DOC_ID]

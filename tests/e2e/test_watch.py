@@ -49,9 +49,9 @@ def test_watch_once_ingests_good_files_ignores_duplicates_and_parks_bad_ones(
     assert code == 1
     by_name = {Path(r["path"]).name: r for r in rows}
     assert by_name["Apache License.txt"]["status"] == "READY"
-    assert by_name["Apache License.txt"]["doc_id"] == "apache-license"
-    assert by_name["copy.txt"]["status"] == "READY" and by_name["copy.txt"]["doc_id"] == "sub-copy"
-    assert wiring.state_store().get_document("apache-license").status == "READY"
+    assert by_name["Apache License.txt"]["doc_id"] == "apache-license--b142bb41"
+    assert by_name["copy.txt"]["status"] == "READY" and by_name["copy.txt"]["doc_id"] == "sub-copy--de24943c"
+    assert wiring.state_store().get_document("apache-license--b142bb41").status == "READY"
     # And the copy under another name is its own document with the same chunking
     assert by_name["copy.txt"]["chunks"] == by_name["Apache License.txt"]["chunks"]
     # And the bad files were moved to failed/ beside a reason file saying why

@@ -200,6 +200,7 @@ def test_malformed_json_is_400(api, sfn, ingested_contract: DocumentRecord) -> N
     assert status == 400
     assert payload["message"] == "invalid request"
     assert any("JSON" in error for error in payload["errors"])
+    assert payload["fields"] == ["body"]
     assert sfn.executions() == []
 
 

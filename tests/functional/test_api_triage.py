@@ -54,7 +54,10 @@ def test_the_sample_event_is_answered_synchronously(post) -> None:
      "no home wording of collection 'dev-policy-set' is in force on 2030-01-01"),
     ({"collection": "dev-policy-set", "claim": "x", "budget_tokens": 10, "cost_line": "0.005,1,4,160"}, 400,
      "invalid request"),
+    ({"collection": "dev-policy-set", "claim": "Loss date: 2024-01-01\nPipe burst.", "cost_line": "0.005,1,4"}, 400,
+     "cost line needs 4 values"),
 ])
 def test_bad_requests_get_one_clear_message(post, body: dict, status: int, words: str) -> None:
     got, answer = post(body)
     assert got == status and words in answer["message"]
+    assert "--" not in answer["message"]  # API callers send fields, not CLI flags

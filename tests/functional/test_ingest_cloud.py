@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,10 +22,11 @@ from longdoc import wiring
 from longdoc.adapters.embedders import VoyageEmbedder
 from longdoc.config import function_settings
 from longdoc.ingest.embeddings import embeddings_key
+from longdoc.ingest.removal import delete_document_source
 from longdoc.core.documents import load_chunks
 from longdoc.local.engine import LocalContext
 from longdoc.observability import metrics
-from tests.fakes.loopback import Fault, status
+from tests.fakes.loopback import Fault, slow, status
 from tests.fakes.pinecone_server import FakePinecone
 from tests.fakes.voyage_server import FakeVoyage, count_tokens
 from tests.functional.conftest import _ORIGINAL_FACTORIES, AwsStack, _clear_wiring_caches
@@ -167,7 +170,7 @@ def test_duplicates_poison_and_encoded_keys_in_one_batch(
     assert response == {"batchItemFailures": []}
     state = wiring.state_store()
     assert state.get_document(GOOD_DOC_ID).status == "READY"
-    assert state.get_document("master-services-agreement-v2-unicode").status == "READY"
+    assert state.get_document("master-services-agreement-v2-unicode--ff951a14").status == "READY"
     failed = state.get_document("password-example")
     assert failed.status == "FAILED" and "password" in failed.reason.lower()
     # And Voyage embedded the good contract once per doc_id (same bytes, two names), never the poison file
@@ -318,6 +321,34 @@ def test_object_removed_deletes_vectors_and_marks_the_document_deleted(
     # And the other document is untouched
     assert cloud.pinecone.count(NAMESPACE) == other
     assert wiring.state_store().get_document("other").status == "READY"
+
+
+def test_an_object_removed_while_it_is_ingested_ends_deleted_without_vectors(
+    cloud: Cloud, corpus_dir: Path, ingest_handler, ingest_context, load_event,
+) -> None:
+    # Given a contract being ingested by one worker, Voyage slow to answer
+    data = cloud.aws.upload(GOOD_KEY, corpus_dir / GOOD_PDF)
+    cloud.voyage.inject(slow(2.0))
+    state = wiring.state_store()
+    responses: list[dict] = []
+    worker = threading.Thread(target=lambda: responses.append(
+        ingest_handler(load_event("sqs-s3-object-created.json"), ingest_context)))
+    worker.start()
+    deadline = time.monotonic() + 60
+    while state.get_document(GOOD_DOC_ID, version_of(data)) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # When the object is deleted and its ObjectRemoved event handled while the ingest embeds
+    cloud.aws.s3.delete_object(Bucket=cloud.aws.bucket, Key=GOOD_KEY)
+    marked = delete_document_source(key=GOOD_KEY, blobs=wiring.blob_store(), state=state,
+                                    index=wiring.vector_index())
+    worker.join()
+    # Then the ingest's delivery is acknowledged, and the version stays DELETED (DynamoDB's
+    # conditional write refused the ingest's later saves) with no vectors and no chunk list
+    assert marked == [version_of(data)] and responses == [{"batchItemFailures": []}]
+    record = state.get_document(GOOD_DOC_ID)
+    assert (record.status, record.doc_version) == ("DELETED", version_of(data))
+    assert cloud.pinecone.count(NAMESPACE) == 0
+    assert cloud.aws.keys(f"chunks/{GOOD_DOC_ID}/") == []
 
 
 def test_a_stale_removal_event_after_a_reupload_deletes_nothing(

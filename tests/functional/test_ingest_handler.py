@@ -130,12 +130,14 @@ def test_same_event_twice_is_a_no_op(
 
     # Then nothing is redone: no second upsert, no extra vectors, the registry entry unchanged
     # but for updated_at (the no-op makes this version the latest again, so its second may tick)
+    # and its revision (one more conditional write)
     assert response == {"batchItemFailures": []}
     assert aws_stack.upserts == [first.chunks]
     assert aws_stack.index.count() == rows == first.chunks
     again = wiring.state_store().get_document(GOOD_DOC_ID)
     assert again.updated_at >= first.updated_at
-    assert again.model_copy(update={"updated_at": first.updated_at}) == first
+    assert again.revision == first.revision + 1
+    assert again.model_copy(update={"updated_at": first.updated_at, "revision": first.revision}) == first
 
 
 def test_s3_test_event_is_acknowledged_and_ignored(aws_stack, ingest_handler, ingest_context, load_event) -> None:
@@ -169,12 +171,12 @@ def test_url_encoded_key_is_decoded_before_use(
 
     # Then the object is found under its decoded name and gets a readable ASCII doc id
     assert response == {"batchItemFailures": []}
-    record = wiring.state_store().get_document("master-services-agreement-v2-unicode")
+    record = wiring.state_store().get_document("master-services-agreement-v2-unicode--ff951a14")
     assert record is not None
     assert record.status == "READY"
     assert record.source == "Master Services Agreement (v2) – Ünïcode.pdf"
     assert record.doc_version == version_of(data)
-    assert aws_stack.keys("chunks/") == [f"chunks/master-services-agreement-v2-unicode/{version_of(data)}.jsonl"]
+    assert aws_stack.keys("chunks/") == [f"chunks/master-services-agreement-v2-unicode--ff951a14/{version_of(data)}.jsonl"]
 
 
 def test_poison_file_is_terminal_and_does_not_fail_its_neighbour(

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -346,6 +349,62 @@ def test_list_document_versions_returns_every_version_with_progress(state: State
     assert state.list_document_versions("nothing-here") == []
 
 
+def test_replace_document_writes_only_over_the_entry_it_expects(state: StateStore) -> None:
+    # Given a version registered by a conditional write on an empty registry (a second one loses)
+    ingesting = make_document("1111aaaa1111aaaa", status="INGESTING")
+    first = state.replace_document(ingesting, None)
+    assert first is not None and first.revision == 1 and state.get_document("msa") == first
+    assert state.replace_document(ingesting, None) is None
+    # When the ingest saves progress over the entry it wrote, it succeeds and the revision goes up
+    progress = state.replace_document(first.model_copy(update={"upserted": 4}), first)
+    assert progress is not None and (progress.revision, state.get_document("msa").upserted) == (2, 4)
+    # And a writer still holding the older entry is refused, nothing written
+    assert state.replace_document(first.model_copy(update={"upserted": 9}), first) is None
+    assert state.get_document("msa") == progress
+    # When the source's removal marks the version DELETED (an unconditional put of what it read)
+    state.put_document(progress.model_copy(update={"status": "DELETED", "upserted": 0}))
+    # Then the ingest's next save (READY) is refused and the DELETED mark stays
+    assert state.replace_document(progress.model_copy(update={"status": "READY"}), progress) is None
+    deleted = state.get_document("msa", "1111aaaa1111aaaa")
+    assert deleted.status == "DELETED"
+    # And a new ingest that read the DELETED entry may write over it
+    again = state.replace_document(ingesting, deleted)
+    assert again is not None and again.revision == 3 and state.get_document("msa").status == "INGESTING"
+
+
+def test_replace_document_matches_an_entry_written_before_revisions(state: StateStore) -> None:
+    # Given an entry written by put_document (revision 0, as every entry before revisions)
+    old = make_document("1111aaaa1111aaaa", status="FAILED")
+    state.put_document(old)
+    # When an ingest that read it writes over it, Then it succeeds; a stale status is refused
+    assert state.replace_document(old.model_copy(update={"status": "INGESTING"}), old.model_copy(
+        update={"status": "INGESTING"})) is None
+    written = state.replace_document(old.model_copy(update={"status": "INGESTING"}), old)
+    assert written is not None and written.revision == 1 and state.get_document("msa") == written
+
+
+def test_racing_replacements_of_one_entry_have_exactly_one_winner(state: StateStore) -> None:
+    # Given one entry and eight writers that all read it
+    base = state.replace_document(make_document("1111aaaa1111aaaa", status="INGESTING"), None)
+    assert base is not None
+    barrier = threading.Barrier(8)
+    won: list[int] = []
+
+    def write(n: int) -> None:
+        barrier.wait()
+        if state.replace_document(base.model_copy(update={"upserted": n}), base) is not None:
+            won.append(n)
+
+    # When they write over it at once
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Then exactly one wrote, and the stored entry is the winner's
+    assert len(won) == 1 and state.get_document("msa").upserted == won[0]
+
+
 def test_runs_round_trip(state: StateStore) -> None:
     # Given a run with exact facts
     run = RunRecord(run_id="run-7", doc_id="msa", doc_version="abcd1234abcd1234",
@@ -514,6 +573,37 @@ def test_an_expired_claim_is_taken_over(state: StateStore) -> None:
     # Then the next worker takes it
     assert state.claim_version("contract", "v1", "worker-b", 120) is True
     assert state.claim_version("contract", "v1", "killed-worker", 120) is False
+
+
+def test_the_claim_owner_is_readable_while_its_lease_runs(state: StateStore) -> None:
+    # Given no claim, then worker A's live claim, then a claim whose lease is over
+    assert state.version_claim_owner("contract", "v1") is None
+    assert state.claim_version("contract", "v1", "worker-a", 120)
+    assert state.claim_version("contract", "v2", "worker-b", -5)
+    # Then the live one names its owner and the ended one reads as none
+    assert state.version_claim_owner("contract", "v1") == "worker-a"
+    assert state.version_claim_owner("contract", "v2") is None
+
+
+def test_a_live_claim_of_a_process_gone_from_this_host_is_taken_over_only_locally(state: StateStore) -> None:
+    # Given a live claim (120 s lease) held by a local process that was killed (`kill -9`)
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    dead = f"{socket.gethostname()}:{proc.pid}:0badcafe"
+    assert state.claim_version("contract", "v1", dead, 120) is True
+    # And a live claim of a process that runs (this one, another attempt)
+    alive = f"{socket.gethostname()}:{os.getpid()}:0000beef"
+    assert state.claim_version("contract", "v2", alive, 120) is True
+    # When another worker asks for both
+    taken = state.claim_version("contract", "v1", "worker-b", 120)
+    # Then SQLite (one machine) takes the dead holder's claim over at once; DynamoDB waits
+    # for the lease as before (Lambda host names and pids say nothing across sandboxes)
+    local = isinstance(state, SqliteStateStore)
+    assert taken is local
+    assert state.version_claim_owner("contract", "v1") == ("worker-b" if local else dead)
+    # And a running holder keeps its claim in both
+    assert state.claim_version("contract", "v2", "worker-b", 120) is False
+    assert state.version_claim_owner("contract", "v2") == alive
 
 
 def test_racing_claims_have_exactly_one_winner(state: StateStore) -> None:

@@ -93,7 +93,8 @@ def test_ingesting_the_rate_schedule_with_voyage_law_2_is_ready_in_one_delivery(
     # Given the local stores and Voyage (voyage-law-2) on the fake, capped as the real API
     deps = IngestDeps(blobs=LocalBlobStore(tmp_path / "bucket"), state=SqliteStateStore(tmp_path / "s.sqlite3"),
                       embedder=law(voyage), index=LanceDBIndex(tmp_path / "lancedb", DIM))
-    # When the 200 KB rate schedule is ingested
+    # When the 200 KB rate schedule is ingested (from the bucket, as the handler finds it)
+    deps.blobs.put("incoming/rate-schedule.txt", RATES.read_bytes())
     result = ingest_document(IngestSource(key="incoming/rate-schedule.txt", data=RATES.read_bytes()), deps)
     # Then it is READY the first time: no 400 to redeliver, every chunk embedded
     assert voyage.rejected_calls() == []

@@ -229,10 +229,16 @@ def test_error_tool_result_leaves_that_type_pending(whole_contract) -> None:
     follow_up = _reply(request, response, errors={"Governing Law"})
     # When the baseline answers again
     retry = OfflineBaselineModel(search=False).create(follow_up)
-    # Then only the rejected type is answered again
+    # Then only the rejected type is answered again: the same citation, its clause_text now the whole quote
     assert retry.stop_reason == "tool_use"
     assert [b.input["clause_type"] for b in retry.content] == ["Governing Law"]
-    assert retry.content[0] == response.content[0]
+    first = response.content[0].input
+    assert retry.content[0].input["citations"] == first["citations"]
+    assert retry.content[0].input["clause_text"] == " ".join(first["citations"][0]["quote"].split())
+    # And when that is rejected too, it records not_found naming the rejections (never a third identical call)
+    last = OfflineBaselineModel(search=False).create(_reply(follow_up, retry, errors={"Governing Law"}))
+    assert [(b.name, b.input["clause_type"]) for b in last.content] == [(NOT_FOUND_TOOL, "Governing Law")]
+    assert "rejected the best sentence twice" in last.content[0].input["reason"]
 
 
 def test_answers_are_deterministic(whole_contract) -> None:

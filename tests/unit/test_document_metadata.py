@@ -63,7 +63,8 @@ def stores(tmp_path: Path) -> dict:
 
 
 def ingest(stores: dict, object_metadata: dict[str, str], sidecar: bytes | None = None) -> IngestResult:
-    """Ingest POLICY at KEY with what the handler would have read alongside it."""
+    """Ingest POLICY at KEY with what the handler would have read alongside it (the object in the bucket)."""
+    stores["blobs"].put(KEY, POLICY)
     return ingest_document(IngestSource(key=KEY, data=POLICY, object_metadata=object_metadata, sidecar=sidecar),
                            IngestDeps(**stores))
 

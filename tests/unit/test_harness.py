@@ -140,14 +140,17 @@ def test_a_clause_text_keeping_the_quotes_polarity_is_accepted(clause_text: str)
     check_clause_support(clause_text, [LEASE])
 
 
-def test_words_side_by_side_in_the_quote_itself_are_no_dropped_negation() -> None:
-    # Given a quote with "shall be binding" and, further on, "shall not be deemed" (a CUAD assignment
-    # clause), and a clause_text that is the quote's own opening words
-    quote = ("This Agreement shall be binding upon the parties hereto and their respective successors and assigns; "
-             "provided that any merger by Agent shall not be deemed to constitute an assignment")
-    # Then "shall be" is read where the quote has it, not as "shall not be" with the "not" cut out
-    check_clause_support("This Agreement shall be binding upon the parties hereto and their respective successors",
-                         [quote])
-    # And cutting the "not" out of the later phrase is still rejected
+ASSIGNMENT = ("This Agreement shall be binding upon the parties hereto and their respective successors and assigns; "
+              "provided that this Agreement may not be assigned without the prior written consent of the other "
+              "party, and any purported assignment without such consent shall not be valid.")
+
+
+def test_words_the_quote_itself_reads_side_by_side_are_not_a_dropped_negation() -> None:
+    # Given a CUAD anti-assignment quote reading both "shall be binding" and "shall not be valid"
+    # When clause_text keeps its first words only ("shall be binding ... may not be assigned")
+    # Then it is supported: "shall be" is the quote's own wording, not "shall not be" with the "not" cut out
+    check_clause_support("This Agreement shall be binding upon the parties hereto and their respective successors "
+                         "and assigns; provided that this Agreement may not be assigned", [ASSIGNMENT])
+    # And cutting the "not" out of "shall not be valid" is still rejected
     with pytest.raises(CitationError, match="drops 'not'"):
-        check_clause_support("any merger by Agent shall be deemed to constitute an assignment", [quote])
+        check_clause_support("any purported assignment without such consent shall be valid", [ASSIGNMENT])

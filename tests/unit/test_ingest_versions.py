@@ -17,8 +17,12 @@ from pydantic import ValidationError
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
 from longdoc.config import Settings
-from longdoc.core.documents import embedding_text, load_chunks
+from longdoc.core.documents import chunks_key, embedding_text, load_chunks
+from longdoc.ingest.attempt import IngestRestart, SourceRemoved
+from longdoc.ingest.claim import VersionClaimed
+from longdoc.ingest.embeddings import EmbeddingCache
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
+from longdoc.ingest.removal import delete_document_source
 from longdoc.ingest.result import IngestResult
 from longdoc.ingest.source import IngestSource
 from longdoc.ingest.parse import parse_document
@@ -64,7 +68,12 @@ def stores(tmp_path: Path) -> dict:
 
 
 def ingest(stores: dict, key: str, data: bytes, options: IngestOptions | None = None, **source: object) -> IngestResult:
-    """``ingest_document`` of ``data`` at ``key`` through ``stores`` (``source`` adds IngestSource fields)."""
+    """``ingest_document`` of ``data`` at ``key`` through ``stores`` (``source`` adds IngestSource fields).
+
+    The bytes are put at ``key`` first, as the handler finds them in the bucket (an ingest
+    checks its object is still there before it registers READY).
+    """
+    stores["blobs"].put(key, data)
     return ingest_document(IngestSource(key=key, data=data, **source), IngestDeps(**stores), options)
 
 
@@ -207,3 +216,111 @@ def test_unicode_line_separators_in_text_and_metadata_survive_the_chunk_file(sto
     for bad in ("supply\u2028agreement", "home\x85x"):
         with pytest.raises(ValidationError, match="doc_type"):
             DocumentMetadata.from_mapping({"doc_type": bad})
+
+
+# ------------------------------------------------------------ the source removed during its ingest
+
+
+class RemovingEmbedder(CountingEmbedder):
+    """Runs ``during()`` once, while the ingest is embedding (after the version was registered)."""
+
+    def __init__(self, during) -> None:  # type: ignore[no-untyped-def]
+        super().__init__()
+        self.during = during
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        during, self.during = self.during, None
+        if during is not None:
+            during()
+        return super().embed_documents(texts)
+
+
+def remove(stores: dict, key: str) -> list[str]:
+    """The object at ``key`` deleted from the bucket and its ObjectRemoved event handled."""
+    stores["blobs"].delete(key)
+    return delete_document_source(key=key, blobs=stores["blobs"], state=stores["state"], index=stores["index"])
+
+
+def left_behind(stores: dict, doc_id: str, version: str) -> tuple[str, bool, bool, bool]:
+    """The version's status, and whether its vectors, chunk list and embedding cache are stored."""
+    cache = EmbeddingCache(stores["blobs"], stores["embedder"], doc_id, version)
+    return (stores["state"].get_document(doc_id, version).status, (doc_id, version) in stores["index"].chunks,
+            stores["blobs"].exists(chunks_key(doc_id, version)), stores["blobs"].exists(cache.key))
+
+
+def test_a_file_removed_while_it_is_ingested_ends_deleted_without_vectors(stores, corpus_dir: Path) -> None:
+    # Given a contract whose removal is handled while its ingest is embedding
+    data = (corpus_dir / CONTRACT).read_bytes()
+    version = IngestSource(key="incoming/contract.pdf", data=data).version
+    stores["embedder"] = RemovingEmbedder(lambda: remove(stores, "incoming/contract.pdf"))
+    # When the ingest goes on / Then it stops with SourceRemoved instead of registering READY
+    with pytest.raises(SourceRemoved, match="removed while version"):
+        ingest(stores, "incoming/contract.pdf", data)
+    # And the version stays DELETED, with nothing this ingest wrote left behind
+    assert left_behind(stores, "contract", version) == ("DELETED", False, False, False)
+    assert stores["state"].get_document("contract").reason == "source object incoming/contract.pdf removed"
+
+
+def test_an_object_gone_before_its_removal_event_is_marked_deleted_by_the_ingest(stores, corpus_dir: Path) -> None:
+    # Given a contract deleted from the bucket while it is ingested, its removal event not handled yet
+    data = (corpus_dir / CONTRACT).read_bytes()
+    stores["embedder"] = RemovingEmbedder(lambda: stores["blobs"].delete("incoming/contract.pdf"))
+    # When the ingest reaches its end / Then it finds the object gone and stops without READY
+    with pytest.raises(SourceRemoved):
+        ingest(stores, "incoming/contract.pdf", data)
+    version = IngestSource(key="incoming/contract.pdf", data=data).version
+    assert left_behind(stores, "contract", version) == ("DELETED", False, False, False)
+    assert stores["state"].get_document("contract").reason == "source object incoming/contract.pdf removed during ingest"
+    # And the late removal event finds nothing left to mark
+    assert remove(stores, "incoming/contract.pdf") == []
+
+
+def test_a_file_removed_and_uploaded_again_during_its_ingest_is_ingested_again(stores, corpus_dir: Path) -> None:
+    # Given a contract removed (event handled) and uploaded again with the same bytes while it is ingested
+    key, data = "incoming/contract.pdf", (corpus_dir / CONTRACT).read_bytes()
+
+    def remove_and_upload() -> None:
+        remove(stores, key)
+        stores["blobs"].put(key, data)
+
+    stores["embedder"] = RemovingEmbedder(remove_and_upload)
+    # When the ingest goes on / Then it stops to be redelivered, leaving the DELETED mark
+    with pytest.raises(IngestRestart, match="uploaded again"):
+        ingest(stores, key, data)
+    assert stores["state"].get_document("contract").status == "DELETED"
+    # And the redelivery ingests it: READY with all its vectors
+    again = ingest(stores, key, data)
+    assert left_behind(stores, "contract", again.doc_version) == ("READY", True, True, True)
+    assert len(stores["index"].chunks[("contract", again.doc_version)]) == again.chunks
+
+
+def test_a_version_once_ready_keeps_its_chunk_list_when_removed_again_during_a_reingest(stores, corpus_dir: Path) -> None:
+    # Given a contract ingested READY (its chunks may be cited), removed, then uploaded again
+    key, data = "incoming/contract.pdf", (corpus_dir / CONTRACT).read_bytes()
+    first = ingest(stores, key, data)
+    remove(stores, key)
+    # When it is removed once more while the re-upload is ingested
+    stores["embedder"] = RemovingEmbedder(lambda: remove(stores, key))
+    with pytest.raises(SourceRemoved):
+        ingest(stores, key, data)
+    # Then the version is DELETED without vectors, and its chunk list stays for past citations
+    assert left_behind(stores, "contract", first.doc_version)[:3] == ("DELETED", False, True)
+
+
+def test_an_attempt_whose_entry_another_worker_rewrote_stops_without_writing(stores, corpus_dir: Path) -> None:
+    # Given an ingest whose version entry is registered anew by another worker while it embeds
+    # (its claim taken over after the lease ended)
+    key, data = "incoming/contract.pdf", (corpus_dir / CONTRACT).read_bytes()
+    version = IngestSource(key=key, data=data).version
+
+    def take_over() -> None:
+        state = stores["state"]
+        current = state.get_document("contract", version)
+        assert state.replace_document(current.model_copy(update={"attempts": 7}), current) is not None
+
+    stores["embedder"] = RemovingEmbedder(take_over)
+    # When it goes on / Then it stops with VersionClaimed and the other worker's entry stays as written
+    with pytest.raises(VersionClaimed):
+        ingest(stores, key, data)
+    record = stores["state"].get_document("contract", version)
+    assert (record.status, record.attempts, record.stage) == ("INGESTING", 7, "embedding")

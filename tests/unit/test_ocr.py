@@ -42,6 +42,7 @@ def grumman(corpus_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple
     stores = {"blobs": LocalBlobStore(root / "bucket"), "state": SqliteStateStore(root / "state.sqlite3"),
               "embedder": CountingEmbedder(), "index": MemoryIndex()}
     data = (corpus_dir / GRUMMAN).read_bytes()
+    stores["blobs"].put("incoming/grumman.pdf", data)  # in the bucket, as the handler finds it
     result = ingest_document(IngestSource(key="incoming/grumman.pdf", data=data),
                              IngestDeps(**stores, ocr=TesseractOcr()))
     chunks = [c for cs in stores["index"].chunks.values() for c in cs]
@@ -157,7 +158,8 @@ def test_a_corrupt_page_image_is_named_and_the_other_pages_ingest(stores: dict) 
     # Given a 3-page scan whose page 2 holds a corrupt JPEG
     data = image_pdf(3, corrupt=frozenset({2}))
     engine = BarEngine()
-    # When it is ingested with OCR
+    # When it is ingested with OCR (from the bucket, as the handler finds it)
+    stores["blobs"].put("incoming/scan.pdf", data)
     result = ingest_document(IngestSource(key="incoming/scan.pdf", data=data), IngestDeps(**stores, ocr=engine))
     # Then page 2 is named with the reason, pages 1 and 3 are read and indexed, each at Textract's price
     assert result.ocr_failed_pages == {2: "OCR read no words (blank or unreadable image)"}
@@ -182,6 +184,7 @@ def test_a_500_page_image_only_pdf_finishes_by_resuming_without_reading_a_page_t
         return clock["left"]
 
     source = IngestSource(key="incoming/long-scan.pdf", data=data)
+    stores["blobs"].put(source.key, data)  # in the bucket, as the handler finds it
     deps = IngestDeps(**stores, ocr=engine)
     # When the first invocation runs out of time, it stops with the OCR progress saved
     with pytest.raises(IngestDeadline, match="pages read"):

@@ -40,10 +40,12 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
 
 
-def _answered_in_conversation(request: ModelRequest) -> set[str]:
-    """Clause types of the ``extract_clause`` / ``record_not_found`` calls after the first message
-    that got a non-error ``tool_result``."""
+def _conversation(request: ModelRequest) -> tuple[set[str], dict[str, int]]:
+    """``(answered, rejections)`` of the ``extract_clause`` / ``record_not_found`` calls after the first
+    message: the clause types whose call got a non-error ``tool_result``, and per clause type how
+    many calls got an error one (``search_chunks`` calls are :func:`_searches_in_conversation`'s)."""
     answered: set[str] = set()
+    rejections: dict[str, int] = {}
     calls: dict[str, str] = {}
     for message in request.messages[1:]:
         if not isinstance(message.content, list):
@@ -51,9 +53,13 @@ def _answered_in_conversation(request: ModelRequest) -> set[str]:
         for part in message.content:
             if part.get("type") == "tool_use" and part.get("name") in (EXTRACT_TOOL, NOT_FOUND_TOOL):
                 calls[part["id"]] = part["input"].get("clause_type", "")
-            elif part.get("type") == "tool_result" and not part.get("is_error") and part["tool_use_id"] in calls:
-                answered.add(calls[part["tool_use_id"]])
-    return answered
+            elif part.get("type") == "tool_result" and part["tool_use_id"] in calls:
+                clause_type = calls[part["tool_use_id"]]
+                if part.get("is_error"):
+                    rejections[clause_type] = rejections.get(clause_type, 0) + 1
+                else:
+                    answered.add(clause_type)
+    return answered, rejections
 
 
 def _searches_in_conversation(request: ModelRequest) -> dict[str, tuple[str, list[tuple[str, str, str]]]]:
@@ -99,8 +105,7 @@ class OfflineBaselineModel:
     alternatives (issue 20); the next call scores the search's chunks too, and a
     ``not_found`` names the query and the chunk ids examined. A search of an earlier session
     (CASE_FACTS ``searched``: a resumed session, the next batch round) counts as done, so it
-    is never repeated. ``search=False`` is the
-    pre-search baseline, for measuring the step.
+    is never repeated. ``search=False`` is the pre-search baseline, for measuring the step.
     """
 
     name = BASELINE_NAME
@@ -148,19 +153,22 @@ class OfflineBaselineModel:
         return ToolUseBlock(id=f"toolu_{digest}", name=SEARCH_TOOL, input=payload)
 
     def _block(self, definition: dict, chunks: list[tuple[str, str, str]],
-               searched: tuple[str, list[tuple[str, str, str]]] | None = None) -> ToolUseBlock:
+               searched: tuple[str, list[tuple[str, str, str]]] | None = None, rejected: int = 0) -> ToolUseBlock:
         """The call for one clause type: extract its best sentence, or (below the threshold) search
-        once with its alternatives, then extract from the search's chunks or record not_found."""
+        once with its alternatives, then extract from the search's chunks or record not_found.
+        ``rejected``: how many of its calls the harness already rejected in this conversation; after
+        one, clause_text is the whole quote (its own words); after two, the clause type is recorded
+        not_found with that reason (never a third identical call)."""
         pool = chunks + (searched[1] if searched else [])
         score, chunk_id, pages, sentence = self._best(definition, pool)
         if score < self.threshold and self.search and searched is None:
             return self._search_block(definition)
-        if score < self.threshold:
+        if score < self.threshold or rejected >= 2:
+            reason = (f"no retrieved sentence scored above {self.threshold:g} (best {score:g})" if rejected < 2 else
+                      f"the harness rejected the best sentence twice (score {score:g}); nothing else qualifies")
             name, payload = NOT_FOUND_TOOL, {
-                "clause_type": definition["name"],
-                "reason": f"no retrieved sentence scored above {self.threshold:g} (best {score:g})",
-                "queries": [searched[0]] if searched else [],
-                "chunk_ids": [c[0] for c in pool],
+                "clause_type": definition["name"], "reason": reason,
+                "queries": [searched[0]] if searched else [], "chunk_ids": [c[0] for c in pool],
             }
         else:
             quote = sentence[: self.max_quote_chars]
@@ -169,7 +177,7 @@ class OfflineBaselineModel:
             first_page = pages.split("-")[0]
             name, payload = EXTRACT_TOOL, {
                 "clause_type": definition["name"],
-                "clause_text": self._summary(quote),
+                "clause_text": " ".join(quote.split()) if rejected else self._summary(quote),
                 "citations": [
                     {"chunk_id": chunk_id, "page": int(first_page) if first_page.isdigit() else None, "quote": quote}
                 ],
@@ -181,12 +189,14 @@ class OfflineBaselineModel:
         """Answer one request deterministically (see the module docstring).
 
         Clause types already answered earlier in this conversation (a tool_use block with a
-        non-error tool_result) are skipped. Raises ValueError if the prompt lacks the
+        non-error tool_result) are skipped; one whose call was rejected is answered again as
+        :meth:`_block` says. Raises ValueError if the prompt lacks the
         CASE_FACTS or task block.
         """
         text = prompt_text(request.messages[0].content)
         facts, chunks, definitions = parse_prompt(text)
-        answered = set(facts.get("resolved", {})) | _answered_in_conversation(request)
+        answered, rejections = _conversation(request)
+        answered |= set(facts.get("resolved", {}))
         searches = _searches_in_facts(facts, chunks) | _searches_in_conversation(request)
         pending = [d for d in definitions if d["name"] in facts.get("pending", []) and d["name"] not in answered]
         input_tokens = sum(estimate_tokens(json.dumps(m.model_dump())) for m in request.messages)
@@ -195,7 +205,8 @@ class OfflineBaselineModel:
         used = 0
         stop = "end_turn"
         for definition in pending:
-            block = self._block(definition, chunks, searches.get(definition["name"]))
+            block = self._block(definition, chunks, searches.get(definition["name"]),
+                                rejections.get(definition["name"], 0))
             cost = estimate_tokens(json.dumps(block.input, ensure_ascii=False)) + BLOCK_OVERHEAD_TOKENS
             if used + cost > request.max_tokens:
                 # Like the API, the reply ends inside the call that did not fit: a partial

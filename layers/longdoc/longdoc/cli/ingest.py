@@ -27,9 +27,11 @@ def _ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool
     Returns ``(record, previous latest version, skipped: same bytes already READY)``.
     Raises :class:`CliError` naming the file when it is missing, its sidecar holds a bad
     value (the field named, even for bytes already READY), or it did not become READY.
-    While another ``longdoc ingest`` of the same version runs, waits for it (said once on stderr).
+    While another ``longdoc ingest`` of the same version runs, waits for it (said once on stderr);
+    one that was killed (its process gone) is taken over at once (also said once).
     """
     from longdoc.core.errors import DocumentError
+    from longdoc.ingest.claim import CLAIM_LEASE_SECONDS, claim_holder_pid
     from longdoc.ingest.metadata import METADATA_SUFFIX
     from longdoc.local.ingest_runner import ingest_file
 
@@ -44,6 +46,10 @@ def _ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool
                                                  "waiting for it", file=sys.stderr, flush=True))
     except DocumentError as exc:
         raise CliError(f"{path}: {exc.reason}") from None
+    if done.took_over_from is not None:
+        print(f"longdoc: {path}: the earlier ingest of this version (pid {claim_holder_pid(done.took_over_from)}) "
+              f"is no longer running; took its claim over at once instead of waiting out its "
+              f"{CLAIM_LEASE_SECONDS:.0f} s lease", file=sys.stderr, flush=True)
     record = done.record
     if done.failure is not None or record is None:
         raise CliError(f"{path}: ingest failed, retry later: {done.failure or 'the version was not registered'}")
@@ -154,7 +160,8 @@ def cmd_chunks(args: argparse.Namespace) -> int:
         printed = f"(p. {labels[0]}-{labels[-1]})" if labels and labels[0] != labels[-1] else (
             f"(p. {labels[0]})" if labels else "")
         sections = ",".join(c.section_ids[:3]) + ("…" if len(c.section_ids) > 3 else "")
-        print(f"{c.chunk_id}  p.{pages:<8} {printed:<14} §{(sections or '-'):<24} {c.token_count:>5} tok  "
+        section = sections if sections.startswith("§") else "§" + (sections or "-")  # continental ids carry their own §
+        print(f"{c.chunk_id}  p.{pages:<8} {printed:<14} {section:<25} {c.token_count:>5} tok  "
               f"{' > '.join(c.heading_path)[:50]}")
     return 0
 

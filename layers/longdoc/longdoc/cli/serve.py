@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+from pathlib import Path
+from typing import Any
 
 from longdoc.cli.common import CliError, int_at_least, statemachine_path
 
@@ -14,6 +16,16 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM handler: stop serving the way Ctrl-C does (workers stopped, the message printed)."""
     raise KeyboardInterrupt
+
+
+def _machine_starters(home: Path) -> dict[str, Any]:
+    """The local starters of the summary and bulk routes, by route module name (``functions/api/*_routes.py``)."""
+    from longdoc.cli.bulk import statemachine as bulk_machine
+    from longdoc.cli.summarize import statemachine as summary_machine
+    from longdoc.local.server import MachineStarter
+
+    return {"summary_routes": MachineStarter("summarize", home, summary_machine()),
+            "bulk_routes": MachineStarter("bulk", home, bulk_machine())}
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -28,6 +40,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     settings = get_settings()
     api = load_handler("api")
     starter = BackgroundStarter(wiring.state_store(), settings.home, statemachine_path())
+    machines = _machine_starters(settings.home)
     if args.host not in LOOPBACK:
         print(f"longdoc serve: WARNING: listening on {args.host}, not loopback: anyone who can reach this "
               "machine can start runs and read results (there is no IAM authorisation locally)", file=sys.stderr)
@@ -38,10 +51,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"longdoc serve: http://{host}:{server.server_port}  (docs /docs, OpenAPI /openapi.json; "
           f"data in {settings.home})", flush=True)
-    # The handler's one seam for its ExecutionStarter (``_starter()``, Step Functions on AWS): here, the local
-    # engine; put back when the server stops (the loaded module is shared by everything in this process).
-    aws_starter = api._starter
-    setattr(api, "_starter", lambda: starter)  # noqa: B010
+    # The handler's seams for its ExecutionStarters (``_starter()`` of the app and of the summary and bulk
+    # routes, Step Functions on AWS): here, local workers; put back when the server stops (the loaded
+    # modules are shared by everything in this process).
+    seams = {api: starter, **{sys.modules[routes]: machine for routes, machine in machines.items()}}
+    aws_starters = {module: module._starter for module in seams}
+    for module, local in seams.items():
+        setattr(module, "_starter", lambda local=local: local)  # noqa: B010
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
     try:
         server.serve_forever()
@@ -50,7 +66,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.server_close()
-        setattr(api, "_starter", aws_starter)  # noqa: B010
+        for module, aws_starter in aws_starters.items():
+            setattr(module, "_starter", aws_starter)  # noqa: B010
+        for machine in machines.values():
+            machine.stop()
         stopped = starter.stop()
         if stopped:
             print(f"longdoc serve: stopped {stopped} running extraction(s); `longdoc runs --status STALE` lists "

@@ -252,7 +252,10 @@ class DocumentRecord(BaseModel):
     ``source_key`` is the full object key; ``previous_version`` the version that was
     latest when this one started; ``metadata`` the document metadata its chunks carry
     (empty for records written before it was kept). Durations are seconds as decimal strings
-    (``duration_seconds``; ``timings`` per stage of the last attempt).
+    (``duration_seconds``; ``timings`` per stage of the last attempt). ``revision`` counts the
+    conditional writes of this version's entry (:meth:`~longdoc.core.ports.StateStore.replace_document`:
+    an ingest attempt writes only over the entry it last read or wrote, never over a
+    ``DELETED`` mark or another worker's newer entry); 0 for entries never written that way.
     """
 
     doc_id: str
@@ -277,5 +280,6 @@ class DocumentRecord(BaseModel):
     attempts: int = 0
     timings: dict[str, str] = Field(default_factory=dict)
     metadata: DocumentMetadata = Field(default_factory=DocumentMetadata)
+    revision: int = 0
 
 

@@ -52,6 +52,17 @@ class StateStore(Protocol):
         """Create or replace the registry entry for ``(doc_id, doc_version)`` and mark it latest."""
         ...
 
+    def replace_document(self, record: DocumentRecord, expected: DocumentRecord | None) -> DocumentRecord | None:
+        """Write ``record`` as :meth:`put_document` does, only if the stored entry is still ``expected``.
+
+        One conditional write: it succeeds when the stored entry of ``(doc_id, doc_version)``
+        has ``expected``'s ``status`` and ``revision`` (``expected`` None: no entry stored).
+        Returns the record as written, its ``revision`` one above ``expected``'s (1 for a new
+        entry), or None when the stored entry is another (nothing written; read it to see
+        which). Of concurrent callers expecting the same entry exactly one succeeds.
+        """
+        ...
+
     def get_document(self, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
         """Return one version (the latest when ``doc_version`` is None) or None."""
         ...
@@ -66,12 +77,18 @@ class StateStore(Protocol):
         One conditional write: it succeeds when no claim is held, when the holder's lease
         has ended, or when ``owner`` already holds it (a renewal); the lease then ends
         ``lease_seconds`` from now (a lease of 0 or less is over at once). Of concurrent
-        callers with different owners exactly one gets True while the lease runs.
+        callers with different owners exactly one gets True while the lease runs. The
+        SQLite store (one machine) also takes over a claim whose holder process is gone
+        (:func:`longdoc.ingest.claim.claim_holder_gone`); DynamoDB waits for the lease.
         """
         ...
 
     def release_version(self, doc_id: str, doc_version: str, owner: str) -> None:
         """Drop ``owner``'s claim on the version; a claim held by another owner (or none) is left alone."""
+        ...
+
+    def version_claim_owner(self, doc_id: str, doc_version: str) -> str | None:
+        """The owner of the version's ingest claim while its lease runs (None: no claim, or its lease ended)."""
         ...
 
     def put_run(self, run: RunRecord) -> None:

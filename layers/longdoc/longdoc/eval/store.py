@@ -1,8 +1,9 @@
 """The eval cache: documents ingested once with the local adapters, per chunk size and chunker code.
 
 Layout under ``$LONGDOC_HOME/eval/chunks-<target>-<max>-<fingerprint>[-<embedder>]/``: ``bucket/``
-(blob folder), ``state.sqlite3`` (registry), ``lancedb/`` (vectors). Re-runs find the versions
-READY and skip them; a change to the parser or chunker gets a fresh folder
+(blob folder; each ingested corpus file is kept there under its relative path too, as an
+ingest needs its object), ``state.sqlite3`` (registry), ``lancedb/`` (vectors). Re-runs find
+the versions READY and skip them; a change to the parser or chunker gets a fresh folder
 (:func:`chunker_fingerprint`), and so does another local embedder variant
 (``LONGDOC_LOCAL_EMBEDDER``; the PyTorch MiniLM keeps the folder name it always had).
 """
@@ -98,15 +99,21 @@ class EvalStore:
     def chunks(self, corpus: Path, rel: str, metadata: dict | None = None) -> list[Chunk]:
         """Ingest ``corpus/rel`` unless its version is READY; return its chunks (from the blob store).
 
+        The doc id is the one ``rel`` is registered under in this cache (an earlier id rule's
+        id stays, :func:`~longdoc.ingest.ids.resolve_doc_id`), so a cache filled before keeps serving.
+
         Raises ``FileNotFoundError`` when the file is missing and the ingest errors of
         :func:`~longdoc.ingest.pipeline.ingest_document` for a document that cannot be read.
         """
         from longdoc.core.documents import load_chunks
+        from longdoc.ingest.ids import resolve_doc_id
         from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
         from longdoc.ingest.source import IngestSource
 
         data = (corpus / rel).read_bytes()
-        result = ingest_document(IngestSource(key=rel, data=data, object_metadata=metadata or {}),
+        self.blobs.put(rel, data)  # the object an ingest checks is still there before it registers READY
+        source = IngestSource(key=rel, data=data, object_metadata=metadata or {}, doc_id=resolve_doc_id(rel, self.state))
+        result = ingest_document(source,
                                  IngestDeps(blobs=self.blobs, state=self.state, embedder=self.embedder, index=self.index),
                                  IngestOptions(target_tokens=self.target_tokens, max_tokens=self.max_tokens))
         return load_chunks(self.blobs, result.doc_id, result.doc_version)

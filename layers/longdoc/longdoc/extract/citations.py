@@ -158,31 +158,10 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
     _check_polarity(tokens, [[t.lower() for t in _TOKEN.findall(q)] for q in quotes])
 
 
-def _pairs(tokens: list[str]) -> set[tuple[str, str]]:
-    """Adjacent token pairs by stem (first :data:`SUPPORT_STEM_CHARS` characters), ``""`` before the first."""
-    stems = ["", *(t[:SUPPORT_STEM_CHARS] for t in tokens)]
-    return set(zip(stems[:-1], stems[1:], strict=True))
-
-
 def _triples(tokens: list[str]) -> set[tuple[str, str, str]]:
-    """Token triples by stem, ``""`` before the first and after the last."""
+    """Runs of three tokens by stem (first :data:`SUPPORT_STEM_CHARS` characters), ``""`` before the first and after the last."""
     stems = ["", *(t[:SUPPORT_STEM_CHARS] for t in tokens), ""]
     return set(zip(stems[:-2], stems[1:-1], stems[2:], strict=True))
-
-
-def _cut_out(tokens: list[str], at: int, clause_pairs: set[tuple[str, str]],
-             clause_triples: set[tuple[str, str, str]], quote_pairs: set[tuple[str, str]]) -> bool:
-    """Whether clause_text reads the quote ``tokens`` with the polarity word at ``at`` cut out (see
-    :func:`_check_polarity`)."""
-    def stem(i: int) -> str:
-        return tokens[i][:SUPPORT_STEM_CHARS] if 0 <= i < len(tokens) else ""
-
-    before, after = stem(at - 1), stem(at + 1)
-    if (before, after) not in clause_pairs:
-        return False
-    if (before, after) not in quote_pairs:
-        return True
-    return (stem(at - 2), before, after) in clause_triples or (before, after, stem(at + 2)) in clause_triples
 
 
 def _check_polarity(clause_tokens: list[str], quote_tokens: list[list[str]]) -> None:
@@ -190,21 +169,22 @@ def _check_polarity(clause_tokens: list[str], quote_tokens: list[list[str]]) -> 
 
     ``clause_tokens`` / ``quote_tokens``: lower-cased tokens of clause_text and of each quote.
     Added: a :data:`POLARITY_WORDS` word of clause_text that no quote has. Dropped: clause_text
-    reads a quote's words on both sides of one of its polarity words with that word cut out
-    (quote "is not permitted", clause_text "is permitted"; compared by stem). When a quote itself
-    has those two words side by side elsewhere (quote "shall be binding ... shall not be deemed"),
-    one more word of context must match as well (clause_text "shall be deemed" drops the "not",
-    "shall be binding" does not).
+    reads a quote's words around one of its polarity words with that word cut out (quote "is
+    not permitted to", clause_text "is permitted to" or ending "is permitted"; compared by
+    stem), unless the quotes read those words that way themselves (quote "shall be binding
+    ... shall not be valid", clause_text "shall be binding").
     """
     in_quotes = {t for q in quote_tokens for t in q}
     added = sorted({t for t in clause_tokens if t in POLARITY_WORDS and t not in in_quotes})
     if added:
         raise CitationError(f"clause_text says {', '.join(added)} but no quote does; keep the document's meaning")
-    clause_pairs, clause_triples = _pairs(clause_tokens), _triples(clause_tokens)
-    quote_pairs = {p for q in quote_tokens for p in _pairs(q)}
+    clause_runs = _triples(clause_tokens) - {run for tokens in quote_tokens for run in _triples(tokens)}
     for tokens in quote_tokens:
+        stems = [t[:SUPPORT_STEM_CHARS] for t in tokens] + [""]
         for at, token in enumerate(tokens[:-1]):
-            if token in POLARITY_WORDS and _cut_out(tokens, at, clause_pairs, clause_triples, quote_pairs):
+            before = stems[at - 1] if at else ""
+            cut = {(before, stems[at + 1], stems[at + 2]), (before, stems[at + 1], "")}
+            if token in POLARITY_WORDS and cut & clause_runs:
                 phrase = " ".join(tokens[max(at - 1, 0):at + 2])
                 raise CitationError(f"clause_text drops {token!r} from the quote's {phrase!r}; a dropped negation, "
                                     "exception or modal verb changes the meaning")

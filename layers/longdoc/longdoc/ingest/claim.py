@@ -11,7 +11,10 @@ The claim is a lease of :data:`CLAIM_LEASE_SECONDS`, renewed by its holder befor
 embedding call and upsert slice once a third of it has passed, and released when the
 attempt ends (READY, FAILED or stopped at the deadline). A holder killed without releasing
 (Lambda timeout, ``kill -9``) blocks the version for at most one lease; then any delivery
-takes it over and resumes from the recorded progress.
+takes it over and resumes from the recorded progress. Locally (one machine, the SQLite
+store) a claim whose holder process is gone is taken over at once
+(:func:`claim_holder_gone`); on AWS only the lease decides, as a Lambda sandbox's host
+name and pid say nothing about another sandbox.
 """
 
 from __future__ import annotations
@@ -47,6 +50,35 @@ class VersionClaimed(LongdocError):
 def claim_owner() -> str:
     """A unique owner name for one ingest attempt: ``{host}:{pid}:{8 hex}`` (the host and pid help operators)."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def claim_holder_pid(owner: str) -> int | None:
+    """The process id in a :func:`claim_owner` name when it names a process of this host, else None."""
+    parts = owner.rsplit(":", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return None
+    return int(parts[1])
+
+
+def claim_holder_gone(owner: str) -> bool:
+    """Whether ``owner`` (a :func:`claim_owner` name) is a process of this host that no longer runs.
+
+    Probed with ``os.kill(pid, 0)``, which sends nothing: ``ProcessLookupError`` means no
+    such process. False for another host, a name not made by :func:`claim_owner`, this
+    process, a process that exists (also another user's: ``PermissionError``), and off
+    POSIX (where ``os.kill`` would signal). A pid reused since by another process counts as
+    running, so that claim waits for its lease as before.
+    """
+    pid = claim_holder_pid(owner)
+    if pid is None or pid == os.getpid() or os.name != "posix":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # PermissionError: it exists under another user
+        return False
+    return False
 
 
 class VersionClaim:

@@ -12,8 +12,10 @@ dimension (:mod:`longdoc.ingest.embeddings`), so a new version re-embeds only th
 whose text changed.
 
 The caller reads the object once (:class:`~longdoc.ingest.source.IngestSource`: bytes, user metadata, sidecar)
-and hands it over; nothing here reads that object or its sidecar again, and the bytes are
-hashed once, when the source is built.
+and hands it over; nothing here reads that object or its sidecar again (only asks, before
+``READY``, whether the object still exists; its bytes are read again only when a removal
+raced the ingest, :mod:`longdoc.ingest.attempt`), and the bytes are hashed once, when the
+source is built.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from longdoc.core.documents import chunks_key, embedding_text, load_chunks
 from longdoc.core.errors import DocumentError, IngestDeadline
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.core.ports import BlobStore, Embedder, OcrEngine, StateStore, VectorIndex
+from longdoc.ingest.attempt import IngestAttempt, IngestRestart, SourceRemoved
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.claim import CLAIM_LEASE_SECONDS, VersionClaim, VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache, embed_missing, text_sha256
@@ -89,43 +92,6 @@ class IngestDeps:
     ocr: OcrEngine | None = None
 
 
-@dataclass
-class _Run:
-    """The state of one ingest attempt past registration: the record as last saved, and counters."""
-
-    source: IngestSource
-    deps: IngestDeps
-    record: DocumentRecord
-    chunks: list[Chunk]
-    resuming: bool
-    time_left: Callable[[], float] | None
-    deadline_margin: float
-    started: float
-    timings: dict[str, float]
-    claim: VersionClaim | None = None
-    embedded: int = 0
-    reused: int = 0
-    tokens: int = 0
-
-    def save(self, **changes: object) -> None:
-        """Save the registry record with ``changes``, a fresh ``updated_at`` and the timings so far."""
-        self.record = self.record.model_copy(update={**changes, "updated_at": utc_now(),
-                                                     "timings": {k: f"{v:.3f}" for k, v in self.timings.items()}})
-        self.deps.state.put_document(self.record)
-
-    def check_time(self, step: str) -> None:
-        """Renew the claim; raise :class:`IngestDeadline` (progress named) when fewer than the margin's seconds are left.
-
-        Raises :class:`~longdoc.ingest.claim.VersionClaimed` when another worker took the claim over.
-        """
-        if self.claim is not None:
-            self.claim.renew()
-        if self.time_left is not None and self.time_left() < self.deadline_margin:
-            n = len(self.chunks)
-            raise IngestDeadline(f"less than {self.deadline_margin:.0f} s left before {step}; progress saved: "
-                                 f"{self.record.embedded}/{n} embedded, {self.record.upserted}/{n} upserted")
-
-
 def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptions | None = None, *,
                     time_left: Callable[[], float] | None = None) -> IngestResult:
     """Ingest ``source`` (the object's bytes and metadata, read once) and return what was stored; resumable.
@@ -146,7 +112,16 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     this version's embedding cache, first copying vectors of identical texts from the
     previous version's cache, saving the cache and the registry progress after every
     embedding call; upsert vectors in slices of :data:`UPSERT_SLICE` chunks, saving
-    ``upserted`` after each; register ``READY``.
+    ``upserted`` after each; check that the object at ``source.key`` still exists;
+    register ``READY``.
+
+    Every registry write is conditional (:class:`~longdoc.ingest.attempt.IngestAttempt`):
+    when the object's removal marked the version ``DELETED`` meanwhile, or the object is
+    gone at the end, what this attempt wrote is removed and
+    :class:`~longdoc.ingest.attempt.SourceRemoved` is raised, so a removed file never ends
+    ``READY`` (so the object must be in ``deps.blobs`` at ``source.key``: callers that
+    ingest bytes of their own store them there first). Removed and uploaded again with the
+    same bytes meanwhile: :class:`~longdoc.ingest.attempt.IngestRestart` (redeliver).
 
     A redelivered message for a version that is ``INGESTING`` or ``FAILED`` continues from
     the recorded progress: cached vectors are not embedded again and slices below
@@ -168,7 +143,8 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     existing = deps.state.get_document(source.doc_id, source.version)
     if existing is not None and existing.status == "READY":
         return _ready_again(source, deps, existing, started)
-    parsed, chunks, meta = _parse_and_chunk(source, deps.state, options, _ocr_options(source, deps, options, time_left))
+    ocr = _ocr_options(source, deps, options, time_left)
+    parsed, chunks, meta = _parse_and_chunk(source, deps.state, options, ocr, existing)
     timings = {"parse": time.monotonic() - started}
     claim = VersionClaim(deps.state, source.doc_id, source.version, lease_seconds=options.claim_lease_seconds)
     try:
@@ -176,16 +152,16 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
         existing = deps.state.get_document(source.doc_id, source.version)
         if existing is not None and existing.status == "READY":
             return _ready_again(source, deps, existing, started)
-        record, resuming = _register(source, deps, existing, parsed, chunks, meta)
-        run = _Run(source=source, deps=deps, record=record, chunks=chunks, resuming=resuming, time_left=time_left,
-                   deadline_margin=options.deadline_margin, started=started, timings=timings, claim=claim)
+        run = IngestAttempt(source=source, deps=deps, chunks=chunks, prior=existing, time_left=time_left,
+                            deadline_margin=options.deadline_margin, started=started, timings=timings, claim=claim)
+        run.register(*_new_record(source, deps, existing, parsed, chunks, meta))
         _store_embed_upsert(run)
         return _finish(run, parsed)
     finally:
         claim.release()
 
 
-def _store_embed_upsert(run: _Run) -> None:
+def _store_embed_upsert(run: IngestAttempt) -> None:
     """Write the chunk list, embed and upsert; on failure record ``FAILED`` and re-raise.
 
     A :class:`DocumentError` (a chunk the embedder cannot read) also removes what was
@@ -203,8 +179,8 @@ def _store_embed_upsert(run: _Run) -> None:
         cache.delete()
         run.save(status="FAILED", reason=exc.reason, stage=None, embedded=0, upserted=0)
         raise
-    except VersionClaimed:
-        raise  # the worker that took the claim over owns the record now
+    except (VersionClaimed, SourceRemoved, IngestRestart):
+        raise  # another writer owns the record now (the worker that took the claim over, or the removal)
     except Exception as exc:
         run.save(status="FAILED", reason=f"{type(exc).__name__}: {exc}")
         raise
@@ -217,13 +193,22 @@ def _ready_again(source: IngestSource, deps: IngestDeps, existing: DocumentRecor
     """
     meta = source.metadata()
     if meta != existing.metadata:
-        return _update_metadata(deps, existing, meta, started)
+        return _update_metadata(source, deps, existing, meta, started)
     # The same bytes again: nothing to do, but this version becomes the latest again.
-    deps.state.put_document(existing.model_copy(update={"updated_at": utc_now()}))
+    _rewrite_ready(source, deps, existing, existing.model_copy(update={"updated_at": utc_now()}))
     return IngestResult(source.doc_id, source.version, source.name, existing.pages, existing.chunks, True, 0.0)
 
 
-def _update_metadata(deps: IngestDeps, existing: DocumentRecord, meta: DocumentMetadata,
+def _rewrite_ready(source: IngestSource, deps: IngestDeps, existing: DocumentRecord, record: DocumentRecord) -> None:
+    """Write ``record`` over the ``READY`` entry ``existing``; raises :class:`SourceRemoved` when the
+    removal marked it ``DELETED`` since it was read (another change since: left as it is)."""
+    if deps.state.replace_document(record, existing) is None:
+        stored = deps.state.get_document(existing.doc_id, existing.doc_version)
+        if stored is not None and stored.status == "DELETED":
+            raise SourceRemoved(source.key, existing.doc_id, existing.doc_version)
+
+
+def _update_metadata(source: IngestSource, deps: IngestDeps, existing: DocumentRecord, meta: DocumentMetadata,
                      started: float) -> IngestResult:
     """Rewrite a ``READY`` version's stored chunks with new document metadata, in place.
 
@@ -236,7 +221,7 @@ def _update_metadata(deps: IngestDeps, existing: DocumentRecord, meta: DocumentM
     values = meta.model_dump()
     deps.blobs.put(chunks_key(existing.doc_id, existing.doc_version),
                    "".join(c.model_copy(update=values).model_dump_json() + "\n" for c in chunks).encode("utf-8"))
-    deps.state.put_document(existing.model_copy(update={"metadata": meta, "updated_at": utc_now()}))
+    _rewrite_ready(source, deps, existing, existing.model_copy(update={"metadata": meta, "updated_at": utc_now()}))
     return IngestResult(existing.doc_id, existing.doc_version, existing.source, existing.pages, existing.chunks,
                         False, time.monotonic() - started, metadata_updated=True)
 
@@ -258,12 +243,13 @@ def _ocr_options(source: IngestSource, deps: IngestDeps, options: IngestOptions,
                       dpi=options.ocr_dpi, cache=cache, before_page=before_page)
 
 
-def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOptions,
-                     ocr: OcrOptions | None = None) -> tuple[ParsedDocument, list[Chunk], DocumentMetadata]:
+def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOptions, ocr: OcrOptions | None,
+                     existing: DocumentRecord | None) -> tuple[ParsedDocument, list[Chunk], DocumentMetadata]:
     """Resolve the metadata, parse and chunk; nothing is written unless it fails.
 
-    On :class:`DocumentError` the version is registered ``FAILED`` with the reason, then the
-    error is re-raised.
+    On :class:`DocumentError` the version is registered ``FAILED`` with the reason over
+    ``existing`` (the entry read before; another write since, such as a ``DELETED`` mark,
+    is left as it is), then the error is re-raised.
     """
     try:
         meta = source.metadata()
@@ -274,9 +260,9 @@ def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOpt
         if not chunks:
             raise DocumentError(source.name, "no text to chunk")
     except DocumentError as exc:
-        state.put_document(DocumentRecord(doc_id=source.doc_id, doc_version=source.version, source=source.name,
-                                          status="FAILED", reason=exc.reason, content_sha256=source.sha256,
-                                          source_key=source.key, updated_at=utc_now()))
+        state.replace_document(DocumentRecord(doc_id=source.doc_id, doc_version=source.version, source=source.name,
+                                              status="FAILED", reason=exc.reason, content_sha256=source.sha256,
+                                              source_key=source.key, updated_at=utc_now()), existing)
         raise
     return parsed, chunks, meta
 
@@ -289,9 +275,9 @@ def _previous_version(source: IngestSource, state: StateStore, existing: Documen
     return latest.doc_version if latest is not None and latest.doc_version != source.version else None
 
 
-def _register(source: IngestSource, deps: IngestDeps, existing: DocumentRecord | None, parsed: ParsedDocument,
-              chunks: list[Chunk], meta: DocumentMetadata) -> tuple[DocumentRecord, bool]:
-    """Register the version ``INGESTING``; returns the record and whether an earlier attempt is resumed.
+def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord | None, parsed: ParsedDocument,
+                chunks: list[Chunk], meta: DocumentMetadata) -> tuple[DocumentRecord, bool]:
+    """The version's ``INGESTING`` entry to register, and whether an earlier attempt is resumed.
 
     A ``FAILED`` or ``INGESTING`` attempt with the same chunk count and embedding model is
     resumed: its ``upserted``, ``reused`` and ``embedding_tokens`` progress is carried over.
@@ -309,17 +295,16 @@ def _register(source: IngestSource, deps: IngestDeps, existing: DocumentRecord |
         attempts=(carried.attempts if carried else 0) + 1,
         pages_needing_ocr=parsed.pages_needing_ocr, metadata=meta,
     )
-    deps.state.put_document(record)
     return record, resuming
 
 
-def _store_chunks(run: _Run) -> None:
+def _store_chunks(run: IngestAttempt) -> None:
     """Write the chunk list (JSON Lines, one chunk per line) in one atomic put."""
     run.deps.blobs.put(chunks_key(run.source.doc_id, run.source.version),
                        "".join(c.model_dump_json() + "\n" for c in run.chunks).encode("utf-8"))
 
 
-def _embed(run: _Run, cache: EmbeddingCache) -> list[list[float]]:
+def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
     """Embed what the cache lacks (after reusing the previous version's vectors); returns vectors in chunk order."""
     step = time.monotonic()
     if run.resuming:
@@ -343,7 +328,7 @@ def _embed(run: _Run, cache: EmbeddingCache) -> list[list[float]]:
     return [cache.vectors[h] for h in hashes]
 
 
-def _upsert(run: _Run, vectors: list[list[float]]) -> None:
+def _upsert(run: IngestAttempt, vectors: list[list[float]]) -> None:
     """Upsert in ordinal order, in slices of :data:`UPSERT_SLICE`, skipping what an earlier attempt upserted."""
     step = time.monotonic()
     run.save(stage="upserting")
@@ -357,11 +342,11 @@ def _upsert(run: _Run, vectors: list[list[float]]) -> None:
     run.timings["upsert"] = time.monotonic() - step
 
 
-def _finish(run: _Run, parsed: ParsedDocument) -> IngestResult:
-    """Register the version ``READY`` and report what this attempt did."""
+def _finish(run: IngestAttempt, parsed: ParsedDocument) -> IngestResult:
+    """Register the version ``READY`` (unless its object is gone: :class:`SourceRemoved`) and report what this attempt did."""
     seconds = time.monotonic() - run.started
     run.timings["total"] = seconds
-    run.save(status="READY", reason=None, stage="done", duration_seconds=f"{seconds:.3f}")
+    run.finish(status="READY", reason=None, stage="done", duration_seconds=f"{seconds:.3f}")
     chunks = run.chunks
     return IngestResult(run.source.doc_id, run.source.version, run.source.name, parsed.page_count, len(chunks),
                         False, seconds, embedded=run.embedded, reused=run.reused, resumed=run.resuming,

@@ -6,7 +6,9 @@ a bad value fails naming its field even when the bytes are an already READY vers
 (which the handler would leave as it is, and acknowledge). While another process holds
 the version's ingest claim (:mod:`longdoc.ingest.claim`: two ``longdoc ingest`` of one
 file at once), the handler acknowledges without doing anything; here we wait for that
-process and ask again, so every caller ends with the version's real outcome.
+process and ask again, so every caller ends with the version's real outcome. A claim left
+by a process that is gone (a ``longdoc ingest`` killed with ``kill -9``) is taken over at
+once by the local store; :attr:`LocalIngest.took_over_from` names it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from typing import Any
 
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.models import DocumentRecord
-from longdoc.ingest.ids import doc_id_for_key, version_for
+from longdoc.ingest.claim import claim_holder_gone
+from longdoc.ingest.ids import resolve_doc_id, version_for
 from longdoc.ingest.metadata import document_metadata, sidecar_key
 from longdoc.local.lambda_runtime import batch_failure_reason, load_handler, s3_event_for
 
@@ -38,7 +41,9 @@ class LocalIngest:
     no-op or a metadata rewrite), ``previous`` the document's latest version before the
     call, and ``failure`` the reason when the handler reported the message for
     redelivery (a transient error), else None. ``waited`` is True when another process
-    held the version's claim for a while.
+    held the version's claim for a while. ``took_over_from`` is the claim owner
+    (``host:pid:hex``) whose process was gone when this ingest took its live claim over
+    at once (:func:`~longdoc.ingest.claim.claim_holder_gone`), else None.
     """
 
     doc_id: str
@@ -48,6 +53,7 @@ class LocalIngest:
     previous: DocumentRecord | None
     failure: str | None = None
     waited: bool = False
+    took_over_from: str | None = None
 
 
 def stage(key: str, data: bytes, sidecar: bytes | None) -> None:
@@ -99,19 +105,24 @@ def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: 
     key = INCOMING_PREFIX + name
     stage(key, data, sidecar)
     state = wiring.state_store()
-    doc_id, version = doc_id_for_key(key), version_for(data)
+    doc_id, version = resolve_doc_id(key, state), version_for(data)
     previous, before = state.get_document(doc_id), state.get_document(doc_id, version)
+    holder = state.version_claim_owner(doc_id, version)
+    gone = holder if holder is not None and claim_holder_gone(holder) else None
     module = load_handler("ingest")
     deadline = time.monotonic() + wait_seconds
     waited = False
     while True:
         response = module.handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
         record = state.get_document(doc_id, version)
-        if not _claimed_elsewhere(response, record) or time.monotonic() >= deadline:
+        if not _claimed_elsewhere(response, record):
+            break
+        gone = None  # the claim was not taken over (its lease decides: another store, or a new holder)
+        if time.monotonic() >= deadline:
             break
         if not waited:
             on_wait()
             waited = True
         _wait_for_change(doc_id, version, record, min(RETRY_SECONDS, max(0.0, deadline - time.monotonic())))
     failure = batch_failure_reason(module, record) if response.get("batchItemFailures") else None
-    return LocalIngest(doc_id, version, record, before, previous, failure, waited)
+    return LocalIngest(doc_id, version, record, before, previous, failure, waited, gone)

@@ -8,6 +8,7 @@ status codes, error bodies and idempotency, because it is the same code. What di
 - extraction runs start in the background: :class:`BackgroundStarter` takes the run's lease and
   spawns a worker process (:mod:`longdoc.local.worker`) that runs the local engine, so
   ``POST /extractions`` answers at once and ``GET /extractions/{id}`` shows progress;
+  summaries and bulk extractions likewise (:class:`MachineStarter`, one worker per execution);
 - a body over ``max_body_bytes`` (API Gateway's 10 MB payload quota by default) is answered
   413 before the handler sees it;
 - ``GET /docs`` is a self-contained page generated from the OpenAPI document (no CDN assets);
@@ -76,15 +77,50 @@ class BackgroundStarter:
 
     def stop(self) -> int:
         """Terminate workers still running (their runs become ``STALE``); returns how many there were."""
-        alive = [w for w in self.workers if w.poll() is None]
-        for worker in alive:
-            worker.terminate()
-        for worker in alive:
-            try:
-                worker.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-        return len(alive)
+        return _stop_all(self.workers)
+
+
+class MachineStarter:
+    """The :class:`~longdoc.core.ports.ExecutionStarter` of ``longdoc serve`` for summaries and bulk extractions.
+
+    ``start_execution`` spawns ``python -m longdoc.local.worker --kind <kind>``, which runs the
+    execution of ``definition_path`` in the local engine and exits; its output goes to
+    ``workers/<kind>-<name>.log`` under ``home``. Progress and results are in the summary or
+    bulk records the function writes, as on AWS. Returns the execution's local ARN.
+    ``kind`` is ``summarize`` or ``bulk`` (:data:`longdoc.local.worker.MACHINES`).
+    """
+
+    def __init__(self, kind: str, home: Path, definition_path: Path):
+        self.kind, self.home, self.definition_path = kind, Path(home), Path(definition_path)
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
+        """Start the worker of one execution; returns the execution ARN (the worker runs it)."""
+        logs = self.home / "workers"
+        logs.mkdir(parents=True, exist_ok=True)
+        command = [sys.executable, "-m", "longdoc.local.worker", "--kind", self.kind, "--name", name,
+                   "--definition", str(self.definition_path), "--input", json.dumps(execution_input)]
+        with (logs / f"{self.kind}-{name}.log").open("ab") as log:
+            self.workers.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                                 stdin=subprocess.DEVNULL))
+        return f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-{self.kind}:{name}"
+
+    def stop(self) -> int:
+        """Terminate workers still running; returns how many there were."""
+        return _stop_all(self.workers)
+
+
+def _stop_all(workers: list[subprocess.Popen[bytes]]) -> int:
+    """Terminate the live processes of ``workers`` (kill after 10 s); returns how many were alive."""
+    alive = [w for w in workers if w.poll() is None]
+    for worker in alive:
+        worker.terminate()
+    for worker in alive:
+        try:
+            worker.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+    return len(alive)
 
 
 def proxy_event(request: Request, body: bytes) -> dict[str, Any]:

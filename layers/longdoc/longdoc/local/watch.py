@@ -92,8 +92,10 @@ class Watcher:
 
     def process(self, path: Path) -> Outcome:
         """Hand one file to the ingest handler and act on the outcome (see module docstring)."""
+        from longdoc import wiring
+        from longdoc.core.documents import INCOMING_PREFIX
         from longdoc.core.errors import DocumentError
-        from longdoc.ingest.ids import doc_id_for_key, version_from_sha256
+        from longdoc.ingest.ids import resolve_doc_id, version_from_sha256
         from longdoc.local.ingest_runner import ingest_file
 
         path = Path(path).resolve()
@@ -111,7 +113,8 @@ class Watcher:
             done = ingest_file(name, data, sidecar.read_bytes() if sidecar.is_file() else None)
         except DocumentError as exc:  # a bad sidecar: nothing was stored
             self._move_to_failed(path, exc.reason)
-            outcome = Outcome(path, "FAILED", doc_id_for_key(name), version_from_sha256(digest), reason=exc.reason)
+            doc_id = resolve_doc_id(INCOMING_PREFIX + name, wiring.state_store())
+            outcome = Outcome(path, "FAILED", doc_id, version_from_sha256(digest), reason=exc.reason)
             self.report(outcome)
             return outcome
         outcome = self._outcome(path, done)

@@ -1,10 +1,17 @@
-"""The background worker of ``longdoc serve``: runs one execution of a run in the local engine, then exits.
+"""The background worker of ``longdoc serve``: runs one execution in the local engine, then exits.
 
-Started by :class:`longdoc.local.server.BackgroundStarter` as
+Started by :class:`longdoc.local.server.BackgroundStarter` (extraction runs) as
 ``python -m longdoc.local.worker --owner O --name N --definition ASL --input JSON``; ``O`` is
 the lease owner the server already claimed the run for, so the worker continues that lease
 (:class:`~longdoc.local.runner.LeasedEngine`), renews it while it runs, and writes the run's
-``history.json`` and ``result.json``. Exit status 0 when the run succeeded, 1 otherwise.
+``history.json`` and ``result.json``.
+
+Started by :class:`longdoc.local.server.MachineStarter` (summaries, bulk extractions) as
+``python -m longdoc.local.worker --kind summarize|bulk --name N --definition ASL --input JSON``:
+the execution runs in :class:`~longdoc.local.engine.LocalStepFunctions` with that function's
+handler; its progress lives in the summary or bulk records the handler writes, as on AWS.
+
+Exit status 0 when the execution succeeded, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -13,18 +20,17 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import Any
+
+MACHINES = {"summarize": ("summarize", "SummarizeFunctionArn"), "bulk": ("bulk", "BulkFunctionArn")}
+"""``--kind`` -> (the function under ``functions/``, its placeholder in the ASL definition)."""
+
+TIMEOUT_SECONDS = 24 * 3600
+"""How long a summary or bulk execution may run locally (a Message Batch ends within 24 hours, Anthropic docs)."""
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run one execution of the run named in ``--input``; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="longdoc-worker")
-    parser.add_argument("--owner", required=True)
-    parser.add_argument("--name", required=True)
-    parser.add_argument("--definition", required=True, type=Path)
-    parser.add_argument("--input", required=True)
-    args = parser.parse_args(argv)
-    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LONGDOC_LOG_LEVEL", "CRITICAL"))
+def _extract(args: argparse.Namespace) -> dict[str, Any]:
+    """One execution of an extraction run under the lease the server claimed (``--owner``)."""
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.local.lambda_runtime import load_handler
@@ -36,8 +42,39 @@ def main(argv: list[str] | None = None) -> int:
                       {"ExtractFunctionArn": load_handler("extract").handler}, owner=args.owner,
                       prices_path=prices) as engine:
         result = engine.finish(engine.start_execution(args.name, json.loads(args.input)))
-    print(json.dumps({"run_id": result["run_id"], "status": result["status"], "execution": result["execution"]}))
-    return 0 if result["status"] == "SUCCEEDED" else 1
+    return {"run_id": result["run_id"], "status": result["status"], "execution": result["execution"]}
+
+
+def _machine(args: argparse.Namespace) -> dict[str, Any]:
+    """One execution of the summary or bulk state machine, its handler in this process."""
+    from longdoc.local.engine import LocalStepFunctions
+    from longdoc.local.lambda_runtime import load_handler
+
+    function, placeholder = MACHINES[args.kind]
+    with LocalStepFunctions(args.definition, {placeholder: load_handler(function).handler},
+                            poll_seconds=0.5) as machine:
+        arn = machine.start_execution(args.name, json.loads(args.input))
+        execution = machine.wait(arn, timeout_seconds=TIMEOUT_SECONDS)
+    return {"name": args.name, "status": execution.status, "execution": execution.execution_arn,
+            "error": execution.error}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one execution of ``--kind`` (default ``extract``); returns the exit status."""
+    parser = argparse.ArgumentParser(prog="longdoc-worker")
+    parser.add_argument("--kind", choices=["extract", *MACHINES], default="extract")
+    parser.add_argument("--owner", help="the run lease the server claimed (extract only)")
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--definition", required=True, type=Path)
+    parser.add_argument("--input", required=True)
+    args = parser.parse_args(argv)
+    if args.kind == "extract" and not args.owner:
+        parser.error("--owner is required with --kind extract")
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LONGDOC_LOG_LEVEL", "CRITICAL"))
+    outcome = _extract(args) if args.kind == "extract" else _machine(args)
+    print(json.dumps(outcome))
+    return 0 if outcome["status"] == "SUCCEEDED" else 1
 
 
 if __name__ == "__main__":  # pragma: no cover - the process entry point

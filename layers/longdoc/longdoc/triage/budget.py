@@ -70,18 +70,18 @@ def parse_cost_line(text: str) -> CostLine:
     """
     parts = [p.strip() for p in text.split(",") if p.strip()]
     if len(parts) != 4:
-        raise TriageError(f"--cost-line needs 4 values (cost,input_price,output_price,reserve_tokens), got {text!r}",
+        raise TriageError(f"cost line needs 4 values (cost,input_price,output_price,reserve_tokens), got {text!r}",
                           "budget")
     named = dict(p.split("=", 1) for p in parts) if all("=" in p for p in parts) else dict(zip(_NAMES, parts, strict=True))
     named = {k.strip().lower(): v.strip() for k, v in named.items()}
     if set(named) != set(_NAMES):
-        raise TriageError(f"--cost-line names must be {', '.join(_NAMES)}, got {', '.join(sorted(named))}", "budget")
+        raise TriageError(f"cost line names must be {', '.join(_NAMES)}, got {', '.join(sorted(named))}", "budget")
     try:
         values = {k: Decimal(v) for k, v in named.items()}
     except InvalidOperation:
-        raise TriageError(f"--cost-line values must be numbers, got {text!r}", "budget") from None
+        raise TriageError(f"cost line values must be numbers, got {text!r}", "budget") from None
     if any(not v.is_finite() or v < 0 for v in values.values()) or values["reserve"] != int(values["reserve"]):
-        raise TriageError(f"--cost-line values must be non-negative (reserve a whole number), got {text!r}", "budget")
+        raise TriageError(f"cost line values must be non-negative (reserve a whole number), got {text!r}", "budget")
     return CostLine(values["cost"], values["input"], values["output"], int(values["reserve"]))
 
 

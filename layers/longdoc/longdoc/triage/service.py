@@ -112,7 +112,7 @@ def input_budget(request: TriageRequest) -> tuple[int, int, str]:
         line = parse_cost_line(request.cost_line)
         return line.input_budget(), line.reserve or RESERVED_OUTPUT_TOKENS, f"cost line {request.cost_line}"
     if request.budget_tokens:
-        return request.budget_tokens, RESERVED_OUTPUT_TOKENS, "--budget-tokens"
+        return request.budget_tokens, RESERVED_OUTPUT_TOKENS, "budget tokens"
     return DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, "default (the design's cost line 0.005,1,4,160)"
 
 

@@ -9,7 +9,7 @@ DynamoDB item layout (hash key ``pk`` S, range key ``sk`` S, TTL attribute ``exp
 ================  =========================  ==========================================
 pk                sk                         other attributes
 ================  =========================  ==========================================
-``DOC#{doc_id}``  ``VERSION#{doc_version}``  status, doc_version, body, updated_at
+``DOC#{doc_id}``  ``VERSION#{doc_version}``  status, doc_version, body, updated_at, revision (N)
 ``DOC#{doc_id}``  ``LATEST``                 doc_version
 ``DOC#{doc_id}``  ``CLAIM#{doc_version}``    owner, expires_at (N, epoch s; the ingest claim, ``claims.py``)
 ``RUN#{run_id}``  ``RUN``                    status, body
@@ -26,6 +26,9 @@ Only checkpoints expire, and only once the run has ended: the session that finis
 its checkpoint has no ``expires_at``. Documents, runs and extractions are results and are kept.
 The ``LEASE`` item (:class:`~longdoc.core.records.RunLease`) is written only by conditional
 writes: at most one live owner drives a run's executions; ``lease_until`` is not a TTL attribute.
+A ``VERSION#`` item's ``status`` and ``revision`` mirror its body, so that
+``replace_document`` can write it conditionally (an ingest never overwrites a ``DELETED``
+mark or another worker's newer entry).
 """
 
 from longdoc.adapters.state.common import CHECKPOINT_TTL_SECONDS, checkpoint_expiry

@@ -13,8 +13,11 @@ already holds it (a renewal).
   ``expires_at`` is the table's TTL attribute, so DynamoDB also removes stale claims in
   time (TTL deletion may lag by days; the condition never relies on it). Document
   version queries read only ``VERSION#`` keys, so claim items never show up as versions.
-- SQLite: table ``claims`` (created on first use) and one ``INSERT ... ON CONFLICT DO
-  UPDATE ... WHERE`` statement inside ``BEGIN IMMEDIATE``.
+- SQLite: table ``claims`` (created on first use), read and written inside one ``BEGIN
+  IMMEDIATE`` transaction. The store is one local file, so every holder runs on this
+  machine: a claim whose holder process is gone (:func:`~longdoc.ingest.claim.claim_holder_gone`,
+  e.g. a ``longdoc ingest`` killed with ``kill -9``) is taken over at once instead of after
+  its lease. DynamoDB keeps to the lease: Lambda host names and pids are not comparable.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import sqlite3
 import time
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
+
+from longdoc.ingest.claim import claim_holder_gone
 
 _CLAIMS_TABLE = """CREATE TABLE IF NOT EXISTS claims (
     doc_id TEXT NOT NULL, doc_version TEXT NOT NULL, owner TEXT NOT NULL, expires_at REAL NOT NULL,
@@ -37,16 +42,28 @@ class SqliteVersionClaims:
         def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
     def claim_version(self, doc_id: str, doc_version: str, owner: str, lease_seconds: float) -> bool:
-        """Take or renew the claim for ``owner`` for ``lease_seconds`` seconds; False when another owner holds it."""
+        """Take or renew the claim for ``owner`` for ``lease_seconds`` seconds; False when another owner holds it.
+
+        Another owner's claim is free once its lease ended or its process is gone from this host.
+        """
         now = time.time()
         with self._write() as conn:
             conn.execute(_CLAIMS_TABLE)
-            cursor = conn.execute(
-                "INSERT INTO claims VALUES (?, ?, ?, ?) ON CONFLICT (doc_id, doc_version) DO UPDATE SET "
-                "owner = excluded.owner, expires_at = excluded.expires_at "
-                "WHERE claims.expires_at < ? OR claims.owner = excluded.owner",
-                (doc_id, doc_version, owner, now + lease_seconds, now))
-            return cursor.rowcount == 1
+            row = conn.execute("SELECT owner, expires_at FROM claims WHERE doc_id = ? AND doc_version = ?",
+                               (doc_id, doc_version)).fetchone()
+            if row is not None and row[0] != owner and row[1] >= now and not claim_holder_gone(row[0]):
+                return False
+            conn.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?)",
+                         (doc_id, doc_version, owner, now + lease_seconds))
+            return True
+
+    def version_claim_owner(self, doc_id: str, doc_version: str) -> str | None:
+        """The owner of the version's claim while its lease runs, else None."""
+        with self._write() as conn:  # a write transaction, so the table is created on first use
+            conn.execute(_CLAIMS_TABLE)
+            row = conn.execute("SELECT owner FROM claims WHERE doc_id = ? AND doc_version = ? AND expires_at >= ?",
+                               (doc_id, doc_version, time.time())).fetchone()
+        return str(row[0]) if row else None
 
     def release_version(self, doc_id: str, doc_version: str, owner: str) -> None:
         """Delete ``owner``'s claim on the version (another owner's claim stays)."""
@@ -89,6 +106,14 @@ class DynamoVersionClaims:
                 return False
             raise
         return True
+
+    def version_claim_owner(self, doc_id: str, doc_version: str) -> str | None:
+        """The ``owner`` of the claim item (consistent read) while ``expires_at >= now``, else None."""
+        item = self.client.get_item(TableName=self.table_name, Key=self._claim_key(doc_id, doc_version),
+                                    ConsistentRead=True).get("Item")
+        if item is None or int(item["expires_at"]["N"]) < math.floor(time.time()):
+            return None
+        return str(item["owner"]["S"])
 
     def release_version(self, doc_id: str, doc_version: str, owner: str) -> None:
         """Conditional ``DeleteItem`` (``#owner = :owner``); another owner's claim (or none) is left alone."""

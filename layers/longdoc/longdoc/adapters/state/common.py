@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from longdoc.core import records as models
 from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError
+from longdoc.core.models import DocumentRecord
 from longdoc.core.records import CASE_FACTS_SCHEMA_VERSION, Checkpoint, migrate_checkpoint_data
 
 CHECKPOINT_TTL_SECONDS = models.CHECKPOINT_TTL_SECONDS
@@ -41,6 +42,13 @@ def parse_checkpoint(body: str, run_id: str) -> Checkpoint:
             f"this code reads schema_version {CASE_FACTS_SCHEMA_VERSION} (and migrates 1 and 2)"
         ) from None
     return Checkpoint.model_validate(data)
+
+
+def same_entry(stored: DocumentRecord | None, expected: DocumentRecord | None) -> bool:
+    """Whether a stored registry entry is the ``expected`` one: both absent, or equal status and revision."""
+    if stored is None or expected is None:
+        return stored is None and expected is None
+    return (stored.status, stored.revision) == (expected.status, expected.revision)
 
 
 def conflict_error(checkpoint: Checkpoint) -> CheckpointConflict:

@@ -63,26 +63,47 @@ class DynamoStateStore(DynamoVersionClaims):
         item: dict[str, Any] | None = response.get("Item")
         return item
 
+    def _document_puts(self, record: DocumentRecord, condition: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """The two Puts of a document write: the version item (with ``condition``) and the ``LATEST`` pointer."""
+        pk = _s(f"DOC#{record.doc_id}")
+        version = {"TableName": self.table_name, **(condition or {}), "Item": {
+            "pk": pk, "sk": _s(f"VERSION#{record.doc_version}"), "status": _s(record.status),
+            "doc_version": _s(record.doc_version), "body": _s(record.model_dump_json()),
+            "updated_at": _s(record.updated_at), "revision": _n(record.revision)}}
+        latest = {"TableName": self.table_name, "Item": {"pk": pk, "sk": _s("LATEST"),
+                                                         "doc_version": _s(record.doc_version)}}
+        return [{"Put": version}, {"Put": latest}]
+
     def put_document(self, record: DocumentRecord) -> None:
         """Write the version item and the ``LATEST`` pointer in one TransactWriteItems call."""
-        pk = _s(f"DOC#{record.doc_id}")
-        self.client.transact_write_items(
-            TransactItems=[
-                {"Put": {"TableName": self.table_name, "Item": {
-                    "pk": pk,
-                    "sk": _s(f"VERSION#{record.doc_version}"),
-                    "status": _s(record.status),
-                    "doc_version": _s(record.doc_version),
-                    "body": _s(record.model_dump_json()),
-                    "updated_at": _s(record.updated_at),
-                }}},
-                {"Put": {"TableName": self.table_name, "Item": {
-                    "pk": pk,
-                    "sk": _s("LATEST"),
-                    "doc_version": _s(record.doc_version),
-                }}},
-            ]
-        )
+        self.client.transact_write_items(TransactItems=self._document_puts(record))
+
+    def replace_document(self, record: DocumentRecord, expected: DocumentRecord | None) -> DocumentRecord | None:
+        """:meth:`put_document` with a condition on the version item; None when the transaction is cancelled by it.
+
+        Condition: ``attribute_not_exists(pk)`` when ``expected`` is None, else ``#status =
+        :status`` and ``#revision = :revision`` (an item written before revisions existed
+        has no ``revision`` attribute and matches revision 0). Other errors propagate.
+        """
+        from botocore.exceptions import ClientError
+
+        written = record.model_copy(update={"revision": (expected.revision if expected else 0) + 1})
+        condition: dict[str, Any] = {"ConditionExpression": "attribute_not_exists(pk)"}
+        if expected is not None:
+            revision = "#revision = :revision" + (" OR attribute_not_exists(#revision)" if expected.revision == 0 else "")
+            condition = {"ConditionExpression": f"#status = :status AND ({revision})",
+                         "ExpressionAttributeNames": {"#status": "status", "#revision": "revision"},
+                         "ExpressionAttributeValues": {":status": _s(expected.status),
+                                                       ":revision": _n(expected.revision)}}
+        try:
+            self.client.transact_write_items(TransactItems=self._document_puts(written, condition))
+        except ClientError as exc:
+            reasons = exc.response.get("CancellationReasons") or []
+            if exc.response.get("Error", {}).get("Code") == "TransactionCanceledException" and any(
+                    r.get("Code") == "ConditionalCheckFailed" for r in reasons):
+                return None
+            raise
+        return written
 
     def get_document(self, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
         """Return one version of a document (following ``LATEST`` when ``doc_version`` is None) or None."""

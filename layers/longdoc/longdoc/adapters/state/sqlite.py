@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.adapters.state.claims import SqliteVersionClaims
-from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
+from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint, same_entry
 from longdoc.core.models import DocumentRecord
 from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord
 
@@ -84,17 +84,33 @@ class SqliteStateStore(SqliteVersionClaims):
         with self._connect() as conn:
             return [body for (body,) in conn.execute(sql, params).fetchall()]
 
+    @staticmethod
+    def _put_document(conn: sqlite3.Connection, record: DocumentRecord) -> None:
+        """Create or replace ``(doc_id, doc_version)`` and point the document's latest at it (inside a write)."""
+        conn.execute("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)",
+                     (record.doc_id, record.doc_version, record.status, record.model_dump_json(), record.updated_at))
+        conn.execute("INSERT OR REPLACE INTO latest VALUES (?, ?)", (record.doc_id, record.doc_version))
+
     def put_document(self, record: DocumentRecord) -> None:
         """Create or replace ``(doc_id, doc_version)`` and point the document's latest at it."""
         with self._write() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)",
-                (record.doc_id, record.doc_version, record.status,
-                 record.model_dump_json(), record.updated_at),
-            )
-            conn.execute(
-                "INSERT OR REPLACE INTO latest VALUES (?, ?)", (record.doc_id, record.doc_version)
-            )
+            self._put_document(conn, record)
+
+    def replace_document(self, record: DocumentRecord, expected: DocumentRecord | None) -> DocumentRecord | None:
+        """:meth:`put_document` only while the stored entry has ``expected``'s status and revision (None: absent).
+
+        The read and the write share one ``BEGIN IMMEDIATE`` transaction, so no other
+        writer comes between them. Returns the record written (``revision`` one up) or None.
+        """
+        written = record.model_copy(update={"revision": (expected.revision if expected else 0) + 1})
+        with self._write() as conn:
+            row = conn.execute("SELECT body FROM documents WHERE doc_id = ? AND doc_version = ?",
+                               (record.doc_id, record.doc_version)).fetchone()
+            stored = DocumentRecord.model_validate_json(row[0]) if row else None
+            if not same_entry(stored, expected):
+                return None
+            self._put_document(conn, written)
+        return written
 
     def get_document(self, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:
         """Return one version of a document (the latest when ``doc_version`` is None) or None."""
