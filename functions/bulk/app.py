@@ -81,14 +81,16 @@ def results_store() -> Any:
 
 @lru_cache(maxsize=1)
 def bulk_deps() -> service.BulkDeps:
-    """The bulk adapters for the current settings (once per process; ``bulk_deps.cache_clear()`` resets)."""
-    function_settings(ExtractFunctionSettings)  # the extract function's settings, validated (required on AWS)
+    """The bulk adapters for the current settings (once per process; ``bulk_deps.cache_clear()`` resets);
+    every round's sessions take the extract function's options (tools, budgets, evidence rule)."""
+    settings = function_settings(ExtractFunctionSettings)  # the extract function's settings, validated (required on AWS)
     extract = wiring.deps()
     batches = _batches(extract.model)
     limits = BulkLimits.from_env()
     if type(batches).__name__ == "LocalBatches" and not os.environ.get("LONGDOC_BULK_POLL_FIRST"):
         limits = replace(limits, poll_first=0)  # local batches have ended when created: poll at once
-    return service.BulkDeps(extract=extract, batches=batches, store=wiring.bulk_store(), limits=limits)
+    return service.BulkDeps(extract=extract, batches=batches, store=wiring.bulk_store(), limits=limits,
+                            options=wiring.session_options(settings))
 
 
 def _prices() -> str | None:

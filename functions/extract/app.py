@@ -21,7 +21,7 @@ from longdoc import wiring
 from longdoc.config import ExtractFunctionSettings, function_settings
 from longdoc.core.errors import ExtractionFailed, IterationCapReached
 from longdoc.extract.runs import fail_or_resume
-from longdoc.extract.session import SessionOptions, run_session
+from longdoc.extract.session import run_session
 from longdoc.extract.steps import ExtractTaskInput, ExtractTaskOutput
 from longdoc.observability import logger, metrics, tracer
 
@@ -68,10 +68,8 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
     deadline = end - settings.time_margin_seconds
     # A model call may run past the deadline, but must give up before the function is killed,
     # leaving time to answer (10 s, or half the margin when the margin is smaller).
-    options = SessionOptions(deadline=deadline, call_deadline=end - min(10.0, settings.time_margin_seconds / 2),
-                             execution=event.execution, strict_tools=settings.strict_tools,
-                             no_progress_limit=settings.no_progress_limit,
-                             budget_tokens=settings.context_budget_tokens)
+    options = wiring.session_options(settings, deadline=deadline, execution=event.execution,
+                                     call_deadline=end - min(10.0, settings.time_margin_seconds / 2))
     outcome = run_session(wiring.deps(), event.run_id, options)
     metrics.add_metric(name="Sessions", unit=MetricUnit.Count, value=1)
     metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=outcome.model_calls)

@@ -149,3 +149,28 @@ def test_bad_file_fails_clearly_and_good_file_still_ingests(home, capsys, corpus
     assert code == 1
     assert "password-example.pdf" in err and "password" in err
     assert json.loads(out)["doc_id"] == "apache-2-0--2af71558"  # Apache-2.0: capital and dot, so a name hash
+
+
+def test_report_shows_each_not_found_with_the_searches_behind_it(home, capsys, tmp_path):
+    # Given a finished run of the offline baseline: below its threshold it searches with the catalogue's
+    # alternatives before it records not_found, four searches per session (the default budget); past the
+    # budget a not_found needs no search of its own
+    from longdoc.extract.catalogue import load_catalogue
+
+    _, result, _ = _extract(capsys)
+    absent = [e for e in result["extractions"] if e["status"] == "not_found"]
+    searched = [e for e in absent if e["evidence"]["queries"]]
+    assert len(searched) == 4 and all(e["evidence"]["chunk_ids"] for e in absent)
+    # When its audit page is written
+    page = tmp_path / "audit.html"
+    code, _, _ = _cli(capsys, "report", result["run_id"], "--html", str(page))
+    html = page.read_text(encoding="utf-8")
+    # Then every not_found clause type shows its evidence: the query it searched (its catalogue
+    # alternatives) or none, and the chunks it examined
+    assert code == 0 and html.count("data-evidence") == len(absent) and "data-no-evidence" not in html
+    for e in absent:
+        table = html[html.index(f"{e['clause_type']}: not_found"):]
+        table = table[:table.index("</table>")]
+        query = "; ".join(load_catalogue().resolve(e["clause_type"]).alternatives) if e in searched else "none"
+        assert f"queries searched</th><td>{query}<" in table
+        assert f"chunk ids examined</th><td>{e['evidence']['chunk_ids'][0]}" in table

@@ -5,6 +5,7 @@ offline baseline from the prompt each request carries, stores on moto (``aws_sta
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ from longdoc.bulk.service import BulkDeps, create_bulk, harvest, poll, prepare, 
 from longdoc.core.models import DocumentRecord
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
-from longdoc.extract.session import Deps, run_session
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL, parse_prompt
+from longdoc.extract.session import Deps, SessionOptions, run_session
+from tests.fakes.anthropic_server import tool_use_block
 from tests.fakes.batches_server import FakeBatches, errored
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
@@ -155,3 +158,122 @@ def test_killed_harvest_rerun_loses_and_duplicates_nothing(aws_stack, ingested_c
     assert out["done"] == 3
     assert all(before[r] and set(before[r]) <= set(_found(deps, r)) for r in runs)  # nothing lost
     assert len({tuple(_found(deps, r)) for r in runs}) == 1  # all three copies ended alike
+
+
+# --------------------------------------------------------------------------- issue 20: the registry in batches
+
+ROFR = "Rofr/Rofo/Rofn"
+ROFR_QUERY = "right of first refusal; right of first offer"
+
+
+def _message(content: list[dict[str, Any]], stop: str = "tool_use") -> dict[str, Any]:
+    return {"type": "message", "role": "assistant", "stop_sequence": None, "id": f"msg_{next(_ids)}",
+            "model": "offline-extractive-baseline-v1", "content": content, "stop_reason": stop,
+            "usage": {"input_tokens": 100, "output_tokens": 20}}
+
+
+def _texts(params: dict[str, Any]) -> str:
+    content = params["messages"][0]["content"]
+    return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
+
+
+def _searched(params: dict[str, Any]) -> list[dict[str, Any]]:
+    return parse_prompt(_texts(params))[0].get("searched", [])
+
+
+def _gives_up_until_told(params: dict[str, Any]) -> dict[str, Any]:
+    """A model that records ROFR not_found without looking; told (by the carried rejection) to search,
+    it searches; with its search in CASE_FACTS, it records not_found naming the query."""
+    if any(s["clause_type"] == ROFR for s in _searched(params)):
+        return _message([tool_use_block(NOT_FOUND_TOOL, {"clause_type": ROFR, "reason": "searched",
+                                                         "queries": [ROFR_QUERY]})])
+    if "rejected: the chunks retrieved" in _texts(params):
+        return _message([tool_use_block(SEARCH_TOOL, {"query": ROFR_QUERY, "top_k": 3, "clause_type": ROFR})])
+    return _message([tool_use_block(NOT_FOUND_TOOL, {"clause_type": ROFR, "reason": "not there"})])
+
+
+def _rofr_bulk(deps: BulkDeps, doc: DocumentRecord) -> tuple[str, str]:
+    """A bulk job of one run asking only for ROFR; ``(bulk_id, run_id)``."""
+    bulk_id = f"bulk{next(_ids)}"
+    run = start_run(deps.extract.state, load_catalogue(), doc_id=doc.doc_id, clause_types=[ROFR],
+                    model_name="offline-extractive-baseline-v1", max_tokens=1024, top_k=2, run_id=f"run-{bulk_id}")
+    create_bulk(deps, bulk_id, [(run.run_id, run.doc_id)], [ROFR])
+    return bulk_id, run.run_id
+
+
+def test_a_not_found_rejected_in_a_round_leads_to_a_search_in_the_next(aws_stack, ingested_contract,
+                                                                      tmp_path) -> None:
+    # Given a model that gives up without looking, and the evidence rule always asking for a search
+    with FakeBatches(_gives_up_until_told) as fake:
+        deps = replace(_deps(fake, tmp_path), options=SessionOptions(search_min_score=1.01))
+        bulk_id, run_id = _rofr_bulk(deps, ingested_contract)
+        # When the bulk job runs its rounds
+        out = run_rounds(deps, bulk_id, sleep=lambda s: None)
+        requests = [r["params"] for b in fake.batches.values() for r in b["requests"]]
+    # Then round 0's not_found is rejected and its answer is carried into round 1's message
+    assert out["done"] == 1 and out["rounds"] == 3 and len(requests) == 3
+    assert "rejected:" not in _texts(requests[0])
+    assert "- record_not_found (Rofr/Rofo/Rofn): rejected: the chunks retrieved" in _texts(requests[1])
+    # And round 1's search is carried into round 2 through the checkpoint: the query in CASE_FACTS,
+    # its chunks in the prompt's context
+    [searched] = _searched(requests[2])
+    assert searched["query"] == ROFR_QUERY and searched["clause_type"] == ROFR
+    shown = {c[0] for c in parse_prompt(_texts(requests[2]))[1]}
+    assert set(searched["chunk_ids"]) <= shown
+    # And the not_found of round 2 is stored with its evidence; nothing is carried past it
+    [stored] = deps.extract.state.list_extractions(run_id)
+    assert stored.status == "not_found" and stored.evidence is not None and stored.evidence.queries == [ROFR_QUERY]
+    assert deps.store.get(f"bulk#{bulk_id}", f"run#{run_id}")["carried"] == []
+    # And every round's request carried the same tool registry, search_chunks included
+    assert all([t["name"] for t in r["tools"]] == [EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL] for r in requests)
+    # And Harvest checked citations against the chunks Prepare showed (kept on the cid item), not a new retrieval
+    kept = deps.store.get(f"bulk#{bulk_id}", f"cid#{custom_id(run_id, 0)}")
+    assert set(kept["shown"]) == {c[0] for c in parse_prompt(_texts(requests[0]))[1]}
+    assert kept["scores"][ROFR] > 0
+
+
+def test_harvest_runs_no_retrieval_of_its_own(aws_stack, ingested_contract, tmp_path) -> None:
+    # Given a round prepared and its batch ended, and the embedder counting its queries
+    with FakeBatches(_gives_up_until_told) as fake:
+        deps = _deps(fake, tmp_path)
+        bulk_id, _ = _rofr_bulk(deps, ingested_contract)
+        prepare(deps, bulk_id, 0)
+        submit(deps, bulk_id, 0)
+        assert poll(deps, bulk_id, 0, 0)["ended"]
+        counted = CountingEmbedder(deps.extract.embedder)
+        deps = replace(deps, extract=replace(deps.extract, embedder=counted))
+        # When the round is harvested (the model gave up: a not_found, no search)
+        harvest(deps, bulk_id, 0)
+    # Then no query was embedded: the context and scores came from Prepare's cid item
+    assert counted.queries == []
+
+
+class CountingEmbedder:
+    """Delegates to an embedder, keeping the texts of its ``embed_query`` calls."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.queries = inner, []
+
+    def embed_query(self, text: str) -> list[float]:
+        self.queries.append(text)
+        return self.inner.embed_query(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def test_a_model_that_never_searches_is_stopped_by_the_progress_guard(aws_stack, ingested_contract,
+                                                                     tmp_path) -> None:
+    # Given a model that records not_found without evidence whatever it is told
+    def stubborn(params: dict[str, Any]) -> dict[str, Any]:
+        return _message([tool_use_block(NOT_FOUND_TOOL, {"clause_type": ROFR, "reason": "not there"})])
+    with FakeBatches(stubborn) as fake:
+        deps = replace(_deps(fake, tmp_path), options=SessionOptions(search_min_score=1.01))
+        bulk_id, run_id = _rofr_bulk(deps, ingested_contract)
+        # When the bulk job runs
+        out = run_rounds(deps, bulk_id, sleep=lambda s: None)
+    # Then the run fails with NoProgress after three rounds rejected alike, well before the round cap
+    run = deps.extract.state.get_run(run_id)
+    assert out["failed"] == 1 and run.status == "FAILED" and run.error == "NoProgress"
+    assert out["rounds"] == 3 < deps.limits.max_rounds
+    assert deps.extract.state.list_extractions(run_id) == []

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from longdoc import wiring
+from longdoc.config import function_settings
 from longdoc.adapters.claude import BEDROCK_ANTHROPIC_VERSION, ClaudeModel
 from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
 from longdoc.core.messages import Message, ModelRequest, ToolUseBlock
@@ -152,6 +153,8 @@ def test_max_tokens_sessions_resume_from_checkpoints_through_bedrock(
     with FakeBedrock() as fake:
         model = ClaudeModel(None, BEDROCK_MODEL, provider="bedrock", base_url=fake.base_url, max_retries=2)
         monkeypatch.setattr(wiring, "model", lambda: model)
+        monkeypatch.setenv("LONGDOC_SEARCH_MIN_SCORE", "0")  # the scripted model never searches (test_claude_search)
+        function_settings.cache_clear()
         fake.responder = Scripted(one_per_session(["max_tokens"]))
         clause_types = ["Governing Law", "Insurance", "Audit Rights"]
         run = start_run(wiring.state_store(), load_catalogue(), doc_id=ingested_contract.doc_id,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from longdoc.local.lambda_runtime import load_handler
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, prompt_text
 from longdoc.extract.runs import run_result, start_run
-from longdoc.extract.session import run_session
+from longdoc.extract.session import SessionOptions, run_session
 from longdoc.extract.steps import ExecutionInput
 from longdoc.core.errors import CheckpointConflict
 from longdoc.local.engine import LocalContext, LocalStepFunctions
@@ -43,6 +43,8 @@ REPO = Path(__file__).resolve().parents[2]
 ASL = REPO / "statemachine" / "extract.asl.json"
 MODEL_ID = "claude-sonnet-5-5"
 FACTS = {"claim_amount": "$247.83", "customer_id": "cust_4711"}
+# Sessions run directly: the scripted model never searches (see the ``claude`` fixture)
+NO_EVIDENCE_RULE = SessionOptions(search_min_score=0)
 TWELVE = ["Governing Law", "Termination For Convenience", "Cap On Liability", "Insurance", "Audit Rights",
           "Warranty Duration", "Anti-Assignment", "Agreement Date", "Expiration Date", "Renewal Term",
           "Notice Period To Terminate Renewal", "License Grant"]
@@ -63,7 +65,7 @@ class Scripted:
 
     def __init__(self, plan: Callable[[int, int, list[dict[str, Any]]], Reply]):
         self.plan = plan
-        self.baseline = OfflineBaselineModel(threshold=6.0)  # lenient: most clause types come back found
+        self.baseline = OfflineBaselineModel(threshold=6.0, search=False)  # lenient: most come back found
         self.session = 0
         self.call = 0
         self.lock = threading.Lock()
@@ -114,12 +116,16 @@ def fake() -> FakeAnthropic:
 
 
 @pytest.fixture
-def claude(aws_stack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> ClaudeModel:
+def claude(aws_stack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Iterator[ClaudeModel]:
     """``wiring.model()`` is Claude (real SDK) talking to the fake; retries are quick."""
     model = ClaudeModel("test-key-not-real", MODEL_ID, base_url=fake.base_url, max_retries=2)
     monkeypatch.setattr(wiring, "model", lambda: model)
     monkeypatch.setenv("LONGDOC_STRICT_TOOLS", "true")
-    return model
+    # The scripted model never searches; the not_found evidence rule is test_claude_search's subject
+    monkeypatch.setenv("LONGDOC_SEARCH_MIN_SCORE", "0")
+    function_settings.cache_clear()
+    yield model
+    function_settings.cache_clear()
 
 
 def new_run(doc: DocumentRecord, clause_types: list[str], top_k: int = 4):
@@ -183,7 +189,7 @@ def test_ten_resumes_keep_exact_values_byte_identical_in_every_prompt_and_the_re
     # And the static prefix is cache-marked in every request: the system block and the last tool only
     for request in fake.requests:
         assert request.body["system"][-1]["cache_control"] == {"type": "ephemeral"}
-        assert [("cache_control" in t) for t in request.body["tools"]] == [False, True]
+        assert [("cache_control" in t) for t in request.body["tools"]] == [False, False, True]
         assert all(t["strict"] is True for t in request.body["tools"])
         assert request.body["tool_choice"] == {"type": "auto"}
     # And usage is recorded per call, with a cost estimate from the price table
@@ -197,7 +203,7 @@ def test_cut_off_tool_call_is_never_executed(claude, fake, ingested_contract) ->
     fake.responder = Scripted(one_per_session(["max_tokens"]))
     run = new_run(ingested_contract, ["Governing Law", "Insurance"])
     # When one session runs
-    outcome = run_session(wiring.deps(), run.run_id)
+    outcome = run_session(wiring.deps(), run.run_id, NO_EVIDENCE_RULE)
     # Then only the complete call is stored; the cut-off one is not, and the run continues
     assert (outcome.status, outcome.stop_reason, outcome.pending) == ("CONTINUE", "max_tokens", 1)
     assert [e.clause_type for e in wiring.state_store().list_extractions(run.run_id)] == ["Governing Law"]
@@ -215,8 +221,8 @@ def test_stop_sequence_with_work_left_is_not_done(claude, fake, ingested_contrac
     fake.responder = Scripted(plan)
     run = new_run(ingested_contract, ["Governing Law", "Insurance"])
     # When two sessions run
-    first = run_session(wiring.deps(), run.run_id)
-    second = run_session(wiring.deps(), run.run_id)
+    first = run_session(wiring.deps(), run.run_id, NO_EVIDENCE_RULE)
+    second = run_session(wiring.deps(), run.run_id, NO_EVIDENCE_RULE)
     # Then the first is CONTINUE (stop_sequence is not done while work is left); the fresh
     # second session resolves the rest and the run is DONE
     assert (first.status, first.stop_reason, first.pending) == ("CONTINUE", "stop_sequence", 1)
@@ -263,7 +269,7 @@ def test_throttling_is_retried_by_the_sdk_then_the_session_goes_on(claude, fake,
                               else message_reply([text_block("done")], "end_turn"))
     run = new_run(ingested_contract, ["Governing Law"])
     # When one session runs / Then it finishes after the SDK's own retries
-    assert run_session(wiring.deps(), run.run_id).status == "DONE"
+    assert run_session(wiring.deps(), run.run_id, NO_EVIDENCE_RULE).status == "DONE"
     assert len(fake.requests) == 3
 
 
@@ -298,7 +304,7 @@ def test_a_rejected_citation_goes_back_as_an_error_and_is_corrected(claude, fake
     fake.responder = Scripted(plan)
     run = new_run(ingested_contract, ["Governing Law"])
     # When one session runs
-    outcome = run_session(wiring.deps(), run.run_id)
+    outcome = run_session(wiring.deps(), run.run_id, NO_EVIDENCE_RULE)
     # Then the second request carries an is_error tool_result saying the quote is not verbatim
     [result_block] = fake.requests[1].body["messages"][2]["content"]
     assert result_block["type"] == "tool_result" and result_block["is_error"] is True
@@ -321,7 +327,7 @@ def test_clause_text_unsupported_by_its_quote_is_rejected(claude, fake, ingested
     fake.responder = Scripted(plan)
     run = new_run(ingested_contract, ["Governing Law"])
     # When one session runs
-    outcome = run_session(wiring.deps(), run.run_id)
+    outcome = run_session(wiring.deps(), run.run_id, NO_EVIDENCE_RULE)
     # Then nothing is stored and the model is told which value lacks support
     assert wiring.state_store().list_extractions(run.run_id) == []
     assert outcome.status == "CONTINUE" and outcome.rejected_citations == 1
@@ -354,7 +360,7 @@ def test_several_instances_page_through_retrieval_until_the_model_says_no_more(c
     fake.responder = Scripted(plan)
     run = new_run(ingested_contract, ["Governing Law"], top_k=2)
     # When one session runs
-    outcome = run_session(wiring.deps(), run.run_id)
+    outcome = run_session(wiring.deps(), run.run_id, NO_EVIDENCE_RULE)
     # Then two instances are stored under distinct keys, the last one closing the clause type
     stored = wiring.state_store().list_extractions(run.run_id)
     assert outcome.status == "DONE" and len(stored) == 2
@@ -400,7 +406,7 @@ def test_two_racing_invocations_exactly_one_checkpoint_wins(claude, fake, ingest
     outcomes: list[Any] = []
     def invoke() -> None:
         try:
-            outcomes.append(run_session(deps, run.run_id))
+            outcomes.append(run_session(deps, run.run_id, NO_EVIDENCE_RULE))
         except CheckpointConflict as exc:
             outcomes.append(exc)
     # When they run at the same time

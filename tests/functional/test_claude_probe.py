@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from longdoc import wiring
+from longdoc.config import function_settings
 from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.prompt import parse_prompt, prompt_text
@@ -41,12 +42,16 @@ def fake() -> Iterator[FakeAnthropic]:
 
 
 @pytest.fixture
-def claude(aws_stack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> ClaudeModel:
+def claude(aws_stack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Iterator[ClaudeModel]:
     """``wiring.model()`` is Claude (real SDK) talking to the fake, strict tools on (as in test_claude_loop)."""
     model = ClaudeModel("test-key-not-real", MODEL_ID, base_url=fake.base_url, max_retries=2)
     monkeypatch.setattr(wiring, "model", lambda: model)
     monkeypatch.setenv("LONGDOC_STRICT_TOOLS", "true")
-    return model
+    # The scripted model never searches; the not_found evidence rule is test_claude_search's subject
+    monkeypatch.setenv("LONGDOC_SEARCH_MIN_SCORE", "0")
+    function_settings.cache_clear()
+    yield model
+    function_settings.cache_clear()
 
 
 def _asked(body: dict[str, Any]) -> list[str]:
@@ -178,7 +183,7 @@ def test_a_refusal_fails_only_the_clause_type_it_concerns(claude, fake, ingested
     inner = Scripted(lambda s, c, b: message_reply([], "end_turn"))
     def responder(body: dict[str, Any]) -> Reply:
         inner(body)  # counts sessions and calls
-        answer = OfflineBaselineModel(threshold=6.0).create(_request({**body, "max_tokens": 64000}))
+        answer = OfflineBaselineModel(threshold=6.0, search=False).create(_request({**body, "max_tokens": 64000}))
         blocks = [b.model_dump() for b in answer.content if b.type == "tool_use"]
         return refuse_cap_on_liability(inner.session, inner.call, blocks, body)
     fake.responder = responder
@@ -207,7 +212,7 @@ def test_with_too_little_time_for_a_call_the_session_checkpoints(claude, fake, i
     # Given 0.5 s before the call deadline, under the 1 s an attempt needs
     fake.responder = Scripted(two_calls_per_session)
     run = new_run(ingested_contract, ["Governing Law"])
-    options = SessionOptions(call_deadline=time.monotonic() + 0.5)
+    options = SessionOptions(call_deadline=time.monotonic() + 0.5, search_min_score=0)
     # When a session runs, Then it makes no call and checkpoints, for the next session to retry
     outcome = run_session(wiring.deps(), run.run_id, options)
     assert (outcome.status, outcome.stop_reason, outcome.checkpoint_version) == ("CONTINUE", "time_limit", 1)

@@ -37,3 +37,57 @@ def test_eval_extraction_json_reports_rates_strata_model_and_usage(contract_gold
     rows = {r["case_id"]: r for r in report["case_results"]}
     assert all(r["correct"] == (r["answered"] == "not_found") for r in rows.values() if r["expected"] == "not_found")
     assert {s["position"] for s in report["strata"]} <= {"front", "middle", "back", "absent"}
+
+
+def test_compare_search_runs_both_variants_on_the_same_chunks_and_lists_the_changes(
+        contract_gold, corpus_dir: Path, tmp_path, monkeypatch, capsys):
+    # Given the contract's gold cases and the offline baseline
+    gold, lines = contract_gold
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
+    wiring.reset()
+    # When the eval runs with --compare-search
+    assert cli.main(["eval", "extraction", "--gold", str(gold), "--corpus", str(corpus_dir), "--compare-search",
+                     "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # Then the main report is the one with the search step (the settings' budget), beside the rates without it
+    assert report["search_calls"] == 4 and report["cases"] == len(lines)
+    off = report["without_search"]
+    assert off["cases"] == len(lines) and 0.0 <= off["silent_source_rate"] <= 1.0
+    assert sum(s["cases"] for s in off["by_clause_type"]) == len(lines)
+    # And every change is a case whose correctness differs between the two, counted per clause type
+    changes = report["search_changes"]
+    for c in changes["now_correct"] + changes["regressed"]:
+        assert c["case_id"] in {r["case_id"] for r in report["case_results"]}
+    assert sum(c["now_correct"] for c in changes["by_clause_type"]) == len(changes["now_correct"])
+    assert sum(c["regressed"] for c in changes["by_clause_type"]) == len(changes["regressed"])
+    # And the changes are exactly the rate differences: correct counts move by now_correct - regressed
+    correct_after = sum(r["correct"] for r in report["case_results"])
+    assert round(off["accuracy"] * len(lines)) + len(changes["now_correct"]) - len(changes["regressed"]) == correct_after
+
+
+def test_search_calls_zero_runs_without_the_search_step(contract_gold, corpus_dir: Path, tmp_path, monkeypatch,
+                                                        capsys):
+    # Given the contract's gold cases, the offline baseline, and the harness's search counted
+    import longdoc.extract.session as session
+
+    gold, lines = contract_gold
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
+    wiring.reset()
+    searched: list[str] = []
+    real = session.run_search
+
+    def counted(deps, s, block, options):
+        searched.append(block.input["query"])
+        return real(deps, s, block, options)
+    monkeypatch.setattr(session, "run_search", counted)
+    # When the eval runs with a search budget of 0
+    assert cli.main(["eval", "extraction", "--gold", str(gold), "--corpus", str(corpus_dir), "--search-calls", "0",
+                     "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    # Then no search_chunks call was made, and the report says the budget was 0
+    assert report["search_calls"] == 0 and "without_search" not in report and searched == []
+    # And with the default budget the same cases do search (the baseline's weak clause types)
+    assert cli.main(["eval", "extraction", "--gold", str(gold), "--corpus", str(corpus_dir), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["search_calls"] == 4 and searched

@@ -106,3 +106,29 @@ def test_texts_without_pages_keep_the_text_view() -> None:
 def test_label_equal_to_the_page_number_is_not_repeated() -> None:
     html = run_html(_result(3, "3", "0.012"), {}, None)
     assert "page 3, section 12" in html and "printed" not in html and "estimated cost USD 0.012" in html
+
+
+def test_a_not_found_shows_the_queries_searched_and_the_chunks_examined() -> None:
+    # Given a run with a not_found backed by a search, and one recorded without any evidence
+    result = _result(1, "1", "0")
+    result["extractions"] += [
+        {"clause_type": "Rofr/Rofo/Rofn", "status": "not_found", "citations": [],
+         "evidence": {"queries": ["right of first refusal"], "chunk_ids": ["d:v:0003", "d:v:0007"],
+                      "reason": "no priority right in the searched chunks"}},
+        {"clause_type": "Insurance", "status": "not_found", "citations": [], "evidence": None}]
+    result["case_facts"] = {"searches": [{"session": 2, "query": "right of first refusal",
+                                          "clause_type": "Rofr/Rofo/Rofn", "chunk_ids": ["d:v:0007"],
+                                          "seen": ["d:v:0003"], "tokens": 900}]}
+    # When the audit page is written
+    html = run_html(result, {}, None)
+    # Then the ROFR not_found shows its reason, the query, what that search returned and the chunks examined
+    rofr = html[html.index("Rofr/Rofo/Rofn: not_found"):html.index("Insurance: not_found")]
+    assert "no priority right in the searched chunks" in rofr
+    assert "queries searched</th><td>right of first refusal<" in rofr
+    assert "(session 2)</th><td>returned d:v:0007; already shown d:v:0003" in rofr
+    assert "chunk ids examined</th><td>d:v:0003, d:v:0007<" in rofr and "data-no-evidence" not in rofr
+    # And the not_found without any evidence says so, flagged
+    insurance = html[html.index("Insurance: not_found"):html.index("Model calls")]
+    assert "data-no-evidence" in insurance and "queries searched</th><td>none<" in insurance
+    # And a found extraction carries no evidence table
+    assert html[:html.index("Rofr/Rofo/Rofn: not_found")].count("data-evidence") == 0

@@ -2,6 +2,8 @@
 
 Requests are built exactly as a session builds them (:func:`build_request`) from real CUAD
 contract chunks and default catalogue entries; expectations come from the CUAD gold cases.
+The answers and stop reasons are those of the pre-search baseline (``search=False``); the
+search step of issue 20 (``search_chunks`` below the threshold) has its own tests at the end.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from longdoc.adapters.baseline import BASELINE_NAME, BLOCK_OVERHEAD_TOKENS, Offl
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.ingest.chunk import chunk_document
 from longdoc.extract.citations import verify_citation
-from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, build_request
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL, build_request, render_search_result
 from longdoc.core.tokens import estimate_tokens
-from longdoc.core.records import CaseFacts, Citation
+from longdoc.core.records import CaseFacts, Citation, SearchRecord
 from longdoc.core.models import Chunk
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, TextBlock, ToolResultBlock, ToolUseBlock
 
@@ -80,7 +82,7 @@ def goosehead_chunks(parse_corpus) -> dict[str, Chunk]:
 def whole_contract(goosehead_chunks) -> tuple[ModelRequest, ModelResponse]:
     """Governing Law and Source Code Escrow over the whole contract, with room to answer both."""
     request = _request(list(goosehead_chunks.values()), TYPES, max_tokens=4096)
-    return request, OfflineBaselineModel().create(request)
+    return request, OfflineBaselineModel(search=False).create(request)
 
 
 # --- Answers ---------------------------------------------------------------------------------
@@ -134,7 +136,7 @@ def test_source_code_escrow_is_found_where_gold_says_it_is(gold_dir, parse_corpu
     assert gold["expected"] == "found"
     chunks = chunk_document(parse_corpus(CARDLYTICS), "cardlytics")
     # When the baseline is asked for it with a lenient threshold (6.0, the default before issue 12)
-    response = OfflineBaselineModel(threshold=6.0).create(_request(chunks, ["Source Code Escrow"], 1024))
+    response = OfflineBaselineModel(search=False, threshold=6.0).create(_request(chunks, ["Source Code Escrow"], 1024))
     # Then it extracts a verbatim quote about the escrow release conditions
     [block] = response.content
     assert block.name == EXTRACT_TOOL
@@ -143,14 +145,14 @@ def test_source_code_escrow_is_found_where_gold_says_it_is(gold_dir, parse_corpu
     assert quote in by_id[block.input["citations"][0]["chunk_id"]].text
     assert "Release Conditions" in quote
     # And the default threshold (14.0, tuned for silent-source) trades this find for silence
-    [strict] = OfflineBaselineModel().create(_request(chunks, ["Source Code Escrow"], 1024)).content
-    assert strict.name == NOT_FOUND_TOOL and OfflineBaselineModel().threshold == 14.0
+    [strict] = OfflineBaselineModel(search=False).create(_request(chunks, ["Source Code Escrow"], 1024)).content
+    assert strict.name == NOT_FOUND_TOOL and OfflineBaselineModel(search=False).threshold == 14.0
 
 
 def test_below_threshold_everything_is_not_found(goosehead_chunks, whole_contract) -> None:
     # Given a baseline whose threshold no sentence can reach
     request, _ = whole_contract
-    strict = OfflineBaselineModel(threshold=1000)
+    strict = OfflineBaselineModel(search=False, threshold=1000)
     # When it answers, Then both types are recorded not found, in request order
     response = strict.create(request)
     assert [(b.name, b.input["clause_type"]) for b in response.content] == [
@@ -184,7 +186,7 @@ def test_tiny_max_tokens_stops_with_a_partial_tool_use(whole_contract) -> None:
     request, _ = whole_contract
     tiny = request.model_copy(update={"max_tokens": 5})
     # When the baseline answers
-    response = OfflineBaselineModel().create(tiny)
+    response = OfflineBaselineModel(search=False).create(tiny)
     # Then it stops with max_tokens inside the first call: a tool_use holding only clause_type
     assert response.stop_reason == "max_tokens"
     [block] = response.content
@@ -200,7 +202,7 @@ def test_max_tokens_between_calls_keeps_the_first_and_cuts_the_second(whole_cont
     first_cost = estimate_tokens(json.dumps(first.input, ensure_ascii=False)) + BLOCK_OVERHEAD_TOKENS
     tight = request.model_copy(update={"max_tokens": first_cost + 1})
     # When the baseline answers
-    response = OfflineBaselineModel().create(tight)
+    response = OfflineBaselineModel(search=False).create(tight)
     # Then the first call is complete and identical, and the last block is the cut-off second call
     assert response.stop_reason == "max_tokens"
     assert response.content[0] == first
@@ -214,7 +216,7 @@ def test_after_tool_results_for_every_type_it_ends_the_turn(whole_contract) -> N
     request, response = whole_contract
     follow_up = _reply(request, response)
     # When the baseline answers again
-    final = OfflineBaselineModel().create(follow_up)
+    final = OfflineBaselineModel(search=False).create(follow_up)
     # Then it ends the turn with one text block and no more calls, within budget
     assert final.stop_reason == "end_turn"
     assert final.content == [TextBlock(text="All pending clause types are handled.")]
@@ -226,7 +228,7 @@ def test_error_tool_result_leaves_that_type_pending(whole_contract) -> None:
     request, response = whole_contract
     follow_up = _reply(request, response, errors={"Governing Law"})
     # When the baseline answers again
-    retry = OfflineBaselineModel().create(follow_up)
+    retry = OfflineBaselineModel(search=False).create(follow_up)
     # Then only the rejected type is answered again: the same citation, its clause_text now the whole quote
     assert retry.stop_reason == "tool_use"
     assert [b.input["clause_type"] for b in retry.content] == ["Governing Law"]
@@ -234,7 +236,7 @@ def test_error_tool_result_leaves_that_type_pending(whole_contract) -> None:
     assert retry.content[0].input["citations"] == first["citations"]
     assert retry.content[0].input["clause_text"] == " ".join(first["citations"][0]["quote"].split())
     # And when that is rejected too, it records not_found naming the rejections (never a third identical call)
-    last = OfflineBaselineModel().create(_reply(follow_up, retry, errors={"Governing Law"}))
+    last = OfflineBaselineModel(search=False).create(_reply(follow_up, retry, errors={"Governing Law"}))
     assert [(b.name, b.input["clause_type"]) for b in last.content] == [(NOT_FOUND_TOOL, "Governing Law")]
     assert "rejected the best sentence twice" in last.content[0].input["reason"]
 
@@ -242,9 +244,65 @@ def test_error_tool_result_leaves_that_type_pending(whole_contract) -> None:
 def test_answers_are_deterministic(whole_contract) -> None:
     # Given the same request answered by the fixture's model and by two fresh instances
     request, response = whole_contract
-    again = [OfflineBaselineModel().create(request) for _ in range(2)]
+    again = [OfflineBaselineModel(search=False).create(request) for _ in range(2)]
     # Then every reply is identical, ids included
     assert all(r.model_dump() == response.model_dump() for r in again)
     assert response.id.startswith("msg_baseline_")
     assert all(b.id.startswith("toolu_") for b in response.content)
     assert len({b.id for b in response.content}) == len(response.content)
+
+
+# --- The search step (issue 20) ---------------------------------------------------------------
+
+
+ESCROW_QUERY = "escrow agent; deposit the source code; release conditions"
+
+
+def test_below_threshold_it_searches_with_the_catalogue_alternatives_first(whole_contract) -> None:
+    # Given the whole-contract request, answered by the baseline with its search step (the default)
+    request, _ = whole_contract
+    response = OfflineBaselineModel().create(request)
+    # Then Governing Law is extracted as before, and Source Code Escrow (best sentence below 14) is searched
+    # for with its catalogue alternatives, naming the clause type, instead of being recorded not_found
+    assert [(b.name, b.input["clause_type"]) for b in response.content] == [
+        (EXTRACT_TOOL, "Governing Law"), (SEARCH_TOOL, "Source Code Escrow")]
+    assert response.content[1].input == {"query": ESCROW_QUERY, "top_k": 5, "clause_type": "Source Code Escrow"}
+    assert load_catalogue().resolve("Source Code Escrow").alternatives == ESCROW_QUERY.split("; ")
+
+
+def test_after_its_search_it_records_not_found_with_the_query_and_the_chunks_examined(goosehead_chunks,
+                                                                                      whole_contract) -> None:
+    # Given the search answered with two chunks of the contract that hold no escrow clause
+    request, _ = whole_contract
+    first = OfflineBaselineModel().create(request)
+    search = first.content[1]
+    found = list(goosehead_chunks.values())[1:3]
+    follow_up = request.model_copy(update={"messages": [
+        *request.messages,
+        Message(role="assistant", content=[b.model_dump() for b in first.content]),
+        Message(role="user", content=[
+            ToolResultBlock(tool_use_id=first.content[0].id, content="recorded").model_dump(),
+            ToolResultBlock(tool_use_id=search.id, content=render_search_result(ESCROW_QUERY, found, [])).model_dump(),
+        ]),
+    ]})
+    # When the baseline answers again
+    [block] = OfflineBaselineModel().create(follow_up).content
+    # Then it records not_found, naming the query it ran and the chunks it examined (prompt and search)
+    assert block.name == NOT_FOUND_TOOL and block.input["clause_type"] == "Source Code Escrow"
+    assert block.input["queries"] == [ESCROW_QUERY]
+    assert {c.chunk_id for c in found} <= set(block.input["chunk_ids"])
+
+
+def test_a_search_of_an_earlier_session_listed_in_case_facts_is_not_repeated(goosehead_chunks) -> None:
+    # Given a later session's request (or the next batch round): CASE_FACTS lists the earlier search
+    # for Source Code Escrow and its chunk is in the context again
+    chunks = list(goosehead_chunks.values())[:3]
+    facts = CaseFacts(run_id="run-baseline", doc_id=chunks[0].doc_id, doc_version=chunks[0].doc_version,
+                      clause_types=["Source Code Escrow"],
+                      searches=[SearchRecord(session=1, query=ESCROW_QUERY, clause_type="Source Code Escrow",
+                                             chunk_ids=[chunks[2].chunk_id])])
+    request = build_request(facts, load_catalogue().resolve_many(["Source Code Escrow"]), chunks, max_tokens=4096)
+    # When the baseline answers
+    [block] = OfflineBaselineModel().create(request).content
+    # Then it does not search again: it records not_found naming the earlier query
+    assert block.name == NOT_FOUND_TOOL and block.input["queries"] == [ESCROW_QUERY]

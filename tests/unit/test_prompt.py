@@ -9,7 +9,7 @@ import pytest
 
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.ingest.chunk import chunk_document
-from longdoc.extract.prompt import (EXTRACT_TOOL, NOT_FOUND_TOOL, SYSTEM_PROMPT, build_request, fence_code, parse_prompt,
+from longdoc.extract.prompt import (EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL, SYSTEM_PROMPT, build_request, fence_code, parse_prompt,
                                     prefix_tokens, prompt_text, render_case_facts, render_next_page, tool_definitions)
 from longdoc.core.records import CaseFacts, ResolvedClause
 from longdoc.core.models import Chunk
@@ -56,8 +56,8 @@ def test_static_prefix_carries_cache_control_on_system_and_last_tool(facts, clau
     request = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048)
     # Then the system prompt is one text block marked as a cache breakpoint
     assert request.system == [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
-    # And the tools are extract_clause then record_not_found, with the breakpoint on the last only
-    assert [t["name"] for t in request.tools] == [EXTRACT_TOOL, NOT_FOUND_TOOL]
+    # And the tools are extract_clause, record_not_found, search_chunks (issue 20), the breakpoint on the last only
+    assert [t["name"] for t in request.tools] == [EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL]
     assert request.tools[-1]["cache_control"] == {"type": "ephemeral"}
     assert all("cache_control" not in t for t in request.tools[:-1])
     assert request.max_tokens == 2048
@@ -197,18 +197,20 @@ def test_parse_prompt_round_trips_facts_chunks_and_definitions(facts, clause_typ
     content = _content(build_request(facts, clause_types, goosehead_chunks, max_tokens=2048))
     # When it is read back
     read_facts, read_chunks, definitions = parse_prompt(content)
-    # Then the facts are the model's JSON plus the pending list
-    assert read_facts == {**facts.model_dump(mode="json", exclude={"refusals"}),
-                          "pending": ["Governing Law", "Source Code Escrow"]}
+    # Then the facts are the model's JSON (without the harness-only refusals, searches and retrieval
+    # scores) plus the pending list and the searches run for pending clause types (none yet)
+    assert read_facts == {**facts.model_dump(mode="json", exclude={"refusals", "searches", "retrieval_scores"}),
+                          "pending": ["Governing Law", "Source Code Escrow"], "searched": []}
     assert read_facts["exact_values"] == EXACT
     # And the chunks come back as (id, pages, text) with the text unchanged
     assert read_chunks == [
         (c.chunk_id, f"{c.page_start}-{c.page_end}" if c.page_end != c.page_start else str(c.page_start), c.text)
         for c in goosehead_chunks
     ]
-    # And the definitions are the catalogue entries of the pending types
+    # And the definitions are the catalogue entries of the pending types, with their alternative wordings
     assert definitions == [
-        {"name": c.name, "description": c.description, "hints": c.hints, "answer_kind": c.answer_kind}
+        {"name": c.name, "description": c.description, "hints": c.hints, "answer_kind": c.answer_kind,
+         "alternatives": c.alternatives}
         for c in clause_types
     ]
 

@@ -310,3 +310,28 @@ def test_the_eval_cache_is_keyed_by_the_chunker_code(monkeypatch, tmp_path) -> N
     monkeypatch.setattr(inspect, "getsource", changed)
     # Then chunks cut by the old code are not reused: the folder differs
     assert store_root(tmp_path, 1000, 2000, "all-MiniLM-L6-v2") != before
+
+
+def test_initial_scores_come_from_the_session_retrieval_without_a_second_query():
+    from longdoc.extract.context import initial_scores, retrieve as _retrieve
+
+    class CountingEmbedder(_Embedder):
+        calls = 0
+
+        def embed_query(self, text):
+            CountingEmbedder.calls += 1
+            return [1.0]
+
+    deps, run, facts, chunks = _session_inputs([300] * 6)
+    deps.embedder = CountingEmbedder()
+    # When the session's context is retrieved for one clause type, similarities kept
+    similarity: dict[str, dict[str, float]] = {}
+    got = _retrieve(deps, run, facts, facts.pending, chunks, similarity=similarity)
+    scores = initial_scores(similarity, {c.chunk_id for c in got})
+    # Then one embedding and one index query served both the ranking and the scores
+    assert CountingEmbedder.calls == 1 and len(deps.index.calls) == 1
+    # And the score is the best similarity among the chunks shown (the last chunk ranks first: 1.0)
+    assert scores == {"Governing Law": 1.0}
+    # And among chunks that exclude the best ones, the best of those shown (rank 3: 0.97); none shown: 0.0
+    assert initial_scores(similarity, {"doc:v1:0002", "doc:v1:0000"}) == {"Governing Law": 0.97}
+    assert initial_scores(similarity, set()) == {"Governing Law": 0.0}

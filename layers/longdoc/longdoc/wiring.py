@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from longdoc.config import OcrSettings, Settings, StoreSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
@@ -21,7 +21,8 @@ from longdoc.bulk.ports import BulkStore
 from longdoc.core.ports import BlobStore, Embedder, Model, OcrEngine, StateStore, VectorIndex
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the session module is imported on first use
-    from longdoc.extract.session import Deps
+    from longdoc.config import ExtractFunctionSettings
+    from longdoc.extract.session import Deps, SessionOptions
 
 
 def _require(value: str | None, name: str) -> str:
@@ -173,6 +174,19 @@ def deps() -> Deps:
 
     return Deps(state=state_store(), blobs=blob_store(), embedder=embedder(), index=vector_index(),
                 model=model(), catalogue=load_catalogue(get_settings().clause_catalogue))
+
+
+def session_options(settings: ExtractFunctionSettings | Settings, **bounds: Any) -> SessionOptions:
+    """The :class:`~longdoc.extract.session.SessionOptions` the extraction settings give, the same
+    for the extract function and the bulk rounds: strict tools, progress limit, context budget
+    (tokens), the ``search_chunks`` budget (calls, tokens) and the ``not_found`` evidence
+    threshold; ``bounds`` adds the caller's own (deadlines, execution name)."""
+    from longdoc.extract.session import SessionOptions
+
+    return SessionOptions(strict_tools=settings.strict_tools,
+                          no_progress_limit=settings.no_progress_limit, budget_tokens=settings.context_budget_tokens,
+                          search_max_calls=settings.search_max_calls, search_max_tokens=settings.search_max_tokens,
+                          search_min_score=settings.search_min_score, **bounds)
 
 
 @lru_cache(maxsize=1)

@@ -8,27 +8,41 @@ so citation verification, CASE_FACTS and checkpoints have one implementation. On
 counters go into the state payloads; the items live in a :class:`~longdoc.bulk.ports.BulkStore`
 (``pk = "bulk#<id>"``) and the request bodies in the blob store.
 
-Items: ``job`` (clause types, run count); ``run#<run_id>`` (doc id, failed round ids, last note);
-``cid#<custom_id>`` (run id, round, the checkpoint version the request was built from);
+Items: ``job`` (clause types, run count); ``run#<run_id>`` (doc id, failed round ids, last note,
+``carried``: the harness's rejections of the last applied turn); ``cid#<custom_id>`` (run id, round,
+the checkpoint version the request was built from, the chunk ids it showed and its clause types'
+initial retrieval scores);
 ``part#<round>#<part>`` (blob key, request count); ``batch#<round>#<part>`` (the batch id, written
 with a conditional write); ``harvested#<round>#<part>``; ``seen#<custom_id>``. A run's status is
 its :class:`~longdoc.core.records.RunRecord`'s.
+
+Tools (issue 20): a round's request carries the same registry as a synchronous session
+(``extract_clause``, ``record_not_found``, ``search_chunks``; session options from the same
+settings, :func:`longdoc.wiring.session_options`). A round is one model turn, so what the harness
+answered is carried into the next round: the chunks a ``search_chunks`` call returned come back
+through the checkpoint (in the next prompt's context, the query in CASE_FACTS ``searched``), and
+the answers it did not accept (a rejected citation, a ``not_found`` without the evidence the rule
+asks for, a spent search budget) are added to the next round's message (``carried``), so a
+rejected ``not_found`` leads to a search in the next round, not to the same rejection again.
+Each round is a session: its search budget is per round, and the progress guard and the round
+cap bound a run that never gives the evidence.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from longdoc.bulk.plan import BulkLimits, custom_id, poll_wait, split
 from longdoc.bulk.ports import BatchClient, BatchNotFound, BatchResult, BulkStore
-from longdoc.bulk.requests import batch_params
+from longdoc.bulk.requests import batch_params, rejections
 from longdoc.core.errors import LongdocError
 from longdoc.core.ports import StateStore
 from longdoc.extract.runs import record_failure
-from longdoc.extract.session import (Deps, SessionOptions, apply_response, finish_session, first_request,
+from longdoc.core.messages import Message
+from longdoc.extract.session import (Deps, Session, SessionOptions, apply_response, finish_session, first_request,
                                      open_session, start_turn)
 
 log = logging.getLogger(__name__)
@@ -37,12 +51,14 @@ TERMINAL = ("SUCCEEDED", "FAILED")
 
 @dataclass(frozen=True)
 class BulkDeps:
-    """What the bulk steps need: the extraction adapters, a batch client, the bulk store, limits."""
+    """What the bulk steps need: the extraction adapters, a batch client, the bulk store, limits, and
+    the session options every round uses (:func:`longdoc.wiring.session_options` in the function)."""
 
     extract: Deps
     batches: BatchClient
     store: BulkStore
     limits: BulkLimits
+    options: SessionOptions = field(default_factory=SessionOptions)
 
 
 def _pk(bulk_id: str) -> str:
@@ -85,14 +101,17 @@ def prepare(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
         for item in _open_runs(deps, bulk_id):
             session = open_session(deps.extract, item["run_id"])
             if not session.facts.pending:
-                finish_session(deps.extract, session, SessionOptions())
+                finish_session(deps.extract, session, deps.options)
                 continue
             start_turn(deps.extract, session)
-            request = first_request(deps.extract, session, SessionOptions())
+            request = first_request(deps.extract, session, deps.options)
             cid = custom_id(item["run_id"], round_number)
             deps.store.put(pk, f"cid#{cid}", {"run_id": item["run_id"], "round": round_number,
-                                              "version": session.checkpoint.version})
-            yield {"custom_id": cid, "params": batch_params(deps.extract.model.name, request, item.get("note"))}
+                                              "version": session.checkpoint.version,
+                                              "shown": sorted(session.shown or ()),
+                                              "scores": session.facts.retrieval_scores})
+            yield {"custom_id": cid, "params": batch_params(deps.extract.model.name, request, item.get("note"),
+                                                            item.get("carried"))}
 
     parts = total = 0
     for part, batch in enumerate(split(requests(), deps.limits)):
@@ -157,14 +176,28 @@ def _fail(deps: BulkDeps, run_id: str, error: str, reason: str) -> None:
     record_failure(deps.extract.state, run_id, error, reason)
 
 
-def _apply_message(deps: BulkDeps, run_id: str, result: BatchResult) -> None:
-    """A ``succeeded`` result through the synchronous harness step; a refusal or stall fails the run."""
+def _restore(session: Session, cid: dict[str, Any]) -> None:
+    """What the round's request showed (chunk ids) and its initial retrieval scores, as Prepare kept
+    them (same checkpoint version, so the same context): no second retrieval at Harvest."""
+    if "shown" in cid:
+        session.shown = set(cid["shown"])
+        session.facts.retrieval_scores = dict(cid.get("scores") or {})
+
+
+def _apply_message(deps: BulkDeps, bulk_id: str, cid: dict[str, Any], result: BatchResult) -> None:
+    """A ``succeeded`` result through the synchronous harness step; the answers the harness did not
+    accept are kept for the next round (``carried``); a refusal or stall fails the run."""
     assert result.response is not None
+    run_id = cid["run_id"]
     session = open_session(deps.extract, run_id)
     start_turn(deps.extract, session)
+    _restore(session, cid)
+    turn: list[Message] = []
     try:
-        apply_response(deps.extract, session, SessionOptions(), result.response, [])
-        finish_session(deps.extract, session, SessionOptions())
+        apply_response(deps.extract, session, deps.options, result.response, turn)
+        item = deps.store.get(_pk(bulk_id), f"run#{run_id}") or {"run_id": run_id, "failed": []}
+        deps.store.put(_pk(bulk_id), f"run#{run_id}", {**item, "carried": rejections(turn)})
+        finish_session(deps.extract, session, deps.options)
     except LongdocError as exc:
         _fail(deps, run_id, type(exc).__name__, str(exc))
 
@@ -193,7 +226,7 @@ def _harvest_one(deps: BulkDeps, bulk_id: str, result: BatchResult) -> None:
     if (checkpoint.version if checkpoint else 0) != cid["version"]:
         return  # applied by an earlier (killed) Harvest
     if result.type == "succeeded":
-        _apply_message(deps, run.run_id, result)
+        _apply_message(deps, bulk_id, cid, result)
     elif result.type == "errored" and result.error_type == "invalid_request_error":
         _fail(deps, run.run_id, "InvalidRequest", result.error_message or "invalid_request_error")
     else:

@@ -7,7 +7,8 @@ Commands (scripts rely on their JSON shapes):
   longdoc extract DOC_ID --clause-types a,b,c [--max-tokens N] [--top-k K] [--fact k=v]... [--json]
   longdoc clause-types [--json]
   longdoc eval retrieval --gold FILE [--corpus DIR] [--budget-tokens N] [--chunk-tokens N] [--json]
-  longdoc eval extraction --gold FILE [--corpus DIR] [--threshold X] [--budget-tokens N] [--json]
+  longdoc eval extraction --gold FILE [--corpus DIR] [--threshold X] [--budget-tokens N] [--search-calls N]
+                          [--compare-search] [--json]
   longdoc eval ... --html FILE        (also writes a self-contained HTML page with a heat map)
   longdoc report RUN_ID --html FILE   (audit page: each cited PDF page with the quote highlighted)
   longdoc summarize DOC_ID [--focus TEXT] [--length short|medium|long] [--stream] [--json] [--html FILE]

@@ -48,6 +48,7 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
     gold, progress = _eval_inputs(args)
     report = evaluate_extraction(gold, Path(args.corpus) if args.corpus else None, threshold=args.threshold,
                                  budget_tokens=args.budget_tokens, target_tokens=args.chunk_tokens,
+                                 search_calls=args.search_calls, compare_search=args.compare_search,
                                  progress=progress)
     print(json.dumps(report, indent=1) if args.json else render_extraction(report))
     _write_html(args, report, "extraction")
@@ -72,6 +73,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threshold", type=float, default=None, help="offline baseline threshold (tuning)")
     p.add_argument("--budget-tokens", type=int_at_least(1), default=None, help="context budget (default: top_k chunks)")
     p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--search-calls", type=int_at_least(0), default=None,
+                   help="search_chunks calls per session (default: settings; 0: no search step)")
+    p.add_argument("--compare-search", action="store_true",
+                   help="also run every document without the search step and report what changed")
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
     p.set_defaults(func=cmd_eval_extraction)

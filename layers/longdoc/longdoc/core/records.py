@@ -8,13 +8,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from longdoc.core.messages import Usage
 
-CASE_FACTS_SCHEMA_VERSION = 2
+CASE_FACTS_SCHEMA_VERSION = 3
 """Version of the :class:`CaseFacts` schema written into checkpoints.
 
 History: 1 = first release; 2 adds multi-instance clause types (``open``,
-``ResolvedClause.instances``) and the per-clause retrieval cursor (``retrieval_pages``).
-A version-1 checkpoint is migrated on load by :func:`migrate_checkpoint_data`; any other
-version is refused (:class:`longdoc.core.errors.CheckpointSchemaError`).
+``ResolvedClause.instances``) and the per-clause retrieval cursor (``retrieval_pages``);
+3 adds the model's own searches (``searches``, :class:`SearchRecord`) and the initial
+retrieval scores (``retrieval_scores``). Versions 1 and 2 are migrated on load by
+:func:`migrate_checkpoint_data`; any other version is refused
+(:class:`longdoc.core.errors.CheckpointSchemaError`).
 """
 
 
@@ -33,6 +35,39 @@ class Citation(BaseModel):
     quote: str = Field(min_length=1)
     page_label: str | None = None
     heading_path: list[str] = Field(default_factory=list)
+
+
+class NotFoundEvidence(BaseModel):
+    """What backs a ``not_found``: the queries the model searched and the chunk ids it examined.
+
+    ``queries`` are only those the harness actually ran in this run (see
+    :mod:`longdoc.extract.search`); ``reason`` is the model's own words.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: list[str] = Field(default_factory=list)
+    chunk_ids: list[str] = Field(default_factory=list)
+    reason: str | None = None
+
+
+class SearchRecord(BaseModel):
+    """One ``search_chunks`` call the harness ran: its query and what it answered.
+
+    ``chunk_ids`` are the chunks the answer carried (new to the session), ``seen`` those
+    left out because the session had already been shown them; ``tokens`` the estimated
+    tokens of the answer's chunks (counted against the session's search budget);
+    ``clause_type`` the pending clause type the model said it searched for (None: none named).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    session: int
+    query: str
+    clause_type: str | None = None
+    chunk_ids: list[str] = Field(default_factory=list)
+    seen: list[str] = Field(default_factory=list)
+    tokens: int = 0
 
 
 class Extraction(BaseModel):
@@ -55,6 +90,7 @@ class Extraction(BaseModel):
     session: int = 0
     instance: str = ""
     final: bool = True
+    evidence: NotFoundEvidence | None = None
 
     @property
     def key(self) -> str:
@@ -103,6 +139,9 @@ class CaseFacts(BaseModel):
     ``schema_version`` guards checkpoints written by other code versions. ``refusals``
     (added without a version bump: it defaults to empty, so older checkpoints read as
     before) records refusals per clause type (:class:`Refusal`); it is never shown to the model.
+    ``searches`` are the model's own ``search_chunks`` calls (:class:`SearchRecord`, every
+    session); ``retrieval_scores`` the best cosine similarity of each asked clause type's
+    initial chunks in the current session (harness-only, never shown to the model).
     """
 
     schema_version: int = CASE_FACTS_SCHEMA_VERSION
@@ -117,6 +156,8 @@ class CaseFacts(BaseModel):
     open: dict[str, ResolvedClause] = Field(default_factory=dict)
     retrieval_pages: dict[str, int] = Field(default_factory=dict)
     refusals: dict[str, Refusal] = Field(default_factory=dict)
+    searches: list[SearchRecord] = Field(default_factory=list)
+    retrieval_scores: dict[str, float] = Field(default_factory=dict)
 
     @property
     def pending(self) -> list[str]:
@@ -136,16 +177,19 @@ def migrate_checkpoint_data(data: dict[str, Any]) -> dict[str, Any]:
 
     Version 1 -> 2: the new fields (``open``, ``retrieval_pages``, ``instances``) start
     empty, which is exactly what a version-1 run had (one instance per clause type).
-    Raises ``ValueError`` naming the version for anything else (missing, newer, unknown).
+    Version 2 -> 3: ``searches`` and ``retrieval_scores`` start empty (no search was ever
+    run; the next session computes its scores). Raises ``ValueError`` naming the version
+    for anything else (missing, newer, unknown).
     """
     facts = data.get("case_facts") or {}
     stored = facts.get("schema_version")
     if stored == CASE_FACTS_SCHEMA_VERSION:
         return data
-    if stored == 1:
-        return {**data, "case_facts": {**facts, "schema_version": CASE_FACTS_SCHEMA_VERSION}}
+    if stored in (1, 2):
+        return {**data, "case_facts": {**facts, "schema_version": CASE_FACTS_SCHEMA_VERSION,
+                                       "searches": [], "retrieval_scores": {}}}
     raise ValueError(f"CASE_FACTS schema_version {stored!r} cannot be read; this code reads "
-                     f"{CASE_FACTS_SCHEMA_VERSION} and migrates 1")
+                     f"{CASE_FACTS_SCHEMA_VERSION} and migrates 1 and 2")
 
 
 class CallRecord(BaseModel):

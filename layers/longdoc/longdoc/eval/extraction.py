@@ -13,6 +13,14 @@ Per case: ``correct`` (found: status found and a quote overlapping a gold snippe
 ``section_correct`` / ``page_correct`` (hand cases that give them: any citation on a gold
 section / page), ``exact_values`` reproduced byte for byte in a quote or clause text.
 Tokens and estimated cost are the run's totals shared equally among its cases.
+
+The search step (issue 20): ``search_calls`` is the session's ``search_chunks`` budget in
+calls (default: settings); 0 turns the step off (the offline baseline does not search, and
+with no budget the ``not_found`` evidence rule does not apply). ``compare_search`` runs each
+document twice in the same process, without the search step and with it, over the same
+ingested chunks: the report is the one with search, plus ``without_search`` (that run's
+rates, usage and per-clause-type strata) and ``search_changes`` (:func:`search_changes`: the
+cases that missed without it and hit with it, and the reverse, per clause type).
 """
 
 from __future__ import annotations
@@ -34,18 +42,19 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from longdoc.core.models import Chunk
     from longdoc.core.ports import Model
     from longdoc.extract.catalogue import Catalogue
-    from longdoc.extract.session import Deps
+    from longdoc.extract.session import Deps, SessionOptions
 
 MAX_SESSIONS = 60
 
 
-def _model(threshold: float | None) -> Model:
-    """The configured model; the offline baseline with ``threshold`` when it is the baseline and one is given."""
+def _model(threshold: float | None, search: bool = True) -> Model:
+    """The configured model; the offline baseline (with ``threshold`` when given, its search step
+    on or off) when it is the baseline."""
     from longdoc import wiring
-    from longdoc.adapters.baseline import BASELINE_NAME, OfflineBaselineModel
+    from longdoc.adapters.baseline import DEFAULT_THRESHOLD, BASELINE_NAME, OfflineBaselineModel
 
     if wiring.model_name() == BASELINE_NAME:
-        return OfflineBaselineModel() if threshold is None else OfflineBaselineModel(threshold=threshold)
+        return OfflineBaselineModel(threshold=DEFAULT_THRESHOLD if threshold is None else threshold, search=search)
     return wiring.model()
 
 
@@ -61,21 +70,40 @@ def _catalogue(settings: Settings, cases: Sequence[GoldCase]) -> Catalogue:
     return catalogue
 
 
-def _run(deps: Deps, settings: Settings, chunks: list[Chunk], names: list[str], budget_tokens: int | None,
+def _run(deps: Deps, settings: Settings, chunks: list[Chunk], names: list[str], options: SessionOptions,
          rel: str) -> dict:
-    """Start a run on the document of ``chunks`` for clause types ``names``, drive sessions until DONE,
-    and return :func:`~longdoc.extract.runs.run_result`. Raises ``RuntimeError`` after
-    :data:`MAX_SESSIONS` sessions."""
+    """Start a run on the document of ``chunks`` for clause types ``names``, drive sessions (with
+    ``options``) until DONE, and return :func:`~longdoc.extract.runs.run_result`. Raises
+    ``RuntimeError`` after :data:`MAX_SESSIONS` sessions."""
     from longdoc.extract.runs import run_result, start_run
-    from longdoc.extract.session import SessionOptions, run_session
+    from longdoc.extract.session import run_session
 
     run = start_run(deps.state, deps.catalogue, doc_id=chunks[0].doc_id, doc_version=chunks[0].doc_version,
                     clause_types=names, model_name=deps.model.name, max_tokens=settings.max_tokens,
                     top_k=settings.top_k)
     for _ in range(MAX_SESSIONS):
-        if run_session(deps, run.run_id, SessionOptions(budget_tokens=budget_tokens)).status == "DONE":
+        if run_session(deps, run.run_id, options).status == "DONE":
             return run_result(deps.state, run.run_id)
     raise RuntimeError(f"run {run.run_id} on {rel} not DONE after {MAX_SESSIONS} sessions")
+
+
+def _variants(store: EvalStore, settings: Settings, catalogue: Catalogue, threshold: float | None,
+              budget_tokens: int | None, search_calls: int | None,
+              compare_search: bool) -> list[tuple[str, Deps, SessionOptions]]:
+    """``(label, deps, options)`` per variant run on each document: ``"without_search"`` (only with
+    ``compare_search``), then the main one (search budget ``search_calls``, default: settings)."""
+    from longdoc.extract.session import Deps, SessionOptions
+
+    calls = settings.search_max_calls if search_calls is None else search_calls
+    out = []
+    for label, budget in ([("without_search", 0)] if compare_search else []) + [("main", calls)]:
+        deps = Deps(state=store.state, blobs=store.blobs, embedder=store.embedder, index=store.index,
+                    model=_model(threshold, search=budget > 0), catalogue=catalogue)
+        options = SessionOptions(budget_tokens=budget_tokens, search_max_calls=budget,
+                                 search_max_tokens=settings.search_max_tokens,
+                                 search_min_score=settings.search_min_score)
+        out.append((label, deps, options))
+    return out
 
 
 def _case_row(case: GoldCase, got: list[dict], reference: str, shares: dict) -> dict:
@@ -118,17 +146,17 @@ def _shares(result: dict, cases: int) -> dict:
 
 def evaluate_extraction(gold: Path, corpus: Path | None = None, *, home: Path | None = None,
                         threshold: float | None = None, target_tokens: int | None = None,
-                        budget_tokens: int | None = None,
-                        progress: Callable[[str], None] | None = None) -> dict:
+                        budget_tokens: int | None = None, search_calls: int | None = None,
+                        compare_search: bool = False, progress: Callable[[str], None] | None = None) -> dict:
     """Run the extraction evaluation; returns the report (see module docstring).
 
-    ``threshold`` overrides the offline baseline's threshold (tuning). Raises
-    ``FileNotFoundError`` for a missing document and ``RuntimeError`` when a run does
-    not finish within :data:`MAX_SESSIONS` sessions.
+    ``threshold`` overrides the offline baseline's threshold (tuning); ``search_calls`` the search
+    budget (0: no search step); ``compare_search`` adds the run without the search step. Raises
+    ``FileNotFoundError`` for a missing document and ``RuntimeError`` when a run does not finish
+    within :data:`MAX_SESSIONS` sessions.
     """
     from longdoc.config import get_settings
     from longdoc.core.messages import Usage
-    from longdoc.extract.session import Deps
 
     started = time.monotonic()
     settings = get_settings()
@@ -138,32 +166,74 @@ def evaluate_extraction(gold: Path, corpus: Path | None = None, *, home: Path | 
     maximum = max(settings.chunk_max_tokens, target * 2)
     store = EvalStore(store_root(Path(home or settings.home), target, maximum), target, maximum)
     catalogue = _catalogue(settings, cases)
-    model = _model(threshold)
-    deps = Deps(state=store.state, blobs=store.blobs, embedder=store.embedder, index=store.index, model=model,
-                catalogue=catalogue)
+    variants = _variants(store, settings, catalogue, threshold, budget_tokens, search_calls, compare_search)
     by_doc: dict[str, list[GoldCase]] = defaultdict(list)
     for case in cases:
         by_doc[case.doc].append(case)
-    rows: list[dict] = []
-    total_usage = Usage()
+    rows: dict[str, list[dict]] = {label: [] for label, _, _ in variants}
+    usage: dict[str, Usage] = {label: Usage() for label, _, _ in variants}
     for rel, doc_cases in by_doc.items():
         t0 = time.monotonic()
         chunks = store.chunks(corpus, rel, {"doc_type": doc_cases[0].doc_type} if doc_cases[0].doc_type else None)
         reference = document_text(chunks)
         if doc_cases[0].doc_text and (corpus / doc_cases[0].doc_text).exists():
             reference = (corpus / doc_cases[0].doc_text).read_text(encoding="utf-8", errors="replace")
-        result = _run(deps, settings, chunks, list(dict.fromkeys(c.clause_type for c in doc_cases)), budget_tokens,
-                      rel)
-        total_usage = total_usage.add(Usage.model_validate(result["usage"]))
-        found_by: dict[str, list[dict]] = defaultdict(list)
-        for e in result["extractions"]:
-            found_by[normalise(e["clause_type"])].append(e)
-        shares = _shares(result, len(doc_cases))
-        rows += [_case_row(case, found_by.get(normalise(catalogue.resolve(case.clause_type).name), []), reference,
-                           shares) for case in doc_cases]
-        if progress:
-            progress(f"{rel}: {len(doc_cases)} cases, {result['sessions']} sessions, {time.monotonic() - t0:.1f} s")
-    return _report(gold, corpus, model, budget_tokens, rows, total_usage, started)
+        names = list(dict.fromkeys(c.clause_type for c in doc_cases))
+        for label, deps, options in variants:
+            result = _run(deps, settings, chunks, names, options, rel)
+            usage[label] = usage[label].add(Usage.model_validate(result["usage"]))
+            rows[label] += _doc_rows(doc_cases, result, catalogue, reference)
+            if progress:
+                progress(f"{rel}{'' if label == 'main' else f' ({label})'}: {len(doc_cases)} cases, "
+                         f"{result['sessions']} sessions, {time.monotonic() - t0:.1f} s")
+    main = variants[-1]
+    report = _report(gold, corpus, main[1].model, budget_tokens, rows["main"], usage["main"], started)
+    report["search_calls"] = main[2].search_max_calls
+    if compare_search:
+        report["without_search"] = _rates(rows["without_search"])
+        report["without_search"]["usage"] = usage["without_search"].model_dump()
+        report["without_search"]["by_clause_type"] = _strata(rows["without_search"], ("clause_type",))
+        report["search_changes"] = search_changes(rows["without_search"], rows["main"])
+    return report
+
+
+def _doc_rows(doc_cases: list[GoldCase], result: dict, catalogue: Catalogue, reference: str) -> list[dict]:
+    """The scored rows of one document's cases from its run's result."""
+    found_by: dict[str, list[dict]] = defaultdict(list)
+    for e in result["extractions"]:
+        found_by[normalise(e["clause_type"])].append(e)
+    shares = _shares(result, len(doc_cases))
+    return [_case_row(case, found_by.get(normalise(catalogue.resolve(case.clause_type).name), []), reference, shares)
+            for case in doc_cases]
+
+
+def search_changes(before: list[dict], after: list[dict]) -> dict:
+    """Per-case differences between two runs of the same cases (without and with the search step).
+
+    Returns ``{"now_correct": [...], "regressed": [...], "by_clause_type": [...]}``: the case ids
+    (with clause type, expected status and answers) that were wrong before and correct after, and
+    the reverse; per clause type with any change, found accuracy and silent-source rate before and
+    after and the two counts.
+    """
+    old = {r["case_id"]: r for r in before}
+
+    def brief(r: dict) -> dict:
+        return {"case_id": r["case_id"], "clause_type": r["clause_type"], "expected": r["expected"],
+                "answered_before": old[r["case_id"]]["answered"], "answered_after": r["answered"]}
+
+    now = [brief(r) for r in after if r["correct"] and not old[r["case_id"]]["correct"]]
+    lost = [brief(r) for r in after if not r["correct"] and old[r["case_id"]]["correct"]]
+    changed = {c["clause_type"] for c in now + lost}
+    table = []
+    for clause in sorted(changed):
+        b = _rates([r for r in before if r["clause_type"] == clause])
+        a = _rates([r for r in after if r["clause_type"] == clause])
+        table.append({"clause_type": clause, "cases": a["cases"], "found_cases": a["found_cases"],
+                      "found_accuracy_before": b["found_accuracy"], "found_accuracy_after": a["found_accuracy"],
+                      "silent_source_before": b["silent_source_rate"], "silent_source_after": a["silent_source_rate"],
+                      "now_correct": sum(c["clause_type"] == clause for c in now),
+                      "regressed": sum(c["clause_type"] == clause for c in lost)})
+    return {"now_correct": now, "regressed": lost, "by_clause_type": table}
 
 
 def _report(gold: Path, corpus: Path, model: Model, budget_tokens: int | None, rows: list[dict], total_usage: Usage,
@@ -244,4 +314,22 @@ def render_extraction(report: dict, limit: int = 20) -> str:
     for s in report["by"]["clause_type"][:limit]:
         lines.append(f"{'*' if s['flagged'] else ' '} {s['clause_type'][:40]:<40} n={s['cases']:<3} "
                      f"acc {pct(s['accuracy'])}  silent {pct(s['silent_source_rate'])}")
+    if "without_search" in report:
+        lines += _render_changes(report, pct)
     return "\n".join(lines)
+
+
+def _render_changes(report: dict, pct: Callable[[float | None], str]) -> list[str]:
+    """The compare-search lines: both headlines, then each clause type whose cases changed."""
+    off, changes = report["without_search"], report["search_changes"]
+    lines = ["", f"search step (budget {report['search_calls']} calls per session) against none, same run:",
+             f"  without search: accuracy {pct(off['accuracy'])}  found {pct(off['found_accuracy'])}  "
+             f"silent-source {pct(off['silent_source_rate'])}",
+             f"  with search:    accuracy {pct(report['accuracy'])}  found {pct(report['found_accuracy'])}  "
+             f"silent-source {pct(report['silent_source_rate'])}",
+             f"  {len(changes['now_correct'])} cases now correct, {len(changes['regressed'])} regressed"]
+    for c in changes["by_clause_type"]:
+        lines.append(f"  {c['clause_type'][:40]:<40} found {pct(c['found_accuracy_before'])} -> "
+                     f"{pct(c['found_accuracy_after'])}  silent {pct(c['silent_source_before'])} -> "
+                     f"{pct(c['silent_source_after'])}  +{c['now_correct']} -{c['regressed']}")
+    return lines

@@ -190,6 +190,27 @@ def _citation(c: dict, chunks: Mapping[str, object], pages: PageRenderer | None)
     return f"<div class='cite with-page'>{_figure(view)}<div class='facts'>{facts}</div></div>"
 
 
+def _ids(ids: list[str]) -> str:
+    return ", ".join(escape(i) for i in ids) if ids else "none"
+
+
+def _evidence(e: dict, searches: list[dict]) -> str:
+    """What backs a ``not_found`` (issue 20): the model's reason, the queries it searched with the chunk
+    ids each search returned, and the chunk ids it examined; says so when there is none."""
+    evidence = e.get("evidence") or {}
+    queries, examined = evidence.get("queries") or [], evidence.get("chunk_ids") or []
+    ran = [s for s in searches if s.get("clause_type") == e["clause_type"] or s.get("query") in queries]
+    rows = [f"<tr><th>reason</th><td>{escape(str(evidence.get('reason') or '-'))}</td></tr>",
+            f"<tr><th>queries searched</th><td>{'; '.join(escape(q) for q in queries) or 'none'}</td></tr>",
+            *(f"<tr><th>search {escape(repr(s.get('query', '')))} (session {s.get('session')})</th>"
+              f"<td>returned {_ids(s.get('chunk_ids') or [])}; already shown {_ids(s.get('seen') or [])}</td></tr>"
+              for s in ran),
+            f"<tr><th>chunk ids examined</th><td>{_ids(examined)}</td></tr>"]
+    note = "" if queries or examined or ran else (
+        "<p class='flag' data-no-evidence>no search of the model's own and no chunk named for this not_found</p>")
+    return f"<div class='evidence'>{note}<table data-evidence>{''.join(rows)}</table></div>"
+
+
 def run_html(result: dict, chunks: Mapping[str, object], pages: PageRenderer | None = None) -> str:
     """Audit page of one run: every extraction with its quote highlighted, on the PDF page where there is one.
 
@@ -197,9 +218,12 @@ def run_html(result: dict, chunks: Mapping[str, object], pages: PageRenderer | N
     :class:`~longdoc.core.models.Chunk` (the text shown is the part of the cited chunk on the
     quote's page). ``pages(page, quote)`` returns the rendered page with the quote boxed
     (:func:`longdoc.eval.pdfpage.quote_on_page`), or None: then, and for documents without
-    pages, the citation keeps the text view. Also lists sessions, checkpoints, usage, cost
-    and calls. One self-contained file: images are inlined as data URIs.
+    pages, the citation keeps the text view. A ``not_found`` shows its evidence (the queries the
+    model searched, what each search returned, the chunk ids it examined; :func:`_evidence`).
+    Also lists sessions, checkpoints, usage, cost and calls. One self-contained file: images are
+    inlined as data URIs.
     """
+    searches = (result.get("case_facts") or {}).get("searches") or []
     body = [f"<p>document {escape(result['doc_id'])} version {escape(result['doc_version'])}; status "
             f"{escape(result['status'])}; model {escape(str(result['model']))}; sessions {result['sessions']}; "
             f"checkpoints {result['checkpoints']}; {_cost_text(result)}</p>",
@@ -209,6 +233,8 @@ def run_html(result: dict, chunks: Mapping[str, object], pages: PageRenderer | N
     for e in result["extractions"]:
         body.append(f"<h3>{escape(e['clause_type'])}: {escape(e['status'])}</h3>")
         body.extend(_citation(c, chunks, pages) for c in e.get("citations", []))
+        if e["status"] == "not_found":
+            body.append(_evidence(e, searches))
     body.append("<h2>Model calls</h2><table><tr><th>session</th><th>model</th><th>stop reason</th><th>usage</th></tr>")
     for call in result.get("calls", []):
         body.append(f"<tr><td>{call.get('session')}</td><td>{escape(str(call.get('model')))}</td>"

@@ -57,8 +57,9 @@ class ClauseType(BaseModel):
     Fields: ``name`` is the display name (CUAD's for the defaults); ``description``
     says what the clause is; ``hints`` are 1+ phrases that tend to appear in contract
     text for it (the defaults carry 4-12); ``answer_kind`` is ``"span"`` for a short
-    value (a date, a name, a place, a duration) or ``"clause"`` for whole provisions.
-    Unknown fields are rejected so that typos in user files surface as errors.
+    value (a date, a name, a place, a duration) or ``"clause"`` for whole provisions;
+    ``alternatives`` are other ways a contract may word it, unlike the hints (the offline
+    baseline's ``search_chunks`` query, see :mod:`longdoc.extract.search`). Unknown fields are rejected so that typos in user files surface as errors.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)
@@ -66,6 +67,7 @@ class ClauseType(BaseModel):
     name: str = Field(min_length=1)
     description: str = Field(min_length=1)
     hints: list[str] = Field(min_length=1)
+    alternatives: list[str] = Field(default_factory=list)
     answer_kind: Literal["span", "clause"] = "clause"
 
     @field_validator("name")

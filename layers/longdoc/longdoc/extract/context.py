@@ -39,16 +39,21 @@ def page(deps: Deps, run: RunRecord, clause: ClauseType, number: int, chunks: di
 
 
 def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chunks: dict[str, Chunk],
-             budget_tokens: int | None = None) -> list[Chunk]:
+             budget_tokens: int | None = None, similarity: dict[str, dict[str, float]] | None = None) -> list[Chunk]:
     """Each asked clause type's current retrieval page, merged in document order without repeats.
 
     With ``budget_tokens`` (estimated tokens), the pages are interleaved by rank (first of each
     clause type, then second, ...) and assembled within the budget (:func:`assemble`); a
-    document that fits whole is sent whole.
+    document that fits whole is sent whole. ``similarity``, when given, is filled with each
+    clause type's chunk id -> cosine similarity from the same dense ranking (for
+    :func:`initial_scores`: one embedding and one index query per clause type, as without it).
     """
     ranker = retriever(deps, run, chunks)
+    clauses = deps.catalogue.resolve_many(names)
     pages = [page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks, ranker)
-             for clause in deps.catalogue.resolve_many(names)]
+             for clause in clauses]
+    if similarity is not None:
+        similarity.update((clause.name, ranker.similarity(clause.query_text())) for clause in clauses)
     picked: dict[str, Chunk] = {}
     for rank in range(max((len(p) for p in pages), default=0)):
         for one in pages:
@@ -62,3 +67,25 @@ def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chu
                         assembly.tokens)
         selected = assembly.chunks
     return sorted(selected, key=lambda c: c.ordinal)
+
+
+def initial_scores(similarity: dict[str, dict[str, float]], shown: set[str]) -> dict[str, float]:
+    """Each clause type's best cosine similarity among the chunks shown (0.0 when none is shown).
+
+    ``similarity`` is what :func:`retrieve` filled in (the dense ranking of the clause type's
+    query, :meth:`ClauseType.query_text`, over the allowed chunks). Unlike the fused rank it is
+    an absolute measure; it decides whether ``not_found`` needs a search (:mod:`longdoc.extract.search`).
+    """
+    return {name: max((score for cid, score in scores.items() if cid in shown), default=0.0)
+            for name, scores in similarity.items()}
+
+
+def earlier_searches(facts: CaseFacts, session: int, chunks: dict[str, Chunk]) -> list[Chunk]:
+    """Chunks earlier sessions' searches returned for clause types still pending (or for none named).
+
+    A resumed session (or the next batch round) is shown them again with its retrieved chunks,
+    so it need not repeat those searches; CASE_FACTS lists the queries (``searched``).
+    """
+    ids = [cid for r in facts.searches if r.session < session
+           and (r.clause_type is None or r.clause_type in facts.pending) for cid in r.chunk_ids]
+    return [chunks[cid] for cid in dict.fromkeys(ids) if cid in chunks]

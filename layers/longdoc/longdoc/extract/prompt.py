@@ -31,6 +31,10 @@ from longdoc.extract.guide import system_prompt
 
 EXTRACT_TOOL = "extract_clause"
 NOT_FOUND_TOOL = "record_not_found"
+SEARCH_TOOL = "search_chunks"
+MAX_QUERY_CHARS = 300
+"""Longest ``search_chunks`` query (characters)."""
+MAX_SEARCH_TOP_K = 10
 
 SYSTEM_PROMPT = system_prompt()
 """The static system prompt (:func:`longdoc.extract.guide.system_prompt`)."""
@@ -45,11 +49,15 @@ def tool_definitions(strict: bool = False) -> list[dict]:
     ``extract_clause.citations`` has ``minItems: 1`` and each item requires ``chunk_id``,
     ``page`` and ``quote``; ``record_not_found`` takes no citations at all.
     ``extract_clause.more_instances`` (optional boolean) asks the harness for the next page
-    of retrieved chunks for that clause type.
+    of retrieved chunks for that clause type. ``record_not_found`` carries its evidence
+    (``queries`` searched, ``chunk_ids`` examined); ``search_chunks`` (``query`` of at most
+    :data:`MAX_QUERY_CHARS` characters, ``top_k`` 1-10) searches the document (see
+    :mod:`longdoc.extract.search`). The last tool carries the prefix's cache breakpoint;
+    the list is the same in every session, so the prefix stays byte-identical.
 
     ``strict=True`` adds ``"strict": true`` to each tool (grammar-constrained tool inputs,
     https://docs.claude.com/en/docs/agents-and-tools/tool-use/strict-tool-use) and drops
-    ``minLength``, which the strict JSON Schema subset does not support (``minItems`` 0/1,
+    ``minLength``/``maxLength``/``minimum``/``maximum``, which the strict JSON Schema subset does not support (``minItems`` 0/1,
     ``required`` and ``additionalProperties: false`` are supported); the harness checks
     non-empty strings itself. Strict mode works with ``tool_choice: auto``.
     """
@@ -85,14 +93,36 @@ def tool_definitions(strict: bool = False) -> list[dict]:
         {
             "name": NOT_FOUND_TOOL,
             "description": "Record that a clause type is not in the document, or that no further occurrence exists "
-            "of a clause type whose occurrences are already recorded (no citations).",
+            "of a clause type whose occurrences are already recorded (no citations). Name the search_chunks "
+            "queries you ran for it and the chunk ids you examined.",
             "input_schema": {
                 "type": "object",
                 "properties": {
                     "clause_type": {"type": "string"},
                     "reason": {"type": "string", "description": "why the retrieved chunks do not contain it"},
+                    "queries": {"type": "array", "items": {"type": "string"},
+                                "description": "the search_chunks queries you ran for this clause type"},
+                    "chunk_ids": {"type": "array", "items": {"type": "string"},
+                                  "description": "ids of the chunks you examined for it"},
                 },
                 "required": ["clause_type"],
+                "additionalProperties": False,
+            },
+        },
+        {
+            "name": SEARCH_TOOL,
+            "description": "Search this document's chunks with your own words when the chunks you were given do "
+            "not hold a clause type; answers with chunks not shown to you yet (citable like the others).",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
+                              "description": "wording the clause may use in this document"},
+                    "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_TOP_K,
+                              "description": "how many chunks to return (default 5)"},
+                    "clause_type": {"type": "string", "description": "the pending clause type searched for"},
+                },
+                "required": ["query"],
                 "additionalProperties": False,
             },
             "cache_control": {"type": "ephemeral"},
@@ -103,9 +133,13 @@ def tool_definitions(strict: bool = False) -> list[dict]:
     return tools
 
 
+_NOT_STRICT = frozenset({"minLength", "maxLength", "minimum", "maximum"})
+"""Schema keywords left out in strict mode (the harness checks them itself)."""
+
+
 def _strict(node: dict) -> dict:
-    """Copy a tool (or schema node) for strict mode: ``strict: true`` on the tool, no ``minLength``."""
-    out = {k: (_strict(v) if isinstance(v, dict) else v) for k, v in node.items() if k != "minLength"}
+    """Copy a tool (or schema node) for strict mode: ``strict: true`` on the tool, no length or range bounds."""
+    out = {k: (_strict(v) if isinstance(v, dict) else v) for k, v in node.items() if k not in _NOT_STRICT}
     if "input_schema" in node:
         out["strict"] = True
     return out
@@ -135,8 +169,11 @@ def fence_code(*parts: str) -> str:
 
 def _facts_json(facts: CaseFacts, pending: list[str] | None) -> str:
     """CASE_FACTS as JSON (keys in schema order, values verbatim), ``pending`` added (default: facts.pending)."""
-    body = facts.model_dump(mode="json", exclude={"refusals"})
+    body = facts.model_dump(mode="json", exclude={"refusals", "retrieval_scores", "searches"})
     body["pending"] = facts.pending if pending is None else pending
+    names = set(body["pending"])
+    body["searched"] = [{"query": r.query, "clause_type": r.clause_type, "chunk_ids": r.chunk_ids}
+                        for r in facts.searches if r.clause_type is None or r.clause_type in names]
     return json.dumps(body, indent=1, ensure_ascii=False)
 
 
@@ -169,9 +206,8 @@ def _chunk_parts(chunks: list[Chunk]) -> list[str]:
     return [f"{_attrs(c)}\n{c.text}" for c in chunks]
 
 
-def _chunk_block(chunks: list[Chunk], code: str) -> str:
-    return "\n\n".join([f"<retrieved_chunks-{code}>", *(render_chunk(c, code) for c in chunks),
-                        f"</retrieved_chunks-{code}>"])
+def _chunk_block(chunks: list[Chunk], code: str, tag: str = "retrieved_chunks") -> str:
+    return "\n\n".join([f"<{tag}-{code}>", *(render_chunk(c, code) for c in chunks), f"</{tag}-{code}>"])
 
 
 def build_request(
@@ -186,13 +222,16 @@ def build_request(
     ``strict`` selects strict tool schemas (see :func:`tool_definitions`).
     """
     definitions = json.dumps([{"name": c.name, "description": c.description, "hints": c.hints,
-                               "answer_kind": c.answer_kind} for c in pending], indent=1, ensure_ascii=False)
+                               "answer_kind": c.answer_kind} | ({"alternatives": c.alternatives} if c.alternatives
+                                                                else {}) for c in pending],
+                             indent=1, ensure_ascii=False)
     facts_json = _facts_json(facts, [c.name for c in pending])
     code = fence_code(facts_json, definitions, *_chunk_parts(chunks))
     context = f"<CASE_FACTS-{code}>\n{facts_json}\n</CASE_FACTS-{code}>\n\n{_chunk_block(chunks, code)}"
     task = (f"\n\n<task-{code}>\nPending clause types (handle each, in this order):\n{definitions}\n"
             "Call extract_clause or record_not_found for each. Quote verbatim; cite the chunk id"
-            f" and the page the quote is on.\n</task-{code}>")
+            " and the page the quote is on. When the chunks do not hold a clause type, call search_chunks"
+            f" with your own wording before recording not_found.\n</task-{code}>")
     return ModelRequest(
         system=[{"type": "text", "text": SYSTEM_PROMPT, "cache_control": dict(CACHE_BREAKPOINT)}],
         tools=tool_definitions(strict),
@@ -240,6 +279,31 @@ def render_next_page(clause_type: str, chunks: list[Chunk]) -> str:
     code = fence_code(clause_type, *_chunk_parts(chunks))
     return (f"next retrieved chunks for {clause_type} (extract further occurrences, or call "
             f"record_not_found if there is none):\n{_chunk_block(chunks, code)}")
+
+
+def render_search_result(query: str, chunks: list[Chunk], seen: list[str]) -> str:
+    """Tool-result text of one ``search_chunks`` call: the new chunks fenced (own code) as in the
+    prompt, and the ids left out because the session was already shown them."""
+    note = f"; left out, already shown to you: {', '.join(seen)}" if seen else ""
+    if not chunks:
+        return f"search for {query!r}: no chunk you have not seen yet{note}"
+    code = fence_code(query, *_chunk_parts(chunks))
+    return (f"search for {query!r}: {len(chunks)} new chunk(s){note}\n"
+            + _chunk_block(chunks, code, "search_results"))
+
+
+_RESULTS_OPEN = re.compile(r"<search_results-([0-9a-f]{%d})>\n" % FENCE_CODE_CHARS)
+
+
+def parse_search_result(text: str) -> list[tuple[str, str, str]]:
+    """The ``(chunk_id, pages, text)`` of a :func:`render_search_result` answer (only tags carrying its code)."""
+    head = _RESULTS_OPEN.search(text)
+    if not head:
+        return []
+    code = re.escape(head.group(1))
+    chunk_re = re.compile(
+        rf'<chunk-{code} id="([^"]*)" pages="([^"]*)" section="([^"]*)" heading="[^"]*">\n(.*?)\n</chunk-{code}>', re.S)
+    return [(unescape(m.group(1)), m.group(2), m.group(4)) for m in chunk_re.finditer(text)]
 
 
 def prefix_tokens(request: ModelRequest) -> int:

@@ -209,6 +209,7 @@ class Retriever:
         self.by_id = {c.chunk_id: c for c in self.pool}
         self._bm25: BM25 | None = None
         self._passages: tuple[BM25, list[int]] | None = None
+        self._similarity: dict[str, dict[str, float]] = {}
 
     def bm25(self) -> BM25:
         """The BM25 index over the allowed chunks (built on first use)."""
@@ -216,13 +217,22 @@ class Retriever:
             self._bm25 = BM25([bm25_tokens(embedding_text(c) if self.headers else c.text) for c in self.pool])
         return self._bm25
 
-    def dense_ranking(self, vector: Sequence[float]) -> list[str]:
-        """Allowed chunk ids by cosine similarity to ``vector``, best first."""
+    def dense_ranking(self, vector: Sequence[float], query: str | None = None) -> list[str]:
+        """Allowed chunk ids by cosine similarity to ``vector``, best first; with ``query``, the
+        similarities are kept for :meth:`similarity`."""
         if not self.pool or self.index is None:
             return []
         doc_id, version = self.pool[0].doc_id, self.pool[0].doc_version
-        hits = self.index.query(vector, doc_id, version, max(len(self.chunks), 1))
-        return [cid for cid, _ in hits if cid in self.by_id]
+        hits = [(cid, score) for cid, score in self.index.query(vector, doc_id, version, max(len(self.chunks), 1))
+                if cid in self.by_id]
+        if query is not None:
+            self._similarity[query] = dict(hits)
+        return [cid for cid, _ in hits]
+
+    def similarity(self, query: str) -> dict[str, float]:
+        """Chunk id -> the index's cosine similarity to ``query``, kept from its last dense ranking by
+        :meth:`rank` (no second index query; empty when ``query`` was not ranked densely)."""
+        return dict(self._similarity.get(query, {}))
 
     def passage_ranking(self, query: str) -> list[str]:
         """Allowed chunk ids by the BM25 score of their best passage (:func:`passages`), best first.
@@ -260,11 +270,11 @@ class Retriever:
         if self.mode != "bm25" and vector is None:
             raise ValueError(f"mode {self.mode!r} needs the query vector")
         if self.mode == "dense":
-            ids = self.dense_ranking(vector or [])
+            ids = self.dense_ranking(vector or [], query)
         elif self.mode == "bm25":
             ids = self.bm25_ranking(query)
         else:
-            rankings = [self.dense_ranking(vector or []), self.bm25_ranking(query)]
+            rankings = [self.dense_ranking(vector or [], query), self.bm25_ranking(query)]
             weights = [self.dense_weight, 1.0]
             if self.passage_weight:
                 rankings.append(self.passage_ranking(query))

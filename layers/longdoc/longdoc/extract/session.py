@@ -41,13 +41,14 @@ from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseB
 from longdoc.core.models import Chunk
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
                                   Extraction, RunRecord)
-from longdoc.extract.context import page, retrieve
+from longdoc.extract.context import earlier_searches, initial_scores, page, retrieve
 from longdoc.extract.cost import warn_if_prefix_uncacheable
 from longdoc.extract.harness import apply_extraction, handle_tool
-from longdoc.extract.prompt import build_request, prefix_tokens, render_next_page
+from longdoc.extract.prompt import EXTRACT_TOOL, SEARCH_TOOL, build_request, prefix_tokens, render_next_page
 from longdoc.extract.refusals import askable, record_refusal, unanswerable
 from longdoc.core.clock import utc_now
 from longdoc.extract.runs import record_session
+from longdoc.extract.search import run_search, screen_call
 # Re-exported for callers not yet moved to longdoc.extract.runs (longdoc.eval.extraction imports them here).
 from longdoc.extract.runs import run_result as run_result, start_run as start_run
 # The session's types and limits live in longdoc.extract.session_types; re-exported here for callers.
@@ -86,6 +87,7 @@ class Session:
     refused: bool = False
     cache_read: int = 0
     asked: list[str] = field(default_factory=list)
+    shown: set[str] | None = None
 
 
 def open_session(deps: Deps, run_id: str) -> Session:
@@ -159,18 +161,30 @@ def _next_page(deps: Deps, s: Session, clause: str) -> str:
     number = s.facts.retrieval_pages.get(clause, 0) + 1
     s.facts.retrieval_pages[clause] = number
     more = page(deps, s.run, deps.catalogue.resolve(clause), number, s.chunks)
+    s.shown = (s.shown or set()) | {c.chunk_id for c in more}
     if not more:
         _close(deps, s, clause, "retrieval exhausted")
     return render_next_page(clause, more)
 
 
-def _run_tool(deps: Deps, s: Session, block: ToolUseBlock, model: str) -> dict[str, Any]:
-    """Run one tool call through the harness, act on its outcome, and return the ``tool_result`` block."""
+def _run_tool(deps: Deps, s: Session, block: ToolUseBlock, model: str, options: SessionOptions) -> dict[str, Any]:
+    """Run one tool call through the harness, act on its outcome, and return the ``tool_result`` block.
+
+    ``search_chunks`` and the shown-chunks and evidence checks are :mod:`longdoc.extract.search`'s.
+    """
+    if block.name == SEARCH_TOOL:
+        found, error = run_search(deps, s, block, options)
+        return {"type": "tool_result", "tool_use_id": block.id, "content": found, "is_error": error}
+    rejection, evidence = screen_call(s, block, options)
+    if rejection is not None:
+        s.rejected += block.name == EXTRACT_TOOL
+        return {"type": "tool_result", "tool_use_id": block.id, "content": rejection, "is_error": True}
     outcome = handle_tool(block, s.facts, s.chunks, model, s.number)
     s.rejected += outcome.rejected_citation
     text = outcome.text
     if outcome.extraction is not None:
-        _store(deps, s, outcome.extraction)
+        extra = {"evidence": evidence} if outcome.extraction.status == "not_found" else {}
+        _store(deps, s, outcome.extraction.model_copy(update=extra))
     if outcome.close:
         _close(deps, s, outcome.close, "the model found no further occurrence")
     if outcome.next_page:
@@ -247,8 +261,10 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
     (:func:`longdoc.bulk.service.harvest`) with each ``succeeded`` batch result.
     """
     _record_call(s, response)
+    if s.shown is None:  # a batch round: recompute what its request showed (same checkpoint, same context)
+        session_context(deps, s, options)
     blocks = _kept_blocks(response)
-    results = [_run_tool(deps, s, b, response.model) for b in blocks if isinstance(b, ToolUseBlock)]
+    results = [_run_tool(deps, s, b, response.model, options) for b in blocks if isinstance(b, ToolUseBlock)]
     if s.stop_reason == "refusal":
         s.refused = record_refusal(s.facts, s.asked, response, s.number) is not None
         return False
@@ -268,10 +284,23 @@ def start_turn(deps: Deps, s: Session) -> None:
     s.chunks = {c.chunk_id: c for c in load_chunks(deps.blobs, s.run.doc_id, s.run.doc_version)}
 
 
+def session_context(deps: Deps, s: Session, options: SessionOptions) -> list[Chunk]:
+    """The session's chunk context: each asked clause type's retrieval page, then the chunks earlier
+    sessions' searches returned (:func:`~longdoc.extract.context.earlier_searches`); sets the shown
+    set and the initial retrieval scores (:func:`~longdoc.extract.context.initial_scores`)."""
+    similarity: dict[str, dict[str, float]] = {}
+    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens, similarity)
+    ids = {c.chunk_id for c in context}
+    context += [c for c in earlier_searches(s.facts, s.number, s.chunks) if c.chunk_id not in ids]
+    s.shown = {c.chunk_id for c in context}
+    s.facts.retrieval_scores = initial_scores(similarity, s.shown)
+    return sorted(context, key=lambda c: c.ordinal)
+
+
 def first_request(deps: Deps, s: Session, options: SessionOptions) -> ModelRequest:
     """The session's first request (after :func:`start_turn`): top-K chunks per asked clause type,
     CASE_FACTS and the tools (:func:`longdoc.extract.prompt.build_request`)."""
-    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens)
+    context = session_context(deps, s, options)
     request = build_request(s.facts, deps.catalogue.resolve_many(s.asked), context, s.max_tokens,
                             strict=options.strict_tools)
     warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))
@@ -320,7 +349,8 @@ def finish_session(deps: Deps, s: Session, options: SessionOptions) -> SessionOu
                           stop_reason=s.stop_reason, sessions=s.number, checkpoint_version=version,
                           extracted=s.facts.extracted_count, pending=len(s.facts.pending),
                           rejected_citations=s.rejected, model_calls=s.model_calls,
-                          cache_read_tokens=s.cache_read, max_tokens=s.max_tokens)
+                          cache_read_tokens=s.cache_read, max_tokens=s.max_tokens,
+                          search_calls=sum(r.session == s.number for r in s.facts.searches))
 
 
 def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) -> SessionOutcome:

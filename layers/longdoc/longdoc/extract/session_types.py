@@ -17,6 +17,12 @@ MAX_TOKENS_CEILING = 64_000
 """Highest output cap (tokens) max_tokens escalation reaches: the settings' upper bound for
 ``max_tokens`` (``LONGDOC_MAX_TOKENS`` <= 64000), which is also the output limit of
 Sonnet-class models (https://platform.claude.com/docs/en/about-claude/models/overview)."""
+SEARCH_MAX_CALLS = 4
+"""``search_chunks`` calls one session may make (see :mod:`longdoc.extract.search`)."""
+SEARCH_MAX_TOKENS = 6_000
+"""Estimated tokens of chunks ``search_chunks`` may return in one session."""
+SEARCH_MIN_SCORE = 0.45
+"""Best cosine similarity of a clause type's initial chunks under which ``not_found`` needs a search."""
 MIN_CALL_SECONDS = 1.0
 """A model call is not started with less than this many seconds before ``call_deadline``: the
 Claude adapter's shortest attempt (:data:`longdoc.adapters.claude_budget.MIN_ATTEMPT_SECONDS`)."""
@@ -51,6 +57,10 @@ class SessionOptions:
     :func:`longdoc.extract.retrieve.assemble`): ``None`` sends every retrieved page (``top_k``
     per pending clause type); with a budget, chunks go in rank order until the next would
     pass it, and a document that fits whole is sent whole, in order.
+    ``search_max_calls`` / ``search_max_tokens`` are the session's ``search_chunks`` budget
+    (calls, estimated tokens of returned chunks); ``search_min_score`` the initial-retrieval
+    score under which ``record_not_found`` needs a search of the model's own (see
+    :mod:`longdoc.extract.search`).
     """
 
     deadline: float | None = None
@@ -61,6 +71,9 @@ class SessionOptions:
     budget_tokens: int | None = None
     max_tokens_ceiling: int = MAX_TOKENS_CEILING
     min_call_seconds: float = MIN_CALL_SECONDS
+    search_max_calls: int = SEARCH_MAX_CALLS
+    search_max_tokens: int = SEARCH_MAX_TOKENS
+    search_min_score: float = SEARCH_MIN_SCORE
     clock: Callable[[], float] = field(default=time.monotonic)
 
 
@@ -85,3 +98,4 @@ class SessionOutcome:
     model_calls: int = 0
     cache_read_tokens: int = 0
     max_tokens: int = 0
+    search_calls: int = 0

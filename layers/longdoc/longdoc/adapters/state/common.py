@@ -39,7 +39,7 @@ def parse_checkpoint(body: str, run_id: str) -> Checkpoint:
     except ValueError:
         raise CheckpointSchemaError(
             f"checkpoint of run {run_id} has CASE_FACTS schema_version {stored}; "
-            f"this code reads schema_version {CASE_FACTS_SCHEMA_VERSION} (and migrates 1)"
+            f"this code reads schema_version {CASE_FACTS_SCHEMA_VERSION} (and migrates 1 and 2)"
         ) from None
     return Checkpoint.model_validate(data)
 
