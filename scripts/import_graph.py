@@ -103,6 +103,19 @@ def _resolve(name: str, known: Container[str]) -> str | None:
     return None
 
 
+def _parse(source: str, path: Path, attempts: int = 3) -> ast.Module:
+    """``ast.parse`` retried on CPython 3.11's spurious ``SystemError: AST constructor recursion depth
+    mismatch`` (CPython issue gh-106905: the depth counter is shared by threads, so a parse in another
+    thread of the test process can trip it; fixed in later releases). Raises ``SyntaxError`` as parse does."""
+    for attempt in range(attempts):
+        try:
+            return ast.parse(source, filename=str(path))
+        except SystemError:
+            if attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 def build_graph(root: Path = PACKAGE_ROOT) -> dict[str, Module]:
     """Parse every ``*.py`` under ``root``; return modules by dotted name, with their package imports.
 
@@ -115,7 +128,7 @@ def build_graph(root: Path = PACKAGE_ROOT) -> dict[str, Module]:
     for path in sorted(root.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
         name, is_package = module_name(path, root)
-        trees[name] = ast.parse(source, filename=str(path))
+        trees[name] = _parse(source, path)
         modules[name] = Module(name, path, len(source.splitlines()), _purpose(trees[name]), is_package)
     for name, tree in trees.items():
         module = modules[name]
