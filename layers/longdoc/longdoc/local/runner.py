@@ -138,7 +138,7 @@ class LeasedEngine:
         self.state, self.home, self.prices_path = state, Path(home), prices_path
         self.owner = owner or new_owner()
         self.ttl = lease_seconds()
-        self.machine = LocalStepFunctions(definition_path, handlers)
+        self.machine = LocalStepFunctions(definition_path, {name: self._recorded(h) for name, h in handlers.items()})
         self._heartbeat: Heartbeat | None = None
         self._run_id = ""
         self._prior: list[dict[str, Any]] = []
@@ -146,6 +146,18 @@ class LeasedEngine:
     def __enter__(self) -> LeasedEngine:
         self.machine.__enter__()
         return self
+
+    def _recorded(self, handler: Handler) -> Handler:
+        """``handler`` that first writes ``history.json`` (the task's StateEntered event included), so a
+        process killed inside a task, even before its first heartbeat, leaves the steps it reached."""
+        def invoke(event: Any, context: Any) -> Any:
+            if self._run_id:
+                try:
+                    self.write_history()
+                except Exception:  # noqa: BLE001 - a history write never fails the task it records
+                    pass
+            return handler(event, context)
+        return invoke
 
     def __exit__(self, *exc: object) -> None:
         if self._heartbeat is not None:
@@ -164,9 +176,15 @@ class LeasedEngine:
             self._heartbeat.start()
 
     def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
-        """Claim ``execution_input["run_id"]`` and start execution ``name``; returns its ARN."""
+        """Claim ``execution_input["run_id"]`` and start execution ``name``; returns its ARN.
+
+        ``history.json`` is written at once (then on every heartbeat), so a process killed
+        before its first heartbeat still leaves where its run stood.
+        """
         self.claim(str(execution_input["run_id"]))
-        return self.machine.start_execution(name, execution_input)
+        arn = self.machine.start_execution(name, execution_input)
+        self.write_history()
+        return arn
 
     def write_history(self) -> Path:
         """Write the prior attempts' events plus every execution of this engine so far; returns the file."""
