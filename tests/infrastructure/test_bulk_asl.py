@@ -84,3 +84,11 @@ def test_the_template_deploys_the_machine_with_every_placeholder_filled() -> Non
     events = resources["ApiFunction"]["Properties"]["Events"]
     assert {(e["Properties"]["Path"], e["Properties"]["Method"]) for e in events.values()} >= {
         ("/bulk-extractions", "post"), ("/bulk-extractions/{bulk_id}", "get")}
+
+
+def test_submit_retries_an_unlisted_batch_past_the_settle_time() -> None:
+    # Given the retrier of BatchNotListedYet (an interrupted Submit whose batch the list does not show yet)
+    retry = next(r for r in ASL["States"]["Submit"]["Retry"] if r["ErrorEquals"] == ["BatchNotListedYet"])
+    # Then its waits add up past the default settle time before the last attempt, after which Submit creates
+    waits = [retry["IntervalSeconds"] * retry["BackoffRate"] ** n for n in range(retry["MaxAttempts"])]
+    assert sum(waits[:-1]) > BulkLimits().list_settle_seconds
