@@ -21,11 +21,28 @@ def _one_hour(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _unmarked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` without ``cache_control`` on their content blocks.
+
+    The synchronous session marks the end of the retrieved chunks so that its next calls, seconds
+    later, read them from the cache. A batch request has no next call within a cache lifetime
+    (its conversation goes on, if at all, a whole batch later), so that mark would only write the
+    document's context to the cache on every request (1.25 x the input price for 5 minutes, 2 x
+    for an hour: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing)
+    and be read almost never; the shared prefix (tools, system) keeps its marks."""
+    for message in messages:
+        if isinstance(message["content"], list):
+            message["content"] = [{k: v for k, v in block.items() if k != "cache_control"}
+                                  for block in message["content"]]
+    return messages
+
+
 def batch_params(model: str, request: ModelRequest, note: str | None = None) -> dict[str, Any]:
     """The Messages API body (``params``) of one batch request: model, max_tokens (tokens), system,
-    tools, tool_choice, messages; cache marks get the 1-hour TTL. ``note`` (why the previous round's
-    request failed) is added as a text block to the first user message."""
-    messages = [m.model_dump() for m in request.messages]
+    tools, tool_choice, messages; cache marks of tools and system get the 1-hour TTL, messages
+    carry none (:func:`_unmarked`). ``note`` (why the previous round's request failed) is added
+    as a text block to the first user message."""
+    messages = _unmarked([m.model_dump() for m in request.messages])
     if note:
         first = messages[0]
         content = first["content"] if isinstance(first["content"], list) else [{"type": "text", "text": first["content"]}]
