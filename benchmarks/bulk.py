@@ -115,7 +115,7 @@ def run_sync(home: Path, doc_ids: list[str]) -> dict[str, Any]:
     from tests.fakes.anthropic_server import FakeAnthropic, PromptCache, Reply
 
     totals: dict[str, Any] = {"wall": 0.0, "usage": Usage(), "calls": 0, "events": 0, "payload": 0,
-                              "docs": len(doc_ids), "succeeded": 0}
+                              "docs": len(doc_ids), "succeeded": 0, "calls_ok": 0}
     with FakeAnthropic(responder=lambda body: Reply(body=shaped(body)), cache=PromptCache(1024)) as fake:
         _env(home, fake.base_url)
         for doc_id in doc_ids:
@@ -125,6 +125,7 @@ def run_sync(home: Path, doc_ids: list[str]) -> dict[str, Any]:
             result = json.loads(out)
             totals["usage"] = totals["usage"].add(Usage(**result["usage"]))
             totals["calls"] += len(result["calls"])
+            totals["calls_ok"] += len(result["calls"]) if code == 0 else 0
             totals["events"] = max(totals["events"], result["execution"]["events"])
             history = json.loads(Path(result["execution"]["history"]).read_text())
             totals["payload"] = max(totals["payload"], _largest_payload(history))
@@ -203,21 +204,26 @@ def run_bulk(doc_ids: list[str], runs: int) -> dict[str, Any]:
     for run_id in turns:
         checkpoint = deps.extract.state.load_checkpoint(run_id)
         usage = usage.add(checkpoint.usage if checkpoint else Usage())
+    succeeded = {d["run_id"] for d in status["documents"] if d["status"] == "SUCCEEDED"}
     return {"wall": wall, "status": status, "execution": execution, "turns": turns, "usage": usage,
-            "meter": meter, "streamed": streamed, "batches": batches, "bulk_id": bulk_id}
+            "meter": meter, "streamed": streamed, "batches": batches, "bulk_id": bulk_id, "succeeded": succeeded}
 
 
-def largest_items(home: Path) -> dict[str, tuple[int, str]]:
-    """The largest stored body per kind (bytes, key): bulk items, runs, checkpoints, extractions."""
-    out: dict[str, tuple[int, str]] = {}
-    queries = {"bulk.sqlite3": {"bulk item": "SELECT length(body), sk FROM bulk ORDER BY 1 DESC LIMIT 1"},
-               "state.sqlite3": {kind: f"SELECT length(body), run_id FROM {kind} ORDER BY 1 DESC LIMIT 1"
-                                 for kind in ("runs", "checkpoints", "extractions")}}
-    for name, by_kind in queries.items():
-        with contextlib.closing(sqlite3.connect(home / name)) as db:
-            for kind, sql in by_kind.items():
-                row = db.execute(sql).fetchone()
-                out[kind] = (int(row[0]), str(row[1])) if row else (0, "")
+def largest_items(home: Path, bulk_id: str) -> dict[str, tuple[int, str]]:
+    """The largest stored body (bytes, key) of the bulk job (its bulk items and its runs' run,
+    checkpoint and extraction items) and of the synchronous runs (every other run)."""
+    out = {"bulk": (0, ""), "sync": (0, "")}
+    with contextlib.closing(sqlite3.connect(home / "bulk.sqlite3")) as db:
+        row = db.execute("SELECT length(body), sk FROM bulk WHERE pk = ? ORDER BY 1 DESC LIMIT 1",
+                         (f"bulk#{bulk_id}",)).fetchone()
+        out["bulk"] = (int(row[0]), f"bulk item {row[1]}") if row else (0, "")
+    with contextlib.closing(sqlite3.connect(home / "state.sqlite3")) as db:
+        for table in ("runs", "checkpoints", "extractions"):
+            for side, test in (("bulk", "run_id LIKE ?"), ("sync", "run_id NOT LIKE ?")):
+                row = db.execute(f"SELECT length(body), run_id FROM {table} WHERE {test} ORDER BY 1 DESC LIMIT 1",
+                                 (f"{bulk_id}-%",)).fetchone()
+                if row and int(row[0]) > out[side][0]:
+                    out[side] = (int(row[0]), f"{table[:-1]} of {row[1]}")
     return out
 
 
@@ -233,40 +239,55 @@ def _ratio(a: float | Decimal, b: float | Decimal) -> str:
     return f"{float(a) / float(b):.3f}" if b else "n/a"
 
 
-def report(bulk: dict[str, Any], sync: dict[str, Any], items: dict[str, tuple[int, str]], runs: int) -> None:
-    """Print the figures, each against its baseline from this run."""
-    meter, execution, status = bulk["meter"], bulk["execution"], bulk["status"]
+def _rows(bulk: dict[str, Any], sync: dict[str, Any], items: dict[str, tuple[int, str]],
+          runs: int) -> list[tuple[str, str, str, str]]:
+    """``(figure, bulk, baseline, ratio)`` rows of the report."""
+    meter, execution = bulk["meter"], bulk["execution"]
     per_doc, sync_per_doc = bulk["wall"] / runs, sync["wall"] / sync["docs"]
     turns = sorted(bulk["turns"].values())
+    done = sorted(n for run_id, n in bulk["turns"].items() if run_id in bulk["succeeded"])
     bulk_cost, same_tokens_sync = _usd(bulk["usage"], "0.5"), _usd(bulk["usage"])
+    no_cache, payload = _usd(bulk["usage"], no_cache=True), _largest_payload(execution.history)
     sync_measured = _usd(sync["usage"]) * Decimal(runs) / Decimal(sync["docs"])
-    rows = [
-        ("wall time per document (s)", f"{per_doc:.3f}", f"{sync_per_doc:.3f} (longdoc extract, one execution each)",
+    events = len(execution.history)
+    return [
+        ("wall time per document (s)", f"{per_doc:.3f}", f"{sync_per_doc:.3f} (longdoc extract, 1 execution each)",
          _ratio(per_doc, sync_per_doc)),
-        ("rounds (model turns) per document", f"mean {sum(turns) / len(turns):.2f}, max {turns[-1]}",
-         f"{sync['calls'] / sync['docs']:.2f} calls (synchronous)", _ratio(sum(turns) / len(turns),
-                                                                            sync["calls"] / sync["docs"])),
-        ("largest history (events per execution)", f"{len(execution.history)} (1 execution, {runs} documents)",
-         f"{sync['events']} (1 execution, 1 document)", _ratio(len(execution.history), sync["events"])),
-        ("largest state payload (bytes)", str(_largest_payload(execution.history)), f"{sync['payload']} (synchronous)",
-         _ratio(_largest_payload(execution.history), sync["payload"])),
-        ("largest bulk item (bytes)", f"{items['bulk item'][0]} ({items['bulk item'][1]})",
-         f"{items['checkpoints'][0]} (largest checkpoint)", _ratio(items["bulk item"][0], items["checkpoints"][0])),
+        ("model turns per document", f"mean {sum(turns) / len(turns):.2f}, max {turns[-1]}",
+         f"{sync['calls'] / sync['docs']:.2f} calls (synchronous)",
+         _ratio(sum(turns) / len(turns), sync["calls"] / sync["docs"])),
+        ("  documents that succeeded", f"mean {sum(done) / max(len(done), 1):.2f}",
+         f"{sync['calls_ok'] / max(sync['succeeded'], 1):.2f}",
+         _ratio(sum(done) / max(len(done), 1), sync["calls_ok"] / max(sync["succeeded"], 1))),
+        ("largest history (events per execution)", f"{events} (1 execution, {runs} documents)",
+         f"{sync['events']} (1 execution, 1 document)", _ratio(events, sync["events"])),
+        ("  events per document", f"{events / runs:.3f}", f"{sync['events']}", _ratio(events / runs, sync["events"])),
+        ("largest state payload (bytes)", str(payload), f"{sync['payload']} (synchronous)",
+         _ratio(payload, sync["payload"])),
+        ("largest stored item (bytes)", f"{items['bulk'][0]} ({items['bulk'][1]})",
+         f"{items['sync'][0]} ({items['sync'][1]})", _ratio(items["bulk"][0], items["sync"][0])),
         ("Harvest peak Python heap (bytes)", str(meter.harvest_peak),
          f"{bulk['streamed']} (result JSONL bytes it streamed)", _ratio(meter.harvest_peak, bulk["streamed"])),
         ("cost of the job (USD)", f"{bulk_cost:.6f} (batch: 50 % of list)",
          f"{sync_measured:.6f} (synchronous, measured x {runs}/{sync['docs']})", _ratio(bulk_cost, sync_measured)),
-        ("  same tokens, synchronous prices", f"{same_tokens_sync:.6f}", f"{_usd(bulk['usage'], no_cache=True):.6f}"
-         " (same tokens, no cache)", _ratio(same_tokens_sync, _usd(bulk["usage"], no_cache=True))),
+        ("  same tokens at synchronous prices", f"{same_tokens_sync:.6f}", f"{no_cache:.6f} (same tokens, no cache)",
+         _ratio(same_tokens_sync, no_cache)),
+        ("  batch against no cache", f"{bulk_cost:.6f}", f"{no_cache:.6f}", _ratio(bulk_cost, no_cache)),
     ]
+
+
+def report(bulk: dict[str, Any], sync: dict[str, Any], items: dict[str, tuple[int, str]], runs: int) -> None:
+    """Print the figures, each against its baseline from this run."""
+    meter, execution, status = bulk["meter"], bulk["execution"], bulk["status"]
     print(f"\nbulk {bulk['bulk_id']}: {status['status']}, {status['done']} done, {status['failed']} failed, "
           f"{status['rounds']} rounds, {bulk['batches']} batches; execution {execution.status}")
-    print(f"{'figure':<42} {'bulk':<44} {'baseline (same run)':<56} ratio")
-    for name, ours, base, ratio in rows:
-        print(f"{name:<42} {ours:<44} {base:<56} {ratio}")
-    u = bulk["usage"]
-    print(f"\nbulk tokens: input {u.input_tokens}, cache read {u.cache_read_input_tokens}, cache write "
-          f"{u.cache_creation_input_tokens}, output {u.output_tokens}; job cost as reported: {status['cost']}")
+    print(f"{'figure':<42} {'bulk':<46} {'baseline (same run)':<56} ratio")
+    for name, ours, base, ratio in _rows(bulk, sync, items, runs):
+        print(f"{name:<42} {ours:<46} {base:<56} {ratio}")
+    for label, u in (("bulk", bulk["usage"]), ("synchronous", sync["usage"])):
+        print(f"{label} tokens: input {u.input_tokens}, cache read {u.cache_read_input_tokens}, cache write "
+              f"{u.cache_creation_input_tokens}, output {u.output_tokens}")
+    print(f"job cost as reported: {status['cost']}")
     print("bulk steps (s, calls): " + ", ".join(f"{k} {meter.seconds[k]:.1f} ({meter.calls[k]})" for k in meter.seconds))
 
 
@@ -276,14 +297,16 @@ def main_bench() -> int:
     parser.add_argument("--runs", type=int, default=1000, help="document runs in the bulk job (default 1000)")
     parser.add_argument("--home", type=Path, default=None, help="LONGDOC_HOME to use (default: a fresh one in /tmp)")
     args = parser.parse_args()
+    began = time.perf_counter()
     home = args.home or Path(tempfile.mkdtemp(prefix="longdoc-bench-bulk-"))
-    print(f"home {home}; load average {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs", flush=True)
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; home {home}; load average "
+          f"{os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} CPUs", flush=True)
     doc_ids = ingest(home, args.corpus)
     sync = run_sync(home, doc_ids)
     print(f"synchronous: {sync['docs']} documents ({sync['succeeded']} succeeded) in {sync['wall']:.0f} s", flush=True)
     bulk = run_bulk(doc_ids, args.runs)
-    report(bulk, sync, largest_items(home), args.runs)
-    print(f"\nload average after {os.getloadavg()[0]:.2f} (1 min)")
+    report(bulk, sync, largest_items(home, bulk["bulk_id"]), args.runs)
+    print(f"\nload average after {os.getloadavg()[0]:.2f} (1 min); {time.perf_counter() - began:.0f} s in all")
     return 0
 
 

@@ -113,12 +113,14 @@ def _jsonl_handler(base: type, fake: FakeBatches) -> type:
             batch_id = self.path[len(PATH) + 1:].split("/")[0]
             with fake.lock:
                 lines = list(fake.batches[batch_id]["results"])
-            data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+            # Streamed line by line (encoded twice: once for the length), as a large results file is:
+            # the client's memory can be measured without this server's copy of the whole body in it.
             self.send_response(200)
             self.send_header("content-type", "application/binary")
-            self.send_header("content-length", str(len(data)))
+            self.send_header("content-length", str(sum(len(_line(r)) for r in lines)))
             self.end_headers()
-            self.wfile.write(data)
+            for result in lines:
+                self.wfile.write(_line(result))
 
     return Handler
 
@@ -126,3 +128,8 @@ def _jsonl_handler(base: type, fake: FakeBatches) -> type:
 def _iso(seconds: float) -> str:
     """Epoch seconds as the API's RFC 3339 time."""
     return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _line(result: dict[str, Any]) -> bytes:
+    """One line of the results JSONL."""
+    return (json.dumps(result) + "\n").encode()
