@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 # sam build needs python3.12 on PATH for the layer's BuildMethod (pyenv keeps one here).
 PY312_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin) $(wildcard /root/.pyenv/versions/3.12*/bin))
 
-.PHONY: install demo test test-browser lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr bench-ingest ocr-engine
+.PHONY: install demo test test-browser lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr bench-ingest bench-bulk ocr-engine
 
 install: ocr-engine $(STAMP) $(TOOLS_STAMP)
 
@@ -71,6 +71,13 @@ GOLD ?= $(dir $(CORPUS:/=))gold/cuad-dev.jsonl
 BENCH_INGEST_ARGS ?=
 bench-ingest: $(STAMP)
 	$(BIN)/python benchmarks/ingest.py --corpus $(CORPUS) --gold $(GOLD) $(BENCH_INGEST_ARGS)
+
+# On demand (issue 14): 1,000 document runs (the 20 CUAD contracts under distinct run ids) x 8 clause
+# types through the local engine and the loopback Message Batches fake, against the synchronous
+# path measured in the same run (BENCH_BULK_ARGS=--runs N changes the count). See docs/benchmarks.md.
+BENCH_BULK_ARGS ?=
+bench-bulk: $(STAMP)
+	$(BIN)/python benchmarks/bulk.py --corpus $(CORPUS) $(BENCH_BULK_ARGS)
 
 lint-template: $(TOOLS_STAMP)
 	$(TOOLS)/bin/cfn-lint template.yaml

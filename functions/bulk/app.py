@@ -89,6 +89,8 @@ def bulk_deps() -> service.BulkDeps:
     limits = BulkLimits.from_env()
     if type(batches).__name__ == "LocalBatches" and not os.environ.get("LONGDOC_BULK_POLL_FIRST"):
         limits = replace(limits, poll_first=0)  # local batches have ended when created: poll at once
+    if type(batches).__name__ == "LocalBatches" and not os.environ.get("LONGDOC_BULK_LIST_SETTLE"):
+        limits = replace(limits, list_settle_seconds=0)  # a local batch is listed as soon as it exists
     return service.BulkDeps(extract=extract, batches=batches, store=wiring.bulk_store(), limits=limits,
                             options=wiring.session_options(settings))
 

@@ -60,7 +60,7 @@ def test_a_manifest_with_bad_lines_runs_the_good_ones_and_status_reports_them(ho
     status = json.loads(out)
     assert status["status"] == "SUCCEEDED" and (status["done"], status["failed"], status["pending"]) == (2, 0, 0)
     assert sorted(d["doc_id"] for d in status["documents"]) == ["apache-2-0--2af71558", "mpl-2-0--09962c1d"]
-    assert [r["where"] for r in status["rejected"]] == ["line 4", "line 7", "line 8", "line 5", "line 6"]
+    assert [r["where"] for r in status["rejected"]] == ["line 4", "line 5", "line 6", "line 7", "line 8"]  # in line order
     # And progress went to stderr
     assert "2 done, 0 failed, 0 pending" in err and "batches in flight" in err
     # And the results are under $LONGDOC_HOME/results/<bulk_id>/: one JSON per document, one JSONL summary
@@ -74,6 +74,11 @@ def test_a_manifest_with_bad_lines_runs_the_good_ones_and_status_reports_them(ho
     code, out, _ = _cli(capsys, "bulk", "status", status["bulk_id"], "--json")
     again = json.loads(out)
     assert code == 0 and again["done"] == 2 and again["documents"] == status["documents"]
+    # And offline, the cost reads "no model cost", not a zero amount in USD (the figures stay strings)
+    assert again["cost"] == status["cost"] == "no model cost (offline baseline)"
+    assert again["cost_usd"] == "0.000000" and again["sync_cost_usd"] == "0.000000"
+    code, out, _ = _cli(capsys, "bulk", "status", status["bulk_id"])
+    assert code == 0 and "cost: no model cost (offline baseline)" in out and "USD" not in out
 
 
 def test_bad_selections_fail_with_one_line(home, capsys):

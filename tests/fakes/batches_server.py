@@ -7,13 +7,18 @@ https://docs.anthropic.com/en/api/retrieving-message-batch-results: create answe
 with a ``results_url``; results are JSONL (one ``{"custom_id", "result"}`` per line), shuffled.
 Each request is answered by ``answer(params) -> Messages API message JSON``, unless
 ``outcomes[custom_id]`` names ``errored`` / ``canceled`` / ``expired`` (each used once).
-``not_found_after_create`` 404s the next retrieves of a new batch.
+``not_found_after_create`` 404s the next retrieves of a new batch. ``GET /v1/messages/batches``
+lists the batches most recent first (``limit``, ``after_id``; ``has_more``, ``first_id``,
+``last_id``, https://docs.anthropic.com/en/api/listing-message-batches); ``created_at`` is the
+time of the create (``clock()``, epoch seconds).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import time
+from datetime import UTC, datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -28,8 +33,8 @@ class FakeBatches(LoopbackFake):
     name = "fake-batches"
 
     def __init__(self, answer: Callable[[dict[str, Any]], dict[str, Any]], *, polls_to_end: int = 1,
-                 seed: int = 7) -> None:
-        self.answer, self.polls_to_end, self.rng = answer, polls_to_end, random.Random(seed)
+                 seed: int = 7, clock: Callable[[], float] = time.time) -> None:
+        self.answer, self.polls_to_end, self.rng, self.clock = answer, polls_to_end, random.Random(seed), clock
         self.batches: dict[str, dict[str, Any]] = {}
         self.outcomes: dict[str, dict[str, Any]] = {}
         self.not_found_after_create = 0
@@ -43,7 +48,7 @@ class FakeBatches(LoopbackFake):
         for line in b["results"]:
             counts[line["result"]["type"] if ended else "processing"] += 1
         return {"id": batch_id, "type": "message_batch", "processing_status": "ended" if ended else "in_progress",
-                "request_counts": counts, "created_at": "2025-01-01T00:00:00Z",
+                "request_counts": counts, "created_at": _iso(b["created_at"]),
                 "expires_at": "2025-01-02T00:00:00Z", "ended_at": "2025-01-01T01:00:00Z" if ended else None,
                 "cancel_initiated_at": None, "archived_at": None,
                 "results_url": f"{self.url}{PATH}/{batch_id}/results" if ended else None}
@@ -61,8 +66,11 @@ class FakeBatches(LoopbackFake):
             results = [{"custom_id": r["custom_id"], "result": self._result(r)} for r in body["requests"]]
             self.rng.shuffle(results)
             self.batches[batch_id] = {"requests": body["requests"], "results": results, "polls": 0,
-                                      "canceled": False, "hidden": self.not_found_after_create}
+                                      "canceled": False, "hidden": self.not_found_after_create,
+                                      "created_at": self.clock()}
             return 200, self._object(batch_id) | {"processing_status": "in_progress"}
+        if method == "GET" and path == PATH:
+            return 200, self._list(query)
         batch_id = path[len(PATH) + 1:].split("/")[0]
         b = self.batches.get(batch_id)
         if b is None or (method == "GET" and b["hidden"] > 0):
@@ -74,6 +82,16 @@ class FakeBatches(LoopbackFake):
             return 200, self._object(batch_id)
         b["polls"] += 1
         return 200, self._object(batch_id)
+
+    def _list(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """One page of the list, most recent first (without changing any batch's poll count)."""
+        ids = sorted(self.batches, key=lambda i: self.batches[i]["created_at"], reverse=True)
+        after = query.get("after_id", [None])[0]
+        start = ids.index(after) + 1 if after in ids else 0
+        page = ids[start:start + int(query.get("limit", ["20"])[0])]
+        data = [self._object(i) for i in page]
+        return {"data": data, "has_more": start + len(page) < len(ids), "first_id": page[0] if page else None,
+                "last_id": page[-1] if page else None}
 
     def created(self) -> int:
         """How many batches were created."""
@@ -95,11 +113,23 @@ def _jsonl_handler(base: type, fake: FakeBatches) -> type:
             batch_id = self.path[len(PATH) + 1:].split("/")[0]
             with fake.lock:
                 lines = list(fake.batches[batch_id]["results"])
-            data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+            # Streamed line by line (encoded twice: once for the length), as a large results file is:
+            # the client's memory can be measured without this server's copy of the whole body in it.
             self.send_response(200)
             self.send_header("content-type", "application/binary")
-            self.send_header("content-length", str(len(data)))
+            self.send_header("content-length", str(sum(len(_line(r)) for r in lines)))
             self.end_headers()
-            self.wfile.write(data)
+            for result in lines:
+                self.wfile.write(_line(result))
 
     return Handler
+
+
+def _iso(seconds: float) -> str:
+    """Epoch seconds as the API's RFC 3339 time."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _line(result: dict[str, Any]) -> bytes:
+    """One line of the results JSONL."""
+    return (json.dumps(result) + "\n").encode()

@@ -99,6 +99,8 @@ def test_post_is_idempotent_and_get_reports_counts_documents_and_both_costs(aws_
     [doc] = view["documents"]
     assert doc["doc_id"] == ingested_contract.doc_id and doc["status"] == "SUCCEEDED" and doc["extractions"] == 3
     assert Decimal(view["sync_cost_usd"]) > 0 and Decimal(view["cost_usd"]) * 2 == Decimal(view["sync_cost_usd"])
+    # And the cost string says both in USD (this table prices the model)
+    assert view["cost"] == f"{view['cost_usd']} USD at batch prices (synchronous: {view['sync_cost_usd']} USD)"
 
 
 def test_bad_bodies_and_unknown_jobs(aws_stack, machine) -> None:

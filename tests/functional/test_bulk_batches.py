@@ -181,13 +181,27 @@ def _searched(params: dict[str, Any]) -> list[dict[str, Any]]:
     return parse_prompt(_texts(params))[0].get("searched", [])
 
 
+def _results(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``tool_result`` blocks of a request's conversation (what the harness answered in earlier rounds)."""
+    return [b for m in params["messages"][1:] if isinstance(m["content"], list) for b in m["content"]
+            if b.get("type") == "tool_result"]
+
+
+def _searched_in_conversation(params: dict[str, Any]) -> bool:
+    """Whether a ``search_chunks`` call of the conversation got a non-error answer."""
+    calls = {b["id"] for m in params["messages"][1:] if isinstance(m["content"], list) for b in m["content"]
+             if b.get("type") == "tool_use" and b.get("name") == SEARCH_TOOL}
+    return any(r["tool_use_id"] in calls and not r.get("is_error") for r in _results(params))
+
+
 def _gives_up_until_told(params: dict[str, Any]) -> dict[str, Any]:
-    """A model that records ROFR not_found without looking; told (by the carried rejection) to search,
-    it searches; with its search in CASE_FACTS, it records not_found naming the query."""
-    if any(s["clause_type"] == ROFR for s in _searched(params)):
+    """A model that records ROFR not_found without looking; told (by the harness's tool_result, which
+    travels to the next round) to search, it searches; with its search answered, it records
+    not_found naming the query."""
+    if _searched_in_conversation(params) or any(s["clause_type"] == ROFR for s in _searched(params)):
         return _message([tool_use_block(NOT_FOUND_TOOL, {"clause_type": ROFR, "reason": "searched",
                                                          "queries": [ROFR_QUERY]})])
-    if "rejected: the chunks retrieved" in _texts(params):
+    if any("rejected: the chunks retrieved" in str(r.get("content")) for r in _results(params)):
         return _message([tool_use_block(SEARCH_TOOL, {"query": ROFR_QUERY, "top_k": 3, "clause_type": ROFR})])
     return _message([tool_use_block(NOT_FOUND_TOOL, {"clause_type": ROFR, "reason": "not there"})])
 
@@ -210,20 +224,17 @@ def test_a_not_found_rejected_in_a_round_leads_to_a_search_in_the_next(aws_stack
         # When the bulk job runs its rounds
         out = run_rounds(deps, bulk_id, sleep=lambda s: None)
         requests = [r["params"] for b in fake.batches.values() for r in b["requests"]]
-    # Then round 0's not_found is rejected and its answer is carried into round 1's message
+    # Then round 0's not_found is rejected and that tool_result travels in round 1's request
     assert out["done"] == 1 and out["rounds"] == 3 and len(requests) == 3
-    assert "rejected:" not in _texts(requests[0])
-    assert "- record_not_found (Rofr/Rofo/Rofn): rejected: the chunks retrieved" in _texts(requests[1])
-    # And round 1's search is carried into round 2 through the checkpoint: the query in CASE_FACTS,
-    # its chunks in the prompt's context
-    [searched] = _searched(requests[2])
-    assert searched["query"] == ROFR_QUERY and searched["clause_type"] == ROFR
-    shown = {c[0] for c in parse_prompt(_texts(requests[2]))[1]}
-    assert set(searched["chunk_ids"]) <= shown
-    # And the not_found of round 2 is stored with its evidence; nothing is carried past it
+    assert _results(requests[0]) == []
+    [rejected] = _results(requests[1])
+    assert rejected["is_error"] and "rejected: the chunks retrieved" in str(rejected["content"])
+    # And round 1's search travels in round 2's request: its answer is the search's chunks
+    answers = _results(requests[2])
+    assert len(answers) == 2 and not answers[1].get("is_error") and answers[1]["tool_use_id"].startswith("toolu_")
+    # And the not_found of round 2 is stored with its evidence
     [stored] = deps.extract.state.list_extractions(run_id)
     assert stored.status == "not_found" and stored.evidence is not None and stored.evidence.queries == [ROFR_QUERY]
-    assert deps.store.get(f"bulk#{bulk_id}", f"run#{run_id}")["carried"] == []
     # And every round's request carried the same tool registry, search_chunks included
     assert all([t["name"] for t in r["tools"]] == [EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL] for r in requests)
     # And Harvest checked citations against the chunks Prepare showed (kept on the cid item), not a new retrieval

@@ -84,3 +84,33 @@ def test_the_template_deploys_the_machine_with_every_placeholder_filled() -> Non
     events = resources["ApiFunction"]["Properties"]["Events"]
     assert {(e["Properties"]["Path"], e["Properties"]["Method"]) for e in events.values()} >= {
         ("/bulk-extractions", "post"), ("/bulk-extractions/{bulk_id}", "get")}
+
+
+def test_submit_retries_an_unlisted_batch_past_the_settle_time() -> None:
+    # Given the retrier of BatchNotListedYet (an interrupted Submit whose batch the list does not show yet)
+    retry = next(r for r in ASL["States"]["Submit"]["Retry"] if r["ErrorEquals"] == ["BatchNotListedYet"])
+    # Then its waits add up past the default settle time before the last attempt, after which Submit creates
+    waits = [retry["IntervalSeconds"] * retry["BackoffRate"] ** n for n in range(retry["MaxAttempts"])]
+    assert sum(waits[:-1]) > BulkLimits().list_settle_seconds
+
+
+def _section(path: Path, heading: str) -> str:
+    text = path.read_text(encoding="utf-8")
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start:end if end > 0 else None]
+
+
+def test_the_readme_and_the_runbook_say_how_to_watch_and_redrive_a_bulk_run() -> None:
+    # Given the README's bulk section and the runbook's bulk section
+    readme = _section(REPO / "README.md", "## Bulk extraction")
+    runbook = _section(REPO / "docs" / "operations.md", "## A stuck or failed bulk run")
+    # Then both say where the execution is in the Step Functions console and how to redrive it
+    for text in (readme, runbook):
+        assert "BulkStateMachineArn" in text and "Executions" in text, text[:80]
+        assert "**Redrive**" in text and "aws stepfunctions redrive-execution" in text, text[:80]
+    # And the runbook names every error of ours that the machine retries (what the history shows)
+    ours = {e for state in tasks().values() for r in state.get("Retry", []) for e in r["ErrorEquals"]
+            if not e.startswith(("Lambda.", "States.")) and e not in ("RateLimitError", "InternalServerError",
+                                                                     "APIConnectionError", "APITimeoutError")}
+    assert ours and all(error in runbook for error in ours), ours

@@ -63,9 +63,13 @@ def _conversation(request: ModelRequest) -> tuple[set[str], dict[str, int]]:
 
 
 def _searches_in_conversation(request: ModelRequest) -> dict[str, tuple[str, list[tuple[str, str, str]]]]:
-    """Clause type -> ``(query, chunks returned)`` of the ``search_chunks`` calls answered so far
-    (an error answer, e.g. a spent budget, returns no chunks)."""
+    """Clause type -> ``(query, chunks returned)`` of the ``search_chunks`` calls answered so far.
+
+    A search answered with an error (a spent budget) is not done: it is tried again, since the
+    next session or batch round has a budget of its own; after two such answers it counts as
+    done with no chunks, so a session whose budget is spent moves on to ``not_found``."""
     calls: dict[str, tuple[str, str]] = {}
+    errors: dict[str, int] = {}
     out: dict[str, tuple[str, list[tuple[str, str, str]]]] = {}
     for message in request.messages[1:]:
         if not isinstance(message.content, list):
@@ -77,7 +81,12 @@ def _searches_in_conversation(request: ModelRequest) -> dict[str, tuple[str, lis
                 clause, query = calls[part["tool_use_id"]]
                 raw = part.get("content")
                 text = raw if isinstance(raw, str) else prompt_text(raw or [])
-                out[clause] = (query, [] if part.get("is_error") else parse_search_result(text))
+                if not part.get("is_error"):
+                    out[clause] = (query, parse_search_result(text))
+                    continue
+                errors[clause] = errors.get(clause, 0) + 1
+                if errors[clause] >= 2:
+                    out.setdefault(clause, (query, []))
     return out
 
 

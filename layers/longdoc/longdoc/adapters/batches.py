@@ -31,8 +31,9 @@ class AnthropicBatches:
 
     @staticmethod
     def _info(batch: Any) -> BatchInfo:
+        created = batch.created_at.timestamp() if batch.created_at else None
         return BatchInfo(id=batch.id, processing_status=batch.processing_status,
-                         counts=batch.request_counts.model_dump())
+                         counts=batch.request_counts.model_dump(), created_at=created)
 
     def create(self, requests: list[dict[str, Any]]) -> BatchInfo:
         """``POST /v1/messages/batches``."""
@@ -63,6 +64,14 @@ class AnthropicBatches:
     def cancel(self, batch_id: str) -> BatchInfo:
         """``POST /v1/messages/batches/{id}/cancel``."""
         return self._info(self._client.messages.batches.cancel(batch_id))
+
+    def list_recent(self, since: float) -> Iterator[BatchInfo]:
+        """``GET /v1/messages/batches`` (most recent first, 100 a page), until a batch created before ``since``."""
+        for batch in self._client.messages.batches.list(limit=100):
+            info = self._info(batch)
+            if info.created_at is not None and info.created_at < since:
+                return
+            yield info
 
 
 Outcome = Callable[[str], BatchResult | None]
@@ -98,13 +107,18 @@ class LocalBatches:
                 out.write(json.dumps({"custom_id": r.custom_id, "type": r.type, "error_type": r.error_type,
                                       "error_message": r.error_message,
                                       "response": r.response.model_dump() if r.response else None}) + "\n")
-        return BatchInfo(batch_id, "ended", {"processing": 0, "succeeded": len(requests)})
+        return self.retrieve(batch_id)
 
     def retrieve(self, batch_id: str) -> BatchInfo:
-        """``ended`` for a stored batch; :class:`BatchNotFound` otherwise."""
-        if not (self.root / f"{batch_id}.jsonl").exists():
-            raise BatchNotFound(batch_id)
-        return BatchInfo(batch_id, "ended", {"processing": 0})
+        """``ended`` for a stored batch (its request count, its file's time); :class:`BatchNotFound` otherwise."""
+        path = self.root / f"{batch_id}.jsonl"
+        try:
+            with path.open("rb") as lines:
+                count = sum(1 for _ in lines)
+            created = path.stat().st_mtime
+        except FileNotFoundError:
+            raise BatchNotFound(batch_id) from None
+        return BatchInfo(batch_id, "ended", {"processing": 0, "succeeded": count}, created_at=created)
 
     def results(self, batch_id: str) -> Iterator[BatchResult]:
         """The stored results, line by line."""
@@ -119,3 +133,8 @@ class LocalBatches:
     def cancel(self, batch_id: str) -> BatchInfo:
         """Nothing to cancel: local batches end at create."""
         return self.retrieve(batch_id)
+
+    def list_recent(self, since: float) -> Iterator[BatchInfo]:
+        """The stored batches whose file was written at or after ``since`` (epoch seconds), newest first."""
+        infos = [self.retrieve(path.stem) for path in self.root.glob("*.jsonl")]
+        yield from sorted((i for i in infos if (i.created_at or 0) >= since), key=lambda i: -(i.created_at or 0))

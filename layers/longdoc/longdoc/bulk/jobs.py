@@ -103,7 +103,8 @@ def start_bulk(stores: Stores, catalogue: Catalogue, bulk_id: str, selection: Se
                model_name: str, max_tokens: int, top_k: int) -> Selection:
     """Store one PENDING run per READY document of ``selection`` (run id ``<bulk_id>-<n>``) and the
     bulk job over them. Unknown and not-READY documents are added to ``rejected`` (with their
-    manifest line when there is one). Returns the selection of accepted documents. Raises
+    manifest line when there is one), which is then in manifest line order (ids given without a
+    line last, in their order). Returns the selection of accepted documents. Raises
     :class:`LongdocError` when no document is accepted, or for unknown clause types."""
     accepted = Selection(rejected=list(selection.rejected), lines=selection.lines)
     runs: list[tuple[str, str]] = []
@@ -117,10 +118,17 @@ def start_bulk(stores: Stores, catalogue: Catalogue, bulk_id: str, selection: Se
             continue
         runs.append((run.run_id, doc_id))
         accepted.doc_ids.append(doc_id)
+    accepted.rejected.sort(key=_line_order)
     if not runs:
         raise LongdocError("no document to run: " + "; ".join(f"{r.where}: {r.reason}" for r in accepted.rejected[:5]))
     create_job(stores.store, bulk_id, runs, clause_types)
     return accepted
+
+
+def _line_order(rejected: Rejected) -> tuple[int, int]:
+    """Sort key of rejections: manifest lines by number, then document ids (given without a line)."""
+    where = rejected.where
+    return (0, int(where[5:])) if where.startswith("line ") and where[5:].isdigit() else (1, 0)
 
 
 def _run_ids(stores: Stores, bulk_id: str) -> list[str]:
@@ -131,19 +139,37 @@ def _money(value: Decimal | None) -> str | None:
     return None if value is None else str(value.quantize(Decimal("0.000001")))
 
 
+NO_MODEL_COST = "no model cost (offline baseline)"
+"""The ``cost`` text of a job whose documents all ran on the offline baseline (no model is billed)."""
+
+
+def cost_text(cost_usd: str | None, sync_cost_usd: str | None, offline: bool) -> str:
+    """The job's cost as one clear string: :data:`NO_MODEL_COST` for the offline baseline,
+    ``"<batch> USD at batch prices (synchronous: <sync> USD)"`` for a priced model, else
+    ``"not priced (model not in the price table)"``."""
+    if offline:
+        return NO_MODEL_COST
+    if cost_usd is None or sync_cost_usd is None:
+        return "not priced (model not in the price table)"
+    return f"{cost_usd} USD at batch prices (synchronous: {sync_cost_usd} USD)"
+
+
 def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
     """The job as CLI and API report it: counts, the round reached, each document's run status,
     ``cost_usd`` so far (batch prices) and ``sync_cost_usd`` (the same tokens at synchronous
-    prices); costs are None for an unpriced model. Raises :class:`NotFound` for an unknown job."""
+    prices), decimal strings, None for an unpriced model; ``cost``: the same as one clear string
+    (:func:`cost_text`: "no model cost" when every run is the offline baseline's at zero prices).
+    Raises :class:`NotFound` for an unknown job."""
     job = stores.store.get(f"bulk#{bulk_id}", "job")
     if job is None:
         raise NotFound(f"bulk job {bulk_id} not found")
     documents, sync = [], Decimal(0)
-    priced = True
+    priced, offline = True, True
     for run_id in _run_ids(stores, bulk_id):
         result = run_result(stores.state, run_id, prices_path)
         documents.append({"run_id": run_id, "doc_id": result["doc_id"], "status": result["status"],
                           "extractions": len(result["extractions"]), "error": result["error"]})
+        offline = offline and result["provider"] == "offline"
         if result["cost_usd"] is None:
             priced = False
         else:
@@ -151,10 +177,12 @@ def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) ->
     rounds = len(stores.store.query(f"bulk#{bulk_id}", "prepared#"))
     failure = stores.store.get(f"bulk#{bulk_id}", "failure")
     failure = failure if failure and failure.get("error") else None
-    return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counts_in(stores.store, stores.state, bulk_id), "rounds": rounds,
-            "status": _job_status(counts_in(stores.store, stores.state, bulk_id), failure), "failure": failure,
-            "cost_usd": _money(sync * BATCH_DISCOUNT) if priced else None,
-            "sync_cost_usd": _money(sync) if priced else None, "documents": documents}
+    counted = counts_in(stores.store, stores.state, bulk_id)
+    cost, sync_cost = (_money(sync * BATCH_DISCOUNT), _money(sync)) if priced else (None, None)
+    return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counted, "rounds": rounds,
+            "status": _job_status(counted, failure), "failure": failure, "cost_usd": cost,
+            "sync_cost_usd": sync_cost, "cost": cost_text(cost, sync_cost, offline and bool(documents) and not sync),
+            "documents": documents}
 
 
 def _job_status(c: dict[str, int], failure: dict[str, Any] | None) -> str:

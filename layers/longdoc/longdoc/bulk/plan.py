@@ -39,7 +39,9 @@ class BulkLimits:
     lower them); ``max_rounds``: rounds before a still-pending document fails; ``max_retries``:
     rounds a document may be re-sent after ``errored`` (not invalid_request_error), ``canceled``
     or ``expired``; ``poll_first`` / ``poll_cap``: the first and longest wait between polls
-    (seconds), doubling in between; ``not_found_polls``: 404s tolerated right after create."""
+    (seconds), doubling in between; ``not_found_polls``: 404s tolerated right after create;
+    ``list_settle_seconds``: how long after an interrupted Submit's intent a batch missing from the
+    batch list may still appear there (:mod:`longdoc.bulk.submit`)."""
 
     max_requests: int = MAX_BATCH_REQUESTS
     max_bytes: int = MAX_BATCH_BYTES
@@ -48,13 +50,15 @@ class BulkLimits:
     poll_first: int = 30
     poll_cap: int = 300
     not_found_polls: int = 5
+    list_settle_seconds: int = 60
 
     @classmethod
     def from_env(cls) -> BulkLimits:
         """Limits from ``LONGDOC_BULK_MAX_REQUESTS``, ``_MAX_BYTES``, ``_MAX_ROUNDS``, ``_MAX_RETRIES``,
-        ``_POLL_FIRST``, ``_POLL_CAP`` (whole numbers); unset: the defaults."""
+        ``_POLL_FIRST``, ``_POLL_CAP``, ``_LIST_SETTLE`` (whole numbers); unset: the defaults."""
         names = {"max_requests": "MAX_REQUESTS", "max_bytes": "MAX_BYTES", "max_rounds": "MAX_ROUNDS",
-                 "max_retries": "MAX_RETRIES", "poll_first": "POLL_FIRST", "poll_cap": "POLL_CAP"}
+                 "max_retries": "MAX_RETRIES", "poll_first": "POLL_FIRST", "poll_cap": "POLL_CAP",
+                 "list_settle_seconds": "LIST_SETTLE"}
         values = {f: int(os.environ[f"LONGDOC_BULK_{n}"]) for f, n in names.items()
                   if os.environ.get(f"LONGDOC_BULK_{n}")}
         return cls(**values)

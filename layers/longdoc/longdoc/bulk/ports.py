@@ -20,11 +20,13 @@ ResultType = Literal["succeeded", "errored", "canceled", "expired"]
 
 @dataclass(frozen=True)
 class BatchInfo:
-    """A batch as ``retrieve`` reports it: id, ``processing_status`` and its request counts."""
+    """A batch as ``retrieve`` reports it: id, ``processing_status``, its request counts and
+    ``created_at`` (epoch seconds; None when the client does not say)."""
 
     id: str
     processing_status: str
     counts: dict[str, int]
+    created_at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,10 @@ class BatchClient(Protocol):
 
     def cancel(self, batch_id: str) -> BatchInfo:
         """Ask the API to cancel the batch."""
+        ...
+
+    def list_recent(self, since: float) -> Iterator[BatchInfo]:
+        """The workspace's batches created at or after ``since`` (epoch seconds), newest first."""
         ...
 
 

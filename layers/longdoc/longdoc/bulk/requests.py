@@ -21,49 +21,32 @@ def _one_hour(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-MAX_CARRIED = 10
-"""Rejections carried into the next round's message (the first ones of the turn)."""
-MAX_CARRIED_CHARS = 800
-"""Characters kept of each carried rejection (the harness's own texts are shorter)."""
+def _unmarked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` without ``cache_control`` on their content blocks.
+
+    The synchronous session marks the end of the retrieved chunks so that its next calls, seconds
+    later, read them from the cache. A batch request has no next call within a cache lifetime
+    (its conversation goes on, if at all, a whole batch later), so that mark would only write the
+    document's context to the cache on every request (1.25 x the input price for 5 minutes, 2 x
+    for an hour: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing)
+    and be read almost never; the shared prefix (tools, system) keeps its marks."""
+    for message in messages:
+        if isinstance(message["content"], list):
+            message["content"] = [{k: v for k, v in block.items() if k != "cache_control"}
+                                  for block in message["content"]]
+    return messages
 
 
-def rejections(turn: list[Message]) -> list[str]:
-    """The harness's answers that did not accept a call, from one applied turn (``[assistant, user]``
-    as :func:`longdoc.extract.session.apply_response` leaves them; empty when the turn ended there):
-    ``"<tool> (<clause type or query>): <answer>"``, at most :data:`MAX_CARRIED`, each cut to
-    :data:`MAX_CARRIED_CHARS` characters."""
-    if len(turn) < 2 or not isinstance(turn[0].content, list) or not isinstance(turn[1].content, list):
-        return []
-    calls = {b["id"]: b for b in turn[0].content if isinstance(b, dict) and b.get("type") == "tool_use"}
-    out = []
-    for result in turn[1].content:
-        call = calls.get(result.get("tool_use_id", ""))
-        if call is None or not result.get("is_error"):
-            continue
-        about = call["input"].get("clause_type") or call["input"].get("query") or ""
-        out.append(f"{call['name']} ({about}): {str(result.get('content', ''))[:MAX_CARRIED_CHARS]}")
-    return out[:MAX_CARRIED]
-
-
-def _add_text(messages: list[dict[str, Any]], text: str) -> None:
-    """Append a text block to the first (user) message."""
-    first = messages[0]
-    content = first["content"] if isinstance(first["content"], list) else [{"type": "text", "text": first["content"]}]
-    first["content"] = [*content, {"type": "text", "text": text}]
-
-
-def batch_params(model: str, request: ModelRequest, note: str | None = None,
-                 carried: list[str] | None = None) -> dict[str, Any]:
+def batch_params(model: str, request: ModelRequest, note: str | None = None) -> dict[str, Any]:
     """The Messages API body (``params``) of one batch request: model, max_tokens (tokens), system,
-    tools, tool_choice, messages; cache marks get the 1-hour TTL. ``note`` (why the previous round's
-    request failed) and ``carried`` (the harness's rejections of the previous round's calls, see
-    :func:`rejections`) are added as text blocks to the first user message."""
-    messages = [m.model_dump() for m in request.messages]
+    tools, tool_choice, messages; cache marks of tools and system get the 1-hour TTL, messages
+    carry none (:func:`_unmarked`). ``note`` (why the previous round's request failed) is added
+    as a text block to the first user message."""
+    messages = _unmarked([m.model_dump() for m in request.messages])
     if note:
-        _add_text(messages, f"Note: the previous request failed ({note}).")
-    if carried:
-        _add_text(messages, "The harness did not accept these calls of your previous turn; act on its answers:\n"
-                  + "\n".join(f"- {line}" for line in carried))
+        first = messages[0]
+        content = first["content"] if isinstance(first["content"], list) else [{"type": "text", "text": first["content"]}]
+        first["content"] = [*content, {"type": "text", "text": f"Note: the previous request failed ({note})."}]
     params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
     if request.system:
         params["system"] = _one_hour(request.system)

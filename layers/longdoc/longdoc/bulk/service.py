@@ -8,24 +8,23 @@ so citation verification, CASE_FACTS and checkpoints have one implementation. On
 counters go into the state payloads; the items live in a :class:`~longdoc.bulk.ports.BulkStore`
 (``pk = "bulk#<id>"``) and the request bodies in the blob store.
 
-Items: ``job`` (clause types, run count); ``run#<run_id>`` (doc id, failed round ids, last note,
-``carried``: the harness's rejections of the last applied turn); ``cid#<custom_id>`` (run id, round,
-the checkpoint version the request was built from, the chunk ids it showed and its clause types'
-initial retrieval scores);
-``part#<round>#<part>`` (blob key, request count); ``batch#<round>#<part>`` (the batch id, written
-with a conditional write); ``harvested#<round>#<part>``; ``seen#<custom_id>``. A run's status is
-its :class:`~longdoc.core.records.RunRecord`'s.
+A conversation goes on across rounds: tool results (a rejected quote's "not verbatim", a
+``not_found`` without the evidence the rule asks for, the chunks a ``search_chunks`` call returned,
+the next page of chunks) travel in the run's next request (:mod:`longdoc.bulk.turns`).
+
+Items: ``job`` (clause types, run count); ``run#<run_id>`` (doc id, failed round ids, last note and
+the checkpoint version it applies to); ``cid#<custom_id>`` (run id, round, the checkpoint version
+the request was built from, model turns of its conversation before it, the chunk ids it showed
+and its clause types' initial retrieval scores); ``part#<round>#<part>`` (blob key, request
+count); ``submitting#<round>#<part>`` (the intent to create a batch); ``batch#<round>#<part>``
+(the batch id, written with a conditional write); ``harvested#<round>#<part>``;
+``seen#<custom_id>``; ``turn#<run_id>`` (a conversation going on). A run's status is its
+:class:`~longdoc.core.records.RunRecord`'s.
 
 Tools (issue 20): a round's request carries the same registry as a synchronous session
 (``extract_clause``, ``record_not_found``, ``search_chunks``; session options from the same
-settings, :func:`longdoc.wiring.session_options`). A round is one model turn, so what the harness
-answered is carried into the next round: the chunks a ``search_chunks`` call returned come back
-through the checkpoint (in the next prompt's context, the query in CASE_FACTS ``searched``), and
-the answers it did not accept (a rejected citation, a ``not_found`` without the evidence the rule
-asks for, a spent search budget) are added to the next round's message (``carried``), so a
-rejected ``not_found`` leads to a search in the next round, not to the same rejection again.
-Each round is a session: its search budget is per round, and the progress guard and the round
-cap bound a run that never gives the evidence.
+settings, :func:`longdoc.wiring.session_options`). Each round is one model turn with its own
+search budget; the progress guard and the round cap bound a run that never gives the evidence.
 """
 
 from __future__ import annotations
@@ -37,13 +36,15 @@ from typing import Any
 
 from longdoc.bulk.plan import BulkLimits, custom_id, poll_wait, split
 from longdoc.bulk.ports import BatchClient, BatchNotFound, BatchResult, BulkStore
-from longdoc.bulk.requests import batch_params, rejections
+from longdoc.bulk.requests import batch_params
+from longdoc.bulk.submit import create_once
+from longdoc.bulk.turns import Continuation, continued_params, end_turn, keep_turn, load_continuations
 from longdoc.core.errors import LongdocError
+from longdoc.core.messages import Message
 from longdoc.core.ports import StateStore
 from longdoc.extract.runs import record_failure
-from longdoc.core.messages import Message
-from longdoc.extract.session import (Deps, Session, SessionOptions, apply_response, finish_session, first_request,
-                                     open_session, start_turn)
+from longdoc.extract.session import (Deps, Session, SessionOptions, apply_response, finish_session,
+                                     first_request, open_session, start_turn)
 
 log = logging.getLogger(__name__)
 TERMINAL = ("SUCCEEDED", "FAILED")
@@ -97,21 +98,22 @@ def prepare(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     if done is not None:
         return done
 
+    open_items = _open_runs(deps, bulk_id)
+    carried = load_continuations(deps.extract.blobs, deps.store, bulk_id, {i["run_id"] for i in open_items})
+
     def requests():
-        for item in _open_runs(deps, bulk_id):
+        for item in open_items:
             session = open_session(deps.extract, item["run_id"])
             if not session.facts.pending:
                 finish_session(deps.extract, session, deps.options)
                 continue
-            start_turn(deps.extract, session)
-            request = first_request(deps.extract, session, deps.options)
+            version = session.checkpoint.version
+            note = item.get("note") if item.get("note_version", version) == version else None
+            params, turns, shown, scores = _request_params(deps, session, carried.get(item["run_id"]), note)
             cid = custom_id(item["run_id"], round_number)
             deps.store.put(pk, f"cid#{cid}", {"run_id": item["run_id"], "round": round_number,
-                                              "version": session.checkpoint.version,
-                                              "shown": sorted(session.shown or ()),
-                                              "scores": session.facts.retrieval_scores})
-            yield {"custom_id": cid, "params": batch_params(deps.extract.model.name, request, item.get("note"),
-                                                            item.get("carried"))}
+                                              "version": version, "turns": turns, "shown": shown, "scores": scores})
+            yield {"custom_id": cid, "params": params}
 
     parts = total = 0
     for part, batch in enumerate(split(requests(), deps.limits)):
@@ -124,6 +126,20 @@ def prepare(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     return out
 
 
+def _request_params(deps: BulkDeps, session: Session, carried: Continuation | None,
+                    note: str | None) -> tuple[dict[str, Any], int, list[str] | None, dict[str, Any] | None]:
+    """``(params, turns, shown, scores)``: the run's request body for this round, the model turns
+    already in its conversation, the chunk ids it shows and the initial retrieval scores: the
+    conversation carried from the last round (its tool results travel) while the checkpoint is
+    where that round left it, else a fresh request from the checkpoint (retrieval, CASE_FACTS)."""
+    if carried is not None and carried.version == session.checkpoint.version:
+        return continued_params(carried, session.max_tokens, note), carried.turns, carried.shown, carried.scores
+    start_turn(deps.extract, session)
+    request = first_request(deps.extract, session, deps.options)
+    return (batch_params(deps.extract.model.name, request, note), 0, sorted(session.shown or ()),
+            dict(session.facts.retrieval_scores or {}))
+
+
 def _parts(deps: BulkDeps, bulk_id: str, round_number: int) -> list[tuple[str, dict[str, Any]]]:
     """``(part label "<round>#<part>", item)`` of the round's batch parts."""
     prefix = f"part#{round_number:04d}#"
@@ -133,21 +149,18 @@ def _parts(deps: BulkDeps, bulk_id: str, round_number: int) -> list[tuple[str, d
 def submit(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     """Create one batch per part not yet submitted; the batch id is kept with a conditional write.
 
-    A retried Submit finds the id recorded and creates nothing; of two concurrent Submits the
-    one whose conditional write loses cancels the batch it created. Returns ``{"submitted"}``
-    (batches created by this call)."""
+    A retried Submit finds the id recorded and creates nothing; one that died between create and
+    that write finds the batch it created through its write-ahead intent and the batch list
+    (:func:`longdoc.bulk.submit.create_once`); of two concurrent Submits the one whose
+    conditional write loses cancels the batch it created. Returns ``{"submitted"}`` (batches
+    created by this call). Raises :class:`~longdoc.bulk.submit.BatchNotListedYet` (retried)."""
     pk = _pk(bulk_id)
     created = 0
     for label, part in _parts(deps, bulk_id, round_number):
         if deps.store.get(pk, f"batch#{label}") is not None:
             continue
-        lines = deps.extract.blobs.get(part["blob"]).decode().splitlines()
-        info = deps.batches.create([json.loads(line) for line in lines if line])
-        if deps.store.put_if_absent(pk, f"batch#{label}", {"batch_id": info.id}):
-            created += 1
-        else:
-            log.warning("batch %s lost the conditional write for %s; cancelling it", info.id, label)
-            deps.batches.cancel(info.id)
+        created += create_once(deps.extract.blobs, deps.store, deps.batches, bulk_id, label, part,
+                               settle_seconds=deps.limits.list_settle_seconds)
     return {"submitted": created}
 
 
@@ -178,40 +191,48 @@ def _fail(deps: BulkDeps, run_id: str, error: str, reason: str) -> None:
 
 def _restore(session: Session, cid: dict[str, Any]) -> None:
     """What the round's request showed (chunk ids) and its initial retrieval scores, as Prepare kept
-    them (same checkpoint version, so the same context): no second retrieval at Harvest."""
-    if "shown" in cid:
+    them: no second retrieval at Harvest, and a continued conversation's citations checked against
+    everything it has shown."""
+    if cid.get("shown") is not None:
         session.shown = set(cid["shown"])
         session.facts.retrieval_scores = dict(cid.get("scores") or {})
 
 
-def _apply_message(deps: BulkDeps, bulk_id: str, cid: dict[str, Any], result: BatchResult) -> None:
-    """A ``succeeded`` result through the synchronous harness step; the answers the harness did not
-    accept are kept for the next round (``carried``); a refusal or stall fails the run."""
+def _apply_message(deps: BulkDeps, bulk_id: str, answered: dict[str, Any], result: BatchResult) -> None:
+    """A ``succeeded`` result through the synchronous harness step; a refusal or stall fails the run.
+
+    ``answered`` is the request's ``cid#`` item. When the session goes on (tool calls answered,
+    clause types pending), the assistant turn and its tool results are kept for the next round's
+    request (:func:`longdoc.bulk.turns.keep_turn`), before the checkpoint is saved."""
     assert result.response is not None
-    run_id = cid["run_id"]
+    run_id = answered["run_id"]
     session = open_session(deps.extract, run_id)
     start_turn(deps.extract, session)
-    _restore(session, cid)
-    turn: list[Message] = []
+    _restore(session, answered)
+    delta: list[Message] = []
     try:
-        apply_response(deps.extract, session, deps.options, result.response, turn)
-        item = deps.store.get(_pk(bulk_id), f"run#{run_id}") or {"run_id": run_id, "failed": []}
-        deps.store.put(_pk(bulk_id), f"run#{run_id}", {**item, "carried": rejections(turn)})
+        if apply_response(deps.extract, session, deps.options, result.response, delta):
+            keep_turn(deps.extract.blobs, deps.store, bulk_id, answered, result.custom_id,
+                      session.checkpoint.version + 1, delta, sorted(session.shown or ()),
+                      dict(session.facts.retrieval_scores or {}))
+        elif answered.get("turns"):
+            end_turn(deps.store, bulk_id, run_id)
         finish_session(deps.extract, session, deps.options)
     except LongdocError as exc:
         _fail(deps, run_id, type(exc).__name__, str(exc))
 
 
-def _retry_later(deps: BulkDeps, bulk_id: str, run_id: str, result: BatchResult) -> None:
+def _retry_later(deps: BulkDeps, bulk_id: str, run_id: str, result: BatchResult, version: int) -> None:
     """Count a non-succeeded result against the run's retries (once per ``custom_id``) and keep its
-    reason for the next round's message; past ``limits.max_retries`` the run fails."""
+    reason for the next round's message (while the checkpoint stays at ``version``, the one the
+    failed request was built from); past ``limits.max_retries`` the run fails."""
     pk = _pk(bulk_id)
     if not deps.store.put_if_absent(pk, f"seen#{result.custom_id}", {"type": result.type}):
         return
     item = deps.store.get(pk, f"run#{run_id}") or {"run_id": run_id, "failed": []}
     note = result.type + (f": {result.error_type}: {result.error_message}" if result.error_type else "")
     failed = sorted({*item.get("failed", []), result.custom_id})
-    deps.store.put(pk, f"run#{run_id}", {**item, "failed": failed, "note": note})
+    deps.store.put(pk, f"run#{run_id}", {**item, "failed": failed, "note": note, "note_version": version})
     if len(failed) > deps.limits.max_retries:
         _fail(deps, run_id, "BatchRequestFailed", f"{len(failed)} rounds not answered; last: {note}")
 
@@ -230,7 +251,7 @@ def _harvest_one(deps: BulkDeps, bulk_id: str, result: BatchResult) -> None:
     elif result.type == "errored" and result.error_type == "invalid_request_error":
         _fail(deps, run.run_id, "InvalidRequest", result.error_message or "invalid_request_error")
     else:
-        _retry_later(deps, bulk_id, run.run_id, result)
+        _retry_later(deps, bulk_id, run.run_id, result, cid["version"])
 
 
 def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -49,28 +50,67 @@ def _selection(args: argparse.Namespace, state: Any) -> Any:
     return Selection(doc_ids=list(dict.fromkeys(args.targets)))
 
 
+PROGRESS_SECONDS = 10.0
+"""Off a terminal, at most one progress line per this many seconds (the counts change faster while
+Harvest applies results; a log wants a line now and then, not one per document)."""
+
+
+def _counts_text(p: dict[str, int]) -> str:
+    return (f"{p['done']} done, {p['failed']} failed, {p['pending']} pending; round {p['round']}, "
+            f"{p['in_flight']} batches in flight")
+
+
 def _progress_line(p: dict[str, int]) -> str:
     total = p["done"] + p["failed"] + p["pending"]
     width = 24
     filled = width * (p["done"] + p["failed"]) // max(total, 1)
-    return (f"[{'#' * filled}{'.' * (width - filled)}] {p['done']} done, {p['failed']} failed, "
-            f"{p['pending']} pending; round {p['round']}, {p['in_flight']} batches in flight")
+    return f"[{'#' * filled}{'.' * (width - filled)}] " + _counts_text(p)
+
+
+class Progress:
+    """A bulk job's progress on ``err``: on a terminal a bar redrawn in place whenever the counts
+    change; elsewhere (a pipe, a log file) a plain line only when the counts changed and at least
+    ``every`` seconds (``clock``, seconds) after the last one, and the final counts once."""
+
+    def __init__(self, err: TextIO, every: float = PROGRESS_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.err, self.every, self.clock = err, every, clock
+        self.tty = err.isatty()
+        self._last, self._at = "", -every
+
+    def _write(self, text: str) -> None:
+        self.err.write(text)
+        self.err.flush()
+
+    def update(self, p: dict[str, int]) -> None:
+        """Show ``p`` (``done``, ``failed``, ``pending``, ``round``, ``in_flight``) if it is news."""
+        text = _counts_text(p)
+        if text == self._last or (not self.tty and self.clock() - self._at < self.every):
+            return
+        self._write("\r" + _progress_line(p) if self.tty else "bulk progress: " + text + "\n")
+        self._last, self._at = text, self.clock()
+
+    def close(self, p: dict[str, int]) -> None:
+        """Show the final counts (once) and end the line."""
+        text = _counts_text(p)
+        if self.tty:
+            self._write("\r" + _progress_line(p) + "\n")
+        elif text != self._last:
+            self._write("bulk progress: " + text + "\n")
+        self._last = text
 
 
 def _watch(machine: Any, stores: Any, bulk_id: str, arn: str, err: TextIO) -> None:
-    """Print the progress line on ``err`` whenever it changes, until the execution ends."""
+    """Show the job's progress on ``err`` (:class:`Progress`) until the execution ends."""
     from longdoc.bulk.jobs import progress
 
-    last = ""
-    tty = err.isatty()
+    shown = Progress(err)
     while machine.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
-        line = _progress_line(progress(stores, bulk_id))
-        if line != last:
-            err.write(("\r" if tty else "") + line + ("" if tty else "\n"))
-            err.flush()
-            last = line
-        time.sleep(0.2)
-    err.write(("\r" if tty else "") + _progress_line(progress(stores, bulk_id)) + "\n")
+        began = time.monotonic()
+        shown.update(progress(stores, bulk_id))
+        # reading the counts reads every run: with thousands, poll less often than they take
+        time.sleep(max(0.5, 4 * (time.monotonic() - began)))
+    shown.close(progress(stores, bulk_id))
 
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
@@ -108,8 +148,7 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
 def print_status(status: dict[str, Any], out: TextIO) -> None:
     """The job's line of counts and costs, then one line per document (to ``out``)."""
     print(f"bulk {status['bulk_id']}  {status['status']}  {status['done']} done, {status['failed']} failed, "
-          f"{status['pending']} pending; {status['rounds']} rounds; cost {status['cost_usd'] or 'n/a'} USD "
-          f"(synchronous: {status['sync_cost_usd'] or 'n/a'} USD)", file=out)
+          f"{status['pending']} pending; {status['rounds']} rounds; cost: {status['cost']}", file=out)
     for d in status["documents"]:
         error = f"  {one_line(d['error'] or '', 120)}" if d["error"] else ""
         print(f"  {d['run_id']:<26} {d['doc_id'][:40]:<40} {d['status']:<10} {d['extractions']:>3} extractions{error}",

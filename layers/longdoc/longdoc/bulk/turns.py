@@ -1,0 +1,111 @@
+"""A model conversation carried from one bulk round to the next: the tool results travel.
+
+A round carries one model turn per document run. When the harness has answered a turn's tool
+calls and the session goes on (``stop_reason`` ``tool_use`` or ``pause_turn`` with clause types
+still pending: a quote rejected as not verbatim, the next page of chunks a multi-instance clause
+type asked for), the synchronous loop sends the tool results in its next call; in bulk they go
+in the next round's request, which is the answered request plus the assistant turn and the user
+message of ``tool_result`` blocks (:func:`longdoc.extract.session.apply_response` appends both).
+
+Harvest keeps that continuation (:func:`keep_turn`): the two messages as the blob
+``bulk/<bulk_id>/turns/<custom_id>.json`` and the item ``turn#<run_id>``: the ``custom_id``
+answered, its round, the checkpoint version the harvest saves, and the model turns in the
+conversation so far. Prepare (:func:`load_continuations`) reads the answered requests' params
+back from their rounds' part blobs and builds the next request from them
+(:func:`continued_params`) when the run's checkpoint is still at that version; otherwise the
+turn is stale (the run went on afresh, e.g. after ``max_tokens``) and a fresh request is built
+from the checkpoint. Like a synchronous session, a conversation holds at most
+:data:`~longdoc.extract.session_types.MAX_CALLS_PER_SESSION` model turns; the request after
+that starts fresh. Items hold ids and counters only; the messages live in blobs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from longdoc.bulk.ports import BulkStore
+from longdoc.core.messages import Message
+from longdoc.core.ports import BlobStore
+from longdoc.extract.session_types import MAX_CALLS_PER_SESSION
+
+_CUSTOM_ID = re.compile(r'^\{"custom_id": "([A-Za-z0-9_-]{1,64})"')
+"""The ``custom_id`` at the head of a part blob's line (Prepare writes ``json.dumps({"custom_id", "params"})``)."""
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """The next request of a run's conversation: ``params`` (a Messages API body: the answered
+    request's, messages extended), valid while the run's checkpoint is at ``version``; ``turns``:
+    model turns already in it."""
+
+    version: int
+    turns: int
+    params: dict[str, Any]
+    shown: list[str] | None = None
+    scores: dict[str, Any] | None = None
+
+
+def keep_turn(blobs: BlobStore, store: BulkStore, bulk_id: str, answered: dict[str, Any], custom_id: str,
+              version: int, delta: list[Message], shown: list[str] | None = None,
+              scores: dict[str, Any] | None = None) -> None:
+    """Keep the continuation of the request ``custom_id`` (its ``cid#`` item is ``answered``):
+    ``delta`` (the assistant turn and the tool results) as a blob, and the ``turn#`` item pointing
+    at it for the checkpoint ``version`` the harvest saves, with the chunk ids the conversation has
+    shown so far (``shown``: its request's context plus what its searches returned) and the initial
+    retrieval ``scores``, which the next round's harvest checks citations against. Idempotent."""
+    key = f"bulk/{bulk_id}/turns/{custom_id}.json"
+    blobs.put(key, json.dumps([m.model_dump() for m in delta], ensure_ascii=False).encode())
+    store.put(f"bulk#{bulk_id}", f"turn#{answered['run_id']}",
+              {"run_id": answered["run_id"], "cid": custom_id, "round": answered["round"], "version": version,
+               "turns": int(answered.get("turns", 0)) + 1, "blob": key, "shown": shown, "scores": scores})
+
+
+def end_turn(store: BulkStore, bulk_id: str, run_id: str) -> None:
+    """Mark the run's conversation ended (its last answer did not go on): no later Prepare reads it."""
+    store.put(f"bulk#{bulk_id}", f"turn#{run_id}", {"run_id": run_id, "cid": None, "version": None})
+
+
+def _base_params(blobs: BlobStore, store: BulkStore, bulk_id: str, wanted: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """``custom_id -> params`` of the requests in ``wanted`` (``custom_id -> round``), read line by
+    line from their rounds' part blobs; only the wanted lines are decoded."""
+    out: dict[str, dict[str, Any]] = {}
+    for round_number in sorted(set(wanted.values())):
+        for _, part in store.query(f"bulk#{bulk_id}", f"part#{round_number:04d}#"):
+            for line in blobs.get(part["blob"]).decode().splitlines():
+                head = _CUSTOM_ID.match(line)
+                if head and head.group(1) in wanted:
+                    out[head.group(1)] = json.loads(line)["params"]
+    return out
+
+
+def load_continuations(blobs: BlobStore, store: BulkStore, bulk_id: str, run_ids: set[str]) -> dict[str, Continuation]:
+    """``run_id -> Continuation`` for the runs of ``run_ids`` whose conversation goes on (fewer than
+    ``MAX_CALLS_PER_SESSION`` turns). The caller checks ``version`` against the run's checkpoint."""
+    turns = [t for _, t in store.query(f"bulk#{bulk_id}", "turn#")
+             if t["run_id"] in run_ids and t.get("cid") and t["turns"] < MAX_CALLS_PER_SESSION]
+    bases = _base_params(blobs, store, bulk_id, {t["cid"]: t["round"] for t in turns})
+    out = {}
+    for t in turns:
+        if t["cid"] in bases:
+            delta = json.loads(blobs.get(t["blob"]))
+            params = {**bases[t["cid"]], "messages": [*bases[t["cid"]]["messages"], *delta]}
+            out[t["run_id"]] = Continuation(version=t["version"], turns=t["turns"], params=params,
+                                            shown=t.get("shown"), scores=t.get("scores"))
+    return out
+
+
+def continued_params(continuation: Continuation, max_tokens: int, note: str | None = None) -> dict[str, Any]:
+    """The request body continuing the conversation: its params with the session's current output
+    cap (``max_tokens``, tokens, after any escalation); ``note`` (why the previous request of this
+    turn failed) is added as a text block to the last user message."""
+    params = copy.deepcopy(continuation.params)
+    params["max_tokens"] = max_tokens
+    last = params["messages"][-1]
+    if note and last["role"] == "user":
+        content = last["content"] if isinstance(last["content"], list) else [{"type": "text", "text": last["content"]}]
+        last["content"] = [*content, {"type": "text", "text": f"Note: the previous request failed ({note})."}]
+    return params

@@ -1,0 +1,77 @@
+"""``longdoc bulk``'s progress on stderr: a bar redrawn in place on a terminal; on a pipe or a log,
+a plain line only when the counts change, at most one per interval, and the final counts once."""
+
+from __future__ import annotations
+
+import io
+
+from longdoc.cli.bulk import Progress
+
+
+class Stream(io.StringIO):
+    """A text stream that says whether it is a terminal."""
+
+    def __init__(self, tty: bool) -> None:
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def counts(done: int, pending: int, round_: int = 0, in_flight: int = 1) -> dict[str, int]:
+    return {"done": done, "failed": 0, "pending": pending, "round": round_, "in_flight": in_flight}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_off_a_terminal_a_line_only_when_the_counts_change_and_the_interval_has_passed() -> None:
+    # Given a log file (not a terminal) and a watcher polling every half second
+    err, clock = Stream(tty=False), Clock()
+    shown = Progress(err, every=10, clock=clock)
+    # When the counts stay the same for a minute of polls
+    for _ in range(120):
+        shown.update(counts(0, 4))
+        clock.now += 0.5
+    # Then one line was printed, not 120
+    assert err.getvalue() == "bulk progress: 0 done, 0 failed, 4 pending; round 0, 1 batches in flight\n"
+    # When the counts change twice within 10 s, then again after 10 s
+    shown.update(counts(1, 3))
+    clock.now += 3
+    shown.update(counts(2, 2))
+    clock.now += 10
+    shown.update(counts(3, 1))
+    lines = err.getvalue().splitlines()
+    # Then the first change is printed at once (a minute had passed), the second not (3 s later), the third is
+    assert [line.split(":")[1].split(";")[0].strip() for line in lines] == [
+        "0 done, 0 failed, 4 pending", "1 done, 0 failed, 3 pending", "3 done, 0 failed, 1 pending"]
+    assert not any("\r" in line or "[" in line for line in lines)  # no bar, no carriage return
+    # And the end prints the final counts once, not again when they were already shown
+    shown.close(counts(4, 0, 1, 0))
+    shown.close(counts(4, 0, 1, 0))
+    assert err.getvalue().splitlines()[-1] == "bulk progress: 4 done, 0 failed, 0 pending; round 1, 0 batches in flight"
+    assert len(err.getvalue().splitlines()) == 4
+
+
+def test_on_a_terminal_the_bar_is_redrawn_in_place_on_each_change() -> None:
+    # Given a terminal
+    err, clock = Stream(tty=True), Clock()
+    shown = Progress(err, every=10, clock=clock)
+    # When the counts change at every poll, with repeats in between
+    for done in (0, 0, 1, 2, 2, 4):
+        shown.update(counts(done, 4 - done))
+        clock.now += 0.5
+    shown.close(counts(4, 0, 1, 0))
+    out = err.getvalue()
+    # Then each change redraws the bar after a carriage return (no interval on a terminal), repeats draw nothing
+    frames = out.split("\r")[1:]
+    assert len(frames) == 5 and frames[0].startswith("[" + "." * 24 + "] 0 done")
+    assert frames[1].startswith("[######" + "." * 18 + "] 1 done") and "\n" not in "".join(frames[:-1])
+    # And the end draws the full bar and ends the line
+    assert frames[-1] == "[" + "#" * 24 + "] 4 done, 0 failed, 0 pending; round 1, 0 batches in flight\n"
