@@ -255,3 +255,20 @@ def test_a_bulk_extraction_started_over_http_runs_in_the_background(served) -> N
     result = poll(f"{served['url']}/bulk-extractions/{body['bulk_id']}", {"SUCCEEDED", "FAILED"})
     assert (result["status"], result["done"], result["failed"], result["pending"]) == ("SUCCEEDED", 1, 0, 0), result
     assert [d["doc_id"] for d in result["documents"]] == [DOC_ID]
+
+
+def test_a_replayed_bulk_request_starts_no_second_execution(served) -> None:
+    # Given a bulk job just posted with an Idempotency-Key
+    body = {"doc_ids": [DOC_ID], "clause_types": ["Governing Law"]}
+    first = call(f"{served['url']}/bulk-extractions", "POST", body, headers={"Idempotency-Key": "serve-bulk-replay"})
+    # When the same request is replayed at once, before the first worker has run
+    again = call(f"{served['url']}/bulk-extractions", "POST", body, headers={"Idempotency-Key": "serve-bulk-replay"})
+    # Then both answer 202 with the same job, and one worker (one execution) runs it to the end
+    assert (first[0], again[0]) == (202, 202) and first[1]["bulk_id"] == again[1]["bulk_id"]
+    bulk_id = first[1]["bulk_id"]
+    result = poll(f"{served['url']}/bulk-extractions/{bulk_id}", {"SUCCEEDED", "FAILED"})
+    assert (result["status"], result["done"], result["failed"]) == ("SUCCEEDED", 1, 0), result
+    [log] = list((Path(served["home"]) / "workers").glob(f"bulk-{bulk_id}*.log"))
+    time.sleep(5)  # a second worker, had one started, would have finished by now
+    outcomes = [line for line in log.read_text().splitlines() if line.startswith('{"name"')]
+    assert len(outcomes) == 1 and json.loads(outcomes[0])["status"] == "SUCCEEDED"

@@ -80,6 +80,10 @@ class BackgroundStarter:
         return _stop_all(self.workers)
 
 
+class ExecutionAlreadyExists(Exception):
+    """An execution of this name was already started (Step Functions' ``ExecutionAlreadyExists``; callers match the name)."""
+
+
 class MachineStarter:
     """The :class:`~longdoc.core.ports.ExecutionStarter` of ``longdoc serve`` for summaries and bulk extractions.
 
@@ -95,12 +99,21 @@ class MachineStarter:
         self.workers: list[subprocess.Popen[bytes]] = []
 
     def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
-        """Start the worker of one execution; returns the execution ARN (the worker runs it)."""
+        """Start the worker of one execution; returns the execution ARN (the worker runs it).
+
+        Execution names are unique, as in Step Functions: a name already started in this home
+        (its log file exists; created exclusively, so two racing requests cannot both start it)
+        raises :class:`ExecutionAlreadyExists` and starts nothing.
+        """
         logs = self.home / "workers"
         logs.mkdir(parents=True, exist_ok=True)
         command = [sys.executable, "-m", "longdoc.local.worker", "--kind", self.kind, "--name", name,
                    "--definition", str(self.definition_path), "--input", json.dumps(execution_input)]
-        with (logs / f"{self.kind}-{name}.log").open("ab") as log:
+        try:
+            log_file = (logs / f"{self.kind}-{name}.log").open("xb")
+        except FileExistsError:
+            raise ExecutionAlreadyExists(f"execution {name} of the local {self.kind} state machine already exists") from None
+        with log_file as log:
             self.workers.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                                  stdin=subprocess.DEVNULL))
         return f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-{self.kind}:{name}"
