@@ -96,6 +96,35 @@ def test_watch_picks_up_a_file_that_appears_while_running(home: Path, tmp_path: 
     assert not thread.is_alive()
 
 
+def test_a_watched_file_deleted_right_after_it_is_dropped_ends_deleted(home: Path, tmp_path: Path,
+                                                                      corpus_dir: Path) -> None:
+    # Given a watcher serving a folder in a background thread
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    outcomes: list[Outcome] = []
+    watcher = Watcher(drop, outcomes.append)
+    stop = threading.Event()
+    thread = threading.Thread(target=watcher.serve, args=(stop,), kwargs={"settle": 0.2}, daemon=True)
+    thread.start()
+    try:
+        time.sleep(0.5)
+        # When a document is dropped in and deleted again once it has been picked up (as S3's ObjectRemoved)
+        shutil.copy(corpus_dir / "MPL-2.0.txt", drop / "mpl.txt")
+        deadline = time.monotonic() + 60
+        while not outcomes and time.monotonic() < deadline:
+            time.sleep(0.1)
+        (drop / "mpl.txt").unlink()
+        while len(outcomes) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+    # Then it was ingested, then removed: DELETED in the registry, its staged object gone
+    assert [(o.status, o.doc_id) for o in outcomes] == [("READY", "mpl"), ("DELETED", "mpl")]
+    assert wiring.state_store().get_document("mpl").status == "DELETED"
+    assert not wiring.blob_store().exists("incoming/mpl.txt")
+
+
 def test_watch_applies_a_metadata_sidecar_and_never_ingests_it(
     home: Path, tmp_path: Path, corpus_dir: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -52,16 +52,17 @@ def load_handler(function: str) -> ModuleType:
     return module
 
 
-def s3_event_for(key: str, size: int, bucket: str = "local") -> dict[str, Any]:
-    """An SQS event holding one S3 ``ObjectCreated:Put`` notification for ``key`` (``size`` in bytes).
+def s3_event_for(key: str, size: int, bucket: str = "local", event_name: str = "ObjectCreated:Put") -> dict[str, Any]:
+    """An SQS event holding one S3 notification (``event_name``: ``ObjectCreated:Put``, or
+    ``ObjectRemoved:Delete`` with ``size`` 0) for ``key`` (``size`` in bytes).
 
     Shaped as AWS delivers it (every field Powertools' SQS and S3 parser models require),
-    the key URL-encoded as S3 sends keys. The message id is derived from the key, so the
-    same key gives the same event.
+    the key URL-encoded as S3 sends keys. The message id is derived from the key and the
+    event name, so the same key and event give the same event.
     """
-    message_id = hashlib.sha256(key.encode()).hexdigest()[:32]
+    message_id = hashlib.sha256((key if event_name == "ObjectCreated:Put" else f"{event_name}:{key}").encode()).hexdigest()[:32]
     record = {"eventVersion": "2.1", "eventSource": "aws:s3", "awsRegion": "us-east-1",
-              "eventTime": "1970-01-01T00:00:00.000Z", "eventName": "ObjectCreated:Put",
+              "eventTime": "1970-01-01T00:00:00.000Z", "eventName": event_name,
               "userIdentity": {"principalId": "local"}, "requestParameters": {"sourceIPAddress": "127.0.0.1"},
               "responseElements": {"x-amz-request-id": message_id[:16], "x-amz-id-2": message_id},
               "s3": {"s3SchemaVersion": "1.0", "configurationId": "longdoc-local",

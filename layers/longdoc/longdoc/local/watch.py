@@ -40,7 +40,7 @@ REASON_SUFFIX = ".reason.txt"
 
 @dataclass(frozen=True)
 class Outcome:
-    """What happened to one file: ``status`` is ``READY``, ``DUPLICATE``, ``FAILED`` or ``RETRY``."""
+    """What happened to one file: ``status`` is ``READY``, ``DUPLICATE``, ``FAILED``, ``RETRY`` or ``DELETED``."""
 
     path: Path
     status: str
@@ -136,6 +136,27 @@ class Watcher:
         self._move_to_failed(path, reason)
         return Outcome(path, "FAILED", done.doc_id, record.doc_version, reason=reason)
 
+    def remove(self, path: Path) -> Outcome:
+        """A watched file was deleted: as S3's ``ObjectRemoved`` on AWS, its staged object is deleted
+        and the ingest handler gets the removal event (vectors dropped, versions DELETED)."""
+        from longdoc import wiring
+        from longdoc.core.documents import INCOMING_PREFIX
+        from longdoc.ingest.ids import resolve_doc_id
+        from longdoc.local.engine import LocalContext
+        from longdoc.local.lambda_runtime import load_handler, s3_event_for
+
+        path = Path(path).resolve()
+        key = INCOMING_PREFIX + path.relative_to(self.root).as_posix()
+        doc_id = resolve_doc_id(key, wiring.state_store())
+        wiring.blob_store().delete(key)
+        load_handler("ingest").handler(s3_event_for(key, 0, event_name="ObjectRemoved:Delete"),
+                                      LocalContext(function_name="longdoc-local-ingest"))
+        with self._lock:
+            self._seen.pop(path, None)
+        outcome = Outcome(path, "DELETED", doc_id)
+        self.report(outcome)
+        return outcome
+
     def _move_to_failed(self, path: Path, reason: str) -> None:
         """Move ``path`` to ``failed/`` (same relative path) and write ``<name>.reason.txt`` beside it."""
         target = self.failed_dir / path.relative_to(self.root)
@@ -145,11 +166,23 @@ class Watcher:
         with self._lock:
             self._seen.pop(path, None)
 
+    def _settled(self, path: Path) -> None:
+        """Act on a path that has been quiet for the settle time: ingest it, or remove a document
+        whose file was ingested by this watcher and is gone now. One bad file never stops the watcher."""
+        try:
+            if path.is_file() and self._wanted(path):
+                self.process(path)
+            elif not path.exists() and path.resolve() in self._seen:
+                self.remove(path)
+        except Exception as exc:
+            self.report(Outcome(path, "RETRY", reason=f"{type(exc).__name__}: {exc}"))
+
     def serve(self, stop: threading.Event, settle: float = SETTLE_SECONDS) -> None:
         """Process what is there, then watch ``root`` until ``stop`` is set.
 
         Created, modified and moved-in files are queued by a ``watchdog`` observer and
-        processed one at a time in this thread, each after ``settle`` seconds of quiet.
+        processed one at a time in this thread, each after ``settle`` seconds of quiet; a file
+        this watcher ingested that is deleted (or moved away) is removed (:meth:`remove`).
         """
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
         from watchdog.observers import Observer
@@ -158,8 +191,10 @@ class Watcher:
 
         class Enqueue(FileSystemEventHandler):
             def on_any_event(self, event: FileSystemEvent) -> None:
-                if event.is_directory or event.event_type not in ("created", "modified", "moved", "closed"):
+                if event.is_directory or event.event_type not in ("created", "modified", "moved", "closed", "deleted"):
                     return
+                if event.event_type == "moved":  # moved away: its old name is gone
+                    pending.put(Path(str(event.src_path)))
                 target = getattr(event, "dest_path", "") or event.src_path
                 pending.put(Path(str(target)))
 
@@ -178,11 +213,7 @@ class Watcher:
                 now = time.monotonic()
                 for path in [p for p, t in due.items() if t <= now]:
                     del due[path]
-                    if path.is_file() and self._wanted(path):
-                        try:
-                            self.process(path)
-                        except Exception as exc:  # one bad file never stops the watcher
-                            self.report(Outcome(path, "RETRY", reason=f"{type(exc).__name__}: {exc}"))
+                    self._settled(path)
         finally:
             observer.stop()
             observer.join(timeout=5)
