@@ -7,6 +7,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -71,25 +72,36 @@ def test_watch_once_ingests_good_files_ignores_duplicates_and_parks_bad_ones(
     assert [o.status for o in again] == ["DUPLICATE", "DUPLICATE"]
 
 
-def test_watch_picks_up_a_file_that_appears_while_running(home: Path, tmp_path: Path, corpus_dir: Path) -> None:
-    # Given a watcher serving an empty folder in a background thread
-    drop = tmp_path / "drop"
+@contextmanager
+def serving(drop: Path, outcomes: list[Outcome]) -> Iterator[threading.Thread]:
+    """A watcher serving ``drop`` (created empty) in a background thread, its outcomes appended to
+    ``outcomes``; stopped and joined on exit. Yields the thread."""
     drop.mkdir()
-    outcomes: list[Outcome] = []
-    watcher = Watcher(drop, outcomes.append)
     stop = threading.Event()
-    thread = threading.Thread(target=watcher.serve, args=(stop,), kwargs={"settle": 0.2}, daemon=True)
+    thread = threading.Thread(target=Watcher(drop, outcomes.append).serve, args=(stop,), kwargs={"settle": 0.2},
+                              daemon=True)
     thread.start()
     try:
         time.sleep(0.5)
-        # When a document is copied in
-        shutil.copy(corpus_dir / "MPL-2.0.txt", drop / "mpl.txt")
-        deadline = time.monotonic() + 60
-        while not outcomes and time.monotonic() < deadline:
-            time.sleep(0.1)
+        yield thread
     finally:
         stop.set()
         thread.join(timeout=10)
+
+
+def wait_for_outcomes(outcomes: list[Outcome], count: int, deadline: float) -> None:
+    """Wait until ``outcomes`` holds ``count`` entries or ``deadline`` (time.monotonic) passes."""
+    while len(outcomes) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
+def test_watch_picks_up_a_file_that_appears_while_running(home: Path, tmp_path: Path, corpus_dir: Path) -> None:
+    # Given a watcher serving an empty folder in a background thread
+    outcomes: list[Outcome] = []
+    with serving(tmp_path / "drop", outcomes) as thread:
+        # When a document is copied in
+        shutil.copy(corpus_dir / "MPL-2.0.txt", tmp_path / "drop" / "mpl.txt")
+        wait_for_outcomes(outcomes, 1, time.monotonic() + 60)
     # Then it was ingested once, through the same handler
     assert [(o.status, o.doc_id) for o in outcomes] == [("READY", "mpl")]
     assert wiring.state_store().get_document("mpl").status == "READY"
@@ -99,26 +111,14 @@ def test_watch_picks_up_a_file_that_appears_while_running(home: Path, tmp_path: 
 def test_a_watched_file_deleted_right_after_it_is_dropped_ends_deleted(home: Path, tmp_path: Path,
                                                                       corpus_dir: Path) -> None:
     # Given a watcher serving a folder in a background thread
-    drop = tmp_path / "drop"
-    drop.mkdir()
     outcomes: list[Outcome] = []
-    watcher = Watcher(drop, outcomes.append)
-    stop = threading.Event()
-    thread = threading.Thread(target=watcher.serve, args=(stop,), kwargs={"settle": 0.2}, daemon=True)
-    thread.start()
-    try:
-        time.sleep(0.5)
+    with serving(tmp_path / "drop", outcomes):
         # When a document is dropped in and deleted again once it has been picked up (as S3's ObjectRemoved)
-        shutil.copy(corpus_dir / "MPL-2.0.txt", drop / "mpl.txt")
+        shutil.copy(corpus_dir / "MPL-2.0.txt", tmp_path / "drop" / "mpl.txt")
         deadline = time.monotonic() + 60
-        while not outcomes and time.monotonic() < deadline:
-            time.sleep(0.1)
-        (drop / "mpl.txt").unlink()
-        while len(outcomes) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-    finally:
-        stop.set()
-        thread.join(timeout=10)
+        wait_for_outcomes(outcomes, 1, deadline)
+        (tmp_path / "drop" / "mpl.txt").unlink()
+        wait_for_outcomes(outcomes, 2, deadline)
     # Then it was ingested, then removed: DELETED in the registry, its staged object gone
     assert [(o.status, o.doc_id) for o in outcomes] == [("READY", "mpl"), ("DELETED", "mpl")]
     assert wiring.state_store().get_document("mpl").status == "DELETED"
