@@ -37,6 +37,13 @@ def _unmarked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages
 
 
+def add_retry_note(message: dict[str, Any], note: str) -> None:
+    """Append ``Note: the previous request failed (<note>).`` as a text block to ``message`` (a user
+    message dict; string content becomes one text block first). ``note`` names the error."""
+    content = message["content"] if isinstance(message["content"], list) else [{"type": "text", "text": message["content"]}]
+    message["content"] = [*content, {"type": "text", "text": f"Note: the previous request failed ({note})."}]
+
+
 def batch_params(model: str, request: ModelRequest, note: str | None = None) -> dict[str, Any]:
     """The Messages API body (``params``) of one batch request: model, max_tokens (tokens), system,
     tools, tool_choice, messages; cache marks of tools and system get the 1-hour TTL, messages
@@ -44,9 +51,7 @@ def batch_params(model: str, request: ModelRequest, note: str | None = None) -> 
     as a text block to the first user message."""
     messages = _unmarked([m.model_dump() for m in request.messages])
     if note:
-        first = messages[0]
-        content = first["content"] if isinstance(first["content"], list) else [{"type": "text", "text": first["content"]}]
-        first["content"] = [*content, {"type": "text", "text": f"Note: the previous request failed ({note})."}]
+        add_retry_note(messages[0], note)
     params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
     if request.system:
         params["system"] = _one_hour(request.system)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from longdoc.bulk.ports import BulkStore
+from longdoc.bulk.requests import add_retry_note
 from longdoc.core.messages import Message
 from longdoc.core.ports import BlobStore
 from longdoc.extract.session_types import MAX_CALLS_PER_SESSION
@@ -106,6 +107,5 @@ def continued_params(continuation: Continuation, max_tokens: int, note: str | No
     params["max_tokens"] = max_tokens
     last = params["messages"][-1]
     if note and last["role"] == "user":
-        content = last["content"] if isinstance(last["content"], list) else [{"type": "text", "text": last["content"]}]
-        last["content"] = [*content, {"type": "text", "text": f"Note: the previous request failed ({note})."}]
+        add_retry_note(last, note)
     return params

@@ -64,12 +64,10 @@ class BackgroundStarter:
         run_id = str(execution_input["run_id"])
         owner = new_owner()
         claim_run(self.state, run_id, owner, max(WORKER_START_SECONDS, lease_seconds()))
-        command = [sys.executable, "-m", "longdoc.local.worker", "--owner", owner, "--name", name,
-                   "--definition", str(self.definition_path), "--input", json.dumps(execution_input)]
         try:
             with (run_dir(self.home, run_id) / "worker.log").open("ab") as log:
-                self.workers.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                                     stdin=subprocess.DEVNULL))
+                self.workers.append(_spawn_worker(["--owner", owner], name, self.definition_path,
+                                                  execution_input, log))
         except OSError:
             self.state.release_run_lease(run_id, owner)  # nothing runs it: the next request may start it
             raise
@@ -107,20 +105,27 @@ class MachineStarter:
         """
         logs = self.home / "workers"
         logs.mkdir(parents=True, exist_ok=True)
-        command = [sys.executable, "-m", "longdoc.local.worker", "--kind", self.kind, "--name", name,
-                   "--definition", str(self.definition_path), "--input", json.dumps(execution_input)]
         try:
             log_file = (logs / f"{self.kind}-{name}.log").open("xb")
         except FileExistsError:
             raise ExecutionAlreadyExists(f"execution {name} of the local {self.kind} state machine already exists") from None
         with log_file as log:
-            self.workers.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
-                                                 stdin=subprocess.DEVNULL))
+            self.workers.append(_spawn_worker(["--kind", self.kind], name, self.definition_path,
+                                              execution_input, log))
         return f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-{self.kind}:{name}"
 
     def stop(self) -> int:
         """Terminate workers still running; returns how many there were."""
         return _stop_all(self.workers)
+
+
+def _spawn_worker(options: list[str], name: str, definition: Path, execution_input: dict[str, Any],
+                  log: Any) -> subprocess.Popen[bytes]:
+    """Start ``python -m longdoc.local.worker <options> --name N --definition ASL --input JSON``, its
+    output to the open binary file ``log``. Raises OSError when the process cannot start."""
+    command = [sys.executable, "-m", "longdoc.local.worker", *options, "--name", name,
+               "--definition", str(definition), "--input", json.dumps(execution_input)]
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
 def _stop_all(workers: list[subprocess.Popen[bytes]]) -> int:
