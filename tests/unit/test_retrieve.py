@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from longdoc.extract.retrieve import (PASSAGE_WEIGHT, BM25, NoRerank, Retriever, assemble, bm25_tokens,
-                                      budget_from_cost, passages, rrf)
+from longdoc.extract.retrieve import (PASSAGE_WEIGHT, BM25, NoRerank, Retriever, assemble, bm25_terms,
+                                      bm25_tokens, budget_from_cost, passages, rrf)
 from longdoc.eval.retrieval import naive_chunks
 from longdoc.eval.scoring import Haystack, contains, lcs_dp, lcs_length, masks, normalise, overlaps, position, words
 from longdoc.core.models import Chunk, SectionSpan
@@ -109,6 +109,32 @@ def test_bm25_ranks_the_chunk_with_rarer_query_terms_first():
     assert all(i != 0 for i, _ in ranked)  # no shared term, no score
 
 
+def test_bm25_terms_are_words_then_in_order_pairs_that_never_cross_punctuation():
+    # Given a clause whose phrases are separated by a comma and a semicolon, with stopwords and a line wrap
+    text = "Right, title and interest; minimum\nPurchase Orders"
+    # When its BM25 terms are taken
+    terms = bm25_terms(text)
+    # Then the words come first (stopwords dropped, plural s cut), then one pair per adjacent
+    # word pair inside each phrase: none spans ", " or "; ", but one spans the line wrap
+    assert terms == ["right", "title", "interest", "minimum", "purchase", "order",
+                     "title interest", "minimum purchase", "purchase order"]
+
+
+def test_bm25_with_word_pairs_ranks_the_in_order_phrase_above_scattered_words():
+    # Given two chunks with the query's two words once each: the first has them as the phrase
+    # "minimum purchase" but is the longer; the second has them far apart
+    texts = ("Each year the Distributor shall make a minimum purchase of the Products listed in Schedule A "
+             "at the prices then in force, by written order to the Supplier.",
+             "The purchase price is in Schedule B. The minimum term is one year.")
+    query = "minimum purchase"
+    # When ranked by words alone, then by words and pairs
+    by_words = BM25([bm25_tokens(t) for t in texts]).rank(bm25_tokens(query))
+    by_terms = BM25([bm25_terms(t) for t in texts]).rank(bm25_terms(query))
+    # Then words alone prefer the short chunk (length normalisation), pairs the phrase
+    assert [i for i, _ in by_words] == [1, 0]
+    assert [i for i, _ in by_terms] == [0, 1]
+
+
 def test_rrf_fuses_by_reciprocal_rank_with_k_60():
     fused = rrf([["a", "b", "c"], ["c", "a"]])
     scores = dict(fused)
@@ -171,7 +197,8 @@ def spanned(ordinal: int, spans: list[tuple[str, str]]) -> Chunk:
 
 def test_best_passage_ranking_finds_the_matching_item_inside_a_long_chunk():
     # Given a long licence chunk whose item (c) is the non-transferable clause, among items on
-    # other matters, and a short chunk that only repeats "licence" and "transfer" in passing
+    # other matters, a short chunk that only repeats "licence" and "transfer" in passing, and
+    # four short notice chunks (so the long chunk is long against the average)
     filler = " ".join(f"The licensee shall keep record {i} of each delivery and invoice." for i in range(40))
     long = spanned(0, [("2.1", "2.1 Grant of licence. The licensor grants:"), ("2.1(a)", f"(a) {filler}"),
                        ("2.1(b)", f"(b) {filler}"),
@@ -185,14 +212,17 @@ def test_best_passage_ranking_finds_the_matching_item_inside_a_long_chunk():
     assert passages(long, headers=False)[0] == "2.1 Grant of licence. The licensor grants:"
     # And whole-chunk BM25 ranks the short chunk first (the long one's length divides its score),
     # while the best-passage ranking puts the long chunk's item first
-    retriever = Retriever([long, short], None, mode="bm25")
-    assert [c.ordinal for c in retriever.rank(query)] == [1, 0]
+    others = [spanned(i, [(str(i + 8), f"{i + 8}. Notices. Notices go to the address in the recitals.")])
+              for i in range(2, 6)]
+    retriever = Retriever([long, short, *others], None, mode="bm25")
+    assert [c.ordinal for c in retriever.rank(query)][:2] == [1, 0]
     assert retriever.passage_ranking(query) == [long.chunk_id, short.chunk_id]
     # And hybrid fuses the three rankings (dense 1, chunk BM25 1, best passage PASSAGE_WEIGHT > 1)
-    index = ListIndex([short.chunk_id, long.chunk_id])
+    index = ListIndex([short.chunk_id, long.chunk_id] + [c.chunk_id for c in others])
     assert PASSAGE_WEIGHT > 1
-    assert Retriever([long, short], index, mode="hybrid", dense_weight=0.3).rank(query, [1.0])[0] == long
-    assert Retriever([long, short], index, mode="hybrid", dense_weight=0.3, passage_weight=0).rank(query, [1.0])[0] == short
+    pool = [long, short, *others]
+    assert Retriever(pool, index, mode="hybrid", dense_weight=0.3).rank(query, [1.0])[0] == long
+    assert Retriever(pool, index, mode="hybrid", dense_weight=0.3, passage_weight=0).rank(query, [1.0])[0] == short
 
 
 # --- budget assembly -----------------------------------------------------------------------------

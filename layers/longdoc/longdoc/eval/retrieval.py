@@ -38,7 +38,7 @@ from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.scoring import (FLAG_BELOW, Haystack, enclosing_section_keys, normalise, position, strata_groups,
                                   words)
 from longdoc.eval.store import NAIVE_CHARS, EvalStore, chunker_fingerprint, document_text, store_root
-from longdoc.extract.retrieve import BM25, DENSE_WEIGHT, LEAD_RANK, Retriever, bm25_tokens, chunk_tokens
+from longdoc.extract.retrieve import BM25, DENSE_WEIGHT, LEAD_RANK, Retriever, bm25_terms, chunk_tokens
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from longdoc.core.ports import Embedder
@@ -127,7 +127,7 @@ def prepare(store: EvalStore, corpus: Path, rel: str, cases: Sequence[GoldCase])
     reference = text
     if first.doc_text and (corpus / first.doc_text).exists():
         reference = (corpus / first.doc_text).read_text(encoding="utf-8", errors="replace")
-    return Prepared(chunks, hay, ordinal, cost, sections, naive_keys, matrix, BM25([bm25_tokens(p) for p in naive]),
+    return Prepared(chunks, hay, ordinal, cost, sections, naive_keys, matrix, BM25([bm25_terms(p) for p in naive]),
                     retrievers, reference)
 
 
@@ -197,7 +197,7 @@ def score_case(doc: Prepared, case: GoldCase, query: str, query_vector: list[flo
     sims = doc.naive_matrix @ np.asarray(query_vector, dtype=np.float32)
     out["baseline"] = _score([doc.naive_keys[i] for i in np.argsort(-sims, kind="stable")], doc, needles, set(),
                              budget)
-    ranked_bm25 = [doc.naive_keys[i] for i, _ in doc.naive_bm25.rank(bm25_tokens(query))]
+    ranked_bm25 = [doc.naive_keys[i] for i, _ in doc.naive_bm25.rank(bm25_terms(query))]
     ranked_bm25 += [k for k in doc.naive_keys if k not in set(ranked_bm25)]
     out["naive-bm25"] = _score(ranked_bm25, doc, needles, set(), budget)
     return out
