@@ -75,4 +75,4 @@ def test_aws_embedder_is_the_voyage_rest_client_with_a_key_source(aws_mode: pyte
     embedder = wiring.embedder()
     # Then it is the REST embedder (no voyageai SDK in the functions) reading the Voyage secret
     assert isinstance(embedder, VoyageHttpEmbedder)
-    assert isinstance(embedder._key_source, SecretKey) and embedder._key_source.secret_name == "longdoc/voyage"
+    assert isinstance(embedder._rest.key_source, SecretKey) and embedder._rest.key_source.secret_name == "longdoc/voyage"
