@@ -11,7 +11,7 @@ Wire format (https://docs.voyageai.com/reference/reranker-api): ``POST {base_url
 "model", "usage": {"total_tokens": n}}``, ``data`` best first, ``index`` the document's position
 in the request; errors are JSON ``{"detail": message}``.
 
-Documented limits (same page, read 2026-12):
+Documented limits (same page, read 2026-11-30):
 
 * at most 1,000 documents per request;
 * the query at most 8,000 tokens for rerank-2.5 and rerank-2.5-lite, 4,000 for rerank-2, 2,000 for

@@ -1,6 +1,7 @@
-"""One Voyage AI REST endpoint over plain HTTPS: the request, retry and key-rotation loop of both
-SDK-free Voyage adapters (embeddings, :mod:`longdoc.adapters.voyage_http`; rerank,
-:mod:`longdoc.adapters.voyage_rerank`).
+"""Voyage AI REST requests over plain HTTPS: the retry and key-rotation loop both SDK-free adapters share.
+
+The adapters are embeddings (:mod:`longdoc.adapters.voyage_http`) and rerank
+(:mod:`longdoc.adapters.voyage_rerank`); each says only what it sends and how it reads the answer.
 
 Why no ``voyageai`` SDK: ``import voyageai`` loads numpy, pillow, tokenizers, huggingface-hub
 and langchain (about 130 MB unzipped in a Lambda function, ``docs/operations.md``); one JSON
