@@ -1,5 +1,6 @@
 """What ``wiring`` builds in AWS mode for each model provider (issue 11): Claude on the Anthropic
-API with a key source, Claude on Bedrock with no key at all, and the Voyage REST embedder."""
+API with a key source, Claude on Bedrock with no key at all, the Voyage REST embedder, and the
+reranker ``LONGDOC_RERANKER`` chooses (issue 13), also in local mode."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from longdoc import wiring
 from longdoc.adapters.claude import ClaudeModel
 from longdoc.adapters.secrets import SecretKey
 from longdoc.adapters.voyage_http import VoyageHttpEmbedder
+from longdoc.adapters.voyage_rerank import VoyageReranker
+from longdoc.core.errors import ConfigError
+from longdoc.extract.retrieve import NoRerank
 from longdoc.core.messages import Message, ModelRequest
 from tests.fakes.anthropic_server import message_reply, text_block
 from tests.fakes.bedrock_server import FakeBedrock
@@ -75,4 +79,60 @@ def test_aws_embedder_is_the_voyage_rest_client_with_a_key_source(aws_mode: pyte
     embedder = wiring.embedder()
     # Then it is the REST embedder (no voyageai SDK in the functions) reading the Voyage secret
     assert isinstance(embedder, VoyageHttpEmbedder)
-    assert isinstance(embedder._key_source, SecretKey) and embedder._key_source.secret_name == "longdoc/voyage"
+    assert isinstance(embedder._rest.key_source, SecretKey) and embedder._rest.key_source.secret_name == "longdoc/voyage"
+
+
+def test_aws_reranker_is_off_by_default(aws_mode: pytest.MonkeyPatch) -> None:
+    # Given AWS mode without LONGDOC_RERANKER, When the wiring builds the reranker
+    aws_mode.delenv("LONGDOC_RERANKER", raising=False)
+    # Then it keeps the fused order and calls nothing
+    assert isinstance(wiring.reranker(), NoRerank)
+
+
+def test_aws_reranker_voyage_reads_the_voyage_secret_and_the_model_setting(aws_mode: pytest.MonkeyPatch) -> None:
+    # Given LONGDOC_RERANKER=voyage and a rerank model, as the template's Reranker parameters set them
+    aws_mode.setenv("LONGDOC_RERANKER", "voyage")
+    aws_mode.setenv("LONGDOC_RERANK_MODEL", "rerank-2.5-lite")
+    # When the wiring builds the reranker (no request is made yet)
+    reranker = wiring.reranker()
+    # Then it is the Voyage REST reranker with that model, reading the key from the Voyage secret
+    assert isinstance(reranker, VoyageReranker) and reranker.name == "rerank-2.5-lite"
+    source = reranker._rest.key_source
+    assert isinstance(source, SecretKey) and (source.env_var, source.secret_name) == ("VOYAGE_API_KEY", "longdoc/voyage")
+
+
+def test_an_unknown_reranker_is_a_config_error_naming_the_variable(aws_mode: pytest.MonkeyPatch) -> None:
+    # Given a reranker the settings do not know, When the wiring builds it, Then the variable is named
+    aws_mode.setenv("LONGDOC_RERANKER", "cohere")
+    with pytest.raises(ConfigError, match="LONGDOC_RERANKER"):
+        wiring.reranker()
+
+
+@pytest.fixture
+def local_mode(monkeypatch: pytest.MonkeyPatch, tmp_path) -> Iterator[pytest.MonkeyPatch]:  # type: ignore[no-untyped-def]
+    """Local-mode settings with no Voyage key in the environment."""
+    monkeypatch.setenv("LONGDOC_MODE", "local")
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path))
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    monkeypatch.delenv("LONGDOC_RERANKER", raising=False)
+    wiring.reset()
+    yield monkeypatch
+    wiring.reset()
+
+
+def test_local_reranker_stays_offline_by_default_and_voyage_needs_a_key(local_mode: pytest.MonkeyPatch) -> None:
+    # Given local mode without a Voyage key, When nothing is chosen, Then no reranker calls out
+    assert isinstance(wiring.reranker(), NoRerank)
+    # When voyage is chosen without a key, Then the wiring says which variable is missing
+    local_mode.setenv("LONGDOC_RERANKER", "voyage")
+    wiring.reset()
+    with pytest.raises(ConfigError, match="VOYAGE_API_KEY"):
+        wiring.reranker()
+    # When the key is set, Then the Voyage reranker reads it from the environment (no secret)
+    local_mode.setenv("VOYAGE_API_KEY", "pa-local-not-real")
+    wiring.reset()
+    reranker = wiring.reranker()
+    assert isinstance(reranker, VoyageReranker) and reranker.name == "rerank-2.5"
+    assert reranker._rest.key_source.secret_name is None and reranker._rest.key_source() == "pa-local-not-real"
+    # And the session's adapters carry that same reranker
+    assert wiring.deps().reranker is reranker

@@ -284,6 +284,17 @@ def test_lambda_throttling_is_retried_longer_than_one_session(template: dict[str
             "Lambda.ClientExecutionTimeoutException"} <= transient
 
 
+def test_a_rerank_outage_is_retried_like_a_model_outage() -> None:
+    # Given the Extract state's retriers
+    retry = json.loads(ASL.read_text(encoding="utf-8"))["States"]["Extract"]["Retry"]
+    # When the one for ModelUnavailable is read
+    [model] = [r for r in retry if "ModelUnavailable" in r["ErrorEquals"]]
+    # Then a reranker whose retries are spent (RerankUnavailable, raised before or between model
+    # calls of a session, which restarts from its checkpoint) gets the same budget instead of failing the run
+    assert "RerankUnavailable" in model["ErrorEquals"]
+    assert "RerankRequestError" not in {e for r in retry for e in r["ErrorEquals"]}
+
+
 def test_starting_runs_is_throttled_below_reads(template: dict[str, Any]) -> None:
     # Given the API's method settings
     settings = props(template["Resources"], "Api")["MethodSettings"]

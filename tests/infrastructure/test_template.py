@@ -432,6 +432,8 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
         "LONGDOC_PINECONE_NAMESPACE",
         "LONGDOC_VOYAGE_MODEL",
         "LONGDOC_EMBEDDING_DIMENSION",
+        "LONGDOC_RERANKER",
+        "LONGDOC_RERANK_MODEL",
         "LONGDOC_OCR",
         "LONGDOC_SUMMARY_STATE_MACHINE_ARN",
         "LONGDOC_SUMMARY_MAP_CONCURRENCY",
@@ -741,6 +743,22 @@ def test_bedrock_invoke_is_limited_to_the_configured_model_and_profile(template:
     assert not [s for s in role_statements(anthropic, logical_id) if set(as_list(s["Action"])) & _BEDROCK]
     assert template["Parameters"]["ModelProvider"]["AllowedValues"] == ["anthropic", "bedrock"]
     assert template["Parameters"]["ModelProvider"]["Default"] == "anthropic"
+
+
+def test_reranker_is_off_by_default_and_set_on_every_function_that_retrieves(template: dict[str, Any],
+                                                                              resources: dict[str, Any]) -> None:
+    # Given the Reranker and RerankModel parameters
+    params = template["Parameters"]
+    # Then reranking is off unless chosen, Voyage is the only other choice, and the model defaults to rerank-2.5
+    assert params["Reranker"]["Default"] == "none" and params["Reranker"]["AllowedValues"] == ["none", "voyage"]
+    assert params["RerankModel"]["Default"] == "rerank-2.5"
+    assert re.fullmatch(params["RerankModel"]["AllowedPattern"], "rerank-2.5-lite")
+    # And the functions that build a session's retriever (extract, bulk) get both, the others neither
+    for logical_id in FUNCTIONS:
+        env = props(resources, logical_id).get("Environment", {}).get("Variables", {})
+        retrieves = logical_id in ("ExtractFunction", "BulkFunction")
+        assert (env.get("LONGDOC_RERANKER") == {"Ref": "Reranker"}) is retrieves, logical_id
+        assert (env.get("LONGDOC_RERANK_MODEL") == {"Ref": "RerankModel"}) is retrieves, logical_id
 
 
 _KEY_PATTERNS = (

@@ -79,6 +79,19 @@ class EmbeddingSettings(_Group):
     local_embedder: Literal["onnx", "torch"] = "onnx"
 
 
+class RerankSettings(_Group):
+    """The optional reranker of retrieval's fused candidates (issue 13; docs/operations.md, "Reranking").
+
+    ``reranker``: ``none`` (default: the fused order, nothing called) or ``voyage`` (Voyage rerank,
+    :class:`longdoc.adapters.voyage_rerank.VoyageReranker`, over HTTPS with the Voyage key: the
+    ``voyage_secret_name`` secret on AWS, ``VOYAGE_API_KEY`` locally). ``rerank_model``: the Voyage
+    rerank model (``rerank-2.5``; ``rerank-2.5-lite`` is cheaper and faster).
+    """
+
+    reranker: Literal["none", "voyage"] = "none"
+    rerank_model: str = "rerank-2.5"
+
+
 class IndexSettings(_Group):
     """The vector index: Pinecone on AWS, LanceDB locally."""
 
@@ -167,7 +180,8 @@ class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, In
     """Settings of the ingest function (parse, chunk, embed, upsert)."""
 
 
-class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, ModelSettings, ExtractionSettings):
+class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, RerankSettings, ModelSettings,
+                              ExtractionSettings):
     """Settings of the extract function (one model session per invocation)."""
 
 
@@ -177,7 +191,7 @@ class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, Exec
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
 
 
-class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings,
+class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, RerankSettings, IngestRuntimeSettings,
                ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""
 

@@ -6,6 +6,7 @@ key *source* (:class:`~longdoc.adapters.secrets.SecretKey`), so a rotated key re
 function (:mod:`longdoc.adapters.secrets`).
 ``mode="local"``: a folder for S3, SQLite for DynamoDB, LanceDB for Pinecone, MiniLM for
 Voyage (int8 on ONNX Runtime, or PyTorch with ``LONGDOC_LOCAL_EMBEDDER=torch``), and Claude when ``ANTHROPIC_API_KEY`` is set or the offline baseline otherwise.
+Either mode: no reranker unless ``LONGDOC_RERANKER=voyage`` (:func:`reranker`).
 Nothing is created at import time (Lambda cold start, test isolation).
 """
 
@@ -22,6 +23,7 @@ from longdoc.core.ports import BlobStore, Embedder, Model, OcrEngine, StateStore
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the session module is imported on first use
     from longdoc.config import ExtractFunctionSettings
+    from longdoc.extract.retrieve import Reranker
     from longdoc.extract.session import Deps, SessionOptions
 
 
@@ -118,6 +120,31 @@ def vector_index() -> VectorIndex:
 
 
 @lru_cache(maxsize=1)
+def reranker() -> Reranker:
+    """The reranker of retrieval's fused candidates (``LONGDOC_RERANKER``), in either mode.
+
+    ``none`` (default): :class:`~longdoc.extract.retrieve.NoRerank`, nothing called, so a local run
+    stays offline. ``voyage``: :class:`~longdoc.adapters.voyage_rerank.VoyageReranker` with
+    ``LONGDOC_RERANK_MODEL``, its key read through a :class:`SecretKey` (the Voyage secret on AWS;
+    ``VOYAGE_API_KEY`` locally, where it is an explicit opt-in that calls Voyage over the network).
+    Raises :class:`ConfigError` locally when ``voyage`` is chosen and ``VOYAGE_API_KEY`` is unset
+    (rather than failing at the first retrieval).
+    """
+    s = get_settings()
+    if s.reranker == "none":
+        from longdoc.extract.retrieve import NoRerank
+
+        return NoRerank()
+    if s.mode == "local" and not os.environ.get("VOYAGE_API_KEY", "").strip():
+        raise ConfigError("LONGDOC_RERANKER=voyage needs VOYAGE_API_KEY in local mode (or LONGDOC_RERANKER=none)")
+    from longdoc.adapters.secrets import SecretKey
+    from longdoc.adapters.voyage_rerank import VoyageReranker
+
+    secret = s.voyage_secret_name if s.mode == "aws" else None
+    return VoyageReranker(SecretKey("VOYAGE_API_KEY", secret), s.rerank_model, base_url=s.voyage_base_url)
+
+
+@lru_cache(maxsize=1)
 def ocr_engine() -> OcrEngine | None:
     """The OCR engine for scanned pages (``LONGDOC_OCR``): Textract on AWS, Tesseract locally, or None (off)."""
     s = function_settings(OcrSettings)
@@ -173,7 +200,7 @@ def deps() -> Deps:
     from longdoc.extract.session import Deps
 
     return Deps(state=state_store(), blobs=blob_store(), embedder=embedder(), index=vector_index(),
-                model=model(), catalogue=load_catalogue(get_settings().clause_catalogue))
+                model=model(), catalogue=load_catalogue(get_settings().clause_catalogue), reranker=reranker())
 
 
 def session_options(settings: ExtractFunctionSettings | Settings, **bounds: Any) -> SessionOptions:
@@ -206,5 +233,5 @@ def bulk_store() -> BulkStore:
 def reset() -> None:
     """Forget cached settings and adapters (tests, or the CLI after changing the environment)."""
     function_settings.cache_clear()
-    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store):
+    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store, reranker):
         fn.cache_clear()

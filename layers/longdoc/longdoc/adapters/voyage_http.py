@@ -5,10 +5,11 @@
 with the standard library. Batching, length checks and the split on a token-limit 400 are not
 repeated here: both adapters inherit them from :class:`longdoc.adapters.voyage.VoyageBatching`
 (batches counted by :func:`~longdoc.adapters.voyage.voyage_token_bound`, a refused batch sent
-again only as halves, never unchanged). The reason is size: ``import voyageai`` loads
-numpy, pillow, tokenizers, huggingface-hub and langchain (about 130 MB unzipped in a Lambda
-function, ``docs/operations.md``), none of which an embeddings call needs; this module needs
-only ``tenacity`` for its retry loop.
+again only as halves, never unchanged). The request itself (retries, errors, key rotation) is
+:class:`longdoc.adapters.voyage_rest.VoyageRest`, shared with the rerank adapter. The reason for
+no SDK is size: ``import voyageai`` loads numpy, pillow, tokenizers, huggingface-hub and
+langchain (about 130 MB unzipped in a Lambda function, ``docs/operations.md``), none of which an
+embeddings call needs.
 
 Wire format (https://docs.voyageai.com/reference/embeddings-api): ``POST {base_url}/embeddings``
 with ``Authorization: Bearer <key>`` and JSON ``{"input": [str], "model", "input_type",
@@ -31,29 +32,14 @@ Key rotation: ``api_key`` may be a key source (``source(refresh=False) -> str``,
 from __future__ import annotations
 
 import base64
-import json
 import math
-import socket
 import struct
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any, Literal
 
 from longdoc.adapters.voyage import VoyageBatching
+from longdoc.adapters.voyage_rest import VoyageRest
 from longdoc.core.errors import EmbeddingRequestError, EmbeddingUnavailable
-
-VOYAGE_BASE_URL = "https://api.voyageai.com/v1"
-#: HTTP statuses retried as transient (rate limit and server errors).
-TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
-
-
-class _Transient(Exception):
-    """A retryable failure (status or connection); carries a key-free description."""
-
-
-class _Unauthorized(Exception):
-    """HTTP 401: the key was rejected (maybe rotated)."""
 
 
 class VoyageHttpEmbedder(VoyageBatching):
@@ -83,32 +69,18 @@ class VoyageHttpEmbedder(VoyageBatching):
         self.name = model
         self.dimension = dimension
         self.total_tokens = 0
-        self._key_source: Callable[..., str] = (lambda refresh=False: api_key) if isinstance(api_key, str) else api_key
-        self._url = (base_url or VOYAGE_BASE_URL).rstrip("/") + "/embeddings"
-        self._timeout = timeout
+        self._rest = VoyageRest(api_key, "embeddings", label="embeddings", unavailable=EmbeddingUnavailable,
+                                rejected=EmbeddingRequestError, max_attempts=max_attempts, timeout=timeout,
+                                base_url=base_url, retry_initial=retry_initial, retry_max=retry_max)
         self._set_limits(model, max_request_tokens)
-        self._max_attempts = max_attempts
-        self._retry_initial = retry_initial
-        self._retry_max = retry_max
 
     def __repr__(self) -> str:
         return f"VoyageHttpEmbedder(model={self.name!r}, dimension={self.dimension})"
 
     def _call(self, texts: list[str], input_type: Literal["document", "query"]) -> list[list[float]]:
-        """One embeddings request with retries; vectors checked and normalised."""
-        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
-
-        body = json.dumps({"input": texts, "model": self.name, "input_type": input_type, "truncation": False,
-                           "output_dimension": self.dimension, "encoding_format": "base64"}).encode("utf-8")
-        try:
-            for attempt in Retrying(reraise=True, stop=stop_after_attempt(self._max_attempts),
-                                    wait=wait_exponential_jitter(multiplier=self._retry_initial, max=self._retry_max,
-                                                                 jitter=self._retry_initial),
-                                    retry=retry_if_exception_type(_Transient)):
-                with attempt:
-                    answer = self._post_with_current_key(body)
-        except _Transient as exc:
-            raise EmbeddingUnavailable(f"Voyage embeddings failed after {self._max_attempts} attempts: {exc}") from exc
+        """One embeddings request with retries (:class:`VoyageRest`); vectors checked and normalised."""
+        answer = self._rest.post({"input": texts, "model": self.name, "input_type": input_type, "truncation": False,
+                                  "output_dimension": self.dimension, "encoding_format": "base64"})
         self.total_tokens += int((answer.get("usage") or {}).get("total_tokens") or 0)
         data = sorted(answer.get("data") or [], key=lambda item: item.get("index", 0))
         vectors = [_decode(item["embedding"], self.dimension) for item in data]
@@ -116,49 +88,6 @@ class VoyageHttpEmbedder(VoyageBatching):
             raise ValueError(f"Voyage returned {len(vectors)} vectors for {len(texts)} texts "
                              f"(expected dimension {self.dimension})")
         return [_unit(v) for v in vectors]
-
-    def _post_with_current_key(self, body: bytes) -> dict[str, Any]:
-        """POST with the source's current key; on 401, read the key again and retry once if it changed."""
-        key = self._key_source()
-        try:
-            return self._post(body, key)
-        except _Unauthorized:
-            fresh = self._key_source(refresh=True)
-            if fresh == key:
-                raise EmbeddingRequestError("Voyage rejected the API key: HTTP 401") from None
-            try:
-                return self._post(body, fresh)
-            except _Unauthorized:
-                raise EmbeddingRequestError("Voyage rejected the API key: HTTP 401") from None
-
-    def _post(self, body: bytes, key: str) -> dict[str, Any]:
-        """POST ``body``; the parsed answer, or _Transient / _Unauthorized / EmbeddingRequestError."""
-        request = urllib.request.Request(self._url, data=body, method="POST", headers={
-            "Authorization": f"Bearer {key}", "Content-Type": "application/json",
-            "Accept": "application/json", "User-Agent": "longdoc"})
-        try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - https or test URL
-                return json.loads(response.read())
-        except urllib.error.HTTPError as exc:
-            detail = _detail(exc)
-            if exc.code == 401:
-                raise _Unauthorized() from exc
-            if exc.code in TRANSIENT_STATUSES:
-                raise _Transient(f"HTTP {exc.code}: {detail}") from exc
-            raise EmbeddingRequestError(f"Voyage rejected the request: HTTP {exc.code}: {detail}") from exc
-        except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise _Transient(f"{type(exc).__name__}: {reason}") from exc
-
-
-def _detail(exc: urllib.error.HTTPError) -> str:
-    """The ``detail`` of a Voyage error body, else the HTTP reason (at most 300 characters)."""
-    try:
-        payload = json.loads(exc.read() or b"{}")
-    except (ValueError, OSError):
-        payload = {}
-    detail = payload.get("detail") if isinstance(payload, dict) else None
-    return str(detail or exc.reason)[:300]
 
 
 def _decode(embedding: Any, dimension: int) -> list[float]:

@@ -88,6 +88,18 @@ class EmbeddingInputTooLong(LongdocError):
         super().__init__(f"text {index} has about {tokens} tokens; the model reads at most {limit}")
 
 
+class RerankUnavailable(LongdocError):
+    """The rerank API kept answering 429/5xx, timing out or dropping connections after retries.
+
+    Transient: the extract state machine retries the session (``statemachine/extract.asl.json``).
+    """
+
+
+class RerankRequestError(LongdocError):
+    """The rerank API rejected a request (4xx other than 429: model, key, limits) or answered
+    something that is not a ranking of the documents sent; retrying will not help."""
+
+
 class IngestDeadline(LongdocError):
     """Too little invocation time is left to embed or upsert another batch safely.
 

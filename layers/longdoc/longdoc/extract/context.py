@@ -23,10 +23,12 @@ log = logging.getLogger(__name__)
 
 def retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever:
     """Hybrid retriever over the run's document version, filtered by the run's ``term`` /
-    ``line_of_business`` facts when given (see :mod:`longdoc.extract.retrieve`)."""
+    ``line_of_business`` facts when given (see :mod:`longdoc.extract.retrieve`), with the session's
+    reranker (``deps.reranker``; None: the fused order). Every retrieval of a session goes through
+    here: the clause types' pages (:func:`page`, :func:`retrieve`) and ``search_chunks``."""
     return Retriever(list(chunks.values()), deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT,
                      lead_rank=LEAD_RANK, term=run.facts.get("term"),
-                     line_of_business=run.facts.get("line_of_business"))
+                     line_of_business=run.facts.get("line_of_business"), reranker=deps.reranker)
 
 
 def page(deps: Deps, run: RunRecord, clause: ClauseType, number: int, chunks: dict[str, Chunk],

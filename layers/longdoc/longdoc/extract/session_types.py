@@ -10,6 +10,7 @@ from typing import Literal
 
 from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 from longdoc.extract.catalogue import Catalogue
+from longdoc.extract.retrieve import Reranker
 
 MAX_CALLS_PER_SESSION = 8
 NO_PROGRESS_LIMIT = 3
@@ -30,7 +31,11 @@ Claude adapter's shortest attempt (:data:`longdoc.adapters.claude_budget.MIN_ATT
 
 @dataclass(frozen=True)
 class Deps:
-    """The adapters a session needs (see :mod:`longdoc.core.ports`)."""
+    """The adapters a session needs (see :mod:`longdoc.core.ports`).
+
+    ``reranker`` reorders retrieval's fused candidates (clause types' pages and ``search_chunks``,
+    :func:`longdoc.extract.context.retriever`); None keeps the fused order (as ``NoRerank``).
+    """
 
     state: StateStore
     blobs: BlobStore
@@ -38,6 +43,7 @@ class Deps:
     index: VectorIndex
     model: Model
     catalogue: Catalogue
+    reranker: Reranker | None = None
 
 
 @dataclass(frozen=True)
