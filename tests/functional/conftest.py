@@ -28,6 +28,7 @@ from longdoc.adapters.vector_index import LanceDBIndex
 from longdoc.config import function_settings
 from longdoc.local.engine import LocalContext
 from longdoc.core.models import DocumentRecord
+from tests.fakes.voyage_server import FakeVoyage
 
 REPO = Path(__file__).resolve().parents[2]
 EVENTS = REPO / "events"
@@ -263,3 +264,10 @@ def contract_gold(gold_dir: Path, tmp_path: Path) -> tuple[Path, list[str]]:
     gold = tmp_path / "gold.jsonl"
     gold.write_text("\n".join(lines) + "\n")
     return gold, lines
+
+
+@pytest.fixture
+def voyage() -> Iterator[FakeVoyage]:
+    """The loopback fake Voyage server (embeddings and rerank), stopped after the test."""
+    with FakeVoyage() as fake:
+        yield fake

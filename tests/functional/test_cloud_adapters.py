@@ -23,12 +23,6 @@ TEST_KEY = "test-key-not-real"
 
 
 @pytest.fixture
-def voyage() -> Iterator[FakeVoyage]:
-    with FakeVoyage() as fake:
-        yield fake
-
-
-@pytest.fixture
 def pinecone_fake() -> Iterator[FakePinecone]:
     with FakePinecone(dimension=1024) as fake:
         yield fake

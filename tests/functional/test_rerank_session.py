@@ -8,10 +8,8 @@ control, so each test shows the order changed because of the reranker and only b
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from types import SimpleNamespace
 
-import pytest
 
 from longdoc.adapters.voyage_rerank import VoyageReranker
 from longdoc.core.documents import embedding_text
@@ -50,12 +48,6 @@ class OneVector:
 
     def embed_query(self, text: str) -> list[float]:
         return [1.0]
-
-
-@pytest.fixture
-def voyage() -> Iterator[FakeVoyage]:
-    with FakeVoyage() as fake:
-        yield fake
 
 
 def session_deps(reranker: VoyageReranker | None) -> Deps:

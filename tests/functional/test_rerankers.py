@@ -8,7 +8,7 @@ below are exact. No test leaves loopback.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -29,12 +29,6 @@ def chunk(ordinal: int, text: str, doc: str = "msa") -> Chunk:
     return Chunk(chunk_id=f"{doc}:v1:{ordinal:04d}", doc_id=doc, doc_version="v1", ordinal=ordinal, source=f"{doc}.pdf",
                  page_start=ordinal + 1, page_end=ordinal + 1, section_id=str(ordinal + 1), text=text, char_start=0,
                  char_end=len(text), token_count=max(1, len(text) // 4), content_hash=f"h{ordinal}")
-
-
-@pytest.fixture
-def voyage() -> Iterator[FakeVoyage]:
-    with FakeVoyage() as fake:
-        yield fake
 
 
 def voyage_reranker(fake: FakeVoyage, **kwargs) -> VoyageReranker:  # type: ignore[no-untyped-def]

@@ -8,7 +8,6 @@ and answers over it with Voyage's 400. The input is ``../shared/cases/rate-sched
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,12 +25,6 @@ from tests.fakes.voyage_server import FakeVoyage, count_tokens
 
 RATES = SHARED / "cases" / "rate-schedule.txt"
 DIM = 256
-
-
-@pytest.fixture
-def voyage() -> Iterator[FakeVoyage]:
-    with FakeVoyage() as fake:
-        yield fake
 
 
 def law(fake: FakeVoyage, **kwargs) -> VoyageEmbedder:  # type: ignore[no-untyped-def]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,12 +25,6 @@ from tests.fakes.voyage_server import FakeVoyage, count_tokens
 
 TEST_KEY = "pa-test-not-a-real-key"
 RATES = SHARED / "cases" / "rate-schedule.txt"
-
-
-@pytest.fixture
-def voyage() -> Iterator[FakeVoyage]:
-    with FakeVoyage() as fake:
-        yield fake
 
 
 def embedder(fake: FakeVoyage, **kwargs) -> VoyageHttpEmbedder:  # type: ignore[no-untyped-def]
