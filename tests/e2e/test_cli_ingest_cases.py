@@ -77,11 +77,19 @@ def test_an_interrupted_ingest_says_to_run_ingest_again(home, capsys):
     # Given a version left INGESTING by a killed ingest (no READY version)
     wiring.state_store().put_document(DocumentRecord(doc_id="lease", doc_version="0123456789abcdef",
                                                      source="lease.pdf", status="INGESTING", stage="embedding"))
+    hint = ("its ingest was interrupted or is still running; ingest the file again (`longdoc ingest FILE` "
+            "locally, or upload it to incoming/ again on AWS) to finish it (progress is kept)")
     # When its chunks are asked for / Then the message says how to finish it
     code, _, err = _cli(capsys, "chunks", "lease")
     assert code == 1
-    assert err.strip() == ("longdoc: document lease is INGESTING: its ingest was interrupted or is still running; "
-                           "run `longdoc ingest` on the file again to finish it (progress is kept)")
+    assert err.strip() == f"longdoc: document lease is INGESTING: {hint}"
+    # And so do an extraction, a bulk job and a summary of it
+    code, _, err = _cli(capsys, "extract", "lease", "--clause-types", "Governing Law")
+    assert (code, err.strip()) == (1, f"longdoc: document lease is not ingested (status INGESTING: {hint})")
+    code, _, err = _cli(capsys, "bulk", "--clause-types", "Governing Law", "lease")
+    assert code == 1 and err.strip().endswith(f"lease: document lease is not ingested (status INGESTING: {hint})")
+    code, _, err = _cli(capsys, "summarize", "lease")
+    assert (code, err.strip()) == (1, f"longdoc: document lease version 0123456789abcdef is INGESTING, not READY: {hint}")
 
 
 def test_chunks_into_a_closed_pipe_ends_quietly(home, capsys, corpus_dir):

@@ -12,13 +12,10 @@ from longdoc.core.models import DocumentRecord
 
 
 def _not_ready(record: DocumentRecord) -> str:
-    """Why a version is not READY, and what to do: an interrupted ingest says to run ``longdoc ingest`` again."""
-    if record.status == "INGESTING":
-        return ("INGESTING: its ingest was interrupted or is still running; run `longdoc ingest` on the file "
-                "again to finish it (progress is kept)")
-    if record.status == "FAILED" and not record.reason:
-        return "FAILED: no reason recorded; run `longdoc ingest` on the file again"
-    return f"{record.status}: {record.reason or 'no reason recorded'}"
+    """Why a version is not READY, and what to do (:func:`~longdoc.core.documents.not_ready_reason`)."""
+    from longdoc.core.documents import not_ready_reason
+
+    return f"{record.status}: {not_ready_reason(record)}"
 
 
 def _ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]:

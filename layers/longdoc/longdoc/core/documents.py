@@ -13,6 +13,22 @@ from longdoc.core.ports import BlobStore, StateStore
 INCOMING_PREFIX = "incoming/"
 
 
+def not_ready_reason(record: DocumentRecord) -> str:
+    """Why a version is not ``READY`` and, when nothing says why, what to do: one line, no status word.
+
+    An ``INGESTING`` version was interrupted (a killed ``longdoc ingest``, a Lambda timeout
+    before the redelivery) or is still running: ingesting the file again finishes it, reusing
+    the chunks and vectors already stored. A ``FAILED`` version without a reason gets the same
+    advice. Any other version gives its recorded reason.
+    """
+    again = "ingest the file again (`longdoc ingest FILE` locally, or upload it to incoming/ again on AWS)"
+    if record.status == "INGESTING":
+        return f"its ingest was interrupted or is still running; {again} to finish it (progress is kept)"
+    if not record.reason:
+        return f"no reason recorded; {again}"
+    return record.reason
+
+
 def chunks_key(doc_id: str, doc_version: str) -> str:
     """Blob key of a document version's chunks (JSON Lines, one :class:`Chunk` per line)."""
     return f"chunks/{doc_id}/{doc_version}.jsonl"

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from longdoc.core.clock import utc_now
 from longdoc.config import ExtractionSettings
-from longdoc.core.documents import ready_document
+from longdoc.core.documents import not_ready_reason, ready_document
 from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, NotFound, short_cause
 from longdoc.core.messages import Usage
 from longdoc.core.models import DocumentRecord
@@ -141,7 +141,7 @@ def validate_run_request(state: StateStore, catalogue: Catalogue, *, doc_id: str
     doc = ready_document(state, doc_id, doc_version)
     if doc is None or doc.status != "READY":
         what = f"{doc_id}@{doc_version}" if doc_version else doc_id
-        status = f" (status {doc.status}: {doc.reason})" if doc else ""
+        status = f" (status {doc.status}: {not_ready_reason(doc)})" if doc else ""
         raise NotFound(f"document {what} is not ingested{status}")
     return resolved, doc
 

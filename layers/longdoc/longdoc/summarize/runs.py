@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from longdoc.core.clock import utc_now
-from longdoc.core.documents import load_chunks, ready_document
+from longdoc.core.documents import load_chunks, not_ready_reason, ready_document
 from longdoc.core.errors import LongdocError, NotFound
 from longdoc.core.ports import BlobStore, ExecutionStarter, StateStore
 from longdoc.summarize import store
@@ -50,8 +50,8 @@ def check_request(request: SummaryRequest, state: StateStore, blobs: BlobStore) 
     if doc is None:
         raise NotFound(f"document {request.doc_id} does not exist (ingest it first)")
     if doc.status != "READY":
-        why = f": {doc.reason}" if doc.reason else ""
-        raise SummaryInputError(f"document {doc.doc_id} version {doc.doc_version} is {doc.status}, not READY{why}")
+        raise SummaryInputError(f"document {doc.doc_id} version {doc.doc_version} is {doc.status}, not READY: "
+                                f"{not_ready_reason(doc)}")
     chunks = load_chunks(blobs, doc.doc_id, doc.doc_version)
     if not any(c.text.strip() for c in chunks):
         raise EmptyDocument(f"document {doc.doc_id} version {doc.doc_version} has no text to summarise")
