@@ -72,6 +72,34 @@ def test_watch_once_ingests_good_files_ignores_duplicates_and_parks_bad_ones(
     assert [o.status for o in again] == ["DUPLICATE", "DUPLICATE"]
 
 
+def test_a_file_name_too_long_for_a_sidecar_is_ingested_and_never_stops_the_others(
+    home: Path, tmp_path: Path, corpus_dir: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a drop folder with a file whose name is 250 bytes (its sidecar's name could not
+    # exist), a corrupt PDF with a 251-byte name, and two ordinary files around them
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    long_name = "a" * 246 + ".txt"
+    shutil.copy(corpus_dir / "Apache-2.0.txt", drop / long_name)
+    shutil.copy(corpus_dir / "bad" / "empty-0-bytes.pdf", drop / ("b" * 247 + ".pdf"))
+    shutil.copy(corpus_dir / "Apache-2.0.txt", drop / "00-apache.txt")
+    shutil.copy(corpus_dir / "MPL-2.0.txt", drop / "zz-mpl.txt")
+
+    # When `longdoc watch DIR --once --json` runs
+    code = main(["watch", str(drop), "--once", "--json"])
+    rows = {Path(r["path"]).name: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
+
+    # Then the long-named text and both ordinary files are READY, the corrupt PDF alone failed
+    assert code == 1
+    assert {name: row["status"] for name, row in rows.items()} == {
+        long_name: "READY", "b" * 247 + ".pdf": "FAILED", "00-apache.txt": "READY", "zz-mpl.txt": "READY"}
+    # And the PDF was parked with its reason beside it under a name the file system accepts
+    reason, pdf = sorted(p.name for p in (drop / "failed").iterdir())
+    assert pdf == "b" * 247 + ".pdf"
+    assert reason.startswith("b" * 200 + "-") and reason.endswith(".reason.txt") and len(reason) == 220
+    assert (drop / "failed" / reason).read_text().strip()
+
+
 @contextmanager
 def serving(drop: Path, outcomes: list[Outcome]) -> Iterator[threading.Thread]:
     """A watcher serving ``drop`` (created empty) in a background thread, its outcomes appended to

@@ -238,6 +238,28 @@ def test_local_blob_put_leaves_no_temp_files_and_keeps_old_bytes_on_failure(
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b.txt"]
 
 
+def test_local_blob_keys_with_names_at_and_over_the_file_system_limit(tmp_path: Path) -> None:
+    # Given a local store, a key whose file name is 250 bytes (legal: 255 is the limit) and the
+    # same key with the sidecar suffix (264 bytes: no such file can exist on this file system)
+    store = LocalBlobStore(tmp_path)
+    key = "incoming/" + "a" * 246 + ".txt"
+    longer = key + ".metadata.json"
+    # When the first is written / Then it reads back (the temporary file's name does not repeat it)
+    store.put(key, b"doc")
+    assert (store.get(key), store.exists(key)) == (b"doc", True)
+    # And the longer key is simply absent: not there, its delete does nothing, no metadata
+    assert store.exists(longer) is False
+    with pytest.raises(NotFound, match="blob not found"):
+        store.get(longer)
+    store.delete(longer)
+    with pytest.raises(NotFound):
+        store.metadata(longer)
+    # And writing it fails naming the key, leaving nothing behind
+    with pytest.raises(OSError, match="cannot store blob 'incoming/a+\\.txt\\.metadata\\.json': a name in it is too long"):
+        store.put(longer, b"{}")
+    assert sorted(p.name for p in (tmp_path / "incoming").iterdir()) == ["a" * 246 + ".txt"]
+
+
 def test_local_blob_readers_never_see_a_partial_write(tmp_path: Path) -> None:
     # Given a blob alternating between two 2 MB payloads written by one thread
     store = LocalBlobStore(tmp_path)

@@ -8,13 +8,15 @@ the object's user metadata (S3's ``x-amz-meta-*``; a folder has none, so locally
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 import threading
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
 
 from longdoc.core.errors import NotFound
 
@@ -22,6 +24,7 @@ from longdoc.core.errors import NotFound
 # ``404`` (HEAD responses carry no body) from HeadObject.
 # Source: https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
 _S3_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+T = TypeVar("T")
 
 
 class LocalBlobStore:
@@ -32,7 +35,10 @@ class LocalBlobStore:
     anything else raises :class:`ValueError`. Writes go to a temporary file in the
     target folder followed by :func:`os.replace`, which POSIX and Windows perform
     atomically within one file system, so readers see the old or the new bytes, never
-    a mix. Safe to share between threads.
+    a mix. Safe to share between threads. A key with a segment longer than the file
+    system allows (255 bytes a name on ext4, APFS and NTFS; S3 allows 1,024 bytes a key)
+    cannot be stored here: reading, testing or deleting it finds nothing, writing it
+    raises ``OSError`` naming the key.
     """
 
     def __init__(self, root: Path) -> None:
@@ -62,6 +68,10 @@ class LocalBlobStore:
             return path.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise NotFound(f"blob not found: {key}") from None
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                raise NotFound(f"blob not found: {key}") from None
+            raise
 
     def put(self, key: str, data: bytes) -> None:
         """Store ``data`` under ``key`` atomically (temp file in the same folder, then replace).
@@ -71,25 +81,31 @@ class LocalBlobStore:
         bytes (if any) stay in place and no temporary file is left behind.
         """
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=".put-", suffix=".tmp")
+        except OSError as exc:
+            raise _named(exc, key) from None
         try:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp_name, path)
+        except OSError as exc:
+            Path(tmp_name).unlink(missing_ok=True)
+            raise _named(exc, key) from None
         except BaseException:
             Path(tmp_name).unlink(missing_ok=True)
             raise
 
     def exists(self, key: str) -> bool:
         """Return whether a blob is stored under ``key``. Raises :class:`ValueError` for an unsafe key."""
-        return self._path(key).is_file()
+        return _too_long_is_absent(self._path(key).is_file, False)
 
     def delete(self, key: str) -> None:
         """Delete ``key``; a missing key is not an error. Raises :class:`ValueError` for an unsafe key."""
-        self._path(key).unlink(missing_ok=True)
+        _too_long_is_absent(lambda: self._path(key).unlink(missing_ok=True), None)
 
     def metadata(self, key: str) -> dict[str, str]:
         """Return ``{}``: a file has no per-object user metadata (use a ``<file>.metadata.json`` sidecar).
@@ -97,9 +113,27 @@ class LocalBlobStore:
         Raises :class:`longdoc.core.errors.NotFound` (naming the key) if no blob is stored under
         ``key``, and :class:`ValueError` for an unsafe key.
         """
-        if not self._path(key).is_file():
+        if not self.exists(key):
             raise NotFound(f"blob not found: {key}")
         return {}
+
+
+def _named(exc: OSError, key: str) -> OSError:
+    """``exc``, or for a name too long for the file system (ENAMETOOLONG) an ``OSError`` naming ``key``."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return OSError(exc.errno, f"cannot store blob {key!r}: a name in it is too long for this file system")
+    return exc
+
+
+def _too_long_is_absent(call: Callable[[], T], absent: T) -> T:
+    """``call()``, or ``absent`` when the file system says a name is too long (ENAMETOOLONG): such a
+    file cannot exist."""
+    try:
+        return call()
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return absent
+        raise
 
 
 class S3BlobStore:

@@ -29,16 +29,14 @@ def _ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool
     """
     from longdoc.core.errors import DocumentError
     from longdoc.ingest.claim import CLAIM_LEASE_SECONDS, claim_holder_pid
-    from longdoc.ingest.metadata import METADATA_SUFFIX
-    from longdoc.local.ingest_runner import ingest_file
+    from longdoc.local.ingest_runner import ingest_file, read_sidecar
 
     if path.is_dir():
         raise CliError(f"{path}: is a directory, not a file")
     if not path.is_file():
         raise CliError(f"{path}: no such file")
-    sidecar = path.with_name(path.name + METADATA_SUFFIX)
     try:
-        done = ingest_file(path.name, path.read_bytes(), sidecar.read_bytes() if sidecar.is_file() else None,
+        done = ingest_file(path.name, path.read_bytes(), read_sidecar(path),
                            on_wait=lambda: print(f"longdoc: {path}: another ingest of this version is running; "
                                                  "waiting for it", file=sys.stderr, flush=True))
     except DocumentError as exc:

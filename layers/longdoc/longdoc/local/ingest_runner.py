@@ -13,16 +13,18 @@ once by the local store; :attr:`LocalIngest.took_over_from` names it.
 
 from __future__ import annotations
 
+import errno
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.models import DocumentRecord
 from longdoc.ingest.claim import claim_holder_gone
 from longdoc.ingest.ids import resolve_doc_id, version_for
-from longdoc.ingest.metadata import document_metadata, sidecar_key
+from longdoc.ingest.metadata import METADATA_SUFFIX, document_metadata, sidecar_key
 from longdoc.local.lambda_runtime import batch_failure_reason, load_handler, s3_event_for
 
 CLAIM_WAIT_SECONDS = 1800.0
@@ -88,6 +90,22 @@ def _wait_for_change(doc_id: str, version: str, seen: DocumentRecord | None, sec
         now = wiring.state_store().get_document(doc_id, version)
         if now is not None and (seen is None or now.status != seen.status):
             return
+
+
+def read_sidecar(path: Path) -> bytes | None:
+    """The bytes of the sidecar ``<path>.metadata.json`` beside a local file, or None when it has none.
+
+    A file name within the file system's limit (255 bytes a name on ext4, APFS and NTFS) but
+    too long to take the 14-byte suffix cannot have a sidecar: None, not ``ENAMETOOLONG``.
+    Other read errors propagate (``OSError``).
+    """
+    sidecar = path.with_name(path.name + METADATA_SUFFIX)
+    try:
+        return sidecar.read_bytes() if sidecar.is_file() else None
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return None
+        raise
 
 
 def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: float = CLAIM_WAIT_SECONDS,

@@ -58,6 +58,17 @@ class Outcome:
                 "reused": self.reused, "reason": self.reason}
 
 
+def reason_path(target: Path) -> Path:
+    """Where the reason for a failed file ``target`` is written: ``<name>.reason.txt`` beside it, or, when
+    that name would pass the file system's 255 bytes a name, ``<first 200 bytes of the name>-<8 hex of
+    its SHA-256>.reason.txt`` (names of up to 255 bytes are legal, the suffix may not fit)."""
+    name = target.name + REASON_SUFFIX
+    if len(name.encode("utf-8")) <= 255:
+        return target.with_name(name)
+    head = target.name.encode("utf-8")[:200].decode("utf-8", errors="ignore")
+    return target.with_name(f"{head}-{hashlib.sha256(target.name.encode('utf-8')).hexdigest()[:8]}{REASON_SUFFIX}")
+
+
 class Watcher:
     """Feeds files of ``root`` to the ingest handler; see the module docstring.
 
@@ -88,7 +99,17 @@ class Watcher:
 
     def run_once(self) -> list[Outcome]:
         """Process every file present now; returns the outcomes in path order."""
-        return [self.process(path) for path in self.candidates()]
+        return [self._guarded(path) for path in self.candidates()]
+
+    def _guarded(self, path: Path) -> Outcome:
+        """:meth:`process`, with an unexpected error reported as RETRY (the file stays): one bad
+        file never stops the others."""
+        try:
+            return self.process(path)
+        except Exception as exc:
+            outcome = Outcome(path, "RETRY", reason=f"{type(exc).__name__}: {exc}")
+            self.report(outcome)
+            return outcome
 
     def process(self, path: Path) -> Outcome:
         """Hand one file to the ingest handler and act on the outcome (see module docstring)."""
@@ -96,7 +117,7 @@ class Watcher:
         from longdoc.core.documents import INCOMING_PREFIX
         from longdoc.core.errors import DocumentError
         from longdoc.ingest.ids import resolve_doc_id, version_from_sha256
-        from longdoc.local.ingest_runner import ingest_file
+        from longdoc.local.ingest_runner import ingest_file, read_sidecar
 
         path = Path(path).resolve()
         data = path.read_bytes()
@@ -108,9 +129,8 @@ class Watcher:
                 return outcome
             self._seen[path] = digest
         name = path.relative_to(self.root).as_posix()
-        sidecar = path.with_name(path.name + METADATA_SUFFIX)
         try:
-            done = ingest_file(name, data, sidecar.read_bytes() if sidecar.is_file() else None)
+            done = ingest_file(name, data, read_sidecar(path))
         except DocumentError as exc:  # a bad sidecar: nothing was stored
             self._move_to_failed(path, exc.reason)
             doc_id = resolve_doc_id(INCOMING_PREFIX + name, wiring.state_store())
@@ -162,17 +182,18 @@ class Watcher:
         target = self.failed_dir / path.relative_to(self.root)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(path), str(target))
-        target.with_name(target.name + REASON_SUFFIX).write_text(reason + "\n", encoding="utf-8")
+        reason_path(target).write_text(reason + "\n", encoding="utf-8")
         with self._lock:
             self._seen.pop(path, None)
 
     def _settled(self, path: Path) -> None:
         """Act on a path that has been quiet for the settle time: ingest it, or remove a document
         whose file was ingested by this watcher and is gone now. One bad file never stops the watcher."""
+        if path.is_file() and self._wanted(path):
+            self._guarded(path)
+            return
         try:
-            if path.is_file() and self._wanted(path):
-                self.process(path)
-            elif not path.exists() and path.resolve() in self._seen:
+            if not path.exists() and path.resolve() in self._seen:
                 self.remove(path)
         except Exception as exc:
             self.report(Outcome(path, "RETRY", reason=f"{type(exc).__name__}: {exc}"))
