@@ -19,7 +19,8 @@ format has pages, so the caller records a single ``PageSpan(page=None)``.
   ``Title`` become headings (level N, Title = 1); other paragraphs Word numbers ``4.`` or
   ``4.2`` in the list that numbers the clauses (the first list to give a decimal number)
   are marked ``numbered`` (section candidates whatever their wording); a separate decimal
-  list inside a clause is not.
+  list inside a clause is not. A symbol character (``w:sym``) becomes plain text
+  (:mod:`longdoc.ingest.parse.wordsym`), never docx2python's HTML for it.
 """
 
 from __future__ import annotations
@@ -258,6 +259,7 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
     from docx2python.iterators import iter_paragraphs
 
     from longdoc.ingest.parse.wordnum import W, WordNumbering
+    from longdoc.ingest.parse.wordsym import replace_sym_markup
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         numbering = WordNumbering.from_docx(archive)
@@ -275,7 +277,10 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
                 if direct and strings and _DOCX2PYTHON_BULLET.fullmatch(strings[0]):
                     strings = strings[1:]  # docx2python's own rendering of the number: ours replaces it
                 number = numbering.label(par.elem)
-            text = "".join(strings).strip()
+            text = "".join(strings)
+            if par.elem is not None:
+                text = replace_sym_markup(text, par.elem)
+            text = text.strip()
             line = f"{number} {text}".strip() if number else text
             style = (par.style or "").replace(" ", "").lower()
             level = None
