@@ -1,13 +1,16 @@
-"""Tests for DOCX symbol characters (``w:sym``)."""
+"""Tests for DOCX symbol characters (``w:sym``) and parts that leave out Word's namespace prefixes."""
 
 from __future__ import annotations
+
+import io
+import zipfile
 
 import pytest
 
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.parse import parse_document
 from longdoc.ingest.parse.wordsym import SYMBOL_PLACEHOLDER, render_sym
-from tests.unit.docx_builder import DECIMAL_LIST, build_docx, paragraph
+from tests.unit.docx_builder import DECIMAL_LIST, R, build_docx, paragraph
 
 
 def _sym(font: str | None, char: str) -> str:
@@ -68,4 +71,26 @@ def test_text_that_looks_like_docx2pythons_markup_is_kept_when_no_symbol_made_it
 def test_render_sym(font: str | None, char: str | None, text: str) -> None:
     # Given a w:sym's font and char / When it is rendered / Then it is one plain character
     assert render_sym(font, char) == text
+
+
+def _without_relationship_prefix(data: bytes) -> bytes:
+    """``data`` with ``xmlns:r`` removed from every part's root, as in the tester's ok.docx."""
+    source = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as target:
+        for name in source.namelist():
+            target.writestr(name, source.read(name).replace(f' xmlns:r="{R}"'.encode(), b""))
+    return out.getvalue()
+
+
+def test_a_docx_whose_document_part_declares_only_w_is_read() -> None:
+    # Given a DOCX whose document.xml (and numbering.xml) root declares xmlns:w but not xmlns:r
+    data = _without_relationship_prefix(build_docx([
+        paragraph("Term", None, (DECIMAL_LIST, 0)),
+        paragraph("The term is one year & a day <from signing>."),
+    ]))
+    assert b"xmlns:r" not in zipfile.ZipFile(io.BytesIO(data)).read("word/document.xml")
+    # When it is parsed / Then its text comes out, Word's number included
+    doc = parse_document("ok.docx", data)
+    assert doc.text == "1 Term\n\nThe term is one year & a day <from signing>."
 
