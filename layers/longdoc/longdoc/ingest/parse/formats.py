@@ -19,7 +19,8 @@ format has pages, so the caller records a single ``PageSpan(page=None)``.
   ``Title`` become headings (level N, Title = 1); other paragraphs Word numbers ``4.`` or
   ``4.2`` in the list that numbers the clauses (the first list to give a decimal number)
   are marked ``numbered`` (section candidates whatever their wording); a separate decimal
-  list inside a clause is not.
+  list inside a clause is not. A symbol character (``w:sym``) becomes plain text
+  (:mod:`longdoc.ingest.parse.wordsym`), never docx2python's HTML for it.
 """
 
 from __future__ import annotations
@@ -222,27 +223,54 @@ _DOCX2PYTHON_BULLET = re.compile(r"\t*[^\t\n]*\t")
 
 
 _EMPTY_PART_ROOTS = {"word/numbering.xml": "numbering", "word/styles.xml": "styles"}
+_W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+_R_NS = b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+_ROOT_TAG = re.compile(rb"<(?![?!/])([^\s/>]+)(?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*\s*/?>")
 
 
-def _without_empty_parts(archive: zipfile.ZipFile, data: bytes) -> bytes:
-    """``data`` with an empty numbering or styles part replaced by an empty root element.
+def _with_relationship_prefix(body: bytes) -> bytes:
+    """``body`` (an XML part) with ``xmlns:r`` added to its root element if undeclared.
 
-    Word treats an empty part as absent; docx2python fails on it ("Document is empty"), so
-    it gets the smallest well-formed part instead. Returns ``data`` unchanged otherwise.
+    docx2python looks the ``r`` prefix up on every run it merges (``nsmap['r']``) and fails
+    with ``KeyError: 'r'`` when the root does not declare it, as Word always does. A root
+    that does not declare ``r`` has no ``r:`` name outside an element that declares it
+    itself, so declaring it (bound to the relationships namespace Word binds it to)
+    changes nothing the part means. Returns ``body`` unchanged when ``r`` is declared or
+    no root tag is found (a part not in UTF-8 or not XML: docx2python then reports it).
+    """
+    root = _ROOT_TAG.search(body)
+    if root is None or re.search(rb"\sxmlns:r\s*=", root.group()):
+        return body
+    return body[:root.end(1)] + b' xmlns:r="' + _R_NS + b'"' + body[root.end(1):]
+
+
+def _repaired(archive: zipfile.ZipFile, data: bytes) -> bytes:
+    """``data`` with the package faults Word tolerates and docx2python does not mended.
+
+    * An empty numbering or styles part: Word treats it as absent; docx2python fails on it
+      ("Document is empty"), so it gets the smallest well-formed part instead.
+    * An XML part under ``word/`` whose root does not declare ``r``: see
+      :func:`_with_relationship_prefix`.
+
+    Returns ``data`` unchanged when nothing needs mending.
     """
     from longdoc.ingest.parse.wordnum import blank_part
 
-    empty = [name for name in _EMPTY_PART_ROOTS if name in archive.namelist() and blank_part(archive.read(name))]
-    if not empty:
+    changed: dict[str, bytes] = {}
+    for name in archive.namelist():
+        if name in _EMPTY_PART_ROOTS and blank_part(archive.read(name)):
+            changed[name] = f'<w:{_EMPTY_PART_ROOTS[name]} xmlns:w="{_W_NS}"/>'.encode()
+        elif name.startswith("word/") and name.endswith(".xml") and "/_rels/" not in name:
+            body = archive.read(name)
+            fixed = _with_relationship_prefix(body)
+            if fixed != body:
+                changed[name] = fixed
+    if not changed:
         return data
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as copy:
         for info in archive.infolist():
-            body = archive.read(info.filename)
-            if info.filename in empty:
-                ns = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
-                body = f'<w:{_EMPTY_PART_ROOTS[info.filename]} xmlns:w="{ns}"/>'.encode()
-            copy.writestr(info, body)
+            copy.writestr(info, changed.get(info.filename) or archive.read(info.filename))
     return out.getvalue()
 
 
@@ -258,10 +286,11 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
     from docx2python.iterators import iter_paragraphs
 
     from longdoc.ingest.parse.wordnum import W, WordNumbering
+    from longdoc.ingest.parse.wordsym import replace_sym_markup
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         numbering = WordNumbering.from_docx(archive)
-        data = _without_empty_parts(archive, data)
+        data = _repaired(archive, data)
     out = _Builder()
     clause_list: str | None = None
     with docx2python(io.BytesIO(data)) as doc:
@@ -275,7 +304,10 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
                 if direct and strings and _DOCX2PYTHON_BULLET.fullmatch(strings[0]):
                     strings = strings[1:]  # docx2python's own rendering of the number: ours replaces it
                 number = numbering.label(par.elem)
-            text = "".join(strings).strip()
+            text = "".join(strings)
+            if par.elem is not None:
+                text = replace_sym_markup(text, par.elem)
+            text = text.strip()
             line = f"{number} {text}".strip() if number else text
             style = (par.style or "").replace(" ", "").lower()
             level = None
