@@ -29,7 +29,8 @@ class Fault:
     """One injected misbehaviour: an HTTP ``status`` with ``body``, a ``delay``, or a dropped connection.
 
     ``status=None`` means "answer normally" (used with ``delay`` for slow responses);
-    ``drop=True`` closes the socket without any response.
+    ``drop=True`` closes the socket without any response; ``raw`` is sent as the body as it is
+    (with ``content-type: text/html``) instead of JSON.
     """
 
     status: int | None = None
@@ -37,12 +38,18 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False
+    raw: bytes | None = None
 
 
 def status(code: int, message: str = "injected error", headers: dict[str, str] | None = None) -> Fault:
     """An error answer with HTTP ``code`` and a JSON ``{"detail"/"message": ...}`` body."""
     return Fault(status=code, body={"detail": message, "message": message, "code": code},
                  headers=headers or {})
+
+
+def not_json(code: int = 200, text: str = "<html>proxy login</html>") -> Fault:
+    """An answer with HTTP ``code`` whose body is ``text``, not JSON (a proxy's page, say)."""
+    return Fault(status=code, raw=text.encode("utf-8"))
 
 
 def slow(seconds: float) -> Fault:
@@ -155,7 +162,7 @@ class LoopbackFake:
         if fault is not None and fault.delay:
             time.sleep(fault.delay)
         if fault is not None and (fault.drop or fault.status is not None):
-            return Fault(status=fault.status, body=fault.body, headers=fault.headers, drop=fault.drop)
+            return Fault(status=fault.status, body=fault.body, headers=fault.headers, drop=fault.drop, raw=fault.raw)
         try:
             code, payload = self.route(request.method, request.path, request.query, request.body)
         except Exception as exc:
@@ -208,9 +215,10 @@ def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
                 return
             code = answer.status if answer.status is not None else 200
             recorded.answered = code
-            data = json.dumps(answer.body if answer.body is not None else {}).encode()
+            data = answer.raw if answer.raw is not None else json.dumps(
+                answer.body if answer.body is not None else {}).encode()
             self.send_response(code)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", "text/html" if answer.raw is not None else "application/json")
             self.send_header("content-length", str(len(data)))
             for name, value in {**fake.response_headers(), **answer.headers}.items():
                 self.send_header(name, value)

@@ -8,6 +8,7 @@ below are exact. No test leaves loopback.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import pytest
@@ -18,7 +19,7 @@ from longdoc.core.documents import embedding_text
 from longdoc.core.errors import RerankRequestError, RerankUnavailable
 from longdoc.core.models import Chunk
 from longdoc.extract.retrieve import NoRerank, Reranker
-from tests.fakes.loopback import Fault, drop, status
+from tests.fakes.loopback import Fault, drop, not_json, slow, status
 from tests.fakes.voyage_server import FakeVoyage, overlap_score
 
 TEST_KEY = "pa-rerank-test-not-a-real-key"
@@ -127,6 +128,38 @@ def test_voyage_gives_up_after_max_attempts_with_rerank_unavailable(voyage: Fake
         voyage_reranker(voyage, max_attempts=3).rerank(QUERY, CANDIDATES, 2)
     assert TEST_KEY not in str(caught.value)
     assert len(voyage.calls("POST", "/v1/rerank")) == 3
+
+
+def test_voyage_by_default_gives_up_after_three_attempts(voyage: FakeVoyage) -> None:
+    # Given an API that keeps answering 503, and the adapter's default attempts
+    voyage.inject(*[status(503, "overloaded")] * 5)
+    # When reranking, Then it gives up after 3 requests (a session waits on it)
+    with pytest.raises(RerankUnavailable, match="after 3 attempts"):
+        VoyageReranker(TEST_KEY, base_url=voyage.base_url, retry_initial=0.001, retry_max=0.01).rerank(
+            QUERY, CANDIDATES, 2)
+    assert len(voyage.calls("POST", "/v1/rerank")) == 3
+
+
+def test_voyage_a_server_that_never_answers_ends_in_bounded_time(voyage: FakeVoyage) -> None:
+    # Given an API that accepts every request and answers only after 2 s, and a 0.2 s timeout
+    voyage.inject(*[slow(2.0)] * 3)
+    started = time.monotonic()
+    # When reranking, Then each attempt times out and RerankUnavailable follows the third one
+    with pytest.raises(RerankUnavailable, match="after 3 attempts"):
+        voyage_reranker(voyage, timeout=0.2).rerank(QUERY, CANDIDATES, 2)
+    assert time.monotonic() - started < 1.5
+
+
+def test_voyage_an_answer_that_is_not_json_is_a_request_error_naming_it(voyage: FakeVoyage) -> None:
+    # Given a proxy in front of the API that answers 200 with an HTML page
+    voyage.inject(not_json(200, "<html>proxy login</html>"))
+    # When reranking, Then a RerankRequestError names Voyage rerank, the setting to check and the body's start,
+    # without retrying
+    with pytest.raises(RerankRequestError) as caught:
+        voyage_reranker(voyage).rerank(QUERY, CANDIDATES, 2)
+    assert str(caught.value) == ("Voyage rerank answered (rerank model 'rerank-2.5', 5 documents) with a body that "
+                                 "is not JSON (is LONGDOC_VOYAGE_BASE_URL right?): '<html>proxy login</html>'")
+    assert len(voyage.calls("POST", "/v1/rerank")) == 1
 
 
 def test_voyage_a_400_is_a_request_error_naming_model_and_problem_without_the_key(voyage: FakeVoyage) -> None:

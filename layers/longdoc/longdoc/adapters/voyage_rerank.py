@@ -91,7 +91,11 @@ class VoyageReranker:
         api_key: Voyage API key (header only), or a key source (``SecretKey``).
         model: rerank model (``rerank-2.5``; ``rerank-2.5-lite`` costs less); also :attr:`name`.
         max_attempts, timeout, base_url, retry_initial, retry_max: as the embeddings adapter
-            (attempts, seconds per request, API root with ``/v1``, backoff seconds).
+            (attempts, seconds per request, API root with ``/v1``, backoff seconds), but
+            tighter by default: 3 attempts of at most 15 s. One request carries about 20
+            chunks, and a session waits on it; a server that accepts and never answers
+            costs a session about 50 s before ``RerankUnavailable`` (then the state
+            machine's retry policy applies), not the embedder's 5 x 60 s.
         max_request_tokens: lowers the per-request total-token budget below the documented one.
 
     ``total_tokens`` sums ``usage.total_tokens`` (billed tokens) over this instance's lifetime;
@@ -99,7 +103,7 @@ class VoyageReranker:
     """
 
     def __init__(self, api_key: str | Callable[..., str], model: str = DEFAULT_RERANK_MODEL, *,
-                 max_attempts: int = 5, timeout: float = 60, base_url: str | None = None,
+                 max_attempts: int = 3, timeout: float = 15, base_url: str | None = None,
                  retry_initial: float = 1.0, retry_max: float = 20.0, max_request_tokens: int | None = None) -> None:
         self.name = model
         self.total_tokens = 0

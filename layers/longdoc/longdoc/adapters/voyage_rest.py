@@ -119,7 +119,7 @@ class VoyageRest:
             "Accept": "application/json", "User-Agent": "longdoc"})
         try:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - https or test URL
-                answer = json.loads(response.read())
+                raw = response.read()
         except urllib.error.HTTPError as exc:
             detail = _detail(exc)
             if exc.code == 401:
@@ -130,6 +130,12 @@ class VoyageRest:
         except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise _Transient(f"{type(exc).__name__}: {reason}") from exc
+        try:
+            answer = json.loads(raw)
+        except ValueError:  # JSONDecodeError, UnicodeDecodeError: e.g. a proxy's HTML login page
+            snippet = raw[:80].decode("utf-8", errors="replace")
+            raise self._rejected(f"Voyage {self.label} answered{about} with a body that is not JSON "
+                                 f"(is LONGDOC_VOYAGE_BASE_URL right?): {snippet!r}") from None
         if not isinstance(answer, dict):
             raise self._rejected(f"Voyage answered {type(answer).__name__}, not a JSON object")
         return answer
