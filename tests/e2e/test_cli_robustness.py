@@ -122,6 +122,14 @@ def test_eval_bad_gold_files_and_budgets_fail_with_one_line(home, capsys, tmp_pa
     with pytest.raises(SystemExit) as stop:
         main(["eval", "retrieval", "--gold", str(bad), "--budget-tokens", "-5"])
     assert stop.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+    # And a chunk size outside the settings' 100-4000 range is refused by both evals (0 was read as
+    # "the default", -1 built a cache of one-token chunks)
+    for command, value, message in (("retrieval", "0", "must be at least 100, got 0"),
+                                    ("extraction", "-1", "must be at least 100, got -1"),
+                                    ("retrieval", "4001", "must be at most 4000, got 4001")):
+        with pytest.raises(SystemExit) as stop:
+            main(["eval", command, "--gold", str(bad), "--chunk-tokens", value])
+        assert stop.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_sidecar_edits_apply_to_the_same_file_and_a_bad_value_names_the_field(home, capsys, corpus_dir):

@@ -7,7 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from longdoc.cli.common import CliError, int_at_least
+from longdoc.cli.common import CliError, int_at_least, int_between
+
+CHUNK_TOKENS = int_between(100, 4000)
+"""``--chunk-tokens``: the range ``LONGDOC_CHUNK_TARGET_TOKENS`` accepts (``config.ChunkSettings``)."""
 
 
 def _eval_inputs(args: argparse.Namespace):
@@ -63,7 +66,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
     p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
     p.add_argument("--budget-tokens", type=int_at_least(1), default=5000)
-    p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--chunk-tokens", type=CHUNK_TOKENS, default=None,
+                   help="chunk target tokens, 100-4000 (default: settings)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
     p.set_defaults(func=cmd_eval_retrieval)
@@ -72,7 +76,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
     p.add_argument("--threshold", type=float, default=None, help="offline baseline threshold (tuning)")
     p.add_argument("--budget-tokens", type=int_at_least(1), default=None, help="context budget (default: top_k chunks)")
-    p.add_argument("--chunk-tokens", type=int, default=None, help="chunk target tokens (default: settings)")
+    p.add_argument("--chunk-tokens", type=CHUNK_TOKENS, default=None,
+                   help="chunk target tokens, 100-4000 (default: settings)")
     p.add_argument("--search-calls", type=int_at_least(0), default=None,
                    help="search_chunks calls per session (default: settings; 0: no search step)")
     p.add_argument("--compare-search", action="store_true",
