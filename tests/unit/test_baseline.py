@@ -177,8 +177,11 @@ def test_enough_tokens_stops_with_tool_use_and_usage_within_budget(whole_contrac
         estimate_tokens(json.dumps(b.input, ensure_ascii=False)) + BLOCK_OVERHEAD_TOKENS for b in response.content
     )
     assert response.usage.output_tokens == expected <= request.max_tokens
-    # And input tokens cover at least the prompt text itself
-    assert response.usage.input_tokens >= estimate_tokens(request.messages[0].content)
+    # And input tokens cover at least the prompt text itself (the text of its content blocks)
+    content = request.messages[0].content
+    prompt = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+    assert estimate_tokens(prompt) > 1000
+    assert response.usage.input_tokens >= estimate_tokens(prompt)
 
 
 def test_tiny_max_tokens_stops_with_a_partial_tool_use(whole_contract) -> None:

@@ -7,7 +7,9 @@ Sentence rule: a sentence ends at ``.``, ``!`` or ``?`` (closing quotes and brac
 included) followed by whitespace and a capital letter, a digit or an opening quote or
 bracket, unless the word before the stop is a common (legal) abbreviation such as
 ``Sec.``, ``Inc.``, ``e.g.`` or a single letter (``J. Smith``). Line breaks inside a
-sentence do not end it.
+sentence do not end it. A CJK stop (``。``, ``！``, ``？``, or a full-width ``．`` not after a
+digit, which would be a number such as ``１．２``), closing brackets and quotes included,
+ends a sentence whatever follows: Chinese and Japanese put no space between sentences.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ from itertools import pairwise
 
 _SENT_END_RE = re.compile(r"[.!?][\"'”’)\]]*(?=\s+[\"'“‘(\[]?[A-Z0-9])")
 """A sentence stop: terminal punctuation (closers included) before whitespace and a sentence start."""
+_CJK_END_RE = re.compile(r"(?:[。！？]|(?<![0-9０-９])．)[\"'”’)\]」』）】〕〉》]*")
+"""A CJK sentence stop (closers included): no space or capital needed after it. A separate
+pattern, only run on non-ASCII text, so ASCII text is scanned exactly as fast as before."""
 
 _ABBREV = {
     "e.g", "i.e", "etc", "inc", "ltd", "co", "corp", "no", "nos", "sec", "art", "arts", "para",
@@ -44,12 +49,20 @@ def sentence_breaks(text: str, start: int, end: int) -> list[int]:
         word = re.split(r"[\s(\[]", before)[-1].lower().rstrip(".")
         if word in _ABBREV or (len(word) == 1 and word.isalpha()):
             continue
-        nxt = m.end()
-        while nxt < len(segment) and segment[nxt].isspace():
-            nxt += 1
-        if nxt < len(segment):
-            breaks.append(start + nxt)
+        _append_next_start(breaks, segment, m.end(), start)
+    if not segment.isascii():
+        for m in _CJK_END_RE.finditer(segment):
+            _append_next_start(breaks, segment, m.end(), start)
+        breaks = sorted(set(breaks))
     return breaks
+
+
+def _append_next_start(breaks: list[int], segment: str, nxt: int, offset: int) -> None:
+    """Append ``offset`` + the first non-space position of ``segment`` from ``nxt``, if any (in place)."""
+    while nxt < len(segment) and segment[nxt].isspace():
+        nxt += 1
+    if nxt < len(segment):
+        breaks.append(offset + nxt)
 
 
 def trim_span(text: str, start: int, end: int) -> tuple[int, int]:
@@ -66,7 +79,7 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
 
     Uses the same boundary rules as the chunker (terminal punctuation followed by a capital,
     digit or opening quote, with common legal abbreviations such as ``Sec.`` and ``Inc.`` kept
-    inside the sentence); line breaks inside a sentence do not end it. Blank text gives ``[]``.
+    inside the sentence, or a CJK stop such as ``。``, see the module docstring); line breaks inside a sentence do not end it. Blank text gives ``[]``.
     """
     cuts = [0, *sentence_breaks(text, 0, len(text)), len(text)]
     out: list[tuple[int, int]] = []

@@ -16,10 +16,10 @@ LIST_START_RE = re.compile(
 """A line that starts with a list marker: ``(a)``, ``(ii)``, ``(A)``, ``(12)``, a bullet, ``3. ``, ``a) ``."""
 BULLET_START_RE = re.compile(r"^\s*[•●▪◦·\-–]\s")
 """A line that starts with a bullet."""
-LIST_LEAD_RE = re.compile(r"(?:[.:;!?]|\band|\bor|\band/or|\bbut)[\"'”’)\]]*$", re.IGNORECASE)
-"""A line that may precede a list item: it closes a clause, or ends "; and" / "; or"."""
-SENTENCE_END = (".", ":", ";", "?", "!")
-"""Line endings that close a sentence or clause."""
+LIST_LEAD_RE = re.compile(r"(?:[.:;!?。：；！？]|\band|\bor|\band/or|\bbut)[\"'”’)\]]*$", re.IGNORECASE)
+"""A line that may precede a list item: it closes a clause (CJK marks too), or ends "; and" / "; or"."""
+SENTENCE_END = (".", ":", ";", "?", "!", "。", "：", "；", "？", "！")
+"""Line endings that close a sentence or clause (the CJK full-width marks included)."""
 
 
 def _opens_paragraph(prev: str, line: str, typical_line: int) -> bool:

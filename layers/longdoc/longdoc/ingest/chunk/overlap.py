@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from longdoc.core.text import sentence_breaks, trim_span
-from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens
+from longdoc.core.tokens import CHARS_PER_TOKEN, estimate_tokens, weighted_chars
 from longdoc.ingest.chunk.state import ChunkingState, Draft, Section, SectionSplit
 
 MAX_OVERLAP = 0.20
 """Upper bound of the overlap share of the target (the issue's 10-20 % range)."""
 MIN_OVERLAP = 0.10
 """Lower bound of that range: a cut moved to make room for overlap must give at least this."""
-_CLAUSE_END_RE = re.compile(r"[.;:!?][\"'”’)\]]*$")
+_CLAUSE_END_RE = re.compile(r"[.;:!?。；：！？．][\"'”’)\]」』）]*$")
 
 
 @dataclass(frozen=True)
@@ -40,29 +40,35 @@ class _Budget:
     unit_starts: list[int]  # paragraph (and long paragraphs' sentence) starts of the section
     target: int  # tokens: the parts' target
     max_tokens: int  # tokens: the parts' maximum
+    # The *_chars budgets are weighted chars (tokens x 4, core.tokens.weighted_chars: a CJK
+    # character weighs 4), so a Chinese overlap holds as many tokens as an English one.
     share_chars: int  # the job's overlap share of the target
     wide_chars: int  # MAX_OVERLAP of the target
     min_chars: int  # MIN_OVERLAP of the target
+
+    def weight(self, start: int, end: int) -> int:
+        """``weighted_chars`` of ``text[start:end]`` (its length for text without CJK)."""
+        return weighted_chars(self.text[start:end])
 
     def start(self, prev_start: int, prev_end: int, start: int, end: int, budget: int) -> int | None:
         """Where the overlap for content ``[start, end)`` begins inside ``[prev_start, prev_end)``:
         the earliest sentence/paragraph start whose tail fits ``budget`` chars and keeps the
         continuation within ``max_tokens``; None when not even the last sentence fits."""
-        room = self.max_tokens * CHARS_PER_TOKEN - (end - start) - (start - prev_end)
+        room = self.max_tokens * CHARS_PER_TOKEN - self.weight(prev_end, end)
         starts = sorted(
             {prev_start, *sentence_breaks(self.text, prev_start, prev_end)}
             | {u for u in self.unit_starts if prev_start < u < prev_end}
         )
-        found = _overlap_start(starts, prev_end, min(budget, room))
+        found = _overlap_start(self, starts, prev_end, min(budget, room))
         return None if found == prev_end else found
 
 
-def _overlap_start(starts: list[int], prev_end: int, budget_chars: int) -> int:
+def _overlap_start(budget: _Budget, starts: list[int], prev_end: int, budget_chars: int) -> int:
     """The earliest of ``starts`` (sentence or paragraph starts, ascending) whose tail up to
-    ``prev_end`` fits ``budget_chars``; ``prev_end`` itself when none fits (no overlap)."""
+    ``prev_end`` fits ``budget_chars`` (weighted chars); ``prev_end`` itself when none fits (no overlap)."""
     best = prev_end
     for s in reversed(starts):
-        if prev_end - s > budget_chars:
+        if budget.weight(s, prev_end) > budget_chars:
             break
         best = s
     return best
@@ -74,7 +80,7 @@ def _rebalanced_cut(budget: _Budget, prev: Draft, nxt: Draft, prev_start: int) -
     ``prev`` spans ``[prev.start, prev.end)`` (its own overlap included; its own text starts
     at ``prev_start``); ``nxt``'s own text is ``[nxt.start, nxt.end)``. Candidate cuts are the
     sentence and paragraph starts strictly inside ``(prev_start, nxt.end)`` that follow a
-    sentence or clause end (``. ; : ! ?``), tried nearest the original cut first (a paragraph
+    sentence or clause end (``. ; : ! ?`` or a CJK ``。；：！？．``), tried nearest the original cut first (a paragraph
     start wins a tie). A cut is taken when:
 
     - backward: the previous part keeps at least ``target // 2`` tokens of its own text;
@@ -95,7 +101,8 @@ def _rebalanced_cut(budget: _Budget, prev: Draft, nxt: Draft, prev_start: int) -
         key=lambda c: (abs(c - cut), c not in paragraph),
     )
     # Chars before prev's own text when it starts with an overlap: at most 20 % plus whitespace.
-    lead = (max(budget.wide_chars, prev.overlap_chars) + (prev_start - prev.start - prev.overlap_chars)
+    own = prev.start + prev.overlap_chars  # overlap_chars are plain chars; the budgets weighted ones
+    lead = (max(budget.wide_chars + budget.weight(own, prev_start), budget.weight(prev.start, prev_start))
             if prev.start < prev_start else 0)
     for c in candidates:
         new_end = trim_span(text, prev_start, c)[1]
@@ -103,10 +110,10 @@ def _rebalanced_cut(budget: _Budget, prev: Draft, nxt: Draft, prev_start: int) -
             continue  # a blank line after "5.6," is a page break inside a sentence, not a joint
         if c < cut and estimate_tokens(text[prev_start:new_end]) < budget.target // 2:
             continue
-        if c > cut and lead + new_end - prev_start > budget.max_tokens * CHARS_PER_TOKEN:
+        if c > cut and lead + budget.weight(prev_start, new_end) > budget.max_tokens * CHARS_PER_TOKEN:
             continue
         start = budget.start(prev_start, new_end, c, nxt.end, budget.wide_chars)
-        if start is not None and start > prev_start and new_end - start >= budget.min_chars:
+        if start is not None and start > prev_start and budget.weight(start, new_end) >= budget.min_chars:
             return new_end, c
     return None
 
@@ -126,7 +133,7 @@ def _overlap_part(budget: _Budget, prev: Draft, part: Draft, content_start: int)
         # As much as fits the job's budget, else as much as fits 20 %. A moved cut was
         # moved to give 10-20 %: it keeps the 20 % overlap when the budget gives under 10 %.
         tight = budget.start(content_start, prev.end, own_start, part.end, budget.share_chars)
-        if tight is not None and not (moved and prev.end - tight < budget.min_chars):
+        if tight is not None and not (moved and budget.weight(tight, prev.end) < budget.min_chars):
             start = tight
     part.overlap_missing = start is None
     part.overlap_chars = 0 if start is None else prev.end - start
