@@ -215,10 +215,10 @@ def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
                 return
             code = answer.status if answer.status is not None else 200
             recorded.answered = code
-            data = answer.raw if answer.raw is not None else json.dumps(
-                answer.body if answer.body is not None else {}).encode()
+            raw = getattr(answer, "raw", None)  # a fake's own reply type may have no raw body
+            data = raw if raw is not None else json.dumps(answer.body if answer.body is not None else {}).encode()
             self.send_response(code)
-            self.send_header("content-type", "text/html" if answer.raw is not None else "application/json")
+            self.send_header("content-type", "text/html" if raw is not None else "application/json")
             self.send_header("content-length", str(len(data)))
             for name, value in {**fake.response_headers(), **answer.headers}.items():
                 self.send_header(name, value)
