@@ -151,3 +151,17 @@ def test_unknown_run_and_bad_status_are_one_line_errors(home, capsys) -> None:
     assert code == 1 and "run-nope" in err
     with pytest.raises(SystemExit):
         main(["runs", "--status", "LOST"])
+
+
+def test_show_names_a_failed_runs_error_once(home, capsys) -> None:
+    # Given a run that failed with a cause recorded as "<error>: <message>" (as the engine records it)
+    from longdoc.core.records import RunRecord
+
+    wiring.state_store().put_run(RunRecord(
+        run_id="run-failed-rerank", doc_id="d", doc_version="v", clause_types=["Governing Law"], status="FAILED",
+        error="RerankUnavailable", cause="RerankUnavailable: Voyage rerank failed after 3 attempts: timed out"))
+    # When it is shown
+    code, out, _ = cli(capsys, "runs", "show", "run-failed-rerank")
+    # Then the last error names the error once, then the message
+    assert code == 0
+    assert "last error:   RerankUnavailable: Voyage rerank failed after 3 attempts: timed out\n" in out

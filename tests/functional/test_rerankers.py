@@ -144,10 +144,13 @@ def test_voyage_a_server_that_never_answers_ends_in_bounded_time(voyage: FakeVoy
     # Given an API that accepts every request and answers only after 2 s, and a 0.2 s timeout
     voyage.inject(*[slow(2.0)] * 3)
     started = time.monotonic()
-    # When reranking, Then each attempt times out and RerankUnavailable follows the third one
-    with pytest.raises(RerankUnavailable, match="after 3 attempts"):
+    # When reranking, Then each attempt times out and RerankUnavailable follows the third one, naming
+    # the endpoint that never answered and the setting to check
+    with pytest.raises(RerankUnavailable, match="after 3 attempts") as caught:
         voyage_reranker(voyage, timeout=0.2).rerank(QUERY, CANDIDATES, 2)
     assert time.monotonic() - started < 1.5
+    assert str(caught.value).endswith(f"(no answer from {voyage.base_url}/rerank: check LONGDOC_VOYAGE_BASE_URL "
+                                      "and the network)")
 
 
 def test_voyage_an_answer_that_is_not_json_is_a_request_error_naming_it(voyage: FakeVoyage) -> None:

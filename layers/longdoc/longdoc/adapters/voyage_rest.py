@@ -40,7 +40,12 @@ TRANSIENT_STATUSES = frozenset({429, 500, 502, 503, 504})
 
 
 class _Transient(Exception):
-    """A retryable failure (status or connection); carries a key-free description."""
+    """A retryable failure (status or connection); carries a key-free description. ``unreached``: no
+    HTTP answer came (refused, timed out, dropped), so the endpoint or the network is the suspect."""
+
+    def __init__(self, message: str, unreached: bool = False) -> None:
+        super().__init__(message)
+        self.unreached = unreached
 
 
 class _Unauthorized(Exception):
@@ -95,7 +100,8 @@ class VoyageRest:
                 with attempt:
                     answer = self._post_with_current_key(body, about)
         except _Transient as exc:
-            raise self._unavailable(f"Voyage {self.label} failed after {self.max_attempts} attempts: {exc}") from exc
+            hint = f" (no answer from {self.url}: check LONGDOC_VOYAGE_BASE_URL and the network)" if exc.unreached else ""
+            raise self._unavailable(f"Voyage {self.label} failed after {self.max_attempts} attempts: {exc}{hint}") from exc
         return answer
 
     def _post_with_current_key(self, body: bytes, about: str) -> dict[str, Any]:
@@ -129,7 +135,7 @@ class VoyageRest:
             raise self._rejected(f"Voyage rejected the request{about}: HTTP {exc.code}: {detail}") from exc
         except (urllib.error.URLError, TimeoutError, socket.timeout, ConnectionError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise _Transient(f"{type(exc).__name__}: {reason}") from exc
+            raise _Transient(f"{type(exc).__name__}: {reason}", unreached=True) from exc
         try:
             answer = json.loads(raw)
         except ValueError:  # JSONDecodeError, UnicodeDecodeError: e.g. a proxy's HTML login page

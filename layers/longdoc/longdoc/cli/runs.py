@@ -45,6 +45,13 @@ def _short(value: Any) -> str:
     return one_line(text, _SHOWN_VALUE_CHARS)
 
 
+def _error_line(error: dict) -> str:
+    """``"<error>: <cause>"`` on one line (at most 300 characters of cause), the error name once even
+    when the cause already opens with it (causes are recorded as ``"RerankUnavailable: ..."``)."""
+    name, cause = str(error.get("error")), one_line(str(error.get("cause")), 300)
+    return cause if cause.startswith(f"{name}: ") else f"{name}: {cause}"
+
+
 def _print_show(view: dict[str, Any]) -> None:
     """The human view of :func:`longdoc.local.console.show_run`."""
     print(f"run {view['run_id']}  {view['state']}  doc {view['doc_id']}@{view['doc_version']}  model {view['model']}  "
@@ -62,7 +69,7 @@ def _print_show(view: dict[str, Any]) -> None:
     print("checkpoint:   " + (f"version {cp['version']}, {cp['sessions']} session(s), last stop {cp['last_stop_reason']}, "
                               f"stalled {cp['stalled_sessions']}, saved {cp['updated_at']}" if cp else "(none yet)"))
     error = view["last_error"]
-    print("last error:   " + (f"{error.get('error')}: {one_line(str(error.get('cause')), 300)}" if error else "(none)"))
+    print("last error:   " + (_error_line(error) if error else "(none)"))
     print(f"executions:   {', '.join(view['executions']) or '(none)'}")
     print(f"history:      {view['history'] or '(not written yet)'}")
     print("\nSTATES (oldest first)")
