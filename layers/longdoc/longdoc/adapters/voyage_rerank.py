@@ -133,18 +133,20 @@ class VoyageReranker:
             return unique
         texts = [embedding_text(c) for c in unique]
         query_cost = voyage_token_bound(query)
-        self._warn_truncation(query_cost, texts)
+        costs = [query_cost + voyage_token_bound(t) for t in texts]  # counted once, used twice
+        self._warn_truncation(query_cost, costs)
         scored: list[tuple[float, int]] = []
-        for batch in self.batches(query_cost, list(range(len(texts))), texts):
+        for batch in self.batches(costs):
             scored += self._scores(query, [texts[i] for i in batch], batch, min(top_k, len(batch)))
         scored.sort(key=lambda pair: (-pair[0], pair[1]))
         return [unique[i] for _, i in scored[:top_k]]
 
-    def batches(self, query_cost: int, positions: list[int], texts: Sequence[str]) -> list[list[int]]:
-        """``positions`` cut in order into requests: at most 1,000 documents, and query tokens x documents
-        + document tokens (by ``voyage_token_bound``) within :attr:`request_budget`."""
-        return list(pack(positions, lambda i: query_cost + voyage_token_bound(texts[i]),
-                         max_items=RERANK_MAX_DOCUMENTS, max_cost=self.request_budget))
+    def batches(self, costs: Sequence[int]) -> list[list[int]]:
+        """Document positions ``0..len(costs)-1`` cut in order into requests: at most 1,000 documents,
+        and the sum of ``costs`` (each: query tokens + the document's tokens, by
+        ``voyage_token_bound``) within :attr:`request_budget` tokens."""
+        return list(pack(range(len(costs)), costs.__getitem__, max_items=RERANK_MAX_DOCUMENTS,
+                         max_cost=self.request_budget))
 
     def _scores(self, query: str, documents: list[str], positions: list[int], top_k: int) -> list[tuple[float, int]]:
         """One request: ``(relevance_score, caller's position)`` of its best ``top_k`` documents."""
@@ -155,9 +157,10 @@ class VoyageReranker:
         self.total_tokens += int((answer.get("usage") or {}).get("total_tokens") or 0)
         return [(score, positions[index]) for score, index in _ranking(answer.get("data"), len(documents), top_k, about)]
 
-    def _warn_truncation(self, query_cost: int, texts: Sequence[str]) -> None:
-        """Log (a count, no text) when the query or documents may be over the model's limits."""
-        long_docs = sum(1 for t in texts if query_cost + voyage_token_bound(t) > self.pair_tokens)
+    def _warn_truncation(self, query_cost: int, costs: Sequence[int]) -> None:
+        """Log (a count, no text) when the query or documents may be over the model's limits (``costs``:
+        query plus document tokens per document, as :meth:`batches` takes them)."""
+        long_docs = sum(1 for cost in costs if cost > self.pair_tokens)
         if query_cost > self.query_tokens or long_docs:
             log.warning("rerank input may be truncated by Voyage (scored by its opening)",
                         extra={"rerank_model": self.name, "query_over_limit": query_cost > self.query_tokens,

@@ -90,11 +90,9 @@ def bm25_terms(text: str) -> list[str]:
     on cuad-dev.jsonl this lifted recall within the 5,000-token budget from 0.916 to 0.933
     (docs/benchmarks.md, "Retrieval"). Used for chunks, passages and queries alike.
     """
-    text = unicodedata.normalize("NFKC", text)
-    terms = bm25_tokens(text)
-    for phrase in _PHRASE_BREAK.split(text):
-        words = bm25_tokens(phrase)
-        terms.extend(f"{a} {b}" for a, b in zip(words, words[1:], strict=False))
+    phrases = [bm25_tokens(p) for p in _PHRASE_BREAK.split(unicodedata.normalize("NFKC", text))]
+    terms = [w for words in phrases for w in words]  # the text's tokens: phrase breaks are not word characters
+    terms.extend(f"{a} {b}" for words in phrases for a, b in zip(words, words[1:], strict=False))
     return terms
 
 

@@ -228,6 +228,17 @@ _R_NS = b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 _ROOT_TAG = re.compile(rb"<(?![?!/])([^\s/>]+)(?:\s+[^\s=/>]+\s*=\s*(?:\"[^\"]*\"|'[^']*'))*\s*/?>")
 
 
+_ROOT_BYTES = 64 * 1024
+"""How much of a part is read to find its root tag (Word's root carries ~40 namespace declarations,
+a few KB); a root not found in it sends the whole part through :func:`_with_relationship_prefix`."""
+
+
+def _declares_relationship_prefix(head: bytes) -> bool:
+    """True when the root tag in ``head`` (the opening bytes of an XML part) declares ``xmlns:r``."""
+    root = _ROOT_TAG.search(head)
+    return root is not None and re.search(rb"\sxmlns:r\s*=", root.group()) is not None
+
+
 def _with_relationship_prefix(body: bytes) -> bytes:
     """``body`` (an XML part) with ``xmlns:r`` added to its root element if undeclared.
 
@@ -239,7 +250,7 @@ def _with_relationship_prefix(body: bytes) -> bytes:
     no root tag is found (a part not in UTF-8 or not XML: docx2python then reports it).
     """
     root = _ROOT_TAG.search(body)
-    if root is None or re.search(rb"\sxmlns:r\s*=", root.group()):
+    if root is None or _declares_relationship_prefix(root.group()):
         return body
     return body[:root.end(1)] + b' xmlns:r="' + _R_NS + b'"' + body[root.end(1):]
 
@@ -261,6 +272,9 @@ def _repaired(archive: zipfile.ZipFile, data: bytes) -> bytes:
         if name in _EMPTY_PART_ROOTS and blank_part(archive.read(name)):
             changed[name] = f'<w:{_EMPTY_PART_ROOTS[name]} xmlns:w="{_W_NS}"/>'.encode()
         elif name.startswith("word/") and name.endswith(".xml") and "/_rels/" not in name:
+            with archive.open(name) as part:  # the root tag opens the part: no need to inflate all of it
+                if _declares_relationship_prefix(part.read(_ROOT_BYTES)):
+                    continue
             body = archive.read(name)
             fixed = _with_relationship_prefix(body)
             if fixed != body:

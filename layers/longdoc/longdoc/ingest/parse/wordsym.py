@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+from longdoc.ingest.parse.wordnum import W
 SYMBOL_PLACEHOLDER = "\ufffd"
 """Stands for a symbol-font glyph with no Unicode equivalent in the tables (U+FFFD)."""
 
