@@ -66,7 +66,8 @@ class AnthropicBatches:
         return self._info(self._client.messages.batches.cancel(batch_id))
 
     def list_recent(self, since: float) -> Iterator[BatchInfo]:
-        """``GET /v1/messages/batches`` (most recent first, 100 a page), until a batch created before ``since``."""
+        """``GET /v1/messages/batches`` (most recent first, 100 a page), until a batch created before ``since``
+        (epoch seconds). Raises the SDK's ``anthropic.APIError`` subclasses."""
         for batch in self._client.messages.batches.list(limit=100):
             info = self._info(batch)
             if info.created_at is not None and info.created_at < since:

@@ -101,11 +101,11 @@ class LocalBlobStore:
 
     def exists(self, key: str) -> bool:
         """Return whether a blob is stored under ``key``. Raises :class:`ValueError` for an unsafe key."""
-        return _too_long_is_absent(self._path(key).is_file, False)
+        return too_long_is_absent(self._path(key).is_file, False)
 
     def delete(self, key: str) -> None:
         """Delete ``key``; a missing key is not an error. Raises :class:`ValueError` for an unsafe key."""
-        _too_long_is_absent(lambda: self._path(key).unlink(missing_ok=True), None)
+        too_long_is_absent(lambda: self._path(key).unlink(missing_ok=True), None)
 
     def metadata(self, key: str) -> dict[str, str]:
         """Return ``{}``: a file has no per-object user metadata (use a ``<file>.metadata.json`` sidecar).
@@ -125,9 +125,10 @@ def _named(exc: OSError, key: str) -> OSError:
     return exc
 
 
-def _too_long_is_absent(call: Callable[[], T], absent: T) -> T:
-    """``call()``, or ``absent`` when the file system says a name is too long (ENAMETOOLONG): such a
-    file cannot exist."""
+def too_long_is_absent(call: Callable[[], T], absent: T) -> T:
+    """``call()`` (a file-system read or test), or ``absent`` when the file system says a name is too
+    long (``ENAMETOOLONG``; 255 bytes a name on ext4, APFS and NTFS): such a file cannot exist.
+    Any other ``OSError`` propagates."""
     try:
         return call()
     except OSError as exc:

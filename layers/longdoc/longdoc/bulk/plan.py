@@ -40,8 +40,9 @@ class BulkLimits:
     rounds a document may be re-sent after ``errored`` (not invalid_request_error), ``canceled``
     or ``expired``; ``poll_first`` / ``poll_cap``: the first and longest wait between polls
     (seconds), doubling in between; ``not_found_polls``: 404s tolerated right after create;
-    ``list_settle_seconds``: how long after an interrupted Submit's intent a batch missing from the
-    batch list may still appear there (:mod:`longdoc.bulk.submit`)."""
+    ``list_settle_seconds``: how long (seconds) after an interrupted Submit's intent a batch missing
+    from the batch list may still appear there (:mod:`longdoc.bulk.submit`); keep it under the
+    about 260 s the state machine's ``BatchNotListedYet`` retries wait in all."""
 
     max_requests: int = MAX_BATCH_REQUESTS
     max_bytes: int = MAX_BATCH_BYTES

@@ -41,7 +41,9 @@ _CUSTOM_ID = re.compile(r'^\{"custom_id": "([A-Za-z0-9_-]{1,64})"')
 class Continuation:
     """The next request of a run's conversation: ``params`` (a Messages API body: the answered
     request's, messages extended), valid while the run's checkpoint is at ``version``; ``turns``:
-    model turns already in it."""
+    model turns already in it. ``shown``: the chunk ids the conversation's context showed, and
+    ``scores``: each clause type's initial retrieval score (cosine similarity) over them, both
+    carried so the next round's harness judges ``not_found`` on the same evidence (None: not kept)."""
 
     version: int
     turns: int

@@ -13,7 +13,6 @@ once by the local store; :attr:`LocalIngest.took_over_from` names it.
 
 from __future__ import annotations
 
-import errno
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -99,13 +98,10 @@ def read_sidecar(path: Path) -> bytes | None:
     too long to take the 14-byte suffix cannot have a sidecar: None, not ``ENAMETOOLONG``.
     Other read errors propagate (``OSError``).
     """
+    from longdoc.adapters.blob import too_long_is_absent
+
     sidecar = path.with_name(path.name + METADATA_SUFFIX)
-    try:
-        return sidecar.read_bytes() if sidecar.is_file() else None
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            return None
-        raise
+    return too_long_is_absent(lambda: sidecar.read_bytes() if sidecar.is_file() else None, None)
 
 
 def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: float = CLAIM_WAIT_SECONDS,

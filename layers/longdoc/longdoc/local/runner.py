@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable
@@ -70,10 +71,16 @@ def read_history(home: Path, run_id: str) -> list[dict[str, Any]]:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON atomically (a reader never sees half a file)."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    """Write ``data`` as JSON atomically (a reader never sees half a file). Each write has its own
+    temporary file, so writers in two threads never rename one another's file away."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(data, indent=1, ensure_ascii=False))
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def claim_run(state: StateStore, run_id: str, owner: str, ttl_seconds: float | None = None) -> None:
@@ -142,6 +149,7 @@ class LeasedEngine:
         self._heartbeat: Heartbeat | None = None
         self._run_id = ""
         self._prior: list[dict[str, Any]] = []
+        self._history_lock = threading.Lock()  # start, tasks and the heartbeat write history.json
 
     def __enter__(self) -> LeasedEngine:
         self.machine.__enter__()
@@ -188,11 +196,12 @@ class LeasedEngine:
 
     def write_history(self) -> Path:
         """Write the prior attempts' events plus every execution of this engine so far; returns the file."""
-        events = list(self._prior)
-        for execution in self.machine.executions():
-            events.extend(self.machine.history(execution["executionArn"]))
-        path = run_dir(self.home, self._run_id) / "history.json"
-        _write_json(path, events)
+        with self._history_lock:  # one snapshot-and-write at a time: the last file written is the newest
+            events = list(self._prior)
+            for execution in self.machine.executions():
+                events.extend(self.machine.history(execution["executionArn"]))
+            path = run_dir(self.home, self._run_id) / "history.json"
+            _write_json(path, events)
         return path
 
     def _abort(self) -> None:

@@ -110,8 +110,12 @@ class MachineStarter:
         except FileExistsError:
             raise ExecutionAlreadyExists(f"execution {name} of the local {self.kind} state machine already exists") from None
         with log_file as log:
-            self.workers.append(_spawn_worker(["--kind", self.kind], name, self.definition_path,
-                                              execution_input, log))
+            try:
+                self.workers.append(_spawn_worker(["--kind", self.kind], name, self.definition_path,
+                                                  execution_input, log))
+            except OSError:  # no worker started: the name stays free for a retry
+                Path(log.name).unlink(missing_ok=True)
+                raise
         return f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-{self.kind}:{name}"
 
     def stop(self) -> int:

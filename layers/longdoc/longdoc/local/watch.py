@@ -101,11 +101,11 @@ class Watcher:
         """Process every file present now; returns the outcomes in path order."""
         return [self._guarded(path) for path in self.candidates()]
 
-    def _guarded(self, path: Path) -> Outcome:
-        """:meth:`process`, with an unexpected error reported as RETRY (the file stays): one bad
-        file never stops the others."""
+    def _guarded(self, path: Path, action: Callable[[Path], Outcome] | None = None) -> Outcome:
+        """``action(path)`` (default :meth:`process`), with an unexpected error reported as RETRY (the
+        file stays): one bad file never stops the others."""
         try:
-            return self.process(path)
+            return (action or self.process)(path)
         except Exception as exc:
             outcome = Outcome(path, "RETRY", reason=f"{type(exc).__name__}: {exc}")
             self.report(outcome)
@@ -158,7 +158,10 @@ class Watcher:
 
     def remove(self, path: Path) -> Outcome:
         """A watched file was deleted: as S3's ``ObjectRemoved`` on AWS, its staged object is deleted
-        and the ingest handler gets the removal event (vectors dropped, versions DELETED)."""
+        and the ingest handler gets the removal event (vectors dropped, versions DELETED).
+
+        Returns the ``DELETED`` outcome (also reported). Raises ``ValueError`` for a path outside
+        the watched folder; blob-store and handler errors propagate (callers report them as RETRY)."""
         from longdoc import wiring
         from longdoc.core.documents import INCOMING_PREFIX
         from longdoc.ingest.ids import resolve_doc_id
@@ -191,12 +194,8 @@ class Watcher:
         whose file was ingested by this watcher and is gone now. One bad file never stops the watcher."""
         if path.is_file() and self._wanted(path):
             self._guarded(path)
-            return
-        try:
-            if not path.exists() and path.resolve() in self._seen:
-                self.remove(path)
-        except Exception as exc:
-            self.report(Outcome(path, "RETRY", reason=f"{type(exc).__name__}: {exc}"))
+        elif not path.exists() and path.resolve() in self._seen:
+            self._guarded(path, self.remove)
 
     def serve(self, stop: threading.Event, settle: float = SETTLE_SECONDS) -> None:
         """Process what is there, then watch ``root`` until ``stop`` is set.
