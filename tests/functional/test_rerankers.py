@@ -242,3 +242,15 @@ def test_voyage_an_answer_that_is_not_a_ranking_of_the_documents_is_refused(voya
     # When reranking, Then RerankRequestError says the answer is bad (no chunk is invented or repeated)
     with pytest.raises(RerankRequestError, match="rerank answer"):
         voyage_reranker(voyage).rerank(QUERY, CANDIDATES[:3], 2)
+
+
+@pytest.mark.parametrize("key", ["pa-SEC\nRET123", "pa-SECRET123 \r\nX-Evil: 1", "pa-SECRET€123"])
+def test_voyage_a_key_no_header_can_carry_is_refused_without_printing_it(voyage: FakeVoyage, key: str) -> None:
+    # Given a key with a line break inside it, or a character outside Latin-1
+    reranker = VoyageReranker(key, base_url=voyage.base_url, retry_initial=0.001, retry_max=0.01)
+    # When reranking, Then a RerankRequestError says what is wrong with the key without quoting it,
+    # and nothing was sent
+    with pytest.raises(RerankRequestError, match="the Voyage API key holds a line break") as caught:
+        reranker.rerank(QUERY, CANDIDATES, 2)
+    assert "SEC" not in str(caught.value) and "RET123" not in str(caught.value)
+    assert voyage.calls("POST", "/v1/rerank") == []

@@ -106,17 +106,27 @@ class VoyageRest:
 
     def _post_with_current_key(self, body: bytes, about: str) -> dict[str, Any]:
         """POST with the source's current key; on 401, read the key again and retry once if it changed."""
-        key = self.key_source()
+        key = self._header_safe(self.key_source())
         try:
             return self._post(body, key, about)
         except _Unauthorized:
-            fresh = self.key_source(refresh=True)
+            fresh = self._header_safe(self.key_source(refresh=True))
             if fresh == key:
                 raise self._rejected("Voyage rejected the API key: HTTP 401") from None
             try:
                 return self._post(body, fresh, about)
             except _Unauthorized:
                 raise self._rejected("Voyage rejected the API key: HTTP 401") from None
+
+    def _header_safe(self, key: str) -> str:
+        """``key`` stripped of surrounding whitespace; the *rejected* error (never naming the key) when it
+        holds a character an HTTP header cannot carry (a line break or control character, or one
+        outside Latin-1: RFC 9110 section 5.5), which http.client would refuse with the key in its message."""
+        key = key.strip()
+        if not key.isprintable() or not key.isascii() and any(ord(ch) > 0xFF for ch in key):
+            raise self._rejected("the Voyage API key holds a line break, control or non-Latin-1 character; "
+                                 "set the key again (VOYAGE_API_KEY or the Voyage secret)")
+        return key
 
     def _post(self, body: bytes, key: str, about: str) -> dict[str, Any]:
         """POST ``body``; the parsed answer, or _Transient / _Unauthorized / the rejected error."""
