@@ -50,7 +50,7 @@ sys.path[:0] = [str(ROOT / "layers" / "longdoc"), str(ROOT)]
 from longdoc import wiring  # noqa: E402
 from longdoc.cli import main as cli  # noqa: E402
 from longdoc.core.messages import Usage  # noqa: E402
-from longdoc.extract.cost import estimate_cost, load_prices  # noqa: E402
+from longdoc.core.cost import estimate_cost, load_prices  # noqa: E402
 
 PRICED_AS = "claude-sonnet-5-5"
 TYPES = ["Agreement Date", "Expiration Date", "Governing Law", "Anti-Assignment", "Insurance", "Audit Rights",
@@ -143,11 +143,11 @@ class Meter:
         self.harvest_peak = 0
 
     def install(self) -> Meter:
-        """Measure the four steps of :mod:`longdoc.bulk.service` (as the bulk handler calls them)."""
-        from longdoc.bulk import service
+        """Measure the four steps of :mod:`longdoc.bulk.steps` (as the bulk handler calls them)."""
+        from longdoc.bulk import steps
 
         for step in ("prepare", "submit", "poll", "harvest"):
-            self.wrap(service, step)
+            self.wrap(steps, step)
         return self
 
     def take(self) -> Meter:
@@ -181,7 +181,7 @@ class Meter:
 def run_bulk(doc_ids: list[str], runs: int, meter: Meter) -> dict[str, Any]:
     """One bulk job of ``runs`` document runs through the local engine and the Batches fake
     (a fresh prompt cache: the job starts cold); ``meter`` is taken at the end."""
-    from longdoc.bulk.jobs import Selection, Stores, bulk_status, execution_input, start_bulk
+    from longdoc.bulk.runs import Selection, Stores, bulk_status, execution_input, start_bulk
     from longdoc.config import get_settings
     from longdoc.local.engine import LocalStepFunctions
     from longdoc.local.lambda_runtime import load_handler

@@ -36,7 +36,7 @@ sys.path[:0] = [str(ROOT / "layers" / "longdoc"), str(ROOT)]
 from longdoc import wiring  # noqa: E402
 from longdoc.cli import main  # noqa: E402
 from longdoc.core.messages import Usage  # noqa: E402
-from longdoc.extract.cost import estimate_cost, load_prices  # noqa: E402
+from longdoc.core.cost import estimate_cost, load_prices  # noqa: E402
 
 PRICED_AS = "claude-sonnet-5-5"
 

@@ -5,7 +5,7 @@ the app's validation and domain-error mapping (404 unknown job, 400 unknown clau
 document accepted). The job id comes from the ``Idempotency-Key`` (or the body's hash): a
 retried POST starts nothing new; the same key with another body is answered 422. The execution
 of ``statemachine/bulk.asl.json`` is named after the job, so Step Functions itself refuses a
-second one. Thin: each route calls :mod:`longdoc.bulk.jobs`.
+second one. Thin: each route calls :mod:`longdoc.bulk.runs`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from longdoc import wiring
 from longdoc.adapters.executions import StepFunctionsStarter
-from longdoc.bulk.jobs import Selection, Stores, bulk_status, execution_input, start_bulk
+from longdoc.bulk.runs import Selection, Stores, bulk_status, execution_input, start_bulk
 from longdoc.config import ExtractionSettings, ModelSettings, StoreSettings, function_settings
 from longdoc.core.errors import ConfigError
 from longdoc.core.ports import ExecutionStarter

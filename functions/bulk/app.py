@@ -1,8 +1,8 @@
 """Bulk function: one step of a bulk extraction round per invocation (``statemachine/bulk.asl.json``).
 
 Thin handler: parse the Step Functions payload (``action`` plus ids and counters), build the
-bulk adapters (:func:`bulk_deps`), call one step of :mod:`longdoc.bulk.service` /
-:mod:`longdoc.bulk.jobs`, return its small output. Errors propagate with their class name as
+bulk adapters (:func:`bulk_deps`), call one step of :mod:`longdoc.bulk.steps` /
+:mod:`longdoc.bulk.runs`, return its small output. Errors propagate with their class name as
 ``errorType`` for the state machine's Retry/Catch; ``action="fail"`` records the caught error
 on the job and fails the execution (or, entered again by a redrive, lets the round go on).
 
@@ -19,37 +19,24 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict
 
 from longdoc import wiring
 from longdoc.adapters.baseline import BASELINE_NAME
-from longdoc.bulk import jobs, service
+from longdoc.bulk import runs, steps
+from longdoc.bulk.payloads import BulkTaskInput
 from longdoc.bulk.plan import BulkLimits
 from longdoc.config import ExtractFunctionSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError, LongdocError
-from longdoc.extract.steps import StepError
+from longdoc.core.payloads import StepError
 from longdoc.observability import logger, metrics, tracer
 
 
 class BulkFailed(LongdocError):
     """The bulk execution failed; the cause names the original error (stored items stay for a redrive)."""
-
-
-class BulkTaskInput(BaseModel):
-    """One state's payload: the action, the job id and the counters that action needs."""
-
-    model_config = ConfigDict(extra="ignore")
-    action: Literal["prepare", "submit", "poll", "harvest", "finish", "fail"]
-    bulk_id: str
-    round: int = 0
-    polls: int = 0
-    not_found: int = 0
-    error: StepError | None = None
-    entered: str = ""
 
 
 def _batches(model: Any) -> Any:
@@ -80,7 +67,7 @@ def results_store() -> Any:
 
 
 @lru_cache(maxsize=1)
-def bulk_deps() -> service.BulkDeps:
+def bulk_deps() -> steps.BulkDeps:
     """The bulk adapters for the current settings (once per process; ``bulk_deps.cache_clear()`` resets);
     every round's sessions take the extract function's options (tools, budgets, evidence rule)."""
     settings = function_settings(ExtractFunctionSettings)  # the extract function's settings, validated (required on AWS)
@@ -91,7 +78,7 @@ def bulk_deps() -> service.BulkDeps:
         limits = replace(limits, poll_first=0)  # local batches have ended when created: poll at once
     if type(batches).__name__ == "LocalBatches" and not os.environ.get("LONGDOC_BULK_LIST_SETTLE"):
         limits = replace(limits, list_settle_seconds=0)  # a local batch is listed as soon as it exists
-    return service.BulkDeps(extract=extract, batches=batches, store=wiring.bulk_store(), limits=limits,
+    return steps.BulkDeps(extract=extract, batches=batches, store=wiring.bulk_store(), limits=limits,
                             options=wiring.session_options(settings))
 
 
@@ -100,10 +87,10 @@ def _prices() -> str | None:
     return str(table) if table else None
 
 
-def _fail(deps: service.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
+def _fail(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
     """``RecordFailure``: record the error and fail the execution, or, entered again by a redrive, resume."""
     error = event.error or StepError()
-    if jobs.fail_or_resume(jobs.Stores.of(deps), event.bulk_id, error.Error, error.Cause, event.entered):
+    if runs.fail_or_resume(runs.Stores.of(deps), event.bulk_id, error.Error, error.Cause, event.entered):
         logger.info("bulk redriven: the round goes on", extra={"round": event.round})
         return {"bulk_id": event.bulk_id, "round": event.round}
     logger.error("bulk failed", extra={"error": error.Error})
@@ -119,16 +106,16 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(bulk_id=event.bulk_id, action=event.action, round=event.round)
     deps = bulk_deps()
     if event.action == "prepare":
-        return service.prepare(deps, event.bulk_id, event.round)
+        return steps.prepare(deps, event.bulk_id, event.round)
     if event.action == "submit":
-        service.submit(deps, event.bulk_id, event.round)
+        steps.submit(deps, event.bulk_id, event.round)
         return {"bulk_id": event.bulk_id, "round": event.round, "polls": 0, "not_found": 0,
                 "wait_seconds": deps.limits.poll_first}
     if event.action == "poll":
         return {"bulk_id": event.bulk_id, "round": event.round,
-                **service.poll(deps, event.bulk_id, event.round, event.polls, event.not_found)}
+                **steps.poll(deps, event.bulk_id, event.round, event.polls, event.not_found)}
     if event.action == "harvest":
-        return service.harvest(deps, event.bulk_id, event.round)
+        return steps.harvest(deps, event.bulk_id, event.round)
     if event.action == "finish":
-        return jobs.write_results(jobs.Stores.of(deps), results_store(), event.bulk_id, _prices())
+        return runs.write_results(runs.Stores.of(deps), results_store(), event.bulk_id, _prices())
     return _fail(deps, event)

@@ -22,7 +22,7 @@ from longdoc.config import ExtractFunctionSettings, function_settings
 from longdoc.core.errors import ExtractionFailed, IterationCapReached
 from longdoc.extract.runs import fail_or_resume
 from longdoc.extract.session import run_session
-from longdoc.extract.steps import ExtractTaskInput, ExtractTaskOutput
+from longdoc.extract.payloads import ExtractTaskInput, ExtractTaskOutput
 from longdoc.observability import logger, metrics, tracer
 
 # SnapStart priming: while Lambda takes the snapshot of a published version, it sets

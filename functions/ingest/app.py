@@ -14,7 +14,7 @@ down, so a long document stops with its progress saved before Lambda's timeout a
 redelivery continues. ``ObjectRemoved``: the document's vectors are deleted and its
 versions marked ``DELETED``. A created object that is gone by the time it is read is
 acknowledged (its removal event does the rest). A delivery of a version another worker
-is ingesting right now (its ingest claim, :mod:`longdoc.ingest.claim`) is acknowledged
+is ingesting right now (its ingest claim, :mod:`longdoc.ingest.lease`) is acknowledged
 without embedding anything: the holder's own message covers it. An object removed while
 it is being ingested leaves its version ``DELETED``, never ``READY``
 (:mod:`longdoc.ingest.attempt`); that delivery is acknowledged.
@@ -51,7 +51,7 @@ from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.errors import DocumentError, NotFound
 from longdoc.core.ports import StateStore
 from longdoc.ingest.attempt import SourceRemoved
-from longdoc.ingest.claim import VersionClaimed
+from longdoc.ingest.lease import VersionClaimed
 from longdoc.ingest.ids import resolve_doc_id
 from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document

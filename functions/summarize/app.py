@@ -10,36 +10,25 @@ state machine's Retry/Catch; ``action="fail"`` records the caught error and fail
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict
 
 from longdoc import wiring
 from longdoc.config import function_settings
 from longdoc.core.errors import ConfigError, LongdocError
+from longdoc.core.payloads import StepError
 from longdoc.core.ports import StreamingModel
-from longdoc.extract.steps import StepError
 from longdoc.observability import logger, metrics, tracer
 from longdoc.summarize import steps
+from longdoc.summarize.payloads import SummarizeTaskInput
 from longdoc.summarize.runs import emit
 from longdoc.summarize.settings import SummarizeSettings
 
 
 class SummaryFailed(LongdocError):
     """The summary run failed; the cause names the original error (its partials stay for a resume)."""
-
-
-class SummarizeTaskInput(BaseModel):
-    """One state's payload: the action, the summary id and the counter that action needs."""
-
-    model_config = ConfigDict(extra="ignore")
-    action: Literal["plan", "map", "reduce", "synthesize", "fail"]
-    summary_id: str
-    index: int = 0
-    level: int = 0
-    error: StepError | None = None
 
 
 def _deps() -> steps.SummaryDeps:

@@ -19,7 +19,7 @@ import pytest
 from longdoc import wiring
 from longdoc.cli import main
 from longdoc.core.models import DocumentRecord
-from longdoc.ingest.claim import CLAIM_LEASE_SECONDS
+from longdoc.ingest.lease import CLAIM_LEASE_SECONDS
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from longdoc.adapters.bulk_store import SqliteBulkStore
 from longdoc.bulk.driver import run_rounds
 from longdoc.bulk.plan import BulkLimits, custom_id, events_per_round, split, CUSTOM_ID, HISTORY_EVENT_LIMIT
 from longdoc.bulk.requests import model_request
-from longdoc.bulk.service import BulkDeps, create_bulk, harvest, poll, prepare, submit
+from longdoc.bulk.steps import BulkDeps, create_bulk, harvest, poll, prepare, submit
 from longdoc.core.models import DocumentRecord
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
@@ -136,9 +136,9 @@ def test_killed_harvest_rerun_loses_and_duplicates_nothing(aws_stack, ingested_c
     prepare(deps, bulk_id, 0)
     submit(deps, bulk_id, 0)
     assert poll(deps, bulk_id, 0, 0)["ended"]
-    import longdoc.bulk.service as service
+    import longdoc.bulk.steps as steps
 
-    real, calls = service._harvest_one, []
+    real, calls = steps._harvest_one, []
 
     def dies_on_second(*args: Any) -> None:
         calls.append(1)
@@ -146,10 +146,10 @@ def test_killed_harvest_rerun_loses_and_duplicates_nothing(aws_stack, ingested_c
             raise KeyboardInterrupt("killed")
         real(*args)
 
-    monkeypatch.setattr(service, "_harvest_one", dies_on_second)
+    monkeypatch.setattr(steps, "_harvest_one", dies_on_second)
     with pytest.raises(KeyboardInterrupt):
         harvest(deps, bulk_id, 0)
-    monkeypatch.setattr(service, "_harvest_one", real)
+    monkeypatch.setattr(steps, "_harvest_one", real)
     harvest(deps, bulk_id, 0)
     before = {r: _found(deps, r) for r in runs}
     for r in runs:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from longdoc import wiring
-from longdoc.bulk.jobs import Selection, Stores, bulk_status, execution_input, start_bulk
+from longdoc.bulk.runs import Selection, Stores, bulk_status, execution_input, start_bulk
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
 from longdoc.extract.session import run_session
@@ -82,12 +82,12 @@ def test_a_bulk_job_through_the_local_engine_matches_the_sync_path(aws_stack, in
 def test_a_failed_step_fails_the_execution_and_a_redrive_finishes_the_job(aws_stack, ingested_contract, bulk_app,
                                                                          monkeypatch) -> None:
     # Given a job whose first Harvest dies (after its Lambda retries) with an error of its own
-    from longdoc.bulk import service
+    from longdoc.bulk import steps
 
     deps = bulk_app.bulk_deps()
     start_bulk(Stores.of(deps), load_catalogue(), "bulk-e2", Selection(doc_ids=[ingested_contract.doc_id]),
                clause_types=TYPES, model_name=BASELINE, max_tokens=4096, top_k=4)
-    real, calls = service.harvest, []
+    real, calls = steps.harvest, []
 
     def harvest_once_broken(*args):
         calls.append(args[2])
@@ -95,7 +95,7 @@ def test_a_failed_step_fails_the_execution_and_a_redrive_finishes_the_job(aws_st
             raise RuntimeError("results endpoint unavailable")
         return real(*args)
 
-    monkeypatch.setattr(service, "harvest", harvest_once_broken)
+    monkeypatch.setattr(steps, "harvest", harvest_once_broken)
     with LocalStepFunctions(REPO / "statemachine" / "bulk.asl.json", {"BulkFunctionArn": bulk_app.handler}) as sfn:
         failed = sfn.wait(sfn.start_execution("bulk-e2", execution_input("bulk-e2")), timeout_seconds=300)
         # Then the execution fails in RecordFailure, and the job reads FAILED with the error

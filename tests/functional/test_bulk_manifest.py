@@ -22,9 +22,9 @@ from longdoc.adapters.batches import LocalBatches
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.bulk_store import SqliteBulkStore
 from longdoc.bulk.driver import run_rounds
-from longdoc.bulk.jobs import Stores, parse_manifest, start_bulk
+from longdoc.bulk.runs import Stores, parse_manifest, start_bulk
 from longdoc.bulk.plan import BulkLimits
-from longdoc.bulk.service import BulkDeps
+from longdoc.bulk.steps import BulkDeps
 from longdoc.core.models import Chunk, DocumentRecord, PageSpan, SectionSpan
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.session import Deps

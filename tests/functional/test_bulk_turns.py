@@ -16,7 +16,7 @@ from longdoc.adapters.bulk_store import SqliteBulkStore
 from longdoc.bulk.driver import run_rounds
 from longdoc.bulk.plan import BulkLimits, custom_id
 from longdoc.bulk.requests import model_request
-from longdoc.bulk.service import BulkDeps, create_bulk
+from longdoc.bulk.steps import BulkDeps, create_bulk
 from longdoc.bulk.turns import Continuation, continued_params
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run

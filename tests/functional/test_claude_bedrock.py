@@ -19,7 +19,7 @@ from longdoc.adapters.claude import BEDROCK_ANTHROPIC_VERSION, ClaudeModel
 from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
 from longdoc.core.messages import Message, ModelRequest, ToolUseBlock
 from longdoc.extract.catalogue import load_catalogue
-from longdoc.extract.cost import estimate_cost, load_prices
+from longdoc.core.cost import estimate_cost, load_prices
 from longdoc.extract.session import run_result, start_run
 from tests.fakes.anthropic_server import message_reply, text_block, tool_use_block, usage_json
 from tests.fakes.bedrock_server import FakeBedrock, bedrock_error

@@ -30,7 +30,7 @@ from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, prompt_text
 from longdoc.extract.runs import run_result, start_run
 from longdoc.extract.session import SessionOptions, run_session
-from longdoc.extract.steps import ExecutionInput
+from longdoc.extract.payloads import ExecutionInput
 from longdoc.core.errors import CheckpointConflict
 from longdoc.local.engine import LocalContext, LocalStepFunctions
 from longdoc.core.models import DocumentRecord

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 
-from longdoc.ingest.claim import claim_holder_gone, claim_holder_pid, claim_owner
+from longdoc.ingest.lease import claim_holder_gone, claim_holder_pid, claim_owner
 
 
 def dead_pid() -> int:

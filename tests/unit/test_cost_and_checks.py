@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from longdoc.extract import cost
+from longdoc.core import cost
 from longdoc.extract.citations import CitationError, check_clause_support
 from longdoc.extract.prompt import EXTRACT_TOOL, tool_definitions
 from longdoc.core.messages import Usage
@@ -31,7 +31,7 @@ def test_price_table_is_configurable(tmp_path) -> None:
 
 
 def test_short_cache_prefix_warns_once_with_the_numbers(caplog) -> None:
-    caplog.set_level(logging.WARNING, logger="longdoc.extract.cost")
+    caplog.set_level(logging.WARNING, logger="longdoc.core.cost")
     assert cost.warn_if_prefix_uncacheable("claude-sonnet-4-5", 812) is True
     assert cost.warn_if_prefix_uncacheable("claude-sonnet-4-5", 812) is False
     assert cost.warn_if_prefix_uncacheable("claude-sonnet-4-5", 5000) is False

@@ -19,7 +19,7 @@ from longdoc.adapters.state import SqliteStateStore
 from longdoc.config import Settings
 from longdoc.core.documents import chunks_key, embedding_text, load_chunks
 from longdoc.ingest.attempt import IngestRestart, SourceRemoved
-from longdoc.ingest.claim import VersionClaimed
+from longdoc.ingest.lease import VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
 from longdoc.ingest.removal import delete_document_source

@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from longdoc.extract.retrieve import (PASSAGE_WEIGHT, BM25, NoRerank, Retriever, assemble, bm25_terms,
-                                      bm25_tokens, budget_from_cost, passages, rrf)
+from longdoc.extract.retrieve import PASSAGE_WEIGHT, NoRerank, Retriever, assemble, budget_from_cost, passages
+from longdoc.search.bm25 import BM25, bm25_terms, bm25_tokens
+from longdoc.search.fusion import rrf
 from longdoc.eval.retrieval import naive_chunks
 from longdoc.eval.scoring import Haystack, contains, lcs_dp, lcs_length, masks, normalise, overlaps, position, words
 from longdoc.core.models import Chunk, SectionSpan

@@ -21,7 +21,7 @@ from longdoc.core.models import DocumentRecord
 from longdoc.core.ports import ExecutionStarter
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import IdempotencyConflict, RunRequest, start_extraction
-from longdoc.extract.steps import ExecutionInput, ExtractTaskInput, execution_name
+from longdoc.extract.payloads import ExecutionInput, ExtractTaskInput, execution_name
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = "a" * 64

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from longdoc.bulk.plan import poll_wait
-from longdoc.bulk.service import BulkDeps, harvest, poll, prepare, submit
+from longdoc.bulk.steps import BulkDeps, harvest, poll, prepare, submit
 
 
 def run_rounds(deps: BulkDeps, bulk_id: str, *, sleep: Callable[[float], None] = time.sleep,

@@ -31,7 +31,7 @@ from longdoc.bulk.ports import BulkStore
 from longdoc.bulk.requests import add_retry_note
 from longdoc.core.messages import Message
 from longdoc.core.ports import BlobStore
-from longdoc.extract.session_types import MAX_CALLS_PER_SESSION
+from longdoc.extract.public import MAX_CALLS_PER_SESSION
 
 _CUSTOM_ID = re.compile(r'^\{"custom_id": "([A-Za-z0-9_-]{1,64})"')
 """The ``custom_id`` at the head of a part blob's line (Prepare writes ``json.dumps({"custom_id", "params"})``)."""

@@ -32,7 +32,7 @@ def statemachine() -> Path:
 
 def _selection(args: argparse.Namespace, state: Any) -> Any:
     """The documents asked for: exactly one of ids, ``--all`` or ``--manifest``."""
-    from longdoc.bulk.jobs import Selection, parse_manifest
+    from longdoc.bulk.runs import Selection, parse_manifest
 
     given = sum((bool(args.targets), args.all, args.manifest is not None))
     if given != 1:
@@ -102,7 +102,7 @@ class Progress:
 
 def _watch(machine: Any, stores: Any, bulk_id: str, arn: str, err: TextIO) -> None:
     """Show the job's progress on ``err`` (:class:`Progress`) until the execution ends."""
-    from longdoc.bulk.jobs import progress
+    from longdoc.bulk.runs import progress
 
     shown = Progress(err)
     while machine.sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":
@@ -115,7 +115,7 @@ def _watch(machine: Any, stores: Any, bulk_id: str, arn: str, err: TextIO) -> No
 
 def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     from longdoc import wiring
-    from longdoc.bulk.jobs import Stores, bulk_status, execution_input, start_bulk
+    from longdoc.bulk.runs import Stores, bulk_status, execution_input, start_bulk
     from longdoc.config import get_settings
     from longdoc.local.engine import LocalStepFunctions
 
@@ -173,7 +173,7 @@ def cmd_bulk(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from longdoc.bulk.jobs import Stores, bulk_status
+    from longdoc.bulk.runs import Stores, bulk_status
     from longdoc.config import get_settings
 
     if len(args.targets) != 2:

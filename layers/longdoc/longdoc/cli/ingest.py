@@ -28,7 +28,7 @@ def _ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool
     one that was killed (its process gone) is taken over at once (also said once).
     """
     from longdoc.core.errors import DocumentError
-    from longdoc.ingest.claim import CLAIM_LEASE_SECONDS, claim_holder_pid
+    from longdoc.ingest.lease import CLAIM_LEASE_SECONDS, claim_holder_pid
     from longdoc.local.ingest_runner import ingest_file, read_sidecar
 
     if path.is_dir():

@@ -79,7 +79,7 @@ class StateStore(Protocol):
         ``lease_seconds`` from now (a lease of 0 or less is over at once). Of concurrent
         callers with different owners exactly one gets True while the lease runs. The
         SQLite store (one machine) also takes over a claim whose holder process is gone
-        (:func:`longdoc.ingest.claim.claim_holder_gone`); DynamoDB waits for the lease.
+        (:func:`longdoc.ingest.lease.claim_holder_gone`); DynamoDB waits for the lease.
         """
         ...
 

@@ -239,7 +239,7 @@ def search_changes(before: list[dict], after: list[dict]) -> dict:
 def _report(gold: Path, corpus: Path, model: Model, budget_tokens: int | None, rows: list[dict], total_usage: Usage,
             started: float) -> dict:
     """The report: headline rates, strata, usage with the estimated cost (None when unpriced), case rows."""
-    from longdoc.extract.cost import estimate_cost, load_prices
+    from longdoc.core.cost import estimate_cost, load_prices
 
     try:
         total_cost = estimate_cost(total_usage, model.name, load_prices(None))

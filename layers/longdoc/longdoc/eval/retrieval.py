@@ -38,7 +38,8 @@ from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.scoring import (FLAG_BELOW, Haystack, enclosing_section_keys, normalise, position, strata_groups,
                                   words)
 from longdoc.eval.store import NAIVE_CHARS, EvalStore, chunker_fingerprint, document_text, store_root
-from longdoc.extract.retrieve import BM25, DENSE_WEIGHT, LEAD_RANK, Retriever, bm25_terms, chunk_tokens
+from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, chunk_tokens
+from longdoc.search.bm25 import BM25, bm25_terms
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from longdoc.core.ports import Embedder

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from longdoc.core.errors import LongdocError
 from longdoc.core.messages import Usage
 from longdoc.core.records import Checkpoint
-from longdoc.extract.cost import estimate_cost, load_prices
+from longdoc.core.cost import estimate_cost, load_prices
 
 log = logging.getLogger(__name__)
 

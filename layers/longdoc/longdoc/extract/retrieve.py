@@ -11,7 +11,8 @@ fusion (Cormack, Clarke & Büttcher, SIGIR 2009: ``score = sum w / (k + rank)``,
 * BM25 (Okapi, ``k1 = 1.2``, ``b = 0.75``, Robertson & Zaragoza 2009) over the same
   chunks, as loaded from the blob store (the chunk text's source of truth), each with
   its locator header (:func:`~longdoc.ingest.pipeline.embedding_text`) unless switched off.
-  Its terms are words and the pairs of adjacent words within a phrase (:func:`bm25_terms`),
+  Its terms are words and the pairs of adjacent words within a phrase
+  (:func:`longdoc.search.bm25.bm25_terms`),
   so a chunk that has a hint's words in the hint's order ("minimum purchase") outranks one
   that has them scattered (the ordered-pair feature of Metzler & Croft's sequential
   dependence model, SIGIR 2005);
@@ -26,10 +27,6 @@ An optional :class:`Reranker` reorders the fused top candidates; the default doe
 
 from __future__ import annotations
 
-import math
-import re
-import unicodedata
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
@@ -38,11 +35,11 @@ from longdoc.core.documents import embedding_text
 from longdoc.core.tokens import estimate_tokens
 from longdoc.core.models import Chunk
 from longdoc.core.ports import VectorIndex
+from longdoc.search.bm25 import BM25, bm25_terms
+from longdoc.search.fusion import rrf
 
 Mode = Literal["dense", "bm25", "hybrid"]
 MODES: tuple[str, ...] = ("dense", "bm25", "hybrid")
-RRF_K = 60
-"""Reciprocal rank fusion constant (Cormack et al. 2009 found 60 robust)."""
 DENSE_WEIGHT = 0.3
 """Dense ranking's weight in the fusion (BM25's is 1): measured on cuad-dev.jsonl with the local
 MiniLM embedder (docs/benchmarks.md, "Retrieval"); 0.2-0.3 beat 0.5 and 1.0 there."""
@@ -52,48 +49,6 @@ PASSAGE_WEIGHT = 1.5
 LEAD_RANK = 2
 """The document's opening chunk is moved up to this rank (dates, parties and titles live there;
 docs/benchmarks.md, "Retrieval")."""
-
-_WORD = re.compile(r"\w+")
-STOPWORDS = frozenset({
-    "a", "an", "and", "are", "as", "at", "be", "been", "being", "by", "for", "from", "has", "have", "if", "in",
-    "into", "is", "it", "its", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they",
-    "this", "to", "was", "were", "will", "with", "which", "who", "whom", "shall", "any", "all", "may", "not", "no",
-    "other", "than"
-})
-"""Words ignored by BM25 (function words carry no ranking signal; legal modals such as 'shall' neither)."""
-
-
-def bm25_tokens(text: str) -> list[str]:
-    """Lowercased NFKC word tokens of ``text`` without :data:`STOPWORDS`, crudely stemmed (plural ``s``)."""
-    words = _WORD.findall(unicodedata.normalize("NFKC", text).lower())
-    out = []
-    for w in words:
-        if w in STOPWORDS:
-            continue
-        if len(w) > 4 and w.endswith("s") and not w.endswith("ss"):
-            w = w[:-1]
-        out.append(w)
-    return out
-
-
-_PHRASE_BREAK = re.compile(r"[;.,:!?()\[\]{}\"“”]+")
-"""Punctuation that ends a phrase for :func:`bm25_terms` (line breaks do not: PDF text wraps mid-sentence)."""
-
-
-def bm25_terms(text: str) -> list[str]:
-    """BM25 index terms of ``text``: its :func:`bm25_tokens`, then each pair of adjacent tokens of a phrase.
-
-    A phrase is the text between two marks of :data:`_PHRASE_BREAK`; a pair is the two
-    tokens joined by one space (``"minimum purchase"``), so it can never equal a word.
-    Stopwords are dropped before pairing (``"title and interest"`` pairs as ``"title
-    interest"``). Pairs are rarer than words, so BM25 gives an in-order match a high IDF:
-    on cuad-dev.jsonl this lifted recall within the 5,000-token budget from 0.916 to 0.933
-    (docs/benchmarks.md, "Retrieval"). Used for chunks, passages and queries alike.
-    """
-    phrases = [bm25_tokens(p) for p in _PHRASE_BREAK.split(unicodedata.normalize("NFKC", text))]
-    terms = [w for words in phrases for w in words]  # the text's tokens: phrase breaks are not word characters
-    terms.extend(f"{a} {b}" for words in phrases for a, b in zip(words, words[1:], strict=False))
-    return terms
 
 
 def passages(chunk: Chunk, headers: bool = True) -> list[str]:
@@ -107,69 +62,6 @@ def passages(chunk: Chunk, headers: bool = True) -> list[str]:
     spans = [(max(s.char_start, chunk.char_start) - chunk.char_start, min(s.char_end, chunk.char_end) - chunk.char_start)
              for s in chunk.section_spans] or [(0, len(chunk.text))]
     return [head + chunk.text[a:b] for a, b in spans if chunk.text[a:b].strip()]
-
-
-class BM25:
-    """Okapi BM25 over a small in-memory corpus (one document version's chunks).
-
-    ``docs`` are term lists (:func:`bm25_terms`, or :func:`bm25_tokens` for words only).
-    IDF is the non-negative variant
-    ``ln(1 + (N - n + 0.5) / (n + 0.5))`` (as in Lucene). Building is O(total tokens);
-    scoring one query is O(query terms x postings).
-    """
-
-    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75):
-        """Index ``docs``; raises nothing (an empty corpus scores nothing)."""
-        self.k1, self.b = k1, b
-        self.n = len(docs)
-        self.lengths = [len(d) for d in docs]
-        self.avg = (sum(self.lengths) / self.n) if self.n else 0.0
-        self.postings: dict[str, list[tuple[int, int]]] = {}
-        for i, doc in enumerate(docs):
-            for term, tf in Counter(doc).items():
-                self.postings.setdefault(term, []).append((i, tf))
-
-    def idf(self, term: str) -> float:
-        """Inverse document frequency of ``term`` (0 when absent)."""
-        n = len(self.postings.get(term, ()))
-        return math.log(1 + (self.n - n + 0.5) / (n + 0.5)) if n else 0.0
-
-    def scores(self, query: Sequence[str]) -> list[float]:
-        """One BM25 score per document for the query tokens (repeated query terms count once)."""
-        out = [0.0] * self.n
-        for term in set(query):
-            idf = self.idf(term)
-            for i, tf in self.postings.get(term, ()):
-                norm = self.k1 * (1 - self.b + self.b * self.lengths[i] / (self.avg or 1.0))
-                out[i] += idf * tf * (self.k1 + 1) / (tf + norm)
-        return out
-
-    def rank(self, query: Sequence[str]) -> list[tuple[int, float]]:
-        """``(doc index, score)`` for every document with a positive score, best first (ties: index order)."""
-        scored = [(i, s) for i, s in enumerate(self.scores(query)) if s > 0]
-        return sorted(scored, key=lambda p: (-p[1], p[0]))
-
-
-def rrf(rankings: Sequence[Sequence[str]], k: int = RRF_K,
-        weights: Sequence[float] | None = None) -> list[tuple[str, float]]:
-    """Fuse ranked id lists by reciprocal rank fusion: ``score(d) = sum_r w_r / (k + rank_r(d))``.
-
-    Ranks are 1-based; ``weights`` default to 1 per ranking; an id missing from a ranking
-    gets nothing from it. Returns every id once, best first; ties keep the order of first
-    appearance (first ranking first). Raises ``ValueError`` when ``k`` < 1 or the weights
-    do not match the rankings.
-    """
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    weights = list(weights) if weights is not None else [1.0] * len(rankings)
-    if len(weights) != len(rankings):
-        raise ValueError(f"{len(weights)} weights for {len(rankings)} rankings")
-    scores: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        for rank, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + weight / (k + rank)
-    order = {item: i for i, item in enumerate(scores)}
-    return sorted(scores.items(), key=lambda p: (-p[1], order[p[0]]))
 
 
 class Reranker(Protocol):

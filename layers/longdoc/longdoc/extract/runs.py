@@ -4,7 +4,7 @@
 (an Idempotency-Key or the request's hash; see its docstring), stores it ``PENDING`` via
 :func:`start_run`, then starts its first execution through an
 :class:`~longdoc.core.ports.ExecutionStarter` with :meth:`ExecutionInput.first
-<longdoc.extract.steps.ExecutionInput.first>` as input. The session loop
+<longdoc.extract.payloads.ExecutionInput.first>` as input. The session loop
 (:mod:`longdoc.extract.session`) marks progress with :func:`record_session`; the
 failure-recording state calls :func:`fail_or_resume`; :func:`run_result` is what the CLI and
 the API report.
@@ -32,7 +32,7 @@ from longdoc.core.ports import ExecutionStarter, StateStore
 from longdoc.core.records import CHECKPOINT_TTL_SECONDS, RunRecord
 from longdoc.extract.catalogue import Catalogue
 from longdoc.extract.report_fields import cache_figures, checkpoint_fields, cost_usd, model_provider
-from longdoc.extract.steps import ExecutionInput, execution_name
+from longdoc.extract.payloads import ExecutionInput, execution_name
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +227,7 @@ def start_extraction(
     (the CLI): always a fresh run id. ``settings`` gives the defaults for ``max_tokens`` /
     ``top_k`` and the loop's ``max_iterations`` / ``iterations_per_execution``.
     The first execution is named after the run, with :meth:`ExecutionInput.first
-    <longdoc.extract.steps.ExecutionInput.first>` as input; the run is then ``RUNNING``
+    <longdoc.extract.payloads.ExecutionInput.first>` as input; the run is then ``RUNNING``
     with its ``execution_arn``. Returns the run as stored.
 
     ``admission``: before a new run is stored or started, running executions are counted and

@@ -42,7 +42,7 @@ from longdoc.core.models import Chunk
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
                                   Extraction, RunRecord)
 from longdoc.extract.context import earlier_searches, initial_scores, page, retrieve
-from longdoc.extract.cost import warn_if_prefix_uncacheable
+from longdoc.core.cost import warn_if_prefix_uncacheable
 from longdoc.extract.harness import apply_extraction, handle_tool
 from longdoc.extract.prompt import EXTRACT_TOOL, SEARCH_TOOL, build_request, prefix_tokens, render_next_page
 from longdoc.extract.refusals import askable, record_refusal, unanswerable
@@ -258,7 +258,7 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
     and ends the session; a tool call cut by ``max_tokens`` doubles the next session's room
     (:func:`_escalate`). ``messages`` is extended with the assistant turn and the tool results.
     The synchronous loop calls it after each ``Model.create``; the batch harvest
-    (:func:`longdoc.bulk.service.harvest`) with each ``succeeded`` batch result.
+    (:func:`longdoc.bulk.steps.harvest`) with each ``succeeded`` batch result.
     """
     _record_call(s, response)
     if s.shown is None:  # a batch round: recompute what its request showed (same checkpoint, same context)

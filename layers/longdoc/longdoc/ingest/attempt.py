@@ -11,7 +11,7 @@ means another writer came in between:
   ``READY``. When the object is back by then with the same bytes (removed and uploaded
   again), it stops with :class:`IngestRestart` instead, and the redelivery ingests it anew;
 - anything else (the claim taken over by another worker that wrote since): it stops with
-  :class:`~longdoc.ingest.claim.VersionClaimed`, leaving the entry to that worker.
+  :class:`~longdoc.ingest.lease.VersionClaimed`, leaving the entry to that worker.
 
 Before registering ``READY`` the attempt also checks that the object still exists: a
 removal whose event has not been handled yet (S3 events may arrive late) is found here,
@@ -29,7 +29,7 @@ from longdoc.core.clock import utc_now
 from longdoc.core.documents import chunks_key
 from longdoc.core.errors import IngestDeadline, LongdocError, NotFound
 from longdoc.core.models import Chunk, DocumentRecord
-from longdoc.ingest.claim import VersionClaim, VersionClaimed
+from longdoc.ingest.lease import VersionClaim, VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache
 from longdoc.ingest.source import IngestSource
 
@@ -100,7 +100,7 @@ class IngestAttempt:
     def check_time(self, step: str) -> None:
         """Renew the claim; raise :class:`IngestDeadline` (progress named) when fewer than the margin's seconds are left.
 
-        Raises :class:`~longdoc.ingest.claim.VersionClaimed` when another worker took the claim over.
+        Raises :class:`~longdoc.ingest.lease.VersionClaimed` when another worker took the claim over.
         """
         if self.claim is not None:
             self.claim.renew()

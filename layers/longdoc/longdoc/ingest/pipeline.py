@@ -32,7 +32,7 @@ from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.core.ports import BlobStore, Embedder, OcrEngine, StateStore, VectorIndex
 from longdoc.ingest.attempt import IngestAttempt, IngestRestart, SourceRemoved
 from longdoc.ingest.chunk import chunk_document
-from longdoc.ingest.claim import CLAIM_LEASE_SECONDS, VersionClaim, VersionClaimed
+from longdoc.ingest.lease import CLAIM_LEASE_SECONDS, VersionClaim, VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache, embed_missing, text_sha256
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.models import ParsedDocument
@@ -55,7 +55,7 @@ DEFAULT_DEADLINE_MARGIN = 60.0
 class IngestOptions:
     """Tunables of one ingest: chunk sizes in tokens, parse caps in bytes and pages, the
     deadline margin in seconds (fewer left before an embed or upsert step, or an OCR page: stop,
-    resumable), the lease of the version's ingest claim in seconds (:mod:`longdoc.ingest.claim`),
+    resumable), the lease of the version's ingest claim in seconds (:mod:`longdoc.ingest.lease`),
     and OCR: re-read poor OCR layers, the confidence (0-1) under which an OCR page is
     flagged, the render resolution in dots per inch."""
 
@@ -104,8 +104,8 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     chunks live under their own key and ids, so claims against old terms still resolve.
 
     Steps: parse and chunk (nothing written yet); claim the version
-    (:class:`~longdoc.ingest.claim.VersionClaim`: one conditional write; when another
-    worker holds it, :class:`~longdoc.ingest.claim.VersionClaimed` is raised and nothing is
+    (:class:`~longdoc.ingest.lease.VersionClaim`: one conditional write; when another
+    worker holds it, :class:`~longdoc.ingest.lease.VersionClaimed` is raised and nothing is
     registered, embedded or upserted; the claim is released when this call returns or
     raises); register ``INGESTING``; write the chunk
     list to ``chunks/{doc_id}/{version}.jsonl``; embed the chunks whose text is not yet in

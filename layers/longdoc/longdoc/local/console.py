@@ -148,7 +148,7 @@ def resume_input(run: RunRecord, history: list[dict[str, Any]], *, max_iteration
     keeps its count. ``execution_iterations`` restarts at 0 (a new execution). With no
     recorded history, the run starts over from its checkpoint at iteration 0.
     """
-    from longdoc.extract.steps import ExecutionInput
+    from longdoc.extract.payloads import ExecutionInput
 
     last: dict[str, Any] = {}
     for step in state_steps(history):

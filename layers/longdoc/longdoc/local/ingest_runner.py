@@ -4,7 +4,7 @@ Shared by ``longdoc ingest`` and ``longdoc watch``. A folder has no object metad
 the sidecar alone is the document metadata; it is checked before anything is stored, so
 a bad value fails naming its field even when the bytes are an already READY version
 (which the handler would leave as it is, and acknowledge). While another process holds
-the version's ingest claim (:mod:`longdoc.ingest.claim`: two ``longdoc ingest`` of one
+the version's ingest claim (:mod:`longdoc.ingest.lease`: two ``longdoc ingest`` of one
 file at once), the handler acknowledges without doing anything; here we wait for that
 process and ask again, so every caller ends with the version's real outcome. A claim left
 by a process that is gone (a ``longdoc ingest`` killed with ``kill -9``) is taken over at
@@ -21,7 +21,7 @@ from typing import Any
 
 from longdoc.core.documents import INCOMING_PREFIX
 from longdoc.core.models import DocumentRecord
-from longdoc.ingest.claim import claim_holder_gone
+from longdoc.ingest.lease import claim_holder_gone
 from longdoc.ingest.ids import resolve_doc_id, version_for
 from longdoc.ingest.metadata import METADATA_SUFFIX, document_metadata, sidecar_key
 from longdoc.local.lambda_runtime import batch_failure_reason, load_handler, s3_event_for
@@ -44,7 +44,7 @@ class LocalIngest:
     redelivery (a transient error), else None. ``waited`` is True when another process
     held the version's claim for a while. ``took_over_from`` is the claim owner
     (``host:pid:hex``) whose process was gone when this ingest took its live claim over
-    at once (:func:`~longdoc.ingest.claim.claim_holder_gone`), else None.
+    at once (:func:`~longdoc.ingest.lease.claim_holder_gone`), else None.
     """
 
     doc_id: str

@@ -18,7 +18,7 @@ import re
 from collections.abc import Collection, Iterable
 
 from longdoc.core.values import exact_values
-from longdoc.extract.citations import find_quote
+from longdoc.search.quotes import find_quote
 from longdoc.summarize.models import SectionCitation
 from longdoc.summarize.units import Piece, SectionIndex
 

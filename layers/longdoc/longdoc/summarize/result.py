@@ -13,7 +13,7 @@ Shape (JSON)::
      "cost_usd", "cost_by_stage": {"map", "reduce", "final"}}
 
 Usage is in tokens (what the model reported), cost in USD as decimal strings from the price
-table (:mod:`longdoc.extract.cost`; None for a model without a price, e.g. the baseline).
+table (:mod:`longdoc.core.cost`; None for a model without a price, e.g. the baseline).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from longdoc.core.messages import Usage
 from longdoc.core.ports import BlobStore
-from longdoc.extract.cost import estimate_cost, load_prices
+from longdoc.core.cost import estimate_cost, load_prices
 from longdoc.summarize import store
 from longdoc.summarize.models import ExactValue, Partial, Plan, SummaryRecord
 from longdoc.summarize.settings import SummarizeSettings

@@ -5,5 +5,5 @@ in force at the loss date), :mod:`.claim` (claim files), :mod:`.clauses` (clause
 chunks, hybrid ranking, the clause band), :mod:`.budget` (input budget from the cost line),
 :mod:`.prompt` (the request), :mod:`.answer` (the tool-call harness and the offline baseline),
 :mod:`.service` (one triage), :mod:`.evaluate` (recall of gold clauses, no model calls).
-Triage imports ``extract`` (retrieval, citations) and ``core``, never ``ingest``.
+Triage imports ``search`` (BM25, fusion, the quote finder) and ``core``, never ``extract`` or ``ingest``.
 """

@@ -3,7 +3,7 @@
 The harness checks every citation before anything is returned: its ``clause_id`` must be
 one of the clauses sent in the prompt (a number read from a clause's body, ``14 days after
 the leak``, is not a clause id), and its quote must occur verbatim in that clause's text
-(whitespace aside, :func:`longdoc.extract.citations.find_quote`). ``covered`` and
+(whitespace aside, :func:`longdoc.search.quotes.find_quote`). ``covered`` and
 ``not_covered`` need at least one citation. A rejected call goes back to the model as an
 ``is_error`` tool result saying what is wrong; after :data:`MAX_CORRECTIONS` rejected
 corrections the answer is ``refer`` with ``verified: false`` (never a decision the
@@ -17,7 +17,7 @@ from typing import Any
 
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.ports import Model
-from longdoc.extract.citations import find_quote
+from longdoc.search.quotes import find_quote
 from longdoc.triage.clauses import Clause
 from longdoc.triage.prompt import TOOL_NAME
 

@@ -7,11 +7,11 @@ An endorsement's clause ids are prefixed with its doc_id (``home-water-endorseme
 they never collide with the wording's. Headings alone (under :data:`MIN_CLAUSE_TOKENS`) are
 not clauses: their words are in the heading path of the clauses below them.
 
-Ranking is the hybrid ranking of :mod:`longdoc.extract.retrieve` over the pooled clauses of the
+Ranking is a hybrid ranking (the shared :mod:`longdoc.search` machinery) over the pooled clauses of the
 wording and its endorsements only (filter before ranking): BM25 over each clause's heading
 path and text, the dense ranking of their chunks (each document's vectors asked for
 separately, as the index filters by document version), fused by reciprocal rank fusion
-with the dense ranking weighted :data:`~longdoc.extract.retrieve.DENSE_WEIGHT`.
+with the dense ranking weighted :data:`DENSE_WEIGHT` (triage's own).
 """
 
 from __future__ import annotations
@@ -23,11 +23,15 @@ from longdoc.core.fence import NONCE_CHARS, fence
 from longdoc.core.models import Chunk
 from longdoc.core.ports import VectorIndex
 from longdoc.core.tokens import estimate_tokens
-from longdoc.extract.retrieve import BM25, DENSE_WEIGHT, bm25_tokens, rrf
+from longdoc.search.bm25 import BM25, bm25_tokens
+from longdoc.search.fusion import rrf
 
 MIN_CLAUSE_TOKENS = 8
 """A span shorter than this (estimated tokens) is a heading alone, not a clause."""
 PREAMBLE = "preamble"
+DENSE_WEIGHT = 0.3
+"""The dense ranking's weight in triage's fusion (BM25's is 1). Triage's to tune: it starts at the
+value extraction measured for its own retrieval (0.3), and retuning extraction leaves it alone."""
 
 
 @dataclass(frozen=True)
@@ -129,16 +133,17 @@ def dense_ranking(clauses: Sequence[Clause], index: VectorIndex, vector: Sequenc
 
 
 def rank(clauses: Sequence[Clause], query: str, *, index: VectorIndex | None = None,
-         vector: Sequence[float] | None = None) -> list[Clause]:
+         vector: Sequence[float] | None = None, dense_weight: float = DENSE_WEIGHT) -> list[Clause]:
     """Every clause of the pool, best first: hybrid with an index and a query vector, else BM25.
 
-    Clauses neither ranking returned follow in pool order, so every clause has a rank.
+    ``dense_weight`` is the dense ranking's weight in the fusion (BM25's is 1). Clauses neither
+    ranking returned follow in pool order, so every clause has a rank.
     """
     if not clauses:
         return []
     keys = bm25_ranking(clauses, query)
     if index is not None and vector is not None:
-        keys = [k for k, _ in rrf([dense_ranking(clauses, index, vector), keys], weights=[DENSE_WEIGHT, 1.0])]
+        keys = [k for k, _ in rrf([dense_ranking(clauses, index, vector), keys], weights=[dense_weight, 1.0])]
     seen = set(keys)
     keys += [c.key for c in clauses if c.key not in seen]
     by_key = {c.key: c for c in clauses}

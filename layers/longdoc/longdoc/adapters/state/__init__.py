@@ -11,7 +11,7 @@ pk                sk                         other attributes
 ================  =========================  ==========================================
 ``DOC#{doc_id}``  ``VERSION#{doc_version}``  status, doc_version, body, updated_at, revision (N)
 ``DOC#{doc_id}``  ``LATEST``                 doc_version
-``DOC#{doc_id}``  ``CLAIM#{doc_version}``    owner, expires_at (N, epoch s; the ingest claim, ``claims.py``)
+``DOC#{doc_id}``  ``CLAIM#{doc_version}``    owner, expires_at (N, epoch s; the ingest claim, ``leases.py``)
 ``RUN#{run_id}``  ``RUN``                    status, body
 ``RUN#{run_id}``  ``CHECKPOINT``             version (N), body, expires_at (N, epoch s; ended runs only)
 ``RUN#{run_id}``  ``EXTRACTION#{key}``       clause_type, body, order (N), created_at

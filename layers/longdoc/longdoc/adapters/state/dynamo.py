@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any
 
-from longdoc.adapters.state.claims import DynamoVersionClaims
+from longdoc.adapters.state.leases import DynamoVersionClaims
 from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
 from longdoc.core.models import DocumentRecord
 from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord

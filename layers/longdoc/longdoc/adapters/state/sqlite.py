@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from longdoc.adapters.state.claims import SqliteVersionClaims
+from longdoc.adapters.state.leases import SqliteVersionClaims
 from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint, same_entry
 from longdoc.core.models import DocumentRecord
 from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord

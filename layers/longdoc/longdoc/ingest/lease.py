@@ -1,4 +1,4 @@
-"""The ingest claim on a document version: one worker embeds a new version, the others stop.
+"""The ingest lease (claim) on a document version: one worker embeds a new version, the others stop.
 
 S3 may notify twice and an SQS standard queue delivers at least once, so two workers can
 be handed the same new object at the same moment; without a claim both would embed it

@@ -1,4 +1,4 @@
-"""Pydantic models of the events the handlers receive and return (Step Functions payloads).
+"""Pydantic models of the events the extract handler receives and returns (Step Functions payloads).
 
 Only ids and counters travel between states (the 256 KB payload limit of Step Functions,
 https://docs.aws.amazon.com/step-functions/latest/dg/service-quotas.html); the stores hold
@@ -11,12 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-
-class StepError(BaseModel):
-    """The ``Error``/``Cause`` pair that Step Functions puts in a Catch result."""
-
-    Error: str = "Unknown"
-    Cause: str = ""
+from longdoc.core.payloads import StepError
 
 
 def execution_name(run_id: str, generation: int) -> str:

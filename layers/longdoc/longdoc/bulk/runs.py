@@ -1,7 +1,7 @@
 """Starting a bulk job from document ids or a manifest, and reporting on it (CLI, API, state machine).
 
 A bulk job is ``bulk_id`` plus one extraction run per accepted document (:func:`start_bulk`);
-the rounds of ``statemachine/bulk.asl.json`` then run them (:mod:`longdoc.bulk.service`).
+the rounds of ``statemachine/bulk.asl.json`` then run them (:mod:`longdoc.bulk.steps`).
 Bad input never stops the good documents: every rejected line or document id comes back with
 its reason (and its manifest line number). Cost: the batch cost is the synchronous list price of
 the same tokens times :data:`BATCH_DISCOUNT` (Anthropic's Message Batches are billed at 50 % of
@@ -17,11 +17,10 @@ from decimal import Decimal
 from typing import Any
 
 from longdoc.bulk.ports import BulkStore
-from longdoc.bulk.service import BulkDeps, counts_in, create_job
+from longdoc.bulk.steps import BulkDeps, counts_in, create_job
 from longdoc.core.errors import LongdocError, NotFound
 from longdoc.core.ports import StateStore
-from longdoc.extract.catalogue import Catalogue
-from longdoc.extract.runs import run_result, start_run
+from longdoc.extract.public import Catalogue, run_result, start_run
 
 BATCH_DISCOUNT = Decimal("0.5")
 """Batch price / standard price (Anthropic: batches cost 50 % of the standard API prices)."""

@@ -1,4 +1,4 @@
-"""Ingest claims on document versions, for both StateStore adapters (mixed into their classes).
+"""Ingest leases (claims) on document versions, for both StateStore adapters (mixed into their classes).
 
 A claim says "this worker is ingesting ``(doc_id, doc_version)`` until ``expires_at``" so
 that two deliveries of the same new object do not both embed it
@@ -15,7 +15,7 @@ already holds it (a renewal).
   version queries read only ``VERSION#`` keys, so claim items never show up as versions.
 - SQLite: table ``claims`` (created on first use), read and written inside one ``BEGIN
   IMMEDIATE`` transaction. The store is one local file, so every holder runs on this
-  machine: a claim whose holder process is gone (:func:`~longdoc.ingest.claim.claim_holder_gone`,
+  machine: a claim whose holder process is gone (:func:`~longdoc.ingest.lease.claim_holder_gone`,
   e.g. a ``longdoc ingest`` killed with ``kill -9``) is taken over at once instead of after
   its lease. DynamoDB keeps to the lease: Lambda host names and pids are not comparable.
 """
@@ -28,7 +28,7 @@ import time
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from longdoc.ingest.claim import claim_holder_gone
+from longdoc.ingest.lease import claim_holder_gone
 
 _CLAIMS_TABLE = """CREATE TABLE IF NOT EXISTS claims (
     doc_id TEXT NOT NULL, doc_version TEXT NOT NULL, owner TEXT NOT NULL, expires_at REAL NOT NULL,

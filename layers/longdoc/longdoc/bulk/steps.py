@@ -42,9 +42,8 @@ from longdoc.bulk.turns import Continuation, continued_params, end_turn, keep_tu
 from longdoc.core.errors import LongdocError
 from longdoc.core.messages import Message
 from longdoc.core.ports import StateStore
-from longdoc.extract.runs import record_failure
-from longdoc.extract.session import (Deps, Session, SessionOptions, apply_response, finish_session,
-                                     first_request, open_session, start_turn)
+from longdoc.extract.public import (Deps, Session, SessionOptions, apply_response, finish_session, first_request,
+                                    open_session, record_failure, start_turn)
 
 log = logging.getLogger(__name__)
 TERMINAL = ("SUCCEEDED", "FAILED")

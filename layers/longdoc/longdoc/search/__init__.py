@@ -1,0 +1,1 @@
+"""Shared retrieval machinery: BM25 with word pairs, rank fusion and the quote finder (below every stage)."""
