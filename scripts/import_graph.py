@@ -32,12 +32,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("longdoc.adapters",),
     ("longdoc.triage", "longdoc.bulk", "longdoc.summarize"),
     ("longdoc.ingest", "longdoc.extract"),
+    ("longdoc.search",),
     ("longdoc.core", "longdoc.config", "longdoc.observability", "longdoc.data"),
 )
 """Components from top to bottom, as the Mermaid diagram ranks them (an arrow should point down).
 
-``triage`` (and the future ``bulk`` / ``summarize``) sit above the pipelines they build on and
-below the adapters. ``config`` (settings) and ``observability`` (Powertools logger) sit beside ``core`` at the
+``triage``, ``bulk`` and ``summarize`` sit above the pipelines they build on and
+below the adapters. ``search`` (BM25 with word pairs, rank fusion, the quote finder) is the
+shared retrieval machinery below every stage, just above ``core``. ``config`` (settings) and ``observability`` (Powertools logger) sit beside ``core`` at the
 bottom: they import nothing else from the package. A component not listed is drawn on its own row.
 """
 

@@ -4,7 +4,8 @@ The graph is read from the source by ``scripts/import_graph.py`` (every import s
 function-level ones included; ``TYPE_CHECKING`` ones count for the direction of the layers,
 not as cycles). Layers, top to bottom::
 
-    functions / cli / local / eval  ->  wiring  ->  adapters  ->  triage | bulk | summarize  ->  extract | ingest  ->  core
+    functions / cli / local / eval  ->  wiring  ->  adapters  ->  triage | bulk | summarize  ->  extract | ingest
+        ->  search  ->  core
 
 ``config`` and ``observability`` sit beside ``core`` at the bottom.
 """
@@ -66,13 +67,36 @@ def test_ingest_and_extract_never_import_each_other(graph: dict[str, import_grap
 def test_triage_never_imports_ingest_or_anything_above_it(graph: dict[str, import_graph.Module]) -> None:
     # Given triage, which sits above extract (LAYERS in scripts/import_graph.py)
     above = {f"longdoc.{name}" for name in ("ingest", "adapters", "wiring", "local", "eval", "cli")}
-    # Then it imports only extract, core and the bottom row
+    # Then it imports only search, core and the bottom row
     assert edges_between(graph, {"longdoc.triage"}, above) == []
-    assert edges_between(graph, {"longdoc.triage"}, {"longdoc.extract"}) != []
+    assert edges_between(graph, {"longdoc.triage"}, {"longdoc.search"}) != []
+
+
+def test_triage_and_summarize_import_nothing_of_extract(graph: dict[str, import_graph.Module]) -> None:
+    # Given triage and summarize, which share retrieval, quotes and prices with extract through search and core
+    # Then neither reaches into extract (retuning extraction cannot change them)
+    assert edges_between(graph, {"longdoc.triage", "longdoc.summarize"}, {"longdoc.extract"}) == []
+
+
+def test_bulk_uses_only_the_public_surface_of_extract(graph: dict[str, import_graph.Module]) -> None:
+    # Given bulk, which drives extraction sessions round by round
+    edges = edges_between(graph, {"longdoc.bulk"}, {"longdoc.extract"})
+    # Then every import of extract goes through longdoc.extract.public
+    assert edges != []
+    assert [(m, t) for m, t in edges if t != "longdoc.extract.public"] == []
+
+
+def test_search_imports_only_core_and_config(graph: dict[str, import_graph.Module]) -> None:
+    # Given search, the shared retrieval machinery below every stage
+    allowed = {"longdoc.search", "longdoc.core", "longdoc.config"}
+    # Then it imports nothing but itself, core and config
+    assert sorted((m.name, t) for m in graph.values() if m.component == "longdoc.search"
+                  for t in m.all_imports if graph[t].component not in allowed) == []
 
 
 def test_core_imports_no_pipeline_adapter_or_entry_point(graph: dict[str, import_graph.Module]) -> None:
-    above = {f"longdoc.{name}" for name in ("ingest", "extract", "triage", "adapters", "wiring", "local", "eval", "cli")}
+    above = {f"longdoc.{name}" for name in ("ingest", "extract", "search", "triage", "bulk", "summarize", "adapters",
+                                            "wiring", "local", "eval", "cli")}
     assert edges_between(graph, {"longdoc.core"}, above) == []
 
 

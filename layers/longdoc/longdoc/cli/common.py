@@ -11,17 +11,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from longdoc.core.text import one_line
+
 REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
 class CliError(Exception):
     """A failure reported as one line on stderr with exit status 1."""
-
-
-def one_line(text: str, limit: int = 400) -> str:
-    """Collapse a message to one line of at most ``limit`` characters."""
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 _ERROR_FIELD = r'"{}"\s*:\s*"((?:[^"\\]|\\.)*)(?:"|\\?$)'

@@ -11,7 +11,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from longdoc.cli.common import one_line, print_table, statemachine_path
+from longdoc.cli.common import print_table, statemachine_path
+from longdoc.core.text import one_line
 from longdoc.local.console import STATES
 
 _SHOWN_VALUE_CHARS = 600

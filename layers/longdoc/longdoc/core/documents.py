@@ -1,10 +1,12 @@
 """Where documents live in the stores, shared by ingest and extract: keys, chunk lists, the READY lookup.
 
-Ingest writes what these name; extraction, retrieval and the entry points read it back.
+Ingest writes what these name (:func:`save_chunks` is the one writer of a chunk list);
+extraction, retrieval and the entry points read it back.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 
 from longdoc.core.models import Chunk, DocumentRecord
 from longdoc.core.ports import BlobStore, StateStore
@@ -47,6 +49,14 @@ def embedding_text(chunk: Chunk) -> str:
         page += f" (p. {label})"
     path = f" | path: {' > '.join(chunk.heading_path)}" if chunk.heading_path else ""
     return f"[doc: {chunk.source} | section: {chunk.section_id or '-'}{path} | page: {page}]\n{chunk.text}"
+
+
+def save_chunks(blobs: BlobStore, doc_id: str, doc_version: str, chunks: Iterable[Chunk]) -> None:
+    """Write a document version's chunks to the blob store, one JSON object per line (what :func:`load_chunks` reads).
+
+    Each line ends with a line feed; an earlier list of the same version is replaced.
+    """
+    blobs.put(chunks_key(doc_id, doc_version), "".join(c.model_dump_json() + "\n" for c in chunks).encode("utf-8"))
 
 
 def load_chunks(blobs: BlobStore, doc_id: str, doc_version: str) -> list[Chunk]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from longdoc.core.text import one_line
+
 
 class LongdocError(Exception):
     """Base class for every error longdoc raises on purpose."""
@@ -119,11 +121,6 @@ class IterationCapReached(LongdocError):
     """The run used ``max_iterations`` sessions without resolving every clause type."""
 
 
-def _flat(text: str, limit: int = 400) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def short_cause(cause: str | None) -> str:
     """The readable part of a Step Functions cause: ``"ErrorType: message"``, one line.
 
@@ -141,10 +138,10 @@ def short_cause(cause: str | None) -> str:
                 prefix = cause[:start].strip().rstrip(":")
                 kind = payload.get("errorType", "")
                 head = f"{prefix}: " if prefix and prefix != kind else ""
-                return _flat(f"{head}{kind}: {payload['errorMessage']}")
+                return one_line(f"{head}{kind}: {payload['errorMessage']}")
         except ValueError:
             pass
-    return _flat(cause)
+    return one_line(cause)
 
 
 class OcrPageError(LongdocError):

@@ -1,4 +1,4 @@
-"""Text utilities shared by every pipeline: sentence spans and numerals.
+"""Text utilities shared by every pipeline: sentence spans, Roman numerals and one-line messages.
 
 Offsets are character offsets into the text passed in (Python ``str`` indexes), half-open
 ``[start, end)``. Nothing here changes text; the functions only find joints in it.
@@ -33,6 +33,8 @@ _ABBREV = {
 """Words (lower case, without their final dot) whose dot never ends a sentence."""
 
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+_ROMAN = ((1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"),
+          (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"))
 
 
 def sentence_breaks(text: str, start: int, end: int) -> list[int]:
@@ -104,3 +106,18 @@ def roman_to_int(token: str) -> int | None:
         v = _ROMAN_VALUES[ch]
         total += -v if i + 1 < len(token) and _ROMAN_VALUES[token[i + 1]] > v else v
     return total
+
+
+def int_to_roman(n: int) -> str:
+    """Upper-case Roman numeral of ``n`` >= 1 (``4`` -> ``IV``, ``1999`` -> ``MCMXCIX``)."""
+    out = []
+    for value, symbol in _ROMAN:
+        count, n = divmod(n, value)
+        out.append(symbol * count)
+    return "".join(out)
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    """Collapse a message to one line of at most ``limit`` characters (a longer one ends with ``…``)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

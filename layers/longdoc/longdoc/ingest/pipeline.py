@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from longdoc.core.clock import utc_now
-from longdoc.core.documents import chunks_key, embedding_text, load_chunks
+from longdoc.core.documents import chunks_key, embedding_text, load_chunks, save_chunks
 from longdoc.core.errors import DocumentError, IngestDeadline
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.core.ports import BlobStore, Embedder, OcrEngine, StateStore, VectorIndex
@@ -219,8 +219,7 @@ def _update_metadata(source: IngestSource, deps: IngestDeps, existing: DocumentR
     """
     chunks = load_chunks(deps.blobs, existing.doc_id, existing.doc_version)
     values = meta.model_dump()
-    deps.blobs.put(chunks_key(existing.doc_id, existing.doc_version),
-                   "".join(c.model_copy(update=values).model_dump_json() + "\n" for c in chunks).encode("utf-8"))
+    save_chunks(deps.blobs, existing.doc_id, existing.doc_version, [c.model_copy(update=values) for c in chunks])
     _rewrite_ready(source, deps, existing, existing.model_copy(update={"metadata": meta, "updated_at": utc_now()}))
     return IngestResult(existing.doc_id, existing.doc_version, existing.source, existing.pages, existing.chunks,
                         False, time.monotonic() - started, metadata_updated=True)
@@ -300,8 +299,7 @@ def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord
 
 def _store_chunks(run: IngestAttempt) -> None:
     """Write the chunk list (JSON Lines, one chunk per line) in one atomic put."""
-    run.deps.blobs.put(chunks_key(run.source.doc_id, run.source.version),
-                       "".join(c.model_dump_json() + "\n" for c in run.chunks).encode("utf-8"))
+    save_chunks(run.deps.blobs, run.source.doc_id, run.source.version, run.chunks)
 
 
 def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:

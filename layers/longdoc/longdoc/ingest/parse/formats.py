@@ -139,13 +139,13 @@ def _ordinal_marker(n: int, kind: str) -> str:
     ``range`` of ``lower-alpha`` and ``lower-roman``, and 3.1.4 for the alphabetic system):
     ``type="a" start="0"`` draws ``0.``, ``type="i"`` at 4000 draws ``4000.``.
     """
-    from longdoc.ingest.parse.wordnum import roman
+    from longdoc.core.text import int_to_roman
 
     if kind in ("a", "A") and n >= 1:
         text = _alphabetic(n)
         return text.upper() if kind == "A" else text
     if kind in ("i", "I") and 1 <= n <= 3999:
-        text = roman(n)
+        text = int_to_roman(n)
         return text if kind == "I" else text.lower()
     return str(n)
 

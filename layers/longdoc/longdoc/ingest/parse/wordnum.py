@@ -34,6 +34,8 @@ import zipfile
 from dataclasses import dataclass, field
 from xml.etree import ElementTree
 
+from longdoc.core.text import int_to_roman
+
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _REL = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 _PLACEHOLDER = re.compile(r"%([1-9])")
@@ -91,19 +93,6 @@ def _level(elem: ElementTree.Element) -> _Level:
     )
 
 
-_ROMAN = ((1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"),
-          (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"))
-
-
-def roman(n: int) -> str:
-    """Upper-case Roman numeral of ``n`` >= 1 (``4`` -> ``IV``, ``1999`` -> ``MCMXCIX``)."""
-    out = []
-    for value, symbol in _ROMAN:
-        count, n = divmod(n, value)
-        out.append(symbol * count)
-    return "".join(out)
-
-
 def letters(n: int) -> str:
     """Word's letter numbering, upper case: 1 -> A, 26 -> Z, 27 -> AA, 53 -> AAA.
 
@@ -127,7 +116,7 @@ def format_number(n: int, fmt: str) -> str:
     if fmt == "none":
         return ""
     if fmt in ("upperRoman", "lowerRoman"):
-        text = roman(n) if n > 0 else str(n)
+        text = int_to_roman(n) if n > 0 else str(n)
         return text if fmt == "upperRoman" else text.lower()
     if fmt in ("upperLetter", "lowerLetter"):
         text = letters(n)
