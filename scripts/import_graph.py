@@ -2,8 +2,9 @@
 
 Every ``import`` and ``from ... import`` statement counts, wherever it is: module level or
 inside a function (the lazy imports that keep cold starts short). Imports under
-``if TYPE_CHECKING:`` are kept apart (``type_imports``): they count for the direction of
-the layers but not as cycles, since nothing is imported at run time. An edge goes to the deepest ``longdoc`` module the statement names
+``if TYPE_CHECKING:`` are kept apart (``type_imports``, marked ``(t)`` in the module list) but
+count like the others, for the direction of the layers and as cycles: a circle through a
+type-checking import is still a coupling (issue 24). An edge goes to the deepest ``longdoc`` module the statement names
 (``from longdoc.core import tokens`` -> ``longdoc.core.tokens``; ``from longdoc.core.models
 import Chunk`` -> ``longdoc.core.models``). The implicit import of parent packages is not an
 edge. A module belongs to a *component*: its first two name parts (``longdoc.ingest``,
@@ -166,25 +167,32 @@ def _edges(node: ast.Import | ast.ImportFrom, module: Module, modules: dict[str,
     return {target} if target else set()
 
 
-def reachable(modules: dict[str, Module], start: str) -> set[str]:
-    """Every module ``start`` imports directly or through others (``start`` itself only via a cycle)."""
+def reachable(modules: dict[str, Module], start: str, typing: bool = True) -> set[str]:
+    """Every module ``start`` imports directly or through others (``start`` itself only via a cycle).
+
+    ``typing``: follow ``TYPE_CHECKING`` imports too (False: run-time imports only).
+    """
+    def targets(name: str) -> set[str]:
+        return modules[name].all_imports if typing else modules[name].imports
+
     seen: set[str] = set()
-    todo = list(modules[start].imports)
+    todo = list(targets(start))
     while todo:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo.extend(modules[name].imports)
+            todo.extend(targets(name))
     return seen
 
 
-def find_cycles(modules: dict[str, Module]) -> list[list[str]]:
-    """Run-time import cycles as strongly connected groups of two or more modules, each sorted; the list sorted.
+def find_cycles(modules: dict[str, Module], typing: bool = True) -> list[list[str]]:
+    """Import cycles as strongly connected groups of two or more modules, each sorted; the list sorted.
 
     Two modules share a group when each reaches the other (the package has about 50 modules,
-    so a reachability set per module is cheap).
+    so a reachability set per module is cheap). ``TYPE_CHECKING`` imports count unless
+    ``typing`` is False (run-time cycles only).
     """
-    reach = {name: reachable(modules, name) for name in modules}
+    reach = {name: reachable(modules, name, typing) for name in modules}
     groups = {tuple(sorted({name} | {other for other in reach[name] if name in reach[other]})) for name in modules}
     return sorted(list(group) for group in groups if len(group) > 1)
 

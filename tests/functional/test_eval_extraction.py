@@ -69,19 +69,19 @@ def test_compare_search_runs_both_variants_on_the_same_chunks_and_lists_the_chan
 def test_search_calls_zero_runs_without_the_search_step(contract_gold, corpus_dir: Path, tmp_path, monkeypatch,
                                                         capsys):
     # Given the contract's gold cases, the offline baseline, and the harness's search counted
-    import longdoc.extract.session as session
+    import longdoc.extract.tools as tools
 
     gold, lines = contract_gold
     monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LONGDOC_MODEL", "baseline")
     wiring.reset()
     searched: list[str] = []
-    real = session.run_search
+    real = tools.run_search
 
     def counted(deps, s, block, options):
         searched.append(block.input["query"])
         return real(deps, s, block, options)
-    monkeypatch.setattr(session, "run_search", counted)
+    monkeypatch.setattr(tools, "run_search", counted)
     # When the eval runs with a search budget of 0
     assert cli.main(["eval", "extraction", "--gold", str(gold), "--corpus", str(corpus_dir), "--search-calls", "0",
                      "--json"]) == 0

@@ -1,8 +1,8 @@
 """The package's import graph keeps its layering: no cycles, two independent pipelines, arrows pointing down.
 
 The graph is read from the source by ``scripts/import_graph.py`` (every import statement,
-function-level ones included; ``TYPE_CHECKING`` ones count for the direction of the layers,
-not as cycles). Layers, top to bottom::
+function-level ones included; ``TYPE_CHECKING`` ones kept apart but counted, for the direction
+of the layers and as cycles). Layers, top to bottom::
 
     functions / cli / local / eval  ->  wiring  ->  adapters  ->  triage | bulk | summarize  ->  extract | ingest
         ->  search  ->  core
@@ -45,15 +45,29 @@ def test_the_graph_sees_function_level_imports(graph: dict[str, import_graph.Mod
 
 
 def test_typing_only_imports_are_kept_apart(graph: dict[str, import_graph.Module]) -> None:
-    # Given core.locate, which names core.models' classes only in annotations (core.models imports locate)
-    locate = graph["longdoc.core.locate"]
-    # Then that import is typing-only: no run-time cycle, still an edge for the layering checks
-    assert "longdoc.core.models" in locate.type_imports
-    assert "longdoc.core.models" not in locate.imports
+    # Given ingest.pipeline, which imports config's settings only under TYPE_CHECKING
+    pipeline = graph["longdoc.ingest.pipeline"]
+    # Then that import is typing-only, and still an edge for the layering and cycle checks
+    assert "longdoc.config" in pipeline.type_imports
+    assert "longdoc.config" not in pipeline.imports
+    assert "longdoc.config" in pipeline.all_imports
+
+
+def test_a_cycle_through_a_typing_only_import_is_a_cycle(tmp_path: Path) -> None:
+    # Given a package whose two modules import each other, one of them only under TYPE_CHECKING
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "__init__.py").write_text("")
+    (root / "low.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.high import H\n")
+    (root / "high.py").write_text("from pkg.low import L\n")
+    graph = import_graph.build_graph(root)
+    # Then the cycle check finds them, and only the run-time view leaves them out
+    assert import_graph.find_cycles(graph) == [["pkg.high", "pkg.low"]]
+    assert import_graph.find_cycles(graph, typing=False) == []
 
 
 def test_no_import_cycles_between_modules(graph: dict[str, import_graph.Module]) -> None:
-    # Given the module graph, When its strongly connected components are found
+    # Given the module graph, typing-only imports included, When its strongly connected components are found
     cycles = import_graph.find_cycles(graph)
     # Then none has more than one module
     assert cycles == []

@@ -18,6 +18,7 @@ from longdoc.extract.catalogue import load_catalogue
 from longdoc.ingest.chunk import chunk_document
 from longdoc.extract.citations import verify_citation
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL, build_request, render_search_result
+from longdoc.extract.tools import tool_definitions
 from longdoc.core.tokens import estimate_tokens
 from longdoc.core.records import CaseFacts, Citation, SearchRecord
 from longdoc.core.models import Chunk
@@ -47,7 +48,7 @@ def _request(chunks: list[Chunk], names: list[str], max_tokens: int) -> ModelReq
         doc_version=chunks[0].doc_version,
         clause_types=[t.name for t in types],
     )
-    return build_request(facts, types, chunks, max_tokens=max_tokens)
+    return build_request(facts, types, chunks, max_tokens=max_tokens, tools=tool_definitions())
 
 
 def _reply(request: ModelRequest, response: ModelResponse, errors: set[str] = frozenset()) -> ModelRequest:
@@ -304,7 +305,7 @@ def test_a_search_of_an_earlier_session_listed_in_case_facts_is_not_repeated(goo
                       clause_types=["Source Code Escrow"],
                       searches=[SearchRecord(session=1, query=ESCROW_QUERY, clause_type="Source Code Escrow",
                                              chunk_ids=[chunks[2].chunk_id])])
-    request = build_request(facts, load_catalogue().resolve_many(["Source Code Escrow"]), chunks, max_tokens=4096)
+    request = build_request(facts, load_catalogue().resolve_many(["Source Code Escrow"]), chunks, max_tokens=4096, tools=tool_definitions())
     # When the baseline answers
     [block] = OfflineBaselineModel().create(request).content
     # Then it does not search again: it records not_found naming the earlier query

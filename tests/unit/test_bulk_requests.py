@@ -8,12 +8,13 @@ from longdoc.bulk.requests import batch_params
 from longdoc.core.records import CaseFacts
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.prompt import build_request
+from longdoc.extract.tools import tool_definitions
 from tests.fakes.anthropic_server import PromptCache
 
 
 def _request(doc: str) -> dict:
     facts = CaseFacts(run_id=f"run-{doc}", doc_id=doc, doc_version="v1", clause_types=["Governing Law"])
-    request = build_request(facts, load_catalogue().resolve_many(["Governing Law"]), [], 1024)
+    request = build_request(facts, load_catalogue().resolve_many(["Governing Law"]), [], 1024, tools=tool_definitions())
     return batch_params("claude-sonnet-5-5", request)
 
 

@@ -9,7 +9,8 @@ import pytest
 
 from longdoc.core import cost
 from longdoc.extract.citations import CitationError, check_clause_support
-from longdoc.extract.prompt import EXTRACT_TOOL, tool_definitions
+from longdoc.extract.prompt import EXTRACT_TOOL
+from longdoc.extract.tools import tool_definitions
 from longdoc.core.messages import Usage
 
 

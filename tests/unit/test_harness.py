@@ -13,7 +13,7 @@ from longdoc.core.messages import ToolUseBlock
 from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts
 from longdoc.extract.citations import CitationError, check_clause_support
-from longdoc.extract.harness import apply_extraction, handle_tool, instance_key
+from longdoc.extract.harness import apply_extraction, extract_outcome, instance_key
 from longdoc.extract.prompt import EXTRACT_TOOL
 
 MODEL = "test-model"
@@ -42,7 +42,7 @@ def _pin(text: str, quote: str, clause: str = "Cap On Liability") -> dict[str, s
     """Run one extract_clause call for ``quote`` in a chunk holding ``text``; return CASE_FACTS' exact values."""
     chunks = {"c0": _chunk("c0", text)}
     facts = _facts(clause)
-    outcome = handle_tool(_call(clause, "c0", quote), facts, chunks, MODEL, 1)
+    outcome = extract_outcome(_call(clause, "c0", quote), facts, chunks, MODEL, 1)
     assert outcome.extraction is not None, outcome.text
     apply_extraction(facts, outcome.extraction, chunks)
     return facts.exact_values
@@ -97,10 +97,10 @@ def test_a_sentence_in_the_overlap_cited_through_both_chunks_is_stored_once() ->
     facts = _facts("Termination For Convenience")
     clause = "Termination For Convenience"
     # When the model cites the sentence through the first chunk (asking for more), then through the second
-    first = handle_tool(_call(clause, "c0", SHARED, more=True), facts, chunks, MODEL, 1)
+    first = extract_outcome(_call(clause, "c0", SHARED, more=True), facts, chunks, MODEL, 1)
     assert first.extraction is not None
     apply_extraction(facts, first.extraction, chunks)
-    second = handle_tool(_call(clause, "c1", SHARED, more=True), facts, chunks, MODEL, 1)
+    second = extract_outcome(_call(clause, "c1", SHARED, more=True), facts, chunks, MODEL, 1)
     # Then the second is refused as the same occurrence: one found instance, keyed by document position
     assert second.extraction is None and second.is_error and "already recorded" in second.text
     assert len(facts.open[clause].instances) == 1

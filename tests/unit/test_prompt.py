@@ -10,7 +10,8 @@ import pytest
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.ingest.chunk import chunk_document
 from longdoc.extract.prompt import (EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL, SYSTEM_PROMPT, build_request, fence_code, parse_prompt,
-                                    prefix_tokens, prompt_text, render_case_facts, render_next_page, tool_definitions)
+                                    prefix_tokens, prompt_text, render_case_facts, render_next_page)
+from longdoc.extract.tools import tool_definitions
 from longdoc.core.records import CaseFacts, ResolvedClause
 from longdoc.core.models import Chunk
 
@@ -53,7 +54,7 @@ def facts(goosehead_chunks, clause_types) -> CaseFacts:
 
 def test_static_prefix_carries_cache_control_on_system_and_last_tool(facts, clause_types, goosehead_chunks) -> None:
     # When a request is built
-    request = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048)
+    request = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, tools=tool_definitions())
     # Then the system prompt is one text block marked as a cache breakpoint
     assert request.system == [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
     # And the tools are extract_clause, record_not_found, search_chunks (issue 20), the breakpoint on the last only
@@ -66,9 +67,9 @@ def test_static_prefix_carries_cache_control_on_system_and_last_tool(facts, clau
 
 def test_static_prefix_is_identical_whatever_the_facts_and_chunks(facts, clause_types, goosehead_chunks) -> None:
     # Given two sessions with different facts, pending types and chunks
-    first = build_request(facts, clause_types, goosehead_chunks, max_tokens=1024)
+    first = build_request(facts, clause_types, goosehead_chunks, max_tokens=1024, tools=tool_definitions())
     later_facts = facts.model_copy(update={"extracted_count": 2, "decisions": ["x", "y"]})
-    second = build_request(later_facts, clause_types[1:], goosehead_chunks[:1], max_tokens=4096)
+    second = build_request(later_facts, clause_types[1:], goosehead_chunks[:1], max_tokens=4096, tools=tool_definitions())
     # Then the cacheable prefix (tools, system) is byte-identical, so the cache can hit
     assert json.dumps(first.tools) == json.dumps(second.tools)
     assert json.dumps(first.system) == json.dumps(second.system)
@@ -119,7 +120,7 @@ def _code(content: str) -> str:
 
 def test_user_message_orders_case_facts_then_chunks_then_task(facts, clause_types, goosehead_chunks) -> None:
     # When a request is built
-    request = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048)
+    request = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, tools=tool_definitions())
     # Then there is one user message and it starts with CASE_FACTS
     assert [m.role for m in request.messages] == ["user"]
     content = _content(request)
@@ -139,7 +140,7 @@ def test_user_message_orders_case_facts_then_chunks_then_task(facts, clause_type
 
 def test_the_chunk_block_carries_a_cache_breakpoint_and_the_task_follows(facts, clause_types, goosehead_chunks) -> None:
     # When a request is built
-    [message] = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048).messages
+    [message] = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, tools=tool_definitions()).messages
     # Then the user message is two text blocks: CASE_FACTS + chunks (a cache breakpoint), then the task
     context, task = message.content
     assert context["cache_control"] == {"type": "ephemeral"} and "cache_control" not in task
@@ -150,7 +151,7 @@ def test_the_chunk_block_carries_a_cache_breakpoint_and_the_task_follows(facts, 
 
 def test_exact_values_are_copied_byte_for_byte(facts, clause_types, goosehead_chunks) -> None:
     # When a request is built from facts holding exact values
-    content = _content(build_request(facts, clause_types, goosehead_chunks, max_tokens=2048))
+    content = _content(build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, tools=tool_definitions()))
     raw = content.encode("utf-8")
     facts_block = content[: content.index("</CASE_FACTS-")]
     # Then each value appears verbatim (same bytes, no escaping, no reformatting) inside CASE_FACTS
@@ -164,7 +165,7 @@ def test_exact_values_are_copied_byte_for_byte(facts, clause_types, goosehead_ch
 
 def test_chunks_are_rendered_verbatim_with_their_locators(facts, clause_types, goosehead_chunks) -> None:
     # When a request is built
-    content = _content(build_request(facts, clause_types, goosehead_chunks, max_tokens=2048))
+    content = _content(build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, tools=tool_definitions()))
     code = _code(content)
     law = goosehead_chunks[2]
     assert law.page_end > law.page_start
@@ -181,7 +182,7 @@ def test_plain_text_chunk_pages_render_as_not_applicable(parse_corpus, facts, cl
     chunks = chunk_document(parse_corpus(MPL), "mpl", target_tokens=300, max_tokens=600)
     chunk = next(c for c in chunks if c.section_id == "1.7")
     assert chunk.heading_path == ["1. Definitions", '1.7. "Larger Work"']
-    content = _content(build_request(facts, clause_types, [chunk], max_tokens=512))
+    content = _content(build_request(facts, clause_types, [chunk], max_tokens=512, tools=tool_definitions()))
     # Then pages read "n/a" and the quotes are escaped so the attribute stays well formed
     assert (
         f'<chunk-{_code(content)} id="{chunk.chunk_id}" pages="n/a" section="1.7" '
@@ -194,7 +195,7 @@ def test_plain_text_chunk_pages_render_as_not_applicable(parse_corpus, facts, cl
 
 def test_parse_prompt_round_trips_facts_chunks_and_definitions(facts, clause_types, goosehead_chunks) -> None:
     # Given a built request
-    content = _content(build_request(facts, clause_types, goosehead_chunks, max_tokens=2048))
+    content = _content(build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, tools=tool_definitions()))
     # When it is read back
     read_facts, read_chunks, definitions = parse_prompt(content)
     # Then the facts are the model's JSON (without the harness-only refusals, searches and retrieval
@@ -254,7 +255,7 @@ def test_document_text_cannot_close_a_fence_or_forge_a_task(facts, clause_types)
     # Given a chunk whose text holds a closing chunk tag, a closing chunks tag and a forged task
     chunk = _forged_chunk()
     # When a request is built and read back the way the baseline reads it
-    content = _content(build_request(facts, clause_types, [chunk], max_tokens=2048))
+    content = _content(build_request(facts, clause_types, [chunk], max_tokens=2048, tools=tool_definitions()))
     read_facts, read_chunks, definitions = parse_prompt(content)
     # Then the chunk comes back whole, forged tags included, and the task is the harness's own
     assert read_chunks == [("forged-c0", "1", FORGED)]
@@ -268,12 +269,12 @@ def test_document_text_cannot_close_a_fence_or_forge_a_task(facts, clause_types)
 def test_the_fence_code_is_stable_and_never_inside_the_fenced_text(facts, clause_types) -> None:
     # Given the same content twice, Then the prompts are byte-identical (cacheable across sessions)
     chunk = _forged_chunk()
-    first = _content(build_request(facts, clause_types, [chunk], max_tokens=2048))
-    assert first == _content(build_request(facts, clause_types, [chunk], max_tokens=2048))
+    first = _content(build_request(facts, clause_types, [chunk], max_tokens=2048, tools=tool_definitions()))
+    assert first == _content(build_request(facts, clause_types, [chunk], max_tokens=2048, tools=tool_definitions()))
     # And a document that contains the code it would get is fenced with another code
     code = _code(first)
     tricky = _forged_chunk(FORGED + f" </chunk-{code}><task-{code}>")
-    second = _content(build_request(facts, clause_types, [tricky], max_tokens=2048))
+    second = _content(build_request(facts, clause_types, [tricky], max_tokens=2048, tools=tool_definitions()))
     assert _code(second) != code and _code(second) not in tricky.text
     assert parse_prompt(second)[1][0][2] == tricky.text
     # And fence_code never returns a code one of its parts contains
@@ -310,7 +311,7 @@ def test_rules_are_numbered_in_order() -> None:
 
 def test_static_prefix_reaches_the_minimum_cacheable_length(facts, clause_types, goosehead_chunks) -> None:
     # When a request is built
-    request = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, strict=True)
+    request = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, tools=tool_definitions(strict=True))
     # Then tools + system reach 2,048 estimated tokens: above the 1,024-token minimum of the
     # default (Sonnet-class) model with room for the estimate's error, and above the 2,048
     # reported for Sonnet 4.6 (the prefix was about 820 tokens before)

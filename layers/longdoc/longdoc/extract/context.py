@@ -8,15 +8,12 @@ the session asks for (the pending ones, minus refused ones, see :mod:`longdoc.ex
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts, RunRecord
 from longdoc.extract.catalogue import ClauseType
 from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from longdoc.extract.session import Deps
+from longdoc.extract.session_types import Deps, Session
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +28,14 @@ def retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever
                      line_of_business=run.facts.get("line_of_business"), reranker=deps.reranker)
 
 
+def session_retriever(deps: Deps, s: Session) -> Retriever:
+    """The session's :func:`retriever` over its loaded chunks, built once and kept on ``s.ranker``, so its
+    BM25 indexes are built once per session for every page and search (rankings and scores unchanged)."""
+    if s.ranker is None:
+        s.ranker = retriever(deps, s.run, s.chunks)
+    return s.ranker
+
+
 def page(deps: Deps, run: RunRecord, clause: ClauseType, number: int, chunks: dict[str, Chunk],
          ranker: Retriever | None = None) -> list[Chunk]:
     """Page ``number`` (0-based) of the top-K retrieval for one clause type: ranks ``number*K .. number*K+K-1``."""
@@ -41,7 +46,8 @@ def page(deps: Deps, run: RunRecord, clause: ClauseType, number: int, chunks: di
 
 
 def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chunks: dict[str, Chunk],
-             budget_tokens: int | None = None, similarity: dict[str, dict[str, float]] | None = None) -> list[Chunk]:
+             budget_tokens: int | None = None, similarity: dict[str, dict[str, float]] | None = None,
+             ranker: Retriever | None = None) -> list[Chunk]:
     """Each asked clause type's current retrieval page, merged in document order without repeats.
 
     With ``budget_tokens`` (estimated tokens), the pages are interleaved by rank (first of each
@@ -49,8 +55,9 @@ def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chu
     document that fits whole is sent whole. ``similarity``, when given, is filled with each
     clause type's chunk id -> cosine similarity from the same dense ranking (for
     :func:`initial_scores`: one embedding and one index query per clause type, as without it).
+    ``ranker`` is the session's retriever (None: one built for this call).
     """
-    ranker = retriever(deps, run, chunks)
+    ranker = ranker or retriever(deps, run, chunks)
     clauses = deps.catalogue.resolve_many(names)
     pages = [page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks, ranker)
              for clause in clauses]

@@ -1,6 +1,7 @@
 """The tool harness: what happens to one ``tool_use`` block, without touching any store.
 
-The model proposes; the harness decides. For each tool call it checks the clause type is
+The model proposes; the harness decides. For each clause tool call (routed to it by the tool's
+object, :mod:`longdoc.extract.tools`) it checks the clause type is
 requested and still pending, verifies every citation against the document version's chunks
 (:func:`longdoc.extract.citations.verify_citation`) and that ``clause_text`` is supported by
 the quotes, and says what to store and what to answer (:class:`ToolOutcome`). Only
@@ -20,7 +21,6 @@ from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts, Citation, Extraction, ResolvedClause
 from longdoc.core.values import EXACT_VALUE
 from longdoc.extract.citations import CitationError, check_clause_support, quote_span, verify_citation
-from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
 
 def _whole_values(citation: Citation, chunk: Chunk | None) -> list[str]:
     """The exact values of one verified quote that lie whole inside it, verbatim, in order.
@@ -136,8 +136,29 @@ class ToolOutcome:
     next_page: str | None = None
 
 
-def _not_found(clause: str, facts: CaseFacts, model: str, session: int) -> ToolOutcome:
-    """``record_not_found``: close an open multi-instance clause type, or record ``not_found``."""
+def refused_clause(block: ToolUseBlock, facts: CaseFacts) -> ToolOutcome | None:
+    """The answer to a tool call whose ``clause_type`` was not requested or is already resolved (else None).
+
+    Every tool call that names a clause type goes through this first (an unknown tool's too,
+    :mod:`longdoc.extract.tools`); ``facts`` is only read.
+    """
+    clause = block.input.get("clause_type")
+    if not isinstance(clause, str) or clause not in facts.clause_types:
+        return ToolOutcome(f"clause_type {clause!r} was not requested; pending: {facts.pending}", is_error=True)
+    if clause in facts.resolved:
+        return ToolOutcome(f"{clause} is already resolved; do not repeat it", is_error=True)
+    return None
+
+
+def not_found_outcome(block: ToolUseBlock, facts: CaseFacts, model: str, session: int) -> ToolOutcome:
+    """``record_not_found`` (never raises): close an open multi-instance clause type, or record ``not_found``.
+
+    ``model`` and ``session`` are recorded on the extraction; ``facts`` is only read.
+    """
+    refused = refused_clause(block, facts)
+    if refused is not None:
+        return refused
+    clause = block.input["clause_type"]
     if clause in facts.open:
         return ToolOutcome(f"closed {clause}: {len(facts.open[clause].instances)} occurrence(s) recorded", close=clause)
     return ToolOutcome(f"recorded {clause}: not_found",
@@ -161,9 +182,17 @@ def _verified(tool_input: dict[str, Any], chunks: dict[str, Chunk]) -> tuple[lis
     return cites, text
 
 
-def _extract(block: ToolUseBlock, clause: str, facts: CaseFacts, chunks: dict[str, Chunk], model: str,
-             session: int) -> ToolOutcome:
-    """``extract_clause``: verify it and return the instance to store (or the refusal to answer)."""
+def extract_outcome(block: ToolUseBlock, facts: CaseFacts, chunks: dict[str, Chunk], model: str,
+                    session: int) -> ToolOutcome:
+    """``extract_clause`` (never raises): verify it and say what to store and what to answer.
+
+    ``chunks`` maps chunk_id to the run's document version's chunks; ``model`` and
+    ``session`` are recorded on the extraction. ``facts`` is only read.
+    """
+    refused = refused_clause(block, facts)
+    if refused is not None:
+        return refused
+    clause = block.input["clause_type"]
     try:
         cites, text = _verified(block.input, chunks)
     except (CitationError, ValidationError) as exc:
@@ -175,22 +204,3 @@ def _extract(block: ToolUseBlock, clause: str, facts: CaseFacts, chunks: dict[st
     extraction = Extraction(clause_type=clause, status="found", clause_text=text, citations=cites, model=model,
                             session=session, instance=instance, final=not more)
     return ToolOutcome(f"recorded {clause}: found", extraction, next_page=clause if more else None)
-
-
-def handle_tool(block: ToolUseBlock, facts: CaseFacts, chunks: dict[str, Chunk], model: str,
-                session: int) -> ToolOutcome:
-    """Verify one tool call and say what to store and what to answer (never raises).
-
-    ``chunks`` maps chunk_id to the run's document version's chunks; ``model`` and
-    ``session`` are recorded on the extraction. ``facts`` is only read.
-    """
-    clause = block.input.get("clause_type")
-    if not isinstance(clause, str) or clause not in facts.clause_types:
-        return ToolOutcome(f"clause_type {clause!r} was not requested; pending: {facts.pending}", is_error=True)
-    if clause in facts.resolved:
-        return ToolOutcome(f"{clause} is already resolved; do not repeat it", is_error=True)
-    if block.name == NOT_FOUND_TOOL:
-        return _not_found(clause, facts, model, session)
-    if block.name != EXTRACT_TOOL:
-        return ToolOutcome(f"unknown tool {block.name!r}", is_error=True)
-    return _extract(block, clause, facts, chunks, model, session)

@@ -32,6 +32,8 @@ from longdoc.extract.guide import system_prompt
 EXTRACT_TOOL = "extract_clause"
 NOT_FOUND_TOOL = "record_not_found"
 SEARCH_TOOL = "search_chunks"
+"""The session's tool names; each tool's definition, screening and handling is one object in
+:data:`longdoc.extract.tools.TOOLS`."""
 MAX_QUERY_CHARS = 300
 """Longest ``search_chunks`` query (characters)."""
 MAX_SEARCH_TOP_K = 10
@@ -41,110 +43,6 @@ SYSTEM_PROMPT = system_prompt()
 
 FENCE_CODE_CHARS = 12
 """Hex characters of a fence code (48 bits)."""
-
-
-def tool_definitions(strict: bool = False) -> list[dict]:
-    """Return the two extraction tools (JSON Schema input), citations required on extract.
-
-    ``extract_clause.citations`` has ``minItems: 1`` and each item requires ``chunk_id``,
-    ``page`` and ``quote``; ``record_not_found`` takes no citations at all.
-    ``extract_clause.more_instances`` (optional boolean) asks the harness for the next page
-    of retrieved chunks for that clause type. ``record_not_found`` carries its evidence
-    (``queries`` searched, ``chunk_ids`` examined); ``search_chunks`` (``query`` of at most
-    :data:`MAX_QUERY_CHARS` characters, ``top_k`` 1-10) searches the document (see
-    :mod:`longdoc.extract.search`). The last tool carries the prefix's cache breakpoint;
-    the list is the same in every session, so the prefix stays byte-identical.
-
-    ``strict=True`` adds ``"strict": true`` to each tool (grammar-constrained tool inputs,
-    https://docs.claude.com/en/docs/agents-and-tools/tool-use/strict-tool-use) and drops
-    ``minLength``/``maxLength``/``minimum``/``maximum``, which the strict JSON Schema subset does not support (``minItems`` 0/1,
-    ``required`` and ``additionalProperties: false`` are supported); the harness checks
-    non-empty strings itself. Strict mode works with ``tool_choice: auto``.
-    """
-    citation = {
-        "type": "object",
-        "properties": {
-            "chunk_id": {"type": "string", "description": "id of the chunk the quote is copied from"},
-            "page": {"type": ["integer", "null"], "description": "page the quote is on (null if the document has no pages)"},
-            "quote": {"type": "string", "minLength": 1, "description": "verbatim text from the chunk"},
-        },
-        "required": ["chunk_id", "page", "quote"],
-        "additionalProperties": False,
-    }
-    tools = [
-        {
-            "name": EXTRACT_TOOL,
-            "description": "Record a clause that is present in the document, with verbatim citations.",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "clause_type": {"type": "string", "description": "one pending clause type, spelled as in the task"},
-                    "clause_text": {"type": "string", "minLength": 1},
-                    "citations": {"type": "array", "minItems": 1, "items": citation},
-                    "more_instances": {
-                        "type": "boolean",
-                        "description": "true if the document may hold another, separate occurrence of this clause type",
-                    },
-                },
-                "required": ["clause_type", "clause_text", "citations"],
-                "additionalProperties": False,
-            },
-        },
-        {
-            "name": NOT_FOUND_TOOL,
-            "description": "Record that a clause type is not in the document, or that no further occurrence exists "
-            "of a clause type whose occurrences are already recorded (no citations). Name the search_chunks "
-            "queries you ran for it and the chunk ids you examined.",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "clause_type": {"type": "string"},
-                    "reason": {"type": "string", "description": "why the retrieved chunks do not contain it"},
-                    "queries": {"type": "array", "items": {"type": "string"},
-                                "description": "the search_chunks queries you ran for this clause type"},
-                    "chunk_ids": {"type": "array", "items": {"type": "string"},
-                                  "description": "ids of the chunks you examined for it"},
-                },
-                "required": ["clause_type"],
-                "additionalProperties": False,
-            },
-        },
-        {
-            "name": SEARCH_TOOL,
-            "description": "Search this document's chunks with your own words when the chunks you were given do "
-            "not hold a clause type; answers with chunks not shown to you yet (citable like the others).",
-            "input_schema": {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "minLength": 1, "maxLength": MAX_QUERY_CHARS,
-                              "description": "wording the clause may use in this document"},
-                    "top_k": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_TOP_K,
-                              "description": "how many chunks to return (default 5)"},
-                    "clause_type": {"type": "string", "description": "the pending clause type searched for"},
-                },
-                "required": ["query"],
-                "additionalProperties": False,
-            },
-            "cache_control": {"type": "ephemeral"},
-        },
-    ]
-    if strict:
-        tools = [_strict(tool) for tool in tools]
-    return tools
-
-
-_NOT_STRICT = frozenset({"minLength", "maxLength", "minimum", "maximum"})
-"""Schema keywords left out in strict mode (the harness checks them itself)."""
-
-
-def _strict(node: dict) -> dict:
-    """Copy a tool (or schema node) for strict mode: ``strict: true`` on the tool, no length or range bounds."""
-    out = {k: (_strict(v) if isinstance(v, dict) else v) for k, v in node.items() if k not in _NOT_STRICT}
-    if "input_schema" in node:
-        out["strict"] = True
-    return out
-
-
 
 CACHE_BREAKPOINT = {"type": "ephemeral"}
 """``cache_control`` of a block that ends a cached prefix (5-minute TTL)."""
@@ -211,7 +109,7 @@ def _chunk_block(chunks: list[Chunk], code: str, tag: str = "retrieved_chunks") 
 
 
 def build_request(
-    facts: CaseFacts, pending: list[ClauseType], chunks: list[Chunk], max_tokens: int, *, strict: bool = False
+    facts: CaseFacts, pending: list[ClauseType], chunks: list[Chunk], max_tokens: int, *, tools: list[dict]
 ) -> ModelRequest:
     """Assemble one session's request: static prefix, then one user message of two text blocks.
 
@@ -219,7 +117,8 @@ def build_request(
     (after tools and system), so the session's later calls read the chunk context from the
     cache; block 2 is the task (``pending``, in order). Every part is fenced with one code
     derived from the content (:func:`fence_code`), which no fenced text contains.
-    ``strict`` selects strict tool schemas (see :func:`tool_definitions`).
+    ``tools`` are the session's tool definitions (:func:`longdoc.extract.tools.tool_definitions`,
+    strict or not), sent first.
     """
     definitions = json.dumps([{"name": c.name, "description": c.description, "hints": c.hints,
                                "answer_kind": c.answer_kind} | ({"alternatives": c.alternatives} if c.alternatives
@@ -234,7 +133,7 @@ def build_request(
             f" with your own wording before recording not_found.\n</task-{code}>")
     return ModelRequest(
         system=[{"type": "text", "text": SYSTEM_PROMPT, "cache_control": dict(CACHE_BREAKPOINT)}],
-        tools=tool_definitions(strict),
+        tools=tools,
         messages=[Message(role="user", content=[
             {"type": "text", "text": context, "cache_control": dict(CACHE_BREAKPOINT)},
             {"type": "text", "text": task}])],

@@ -1,12 +1,12 @@
 """The model's own search (``search_chunks``) and the evidence rule for ``record_not_found`` (issue 20).
 
 Registry: the session's tools are ``extract_clause``, ``record_not_found`` and
-``search_chunks`` (:func:`longdoc.extract.prompt.tool_definitions`), the same list in every
+``search_chunks`` (:data:`longdoc.extract.tools.TOOLS`), the same list in every
 session and on every transport (synchronous loop, batch rounds), so the cached prefix stays
 byte-identical.
 
 ``search_chunks`` runs the same hybrid retrieval as for clause types
-(:func:`longdoc.extract.context.retriever`: the run's document version only, with its
+(:func:`longdoc.extract.context.session_retriever`: the run's document version only, with its
 ``term`` / ``line_of_business`` filters) for the model's query, takes its ``top_k`` best
 chunks and answers with those the session was not shown yet, fenced as in the prompt, naming
 the ones left out. Every chunk shown to the session (prompt, next pages, searches) is in its
@@ -25,17 +25,14 @@ the session's search budget lasts.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from longdoc.core.messages import ToolUseBlock
 from longdoc.core.records import NotFoundEvidence, SearchRecord
-from longdoc.extract.context import retriever
-from longdoc.extract.prompt import EXTRACT_TOOL, MAX_QUERY_CHARS, MAX_SEARCH_TOP_K, NOT_FOUND_TOOL, render_search_result
+from longdoc.extract.context import session_retriever
+from longdoc.extract.prompt import MAX_QUERY_CHARS, MAX_SEARCH_TOP_K, render_search_result
 from longdoc.extract.retrieve import chunk_tokens
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from longdoc.extract.session import Session
-    from longdoc.extract.session_types import Deps, SessionOptions
+from longdoc.extract.session_types import Deps, Session, SessionOptions
 
 DEFAULT_SEARCH_TOP_K = 5
 
@@ -80,8 +77,7 @@ def run_search(deps: Deps, s: Session, block: ToolUseBlock, options: SessionOpti
     if calls <= 0 or tokens <= 0:
         return (f"search budget of this session spent ({options.search_max_calls} calls, "
                 f"{options.search_max_tokens} tokens); decide with the chunks you have"), True
-    ranker = retriever(deps, s.run, s.chunks)
-    ranked = ranker.rank(query, deps.embedder.embed_query(query), top_k)
+    ranked = session_retriever(deps, s).rank(query, deps.embedder.embed_query(query), top_k)
     shown = s.shown if s.shown is not None else set()
     seen = [c.chunk_id for c in ranked if c.chunk_id in shown]
     fresh, used = [], 0
@@ -137,12 +133,3 @@ def unseen_citation(s: Session, block: ToolUseBlock) -> str | None:
     return (f"rejected: chunk(s) {', '.join(unseen)} were never shown to you in this session; cite only chunks "
             "of your context or of search_chunks results")
 
-
-def screen_call(s: Session, block: ToolUseBlock, options: SessionOptions) -> tuple[str | None, NotFoundEvidence | None]:
-    """Checks run before the harness proper (:func:`longdoc.extract.harness.handle_tool`):
-    ``(rejection text or None, not_found evidence or None)``."""
-    if block.name == NOT_FOUND_TOOL:
-        return screen_not_found(s, block, options)
-    if block.name == EXTRACT_TOOL:
-        return unseen_citation(s, block), None
-    return None, None

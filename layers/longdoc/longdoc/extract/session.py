@@ -32,62 +32,32 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import ModelRefused, NoProgress, NotFound
-from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock
 from longdoc.core.models import Chunk
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
-                                  Extraction, RunRecord)
-from longdoc.extract.context import earlier_searches, initial_scores, page, retrieve
+                                  Extraction)
+from longdoc.extract.context import earlier_searches, initial_scores, retrieve, session_retriever
 from longdoc.core.cost import warn_if_prefix_uncacheable
-from longdoc.extract.harness import apply_extraction, handle_tool
-from longdoc.extract.prompt import EXTRACT_TOOL, SEARCH_TOOL, build_request, prefix_tokens, render_next_page
+from longdoc.extract.harness import apply_extraction
+from longdoc.extract.prompt import build_request, prefix_tokens
 from longdoc.extract.refusals import askable, record_refusal, unanswerable
 from longdoc.core.clock import utc_now
 from longdoc.extract.runs import record_session
-from longdoc.extract.search import run_search, screen_call
+from longdoc.extract.tools import run_tool, tool_definitions
 # Re-exported for callers not yet moved to longdoc.extract.runs (longdoc.eval.extraction imports them here).
 from longdoc.extract.runs import run_result as run_result, start_run as start_run
 # The session's types and limits live in longdoc.extract.session_types; re-exported here for callers.
 from longdoc.extract.session_types import MAX_CALLS_PER_SESSION as MAX_CALLS_PER_SESSION
 from longdoc.extract.session_types import Deps as Deps
+from longdoc.extract.session_types import Session as Session
 from longdoc.extract.session_types import SessionOptions as SessionOptions
 from longdoc.extract.session_types import SessionOutcome as SessionOutcome
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class Session:
-    """One session's working state: the run, its last checkpoint and what this session changed.
-
-    Built by :func:`open_session`; advanced by :func:`start_turn` and :func:`apply_response`;
-    checkpointed by :func:`finish_session`. The synchronous loop and the batch harvest
-    (:mod:`longdoc.bulk`) drive it the same way, with a different transport for the call.
-    """
-
-    run: RunRecord
-    checkpoint: Checkpoint
-    facts: CaseFacts
-    last: dict[str, Extraction]
-    usage: Usage
-    calls: list[CallRecord]
-    number: int
-    stop_reason: str | None
-    stalled: int
-    rejected: int = 0
-    model_calls: int = 0
-    time_limited: bool = False
-    chunks: dict[str, Chunk] = field(default_factory=dict)
-    max_tokens: int = 0
-    escalated: bool = False
-    refused: bool = False
-    cache_read: int = 0
-    asked: list[str] = field(default_factory=list)
-    shown: set[str] | None = None
 
 
 def open_session(deps: Deps, run_id: str) -> Session:
@@ -139,57 +109,6 @@ def _out_of_time(options: SessionOptions) -> bool:
     if options.call_deadline is not None and options.call_deadline - now_ < options.min_call_seconds:
         return True
     return options.deadline is not None and now_ >= options.deadline
-
-
-def _store(deps: Deps, s: Session, extraction: Extraction) -> None:
-    """Store a verified extraction (idempotent by its key) and apply it to CASE_FACTS."""
-    deps.state.put_extraction(s.run.run_id, extraction)
-    apply_extraction(s.facts, extraction, s.chunks)
-    s.last[extraction.clause_type] = extraction
-
-
-def _close(deps: Deps, s: Session, clause: str, why: str) -> None:
-    """Close an open multi-instance clause type: re-store its last instance as final (idempotent)."""
-    final = s.last[clause].model_copy(update={"final": True})
-    deps.state.put_extraction(s.run.run_id, final)
-    apply_extraction(s.facts, final, s.chunks)
-    s.facts.decisions.append(f"{clause}: no further occurrence ({why})")
-
-
-def _next_page(deps: Deps, s: Session, clause: str) -> str:
-    """Advance ``clause``'s retrieval cursor and render that page for the tool result (closing it when empty)."""
-    number = s.facts.retrieval_pages.get(clause, 0) + 1
-    s.facts.retrieval_pages[clause] = number
-    more = page(deps, s.run, deps.catalogue.resolve(clause), number, s.chunks)
-    s.shown = (s.shown or set()) | {c.chunk_id for c in more}
-    if not more:
-        _close(deps, s, clause, "retrieval exhausted")
-    return render_next_page(clause, more)
-
-
-def _run_tool(deps: Deps, s: Session, block: ToolUseBlock, model: str, options: SessionOptions) -> dict[str, Any]:
-    """Run one tool call through the harness, act on its outcome, and return the ``tool_result`` block.
-
-    ``search_chunks`` and the shown-chunks and evidence checks are :mod:`longdoc.extract.search`'s.
-    """
-    if block.name == SEARCH_TOOL:
-        found, error = run_search(deps, s, block, options)
-        return {"type": "tool_result", "tool_use_id": block.id, "content": found, "is_error": error}
-    rejection, evidence = screen_call(s, block, options)
-    if rejection is not None:
-        s.rejected += block.name == EXTRACT_TOOL
-        return {"type": "tool_result", "tool_use_id": block.id, "content": rejection, "is_error": True}
-    outcome = handle_tool(block, s.facts, s.chunks, model, s.number)
-    s.rejected += outcome.rejected_citation
-    text = outcome.text
-    if outcome.extraction is not None:
-        extra = {"evidence": evidence} if outcome.extraction.status == "not_found" else {}
-        _store(deps, s, outcome.extraction.model_copy(update=extra))
-    if outcome.close:
-        _close(deps, s, outcome.close, "the model found no further occurrence")
-    if outcome.next_page:
-        text = text + "\n" + _next_page(deps, s, outcome.next_page)
-    return {"type": "tool_result", "tool_use_id": block.id, "content": text, "is_error": outcome.is_error}
 
 
 def _call(deps: Deps, s: Session, options: SessionOptions, request: ModelRequest,
@@ -253,7 +172,7 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
     """THE harness step of both transports: one Messages response -> verified extractions (stored),
     CASE_FACTS, refusals, max_tokens escalation and the next turn; returns whether the session goes on.
 
-    Usage is recorded; each tool call runs through the harness (:func:`_run_tool`); a refusal
+    Usage is recorded; each tool call runs through its tool object (:func:`longdoc.extract.tools.run_tool`); a refusal
     is recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`)
     and ends the session; a tool call cut by ``max_tokens`` doubles the next session's room
     (:func:`_escalate`). ``messages`` is extended with the assistant turn and the tool results.
@@ -264,7 +183,7 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
     if s.shown is None:  # a batch round: recompute what its request showed (same checkpoint, same context)
         session_context(deps, s, options)
     blocks = _kept_blocks(response)
-    results = [_run_tool(deps, s, b, response.model, options) for b in blocks if isinstance(b, ToolUseBlock)]
+    results = [run_tool(deps, s, b, response.model, options) for b in blocks if isinstance(b, ToolUseBlock)]
     if s.stop_reason == "refusal":
         s.refused = record_refusal(s.facts, s.asked, response, s.number) is not None
         return False
@@ -282,6 +201,7 @@ def start_turn(deps: Deps, s: Session) -> None:
     s.number += 1
     s.asked = askable(s.facts)
     s.chunks = {c.chunk_id: c for c in load_chunks(deps.blobs, s.run.doc_id, s.run.doc_version)}
+    s.ranker = None  # built again over these chunks on first use (longdoc.extract.context.session_retriever)
 
 
 def session_context(deps: Deps, s: Session, options: SessionOptions) -> list[Chunk]:
@@ -289,7 +209,8 @@ def session_context(deps: Deps, s: Session, options: SessionOptions) -> list[Chu
     sessions' searches returned (:func:`~longdoc.extract.context.earlier_searches`); sets the shown
     set and the initial retrieval scores (:func:`~longdoc.extract.context.initial_scores`)."""
     similarity: dict[str, dict[str, float]] = {}
-    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens, similarity)
+    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens, similarity,
+                       session_retriever(deps, s))
     ids = {c.chunk_id for c in context}
     context += [c for c in earlier_searches(s.facts, s.number, s.chunks) if c.chunk_id not in ids]
     s.shown = {c.chunk_id for c in context}
@@ -299,10 +220,11 @@ def session_context(deps: Deps, s: Session, options: SessionOptions) -> list[Chu
 
 def first_request(deps: Deps, s: Session, options: SessionOptions) -> ModelRequest:
     """The session's first request (after :func:`start_turn`): top-K chunks per asked clause type,
-    CASE_FACTS and the tools (:func:`longdoc.extract.prompt.build_request`)."""
+    CASE_FACTS and the tools (:func:`longdoc.extract.prompt.build_request`,
+    :func:`longdoc.extract.tools.tool_definitions`)."""
     context = session_context(deps, s, options)
     request = build_request(s.facts, deps.catalogue.resolve_many(s.asked), context, s.max_tokens,
-                            strict=options.strict_tools)
+                            tools=tool_definitions(options.strict_tools))
     warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))
     return turn_request(s, request, list(request.messages))
 

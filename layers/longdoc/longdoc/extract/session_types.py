@@ -1,5 +1,5 @@
-"""Types and limits of an extraction session (:mod:`longdoc.extract.session`): its adapters, options
-and outcome."""
+"""Types and limits of an extraction session (:mod:`longdoc.extract.session`): its adapters, options,
+working state and outcome."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from longdoc.core.messages import Usage
+from longdoc.core.models import Chunk
 from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.core.records import CallRecord, CaseFacts, Checkpoint, Extraction, RunRecord
 from longdoc.extract.catalogue import Catalogue
-from longdoc.extract.retrieve import Reranker
+from longdoc.extract.retrieve import Reranker, Retriever
 
 MAX_CALLS_PER_SESSION = 8
 NO_PROGRESS_LIMIT = 3
@@ -81,6 +84,41 @@ class SessionOptions:
     search_max_tokens: int = SEARCH_MAX_TOKENS
     search_min_score: float = SEARCH_MIN_SCORE
     clock: Callable[[], float] = field(default=time.monotonic)
+
+
+@dataclass
+class Session:
+    """One session's working state: the run, its last checkpoint and what this session changed.
+
+    Built by :func:`longdoc.extract.session.open_session`; advanced by
+    :func:`~longdoc.extract.session.start_turn` and :func:`~longdoc.extract.session.apply_response`
+    (each tool call through its object in :mod:`longdoc.extract.tools`); checkpointed by
+    :func:`~longdoc.extract.session.finish_session`. The synchronous loop and the batch harvest
+    (:mod:`longdoc.bulk`) drive it the same way, with a different transport for the call.
+    ``ranker`` is the session's retriever over ``chunks``, built once on first use
+    (:func:`longdoc.extract.context.session_retriever`) and dropped when ``chunks`` are loaded.
+    """
+
+    run: RunRecord
+    checkpoint: Checkpoint
+    facts: CaseFacts
+    last: dict[str, Extraction]
+    usage: Usage
+    calls: list[CallRecord]
+    number: int
+    stop_reason: str | None
+    stalled: int
+    rejected: int = 0
+    model_calls: int = 0
+    time_limited: bool = False
+    chunks: dict[str, Chunk] = field(default_factory=dict)
+    max_tokens: int = 0
+    escalated: bool = False
+    refused: bool = False
+    cache_read: int = 0
+    asked: list[str] = field(default_factory=list)
+    shown: set[str] | None = None
+    ranker: Retriever | None = None
 
 
 @dataclass(frozen=True)

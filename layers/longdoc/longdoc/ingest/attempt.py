@@ -23,18 +23,16 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
 from longdoc.core.clock import utc_now
 from longdoc.core.documents import chunks_key
 from longdoc.core.errors import IngestDeadline, LongdocError, NotFound
 from longdoc.core.models import Chunk, DocumentRecord
+from longdoc.core.ports import BlobStore, Embedder, OcrEngine, StateStore, VectorIndex
 from longdoc.ingest.lease import VersionClaim, VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache
 from longdoc.ingest.source import IngestSource
-
-if TYPE_CHECKING:  # the pipeline imports this module
-    from longdoc.ingest.pipeline import IngestDeps
 
 
 class SourceRemoved(LongdocError):
@@ -156,3 +154,15 @@ class IngestAttempt:
         except NotFound:
             return False
         return hashlib.sha256(data).hexdigest() == self.source.sha256
+
+
+@dataclass(frozen=True)
+class IngestDeps:
+    """The ports an ingest writes through: chunk lists and caches, registry, embedder, index, and the
+    OCR engine for scanned pages (None: OCR off, such pages are only listed)."""
+
+    blobs: BlobStore
+    state: StateStore
+    embedder: Embedder
+    index: VectorIndex
+    ocr: OcrEngine | None = None

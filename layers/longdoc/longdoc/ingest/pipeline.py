@@ -29,8 +29,8 @@ from longdoc.core.clock import utc_now
 from longdoc.core.documents import chunks_key, embedding_text, load_chunks, save_chunks
 from longdoc.core.errors import DocumentError, IngestDeadline
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
-from longdoc.core.ports import BlobStore, Embedder, OcrEngine, StateStore, VectorIndex
-from longdoc.ingest.attempt import IngestAttempt, IngestRestart, SourceRemoved
+from longdoc.core.ports import StateStore
+from longdoc.ingest.attempt import IngestAttempt, IngestDeps, IngestRestart, SourceRemoved
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.lease import CLAIM_LEASE_SECONDS, VersionClaim, VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache, embed_missing, text_sha256
@@ -78,18 +78,6 @@ class IngestOptions:
                    max_pages=settings.max_document_pages, deadline_margin=settings.ingest_deadline_margin_seconds,
                    ocr_recheck_layers=settings.ocr_recheck_layers, ocr_min_confidence=settings.ocr_min_confidence,
                    ocr_dpi=settings.ocr_dpi)
-
-
-@dataclass(frozen=True)
-class IngestDeps:
-    """The ports an ingest writes through: chunk lists and caches, registry, embedder, index, and the
-    OCR engine for scanned pages (None: OCR off, such pages are only listed)."""
-
-    blobs: BlobStore
-    state: StateStore
-    embedder: Embedder
-    index: VectorIndex
-    ocr: OcrEngine | None = None
 
 
 def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptions | None = None, *,
