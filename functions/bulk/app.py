@@ -30,13 +30,9 @@ from longdoc.adapters.baseline import BASELINE_NAME
 from longdoc.bulk import jobs, service
 from longdoc.bulk.plan import BulkLimits
 from longdoc.config import ExtractFunctionSettings, function_settings, get_settings
-from longdoc.core.errors import ConfigError, LongdocError
+from longdoc.core.errors import BulkFailed, ConfigError
 from longdoc.extract.steps import StepError
 from longdoc.observability import logger, metrics, tracer
-
-
-class BulkFailed(LongdocError):
-    """The bulk execution failed; the cause names the original error (stored items stay for a redrive)."""
 
 
 class BulkTaskInput(BaseModel):

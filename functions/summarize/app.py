@@ -18,17 +18,13 @@ from pydantic import BaseModel, ConfigDict
 
 from longdoc import wiring
 from longdoc.config import function_settings
-from longdoc.core.errors import ConfigError, LongdocError
+from longdoc.core.errors import ConfigError, SummaryFailed
 from longdoc.core.ports import StreamingModel
 from longdoc.extract.steps import StepError
 from longdoc.observability import logger, metrics, tracer
 from longdoc.summarize import steps
 from longdoc.summarize.runs import emit
 from longdoc.summarize.settings import SummarizeSettings
-
-
-class SummaryFailed(LongdocError):
-    """The summary run failed; the cause names the original error (its partials stay for a resume)."""
 
 
 class SummarizeTaskInput(BaseModel):

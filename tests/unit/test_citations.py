@@ -6,8 +6,9 @@ import re
 
 import pytest
 
+from longdoc.core.errors import CitationError
 from longdoc.ingest.chunk import chunk_document
-from longdoc.extract.citations import CitationError, find_quote, verify_citation
+from longdoc.extract.citations import find_quote, verify_citation
 from longdoc.core.models import Chunk
 from longdoc.core.records import Citation
 

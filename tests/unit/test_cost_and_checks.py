@@ -7,8 +7,9 @@ import logging
 
 import pytest
 
+from longdoc.core.errors import CitationError
 from longdoc.extract import cost
-from longdoc.extract.citations import CitationError, check_clause_support
+from longdoc.extract.citations import check_clause_support
 from longdoc.extract.prompt import EXTRACT_TOOL, tool_definitions
 from longdoc.core.messages import Usage
 

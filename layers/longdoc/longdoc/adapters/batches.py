@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.adapters.claude import _to_response
-from longdoc.bulk.ports import BatchInfo, BatchNotFound, BatchResult
+from longdoc.bulk.ports import BatchInfo, BatchResult
 from longdoc.bulk.requests import model_request
-from longdoc.core.errors import ModelRequestError
+from longdoc.core.errors import BatchNotFound, ModelRequestError
 from longdoc.core.ports import Model
 
 

@@ -14,10 +14,6 @@ from typing import Any
 REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
-class CliError(Exception):
-    """A failure reported as one line on stderr with exit status 1."""
-
-
 def one_line(text: str, limit: int = 400) -> str:
     """Collapse a message to one line of at most ``limit`` characters."""
     flat = " ".join(str(text).split())

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from longdoc.core.errors import CitationError
 from longdoc.core.locate import locate, page_at
 from longdoc.core.models import Chunk
 from longdoc.core.records import Citation
@@ -59,10 +60,6 @@ def find_quote(text: str, quote: str) -> tuple[int, int] | None:
     """
     found = find_quotes(text, quote)
     return found[0] if found else None
-
-
-class CitationError(ValueError):
-    """A citation failed verification; the message says what is wrong (sent back to the model)."""
 
 
 def quote_span(citation: Citation, chunk: Chunk) -> tuple[int, int] | None:

@@ -15,11 +15,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from longdoc.core.errors import CitationError
 from longdoc.core.messages import ToolUseBlock
 from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts, Citation, Extraction, ResolvedClause
 from longdoc.core.values import EXACT_VALUE
-from longdoc.extract.citations import CitationError, check_clause_support, quote_span, verify_citation
+from longdoc.extract.citations import check_clause_support, quote_span, verify_citation
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
 
 def _whole_values(citation: Citation, chunk: Chunk | None) -> list[str]:
