@@ -34,13 +34,18 @@ from pydantic import Field, StringConstraints
 from longdoc import wiring
 from longdoc.adapters.executions import StepFunctionsStarter
 from longdoc.config import ApiFunctionSettings, function_settings
-from longdoc.core.errors import ConfigError, LongdocError, NotFound, UnknownClauseType
+from longdoc.core.errors import (
+    ConfigError,
+    IdempotencyConflict,
+    LongdocError,
+    NotFound,
+    TooManyRuns,
+    UnknownClauseType,
+)
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import (
     Admission,
-    IdempotencyConflict,
     RunRequest,
-    TooManyRuns,
     reconcile_run,
     run_result,
     start_extraction,

@@ -1,7 +1,7 @@
 """``POST /triage``: one claim against the wording in force of a policy set, answered synchronously.
 
 A Powertools :class:`Router` included by ``app.py`` (its error handlers apply: a
-:class:`~longdoc.triage.errors.TriageError` is a 400 with its one-line message, an unknown
+:class:`~longdoc.core.errors.TriageError` is a 400 with its one-line message, an unknown
 collection a 404, a malformed body a 400 naming the fields). The body is
 :class:`~longdoc.triage.service.TriageRequest` (the CLI's flags: ``collection``, ``claim`` as a
 JSON object or text, ``loss_date``, ``line_of_business``, ``budget_tokens`` or ``cost_line``,

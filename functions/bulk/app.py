@@ -30,13 +30,9 @@ from longdoc.bulk import runs, steps
 from longdoc.bulk.payloads import BulkTaskInput
 from longdoc.bulk.plan import BulkLimits
 from longdoc.config import ExtractFunctionSettings, function_settings, get_settings
-from longdoc.core.errors import ConfigError, LongdocError
+from longdoc.core.errors import BulkFailed, ConfigError
 from longdoc.core.payloads import StepError
 from longdoc.observability import logger, metrics, tracer
-
-
-class BulkFailed(LongdocError):
-    """The bulk execution failed; the cause names the original error (stored items stay for a redrive)."""
 
 
 def _batches(model: Any) -> Any:

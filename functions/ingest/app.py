@@ -48,10 +48,8 @@ from pydantic import BaseModel, Json
 from longdoc import wiring
 from longdoc.config import IngestFunctionSettings, function_settings
 from longdoc.core.documents import INCOMING_PREFIX
-from longdoc.core.errors import DocumentError, NotFound
+from longdoc.core.errors import DocumentError, NotFound, SourceRemoved, VersionClaimed
 from longdoc.core.ports import StateStore
-from longdoc.ingest.attempt import SourceRemoved
-from longdoc.ingest.lease import VersionClaimed
 from longdoc.ingest.ids import resolve_doc_id
 from longdoc.ingest.metadata import METADATA_SUFFIX, sidecar_key
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document

@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
 from longdoc.config import function_settings
-from longdoc.core.errors import ConfigError, LongdocError
+from longdoc.core.errors import ConfigError, SummaryFailed
 from longdoc.core.payloads import StepError
 from longdoc.core.ports import StreamingModel
 from longdoc.observability import logger, metrics, tracer
@@ -27,8 +27,6 @@ from longdoc.summarize.runs import emit
 from longdoc.summarize.settings import SummarizeSettings
 
 
-class SummaryFailed(LongdocError):
-    """The summary run failed; the cause names the original error (its partials stay for a resume)."""
 
 
 def _deps() -> steps.SummaryDeps:

@@ -20,7 +20,7 @@ from longdoc.bulk.driver import run_rounds
 from longdoc.bulk.plan import BulkLimits
 from longdoc.bulk.requests import model_request
 from longdoc.bulk.steps import BulkDeps, create_bulk, prepare, submit
-from longdoc.bulk.submit import BatchNotListedYet
+from longdoc.core.errors import BatchNotListedYet
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
 from longdoc.extract.session import Deps

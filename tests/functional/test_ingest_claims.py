@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from longdoc import wiring
-from longdoc.ingest.lease import VersionClaimed
+from longdoc.core.errors import VersionClaimed
 from longdoc.ingest.pipeline import IngestDeps, ingest_document
 from longdoc.ingest.result import IngestResult
 from longdoc.ingest.source import IngestSource

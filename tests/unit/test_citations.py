@@ -6,8 +6,9 @@ import re
 
 import pytest
 
+from longdoc.core.errors import CitationError
 from longdoc.ingest.chunk import chunk_document
-from longdoc.extract.citations import CitationError, verify_citation
+from longdoc.extract.citations import verify_citation
 from longdoc.search.quotes import find_quote
 from longdoc.core.models import Chunk
 from longdoc.core.records import Citation

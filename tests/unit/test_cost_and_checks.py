@@ -8,7 +8,8 @@ import logging
 import pytest
 
 from longdoc.core import cost
-from longdoc.extract.citations import CitationError, check_clause_support
+from longdoc.core.errors import CitationError
+from longdoc.extract.citations import check_clause_support
 from longdoc.extract.prompt import EXTRACT_TOOL
 from longdoc.extract.tools import tool_definitions
 from longdoc.core.messages import Usage

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from longdoc.core.errors import CitationError
 from longdoc.core.messages import ToolUseBlock
 from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts
-from longdoc.extract.citations import CitationError, check_clause_support
+from longdoc.extract.citations import check_clause_support
 from longdoc.extract.harness import apply_extraction, extract_outcome, instance_key
 from longdoc.extract.prompt import EXTRACT_TOOL
 

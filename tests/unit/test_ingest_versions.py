@@ -18,15 +18,13 @@ from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
 from longdoc.config import Settings
 from longdoc.core.documents import chunks_key, embedding_text, load_chunks
-from longdoc.ingest.attempt import IngestRestart, SourceRemoved
-from longdoc.ingest.lease import VersionClaimed
+from longdoc.core.errors import DocumentError, IngestRestart, SourceRemoved, VersionClaimed
 from longdoc.ingest.embeddings import EmbeddingCache
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
 from longdoc.ingest.removal import delete_document_source
 from longdoc.ingest.result import IngestResult
 from longdoc.ingest.source import IngestSource
 from longdoc.ingest.parse import parse_document
-from longdoc.core.errors import DocumentError
 from longdoc.core.models import Chunk, DocumentMetadata
 
 CONTRACT = "cuad/herimports-maintenance-agreement.pdf"

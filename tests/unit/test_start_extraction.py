@@ -16,11 +16,11 @@ import pytest
 
 from longdoc.adapters.state import SqliteStateStore
 from longdoc.config import ExtractionSettings
-from longdoc.core.errors import NotFound, UnknownClauseType
+from longdoc.core.errors import IdempotencyConflict, NotFound, UnknownClauseType
 from longdoc.core.models import DocumentRecord
 from longdoc.core.ports import ExecutionStarter
 from longdoc.extract.catalogue import load_catalogue
-from longdoc.extract.runs import IdempotencyConflict, RunRequest, start_extraction
+from longdoc.extract.runs import RunRequest, start_extraction
 from longdoc.extract.payloads import ExecutionInput, ExtractTaskInput, execution_name
 
 REPO = Path(__file__).resolve().parents[2]

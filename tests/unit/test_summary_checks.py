@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from longdoc.core.errors import StatementError
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.parse import parse_document
-from longdoc.summarize.checks import StatementError, check_statement, must_be_verbatim, resolve_cite
+from longdoc.summarize.checks import check_statement, must_be_verbatim, resolve_cite
 from longdoc.summarize.lexrank import lexrank, top_sentences
 from longdoc.summarize.prompt import map_request, parse_lines
 from longdoc.summarize.units import SectionIndex, group_chunks, header, make_groups, pieces_of

@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
+from longdoc.core.errors import TriageError
 from longdoc.triage.budget import CLAUSE_BAND_TOKENS, Bands, clause_band, parse_cost_line
-from longdoc.triage.errors import TriageError
 
 
 def test_the_designs_cost_line_gives_4360_input_tokens() -> None:

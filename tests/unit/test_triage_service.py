@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from longdoc.core.documents import load_chunks
-from longdoc.triage.answer import AnswerRejected, verify
-from longdoc.triage.errors import TriageError, UnknownCollection
+from longdoc.core.errors import AnswerRejected, TriageError, UnknownCollection
+from longdoc.triage.answer import verify
 from longdoc.triage.evaluate import evaluate
 from longdoc.triage.service import TriageDeps, TriageRequest, pool, request_from_file, run_triage
 from longdoc.triage.terms import resolve

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from longdoc.core.errors import TriageError
 from longdoc.core.models import DocumentMetadata
 from longdoc.triage.collections import Member
-from longdoc.triage.errors import TriageError
 from longdoc.triage.terms import in_force, resolve
 
 

@@ -1,6 +1,11 @@
 """Adapters of the :class:`longdoc.bulk.ports.BatchClient` port: the Anthropic Message Batches API
 through the ``anthropic`` SDK (``client.messages.batches.create/retrieve/results/cancel``), and a
-local one answering in the same shapes from a :class:`~longdoc.core.ports.Model`."""
+local one answering in the same shapes from a :class:`~longdoc.core.ports.Model`.
+
+The SDK's errors leave :class:`AnthropicBatches` translated as the Claude adapter's are
+(:mod:`longdoc.adapters.anthropic_errors`): ``ModelThrottled`` (429, 529), ``ModelUnavailable``
+(other 5xx, connection failures, timeouts), ``ModelRequestError`` (other 4xx), and
+``BatchNotFound`` for a retrieve's 404; the bulk state machine retries on those names."""
 
 from __future__ import annotations
 
@@ -10,11 +15,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from longdoc.adapters.anthropic_errors import translated
 from longdoc.adapters.claude import _to_response
-from longdoc.bulk.ports import BatchInfo, BatchNotFound, BatchResult
+from longdoc.bulk.ports import BatchInfo, BatchResult
 from longdoc.bulk.requests import model_request
-from longdoc.core.errors import ModelRequestError
+from longdoc.core.errors import BatchNotFound, ModelRequestError
 from longdoc.core.ports import Model
+
+
+#: How the batch client's errors name the API.
+API = "Message Batches API"
 
 
 class AnthropicBatches:
@@ -37,42 +47,47 @@ class AnthropicBatches:
 
     def create(self, requests: list[dict[str, Any]]) -> BatchInfo:
         """``POST /v1/messages/batches``."""
-        return self._info(self._client.messages.batches.create(requests=requests))  # type: ignore[arg-type]
+        with translated(API):
+            return self._info(self._client.messages.batches.create(requests=requests))  # type: ignore[arg-type]
 
     def retrieve(self, batch_id: str) -> BatchInfo:
         """``GET /v1/messages/batches/{id}``; 404 -> :class:`BatchNotFound`."""
         import anthropic
 
-        try:
-            return self._info(self._client.messages.batches.retrieve(batch_id))
-        except anthropic.NotFoundError as exc:
-            raise BatchNotFound(batch_id) from exc
+        with translated(API):
+            try:
+                return self._info(self._client.messages.batches.retrieve(batch_id))
+            except anthropic.NotFoundError as exc:
+                raise BatchNotFound(batch_id) from exc
 
     def results(self, batch_id: str) -> Iterator[BatchResult]:
         """The results JSONL, decoded line by line as it streams."""
-        for line in self._client.messages.batches.results(batch_id):
-            result = line.result
-            if result.type == "succeeded":
-                yield BatchResult(line.custom_id, "succeeded", response=_to_response(result.message))
-            elif result.type == "errored":
-                error = getattr(result.error, "error", None)
-                yield BatchResult(line.custom_id, "errored", error_type=getattr(error, "type", None),
-                                  error_message=getattr(error, "message", None))
-            else:
-                yield BatchResult(line.custom_id, result.type)
+        with translated(API):
+            for line in self._client.messages.batches.results(batch_id):
+                result = line.result
+                if result.type == "succeeded":
+                    yield BatchResult(line.custom_id, "succeeded", response=_to_response(result.message))
+                elif result.type == "errored":
+                    error = getattr(result.error, "error", None)
+                    yield BatchResult(line.custom_id, "errored", error_type=getattr(error, "type", None),
+                                      error_message=getattr(error, "message", None))
+                else:
+                    yield BatchResult(line.custom_id, result.type)
 
     def cancel(self, batch_id: str) -> BatchInfo:
         """``POST /v1/messages/batches/{id}/cancel``."""
-        return self._info(self._client.messages.batches.cancel(batch_id))
+        with translated(API):
+            return self._info(self._client.messages.batches.cancel(batch_id))
 
     def list_recent(self, since: float) -> Iterator[BatchInfo]:
         """``GET /v1/messages/batches`` (most recent first, 100 a page), until a batch created before ``since``
-        (epoch seconds). Raises the SDK's ``anthropic.APIError`` subclasses."""
-        for batch in self._client.messages.batches.list(limit=100):
-            info = self._info(batch)
-            if info.created_at is not None and info.created_at < since:
-                return
-            yield info
+        (epoch seconds)."""
+        with translated(API):
+            for batch in self._client.messages.batches.list(limit=100):
+                info = self._info(batch)
+                if info.created_at is not None and info.created_at < since:
+                    return
+                yield info
 
 
 Outcome = Callable[[str], BatchResult | None]

@@ -27,7 +27,8 @@ Retries are the SDK's own (``max_retries``; it retries 408/409/429/5xx and dropp
 connections with backoff, honouring ``retry-after-ms``/``retry-after`` headers), except for a
 request with a time budget (``timeout_seconds``), whose retries are made within that budget by
 :func:`longdoc.adapters.claude_budget.create_within`. What is
-left after those retries is mapped to longdoc's named errors, whose class names are the
+left after those retries is mapped to longdoc's named errors (:mod:`longdoc.adapters.anthropic_errors`, shared with
+the Message Batches client), whose class names are the
 Step Functions error names:
 
 * HTTP 429 (``rate_limit_error``) and HTTP 529 (``overloaded_error``) -> :class:`ModelThrottled`
@@ -52,25 +53,19 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
+from longdoc.adapters.anthropic_errors import status_error
 from longdoc.adapters.claude_budget import create_within
-from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
+from longdoc.core.errors import ModelUnavailable
 from longdoc.core.messages import ModelRequest, ModelResponse, StopReason, TextBlock, ToolUseBlock, Usage
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    import anthropic
     from anthropic.types import Message as SdkMessage
 
 log = logging.getLogger(__name__)
 
 _STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
-#: HTTP statuses the API uses when it is out of capacity (rate limited / overloaded).
-THROTTLE_STATUSES: frozenset[int] = frozenset({429, 529})
 #: ``anthropic_version`` Bedrock's Anthropic Messages API requires in the request body.
 BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
-#: Bedrock error types (``x-amzn-ErrorType``) that mean "no capacity now" / "try again later".
-BEDROCK_THROTTLE_ERRORS: frozenset[str] = frozenset({"ThrottlingException", "ModelNotReadyException"})
-BEDROCK_UNAVAILABLE_ERRORS: frozenset[str] = frozenset(
-    {"ModelTimeoutException", "ModelErrorException", "InternalServerException", "ServiceUnavailableException"})
 
 Provider = Literal["anthropic", "bedrock"]
 
@@ -215,18 +210,18 @@ class ClaudeModel:
             return self._call(kwargs, request, self._current_client())
         except anthropic.AuthenticationError as exc:
             if self._key_source is None:
-                raise _map_status_error(exc) from exc
+                raise status_error(exc) from exc
             # A revoked or rotated key: read the secret again, bypassing the cache, and retry
             # once if it changed; the same key rejected again is a request error.
             before = self._key_fingerprint
             client = self._current_client(refresh=True)
             if self._key_fingerprint == before:
-                raise _map_status_error(exc) from exc
+                raise status_error(exc) from exc
             log.warning("Anthropic API rejected the cached key; retrying once with the current secret")
             try:
                 return self._call(kwargs, request, client)
             except anthropic.AuthenticationError as again:
-                raise _map_status_error(again) from again
+                raise status_error(again) from again
 
     def _call(self, kwargs: dict[str, Any], request: ModelRequest, client: Any) -> ModelResponse:
         """One ``messages.create`` with ``client``; SDK errors other than 401 mapped (see :meth:`create`)."""
@@ -244,7 +239,7 @@ class ClaudeModel:
         except anthropic.AuthenticationError:
             raise  # handled by create(): refetch the key and retry once
         except anthropic.APIStatusError as exc:
-            raise _map_status_error(exc) from exc
+            raise status_error(exc) from exc
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
             raise ModelUnavailable(f"Claude API unreachable ({self.provider}): {exc.message}") from exc
         return _to_response(message)
@@ -278,43 +273,10 @@ class ClaudeModel:
                     on_text(text)
                 message = events.get_final_message()
         except anthropic.APIStatusError as exc:
-            raise _map_status_error(exc) from exc
+            raise status_error(exc) from exc
         except anthropic.APIConnectionError as exc:
             raise ModelUnavailable(f"Claude API unreachable: {exc.message}") from exc
         return _to_response(message)
-
-
-def _map_status_error(exc: anthropic.APIStatusError) -> Exception:
-    """Translate an SDK status error into longdoc's error taxonomy (see module docstring)."""
-    status = exc.status_code
-    bedrock_type = _bedrock_error_type(exc)
-    error_type = bedrock_type or getattr(exc, "type", None) or _body_field(exc.body, "type")
-    api_message = getattr(exc, "api_message", None) or _body_field(exc.body, "message")
-    if api_message is None and isinstance(exc.body, dict) and isinstance(exc.body.get("message"), str):
-        api_message = exc.body["message"]  # Bedrock's error body: {"message": "..."}
-    detail = f"HTTP {status}" + (f" {error_type}" if error_type else "")
-    detail += f": {api_message or exc.message}"
-    if status in THROTTLE_STATUSES or bedrock_type in BEDROCK_THROTTLE_ERRORS:
-        return ModelThrottled(f"Claude API throttled ({detail})")
-    if status >= 500 or bedrock_type in BEDROCK_UNAVAILABLE_ERRORS:
-        return ModelUnavailable(f"Claude API failed ({detail})")
-    return ModelRequestError(f"Claude API rejected the request ({detail})")
-
-
-def _bedrock_error_type(exc: anthropic.APIStatusError) -> str | None:
-    """The Bedrock error name from ``x-amzn-ErrorType`` (``Name:namespace`` -> ``Name``), if any."""
-    response = getattr(exc, "response", None)
-    header = response.headers.get("x-amzn-errortype") if response is not None else None
-    return header.split(":", 1)[0] or None if header else None
-
-
-def _body_field(body: object, field: str) -> str | None:
-    """Return ``body["error"][field]`` from an Anthropic error body, if present."""
-    if isinstance(body, dict):
-        error = body.get("error")
-        if isinstance(error, dict) and isinstance(error.get(field), str):
-            return error[field]
-    return None
 
 
 def _to_response(message: SdkMessage) -> ModelResponse:

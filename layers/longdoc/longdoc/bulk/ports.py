@@ -41,10 +41,6 @@ class BatchResult:
     error_message: str | None = None
 
 
-class BatchNotFound(Exception):
-    """The batch id is unknown (HTTP 404); right after create this is eventual consistency, retried."""
-
-
 class BatchClient(Protocol):
     """Create, retrieve, stream results of and cancel Message Batches."""
 

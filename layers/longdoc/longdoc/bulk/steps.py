@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longdoc.bulk.plan import BulkLimits, custom_id, poll_wait, split
-from longdoc.bulk.ports import BatchClient, BatchNotFound, BatchResult, BulkStore
+from longdoc.bulk.ports import BatchClient, BatchResult, BulkStore
 from longdoc.bulk.requests import batch_params
 from longdoc.bulk.submit import create_once
 from longdoc.bulk.turns import Continuation, continued_params, end_turn, keep_turn, load_continuations
-from longdoc.core.errors import LongdocError
+from longdoc.core.errors import BatchNotFound, LongdocError
 from longdoc.core.messages import Message
 from longdoc.core.ports import StateStore
 from longdoc.extract.public import (Deps, Session, SessionOptions, apply_response, finish_session, first_request,
@@ -152,7 +152,7 @@ def submit(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     that write finds the batch it created through its write-ahead intent and the batch list
     (:func:`longdoc.bulk.submit.create_once`); of two concurrent Submits the one whose
     conditional write loses cancels the batch it created. Returns ``{"submitted"}`` (batches
-    created by this call). Raises :class:`~longdoc.bulk.submit.BatchNotListedYet` (retried)."""
+    created by this call). Raises :class:`~longdoc.core.errors.BatchNotListedYet` (retried)."""
     pk = _pk(bulk_id)
     created = 0
     for label, part in _parts(deps, bulk_id, round_number):

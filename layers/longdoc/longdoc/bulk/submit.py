@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 
 from longdoc.bulk.ports import BatchClient, BatchInfo, BulkStore
-from longdoc.core.errors import LongdocError
+from longdoc.core.errors import BatchNotListedYet
 from longdoc.core.ports import BlobStore
 
 log = logging.getLogger(__name__)
@@ -36,11 +36,6 @@ log = logging.getLogger(__name__)
 CLOCK_SKEW_SECONDS = 300
 """How far before the intent a batch's ``created_at`` may lie and still be the intent's (the API's
 clock against ours; seconds)."""
-
-
-class BatchNotListedYet(LongdocError):
-    """Submit was interrupted after its intent and the batch list does not show a batch for it
-    yet; the state machine retries Submit (``statemachine/bulk.asl.json``)."""
 
 
 def _total(info: BatchInfo) -> int:

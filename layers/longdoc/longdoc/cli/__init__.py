@@ -36,7 +36,8 @@ from longdoc.cli import bulk as bulk_cli
 from longdoc.cli import evals, extract, ingest, runs, serve
 from longdoc.cli import summarize as summarize_cli
 from longdoc.cli import triage as triage_cli
-from longdoc.cli.common import CliError, failure_line, print_table
+from longdoc.cli.common import failure_line, print_table
+from longdoc.core.errors import CliError
 from longdoc.core.text import one_line
 
 __all__ = ["build_parser", "failure_line", "main", "print_table"]

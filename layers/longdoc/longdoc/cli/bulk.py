@@ -21,7 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from longdoc.cli.common import REPO_ROOT, CliError, int_between, max_tokens_bounds
+from longdoc.cli.common import REPO_ROOT, int_between, max_tokens_bounds
+from longdoc.core.errors import CliError
 from longdoc.core.text import one_line
 from longdoc.local.lambda_runtime import load_handler
 

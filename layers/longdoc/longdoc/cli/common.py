@@ -16,8 +16,6 @@ from longdoc.core.text import one_line
 REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
-class CliError(Exception):
-    """A failure reported as one line on stderr with exit status 1."""
 
 
 _ERROR_FIELD = r'"{}"\s*:\s*"((?:[^"\\]|\\.)*)(?:"|\\?$)'

@@ -7,7 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from longdoc.cli.common import CliError, int_at_least, int_between
+from longdoc.cli.common import int_at_least, int_between
+from longdoc.core.errors import CliError
 
 CHUNK_TOKENS = int_between(100, 4000)
 """``--chunk-tokens``: the range ``LONGDOC_CHUNK_TARGET_TOKENS`` accepts (``config.ChunkSettings``)."""

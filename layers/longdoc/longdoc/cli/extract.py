@@ -7,8 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from longdoc.cli.common import (CliError, failure_line, int_at_least, int_between, max_tokens_bounds, print_table,
+from longdoc.cli.common import (failure_line, int_at_least, int_between, max_tokens_bounds, print_table,
                                 statemachine_path)
+from longdoc.core.errors import CliError
 from longdoc.local.lambda_runtime import load_handler
 
 

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from longdoc.cli.common import CliError
+from longdoc.core.errors import CliError
 from longdoc.core.models import DocumentRecord
 
 

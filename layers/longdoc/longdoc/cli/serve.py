@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from longdoc.cli.common import CliError, int_at_least, statemachine_path
+from longdoc.cli.common import int_at_least, statemachine_path
+from longdoc.core.errors import CliError
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 

@@ -10,7 +10,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from longdoc.cli.common import REPO_ROOT, CliError, page_cell
+from longdoc.cli.common import REPO_ROOT, page_cell
+from longdoc.core.errors import CliError
 from longdoc.core.text import one_line
 from longdoc.local.lambda_runtime import load_handler
 

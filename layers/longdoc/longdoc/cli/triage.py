@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from longdoc.cli.common import CliError, int_at_least
+from longdoc.cli.common import int_at_least
+from longdoc.core.errors import CliError
 
 
 def _deps(offline_ranking: bool = False) -> Any:

@@ -1,4 +1,22 @@
-"""Named errors. Their class names double as Step Functions error names (``errorType``)."""
+"""Named errors: every error class of the product, grouped by the stage that raises it.
+
+Their class names double as Step Functions error names (``errorType``): a Lambda function's
+error payload names the exception's class, and the ``Retry``/``Catch`` rules of
+``statemachine/*.asl.json`` match on those names (tests/infrastructure/test_error_names.py
+checks that every name they use is a class here). The API answers every :class:`LongdocError`
+with a 4xx (``functions/api/app.py``: 429, 422, 404 or 400); the CLI prints it as one line on
+stderr with exit status 1 (``longdoc.cli.main``). A class that also subclasses ``ValueError``
+keeps the base it always had, so any ``except ValueError`` still sees it.
+
+Adapters translate their SDK's errors into these classes (the Anthropic SDK's through
+:mod:`longdoc.adapters.anthropic_errors`, for Messages and Message Batches alike), so no SDK
+class name reaches a state machine. Two private control-flow exceptions stay inside the one
+adapter that raises and catches them, and never leave it: ``_Transient`` and ``_Unauthorized``
+of :mod:`longdoc.adapters.voyage_rest` (they become :class:`EmbeddingUnavailable`,
+:class:`RerankUnavailable` or a request error before returning).
+
+This module imports nothing of longdoc: every stage can import it.
+"""
 
 from __future__ import annotations
 
@@ -11,27 +29,7 @@ class LongdocError(Exception):
     """Base class for every error longdoc raises on purpose."""
 
 
-class DocumentError(LongdocError):
-    """A document cannot be ingested. ``source`` names the file, ``reason`` says why.
-
-    Raised before anything is written, so a failed document leaves nothing half-ingested.
-    """
-
-    def __init__(self, source: str, reason: str):
-        self.source = source
-        self.reason = reason
-        super().__init__(f"{source}: {reason}")
-
-
-class UnknownClauseType(LongdocError):
-    """A requested clause type is not in the catalogue; ``suggestions`` lists the closest names."""
-
-    def __init__(self, name: str, suggestions: list[str]):
-        self.name = name
-        self.suggestions = suggestions
-        hint = (f"; closest: {', '.join(suggestions)}" if suggestions
-                else "; list the known ones with `longdoc clause-types`")
-        super().__init__(f"unknown clause type {name!r}{hint}")
+# --- Shared: settings, lookups, checkpoints -------------------------------------------------
 
 
 class NotFound(LongdocError):
@@ -48,6 +46,9 @@ class CheckpointConflict(LongdocError):
 
 class CheckpointSchemaError(LongdocError):
     """A checkpoint was written by an incompatible CASE_FACTS schema version."""
+
+
+# --- Model, embedding and rerank APIs (raised by the adapters) ------------------------------
 
 
 class ModelThrottled(LongdocError):
@@ -102,10 +103,114 @@ class RerankRequestError(LongdocError):
     something that is not a ranking of the documents sent; retrying will not help."""
 
 
+# --- Ingest ----------------------------------------------------------------------------------
+
+
+class DocumentError(LongdocError):
+    """A document cannot be ingested. ``source`` names the file, ``reason`` says why.
+
+    Raised before anything is written, so a failed document leaves nothing half-ingested.
+    """
+
+    def __init__(self, source: str, reason: str):
+        self.source = source
+        self.reason = reason
+        super().__init__(f"{source}: {reason}")
+
+
 class IngestDeadline(LongdocError):
     """Too little invocation time is left to embed or upsert another batch safely.
 
     Progress so far is recorded; the record fails and its redelivery resumes from there.
+    """
+
+
+class VersionClaimed(LongdocError):
+    """Another worker holds the ingest claim of this document version; this attempt did nothing.
+
+    Not a failure of the document: the holder's own message stays in flight until its
+    ingest ends and is redelivered if it fails, so the caller acknowledges this delivery
+    (the ingest handler does) or waits and asks again (``longdoc ingest`` does).
+    """
+
+    def __init__(self, doc_id: str, doc_version: str, lease_seconds: float):
+        self.doc_id = doc_id
+        self.doc_version = doc_version
+        super().__init__(f"version {doc_version} of {doc_id} is being ingested by another worker "
+                         f"(its claim lasts up to {lease_seconds:.0f} s after its last renewal)")
+
+
+class SourceRemoved(LongdocError):
+    """The source object was removed while its version was being ingested; that version is ``DELETED``.
+
+    What the attempt wrote is removed. Not a failure to retry: the caller acknowledges it
+    (the ingest handler does). ``key`` is the object key.
+    """
+
+    def __init__(self, key: str, doc_id: str, doc_version: str):
+        self.key, self.doc_id, self.doc_version = key, doc_id, doc_version
+        super().__init__(f"{key}: removed while version {doc_version} of {doc_id} was being ingested; "
+                         "what this ingest wrote is removed and the version is DELETED")
+
+
+class IngestRestart(LongdocError):
+    """The object was removed and uploaded again (same bytes) during this attempt; a redelivery ingests it anew.
+
+    Raised after the removal marked the version ``DELETED`` and deleted its vectors, so the
+    attempt's progress no longer holds; the caller lets the message be redelivered.
+    """
+
+
+class OcrPageError(LongdocError):
+    """One page image could not be read by the OCR engine (corrupt, unsupported or too large).
+
+    The page is named in the ingest result and the other pages still ingest.
+    """
+
+
+class OcrUnavailable(LongdocError):
+    """The OCR engine cannot run (Tesseract not installed, Textract down or throttled after retries)."""
+
+
+# --- Extract: starting a run (the API answers 400/404/422/429) and the state machine -------
+
+
+class UnknownClauseType(LongdocError):
+    """A requested clause type is not in the catalogue; ``suggestions`` lists the closest names."""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        self.name = name
+        self.suggestions = suggestions
+        hint = (f"; closest: {', '.join(suggestions)}" if suggestions
+                else "; list the known ones with `longdoc clause-types`")
+        super().__init__(f"unknown clause type {name!r}{hint}")
+
+
+class TooManyRuns(LongdocError):
+    """Admission control refused a new run: ``cap`` executions are running; retry after ``retry_after_seconds``."""
+
+    def __init__(self, cap: int, retry_after_seconds: int):
+        self.cap = cap
+        self.retry_after_seconds = retry_after_seconds
+        super().__init__(f"{cap} extraction runs are running, the most allowed at once; retry later")
+
+
+class IdempotencyConflict(LongdocError):
+    """An Idempotency-Key was reused with a different request body; ``run_id`` is the key's run.
+
+    The IETF draft "The Idempotency-Key HTTP Header Field" (draft-ietf-httpapi-idempotency-key-header,
+    section 2.7) says such a reuse SHOULD get 422; no run starts.
+    """
+
+    def __init__(self, run_id: str):
+        self.run_id = run_id
+        super().__init__("Idempotency-Key was already used with a different request body")
+
+
+class CitationError(LongdocError, ValueError):
+    """A citation failed verification; the message says what is wrong (sent back to the model).
+
+    Caught by the session's tool handling (a rejected ``extract_clause``); never leaves it.
     """
 
 
@@ -119,6 +224,89 @@ class ExtractionFailed(LongdocError):
 
 class IterationCapReached(LongdocError):
     """The run used ``max_iterations`` sessions without resolving every clause type."""
+
+
+# --- Bulk (statemachine/bulk.asl.json) -------------------------------------------------------
+
+
+class BatchNotFound(LongdocError):
+    """The batch id is unknown (HTTP 404); right after create this is eventual consistency, retried."""
+
+
+class BatchNotListedYet(LongdocError):
+    """Submit was interrupted after its intent and the batch list does not show a batch for it
+    yet; the state machine retries Submit (``statemachine/bulk.asl.json``)."""
+
+
+class BulkFailed(LongdocError):
+    """The bulk execution failed; the cause names the original error (stored items stay for a redrive)."""
+
+
+# --- Summarize (statemachine/summarize.asl.json) ---------------------------------------------
+
+
+class SummaryInputError(LongdocError):
+    """The request cannot be summarised as asked (document not READY, empty, focus too long)."""
+
+
+class EmptyDocument(SummaryInputError):
+    """The document version has no text to summarise."""
+
+
+class StatementError(LongdocError, ValueError):
+    """A statement failed a check; the message says what is wrong (sent back to the model)."""
+
+
+class SummaryFailed(LongdocError):
+    """The summary run failed; the cause names the original error (its partials stay for a resume)."""
+
+
+# --- Triage (one clear line each; the CLI prints it, the API returns it) ---------------------
+
+
+class TriageError(LongdocError):
+    """A triage input is unusable: claim file, loss date, line of business, terms or budget.
+
+    ``field`` names the input at fault (``claim``, ``loss_date``, ``line_of_business``,
+    ``collection``, ``budget``) for the API's answer.
+    """
+
+    def __init__(self, message: str, field: str | None = None):
+        """Keep ``message`` as the error text and ``field`` for the API."""
+        self.field = field
+        super().__init__(message)
+
+
+class UnknownCollection(TriageError, NotFound):
+    """No READY document carries this collection name (the API answers 404)."""
+
+    def __init__(self, name: str, known: list[str]):
+        """Name the collection and list the known ones."""
+        hint = f" (known: {', '.join(known)})" if known else " (no document has a collection yet: set `collection` in its metadata)"
+        super().__init__(f"unknown collection {name!r}{hint}", "collection")
+
+
+class AnswerRejected(LongdocError, ValueError):
+    """A tool call failed verification; the message (one line per problem) goes back to the model."""
+
+
+# --- CLI and local mode ----------------------------------------------------------------------
+
+
+class CliError(LongdocError):
+    """A failure reported as one line on stderr with exit status 1."""
+
+
+class RunLeaseHeld(LongdocError):
+    """Another live process holds the run's lease: it is running the run now (nothing was started)."""
+
+
+class HandlerNotFound(LongdocError):
+    """``functions/<function>/app.py`` does not exist (e.g. the package was installed without the repo)."""
+
+
+class ExecutionAlreadyExists(LongdocError):
+    """An execution of this name was already started (Step Functions' ``ExecutionAlreadyExists``; callers match the name)."""
 
 
 def short_cause(cause: str | None) -> str:
@@ -142,14 +330,3 @@ def short_cause(cause: str | None) -> str:
         except ValueError:
             pass
     return one_line(cause)
-
-
-class OcrPageError(LongdocError):
-    """One page image could not be read by the OCR engine (corrupt, unsupported or too large).
-
-    The page is named in the ingest result and the other pages still ingest.
-    """
-
-
-class OcrUnavailable(LongdocError):
-    """The OCR engine cannot run (Tesseract not installed, Textract down or throttled after retries)."""

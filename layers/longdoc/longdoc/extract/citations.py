@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import re
 
+from longdoc.core.errors import CitationError
 from longdoc.core.locate import locate, page_at
 from longdoc.core.models import Chunk
 from longdoc.core.records import Citation
 from longdoc.search.quotes import find_quotes
-
-class CitationError(ValueError):
-    """A citation failed verification; the message says what is wrong (sent back to the model)."""
-
 
 def quote_span(citation: Citation, chunk: Chunk) -> tuple[int, int] | None:
     """Where ``citation.quote`` is in ``chunk.text``: ``(start, end)`` character offsets, or None.

@@ -16,11 +16,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from longdoc.core.errors import CitationError
 from longdoc.core.messages import ToolUseBlock
 from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts, Citation, Extraction, ResolvedClause
 from longdoc.core.values import EXACT_VALUE
-from longdoc.extract.citations import CitationError, check_clause_support, quote_span, verify_citation
+from longdoc.extract.citations import check_clause_support, quote_span, verify_citation
 
 def _whole_values(citation: Citation, chunk: Chunk | None) -> list[str]:
     """The exact values of one verified quote that lie whole inside it, verbatim, in order.

@@ -25,7 +25,8 @@ from pydantic import BaseModel, Field
 from longdoc.core.clock import utc_now
 from longdoc.config import ExtractionSettings
 from longdoc.core.documents import not_ready_reason, ready_document
-from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, LongdocError, NotFound, short_cause
+from longdoc.core.errors import (CheckpointConflict, CheckpointSchemaError, IdempotencyConflict, LongdocError, NotFound,
+                                 TooManyRuns, short_cause)
 from longdoc.core.messages import Usage
 from longdoc.core.models import DocumentRecord
 from longdoc.core.ports import ExecutionStarter, StateStore
@@ -72,15 +73,6 @@ class RunRequest(BaseModel):
     facts: dict[str, str] = Field(default_factory=dict)
 
 
-class TooManyRuns(LongdocError):
-    """Admission control refused a new run: ``cap`` executions are running; retry after ``retry_after_seconds``."""
-
-    def __init__(self, cap: int, retry_after_seconds: int):
-        self.cap = cap
-        self.retry_after_seconds = retry_after_seconds
-        super().__init__(f"{cap} extraction runs are running, the most allowed at once; retry later")
-
-
 @dataclass(frozen=True)
 class Admission:
     """Admission control before a run starts: ``count_running(cap)`` counts running executions
@@ -112,18 +104,6 @@ def reconcile_run(state: StateStore, run: RunRecord, execution_status: Callable[
         return run
     log.warning("run %s: execution %s ended %s without recording the run", run.run_id, name, status)
     return record_failure(state, run.run_id, UNRECORDED_ENDS[status], f"execution {name} ended {status}")
-
-
-class IdempotencyConflict(LongdocError):
-    """An Idempotency-Key was reused with a different request body; ``run_id`` is the key's run.
-
-    The IETF draft "The Idempotency-Key HTTP Header Field" (draft-ietf-httpapi-idempotency-key-header,
-    section 2.7) says such a reuse SHOULD get 422; no run starts.
-    """
-
-    def __init__(self, run_id: str):
-        self.run_id = run_id
-        super().__init__("Idempotency-Key was already used with a different request body")
 
 
 def validate_run_request(state: StateStore, catalogue: Catalogue, *, doc_id: str, clause_types: list[str],

@@ -11,7 +11,7 @@ means another writer came in between:
   ``READY``. When the object is back by then with the same bytes (removed and uploaded
   again), it stops with :class:`IngestRestart` instead, and the redelivery ingests it anew;
 - anything else (the claim taken over by another worker that wrote since): it stops with
-  :class:`~longdoc.ingest.lease.VersionClaimed`, leaving the entry to that worker.
+  :class:`~longdoc.core.errors.VersionClaimed`, leaving the entry to that worker.
 
 Before registering ``READY`` the attempt also checks that the object still exists: a
 removal whose event has not been handled yet (S3 events may arrive late) is found here,
@@ -27,33 +27,12 @@ from typing import NoReturn
 
 from longdoc.core.clock import utc_now
 from longdoc.core.documents import chunks_key
-from longdoc.core.errors import IngestDeadline, LongdocError, NotFound
+from longdoc.core.errors import IngestDeadline, IngestRestart, NotFound, SourceRemoved, VersionClaimed
 from longdoc.core.models import Chunk, DocumentRecord
 from longdoc.core.ports import BlobStore, Embedder, OcrEngine, StateStore, VectorIndex
-from longdoc.ingest.lease import VersionClaim, VersionClaimed
+from longdoc.ingest.lease import VersionClaim
 from longdoc.ingest.embeddings import EmbeddingCache
 from longdoc.ingest.source import IngestSource
-
-
-class SourceRemoved(LongdocError):
-    """The source object was removed while its version was being ingested; that version is ``DELETED``.
-
-    What the attempt wrote is removed. Not a failure to retry: the caller acknowledges it
-    (the ingest handler does). ``key`` is the object key.
-    """
-
-    def __init__(self, key: str, doc_id: str, doc_version: str):
-        self.key, self.doc_id, self.doc_version = key, doc_id, doc_version
-        super().__init__(f"{key}: removed while version {doc_version} of {doc_id} was being ingested; "
-                         "what this ingest wrote is removed and the version is DELETED")
-
-
-class IngestRestart(LongdocError):
-    """The object was removed and uploaded again (same bytes) during this attempt; a redelivery ingests it anew.
-
-    Raised after the removal marked the version ``DELETED`` and deleted its vectors, so the
-    attempt's progress no longer holds; the caller lets the message be redelivered.
-    """
 
 
 @dataclass
@@ -98,7 +77,7 @@ class IngestAttempt:
     def check_time(self, step: str) -> None:
         """Renew the claim; raise :class:`IngestDeadline` (progress named) when fewer than the margin's seconds are left.
 
-        Raises :class:`~longdoc.ingest.lease.VersionClaimed` when another worker took the claim over.
+        Raises :class:`~longdoc.core.errors.VersionClaimed` when another worker took the claim over.
         """
         if self.claim is not None:
             self.claim.renew()

@@ -25,26 +25,11 @@ import time
 import uuid
 from collections.abc import Callable
 
-from longdoc.core.errors import LongdocError
+from longdoc.core.errors import VersionClaimed
 from longdoc.core.ports import StateStore
 
 CLAIM_LEASE_SECONDS = 120.0
 """Seconds a claim lasts without renewal (renewed after a third of it, at the next embedding call or upsert slice)."""
-
-
-class VersionClaimed(LongdocError):
-    """Another worker holds the ingest claim of this document version; this attempt did nothing.
-
-    Not a failure of the document: the holder's own message stays in flight until its
-    ingest ends and is redelivered if it fails, so the caller acknowledges this delivery
-    (the ingest handler does) or waits and asks again (``longdoc ingest`` does).
-    """
-
-    def __init__(self, doc_id: str, doc_version: str, lease_seconds: float):
-        self.doc_id = doc_id
-        self.doc_version = doc_version
-        super().__init__(f"version {doc_version} of {doc_id} is being ingested by another worker "
-                         f"(its claim lasts up to {lease_seconds:.0f} s after its last renewal)")
 
 
 def claim_owner() -> str:

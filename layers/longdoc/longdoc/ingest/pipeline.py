@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING
 
 from longdoc.core.clock import utc_now
 from longdoc.core.documents import chunks_key, embedding_text, load_chunks, save_chunks
-from longdoc.core.errors import DocumentError, IngestDeadline
+from longdoc.core.errors import DocumentError, IngestDeadline, IngestRestart, SourceRemoved, VersionClaimed
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.core.ports import StateStore
-from longdoc.ingest.attempt import IngestAttempt, IngestDeps, IngestRestart, SourceRemoved
+from longdoc.ingest.attempt import IngestAttempt, IngestDeps
 from longdoc.ingest.chunk import chunk_document
-from longdoc.ingest.lease import CLAIM_LEASE_SECONDS, VersionClaim, VersionClaimed
+from longdoc.ingest.lease import CLAIM_LEASE_SECONDS, VersionClaim
 from longdoc.ingest.embeddings import EmbeddingCache, embed_missing, text_sha256
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.models import ParsedDocument
@@ -93,7 +93,7 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
 
     Steps: parse and chunk (nothing written yet); claim the version
     (:class:`~longdoc.ingest.lease.VersionClaim`: one conditional write; when another
-    worker holds it, :class:`~longdoc.ingest.lease.VersionClaimed` is raised and nothing is
+    worker holds it, :class:`~longdoc.core.errors.VersionClaimed` is raised and nothing is
     registered, embedded or upserted; the claim is released when this call returns or
     raises); register ``INGESTING``; write the chunk
     list to ``chunks/{doc_id}/{version}.jsonl``; embed the chunks whose text is not yet in
@@ -106,10 +106,10 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     Every registry write is conditional (:class:`~longdoc.ingest.attempt.IngestAttempt`):
     when the object's removal marked the version ``DELETED`` meanwhile, or the object is
     gone at the end, what this attempt wrote is removed and
-    :class:`~longdoc.ingest.attempt.SourceRemoved` is raised, so a removed file never ends
+    :class:`~longdoc.core.errors.SourceRemoved` is raised, so a removed file never ends
     ``READY`` (so the object must be in ``deps.blobs`` at ``source.key``: callers that
     ingest bytes of their own store them there first). Removed and uploaded again with the
-    same bytes meanwhile: :class:`~longdoc.ingest.attempt.IngestRestart` (redeliver).
+    same bytes meanwhile: :class:`~longdoc.core.errors.IngestRestart` (redeliver).
 
     A redelivered message for a version that is ``INGESTING`` or ``FAILED`` continues from
     the recorded progress: cached vectors are not embedded again and slices below

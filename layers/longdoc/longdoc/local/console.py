@@ -178,7 +178,7 @@ def resume(engine: LeasedEngine, state: StateStore, run_id: str, *, max_iteratio
            iterations_per_execution: int) -> dict[str, Any]:
     """Continue a ``FAILED`` or ``STALE`` run from its checkpoint in ``engine``; returns the finished run's result.
 
-    Order: check the state, take the lease (:class:`~longdoc.local.runner.RunLeaseHeld` when another
+    Order: check the state, take the lease (:class:`~longdoc.core.errors.RunLeaseHeld` when another
     live process has it, so two resumes never both run), mark the run ``RUNNING`` (error cleared),
     start execution ``<run_id>-resume-<n>`` with :func:`resume_input`, wait for it
     (:meth:`LeasedEngine.finish`). Every session starts from the run's checkpoint, so nothing

@@ -16,14 +16,10 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import quote_plus
 
-from longdoc.core.errors import LongdocError
+from longdoc.core.errors import HandlerNotFound
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
 """The repository holding ``functions/`` (this file is ``layers/longdoc/longdoc/local/lambda_runtime.py``)."""
-
-
-class HandlerNotFound(LongdocError):
-    """``functions/<function>/app.py`` does not exist (e.g. the package was installed without the repo)."""
 
 
 def functions_dir() -> Path:

@@ -29,15 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from longdoc.core.errors import LongdocError
+from longdoc.core.errors import RunLeaseHeld
 from longdoc.core.ports import StateStore
 from longdoc.local.engine import ExecutionResult, Handler, LocalStepFunctions
 
 DEFAULT_LEASE_SECONDS = 30.0
-
-
-class RunLeaseHeld(LongdocError):
-    """Another live process holds the run's lease: it is running the run now (nothing was started)."""
 
 
 def lease_seconds() -> float:

@@ -31,6 +31,7 @@ from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
+from longdoc.core.errors import ExecutionAlreadyExists
 from longdoc.core.ports import StateStore
 from longdoc.local.docs_page import docs_html
 from longdoc.local.engine import REGION, LocalContext
@@ -50,7 +51,7 @@ class BackgroundStarter:
 
     ``start_execution`` claims the run's lease for a fresh owner, for at least
     :data:`WORKER_START_SECONDS` (so the run is not shown ``STALE`` while its worker starts, and a second live driver is refused with
-    :class:`~longdoc.local.runner.RunLeaseHeld`), then spawns ``python -m longdoc.local.worker``
+    :class:`~longdoc.core.errors.RunLeaseHeld`), then spawns ``python -m longdoc.local.worker``
     with that owner; its output goes to ``runs/<run_id>/worker.log``. Returns the execution's
     local ARN (``…:execution:longdoc-local-extract:<name>``).
     """
@@ -76,10 +77,6 @@ class BackgroundStarter:
     def stop(self) -> int:
         """Terminate workers still running (their runs become ``STALE``); returns how many there were."""
         return _stop_all(self.workers)
-
-
-class ExecutionAlreadyExists(Exception):
-    """An execution of this name was already started (Step Functions' ``ExecutionAlreadyExists``; callers match the name)."""
 
 
 class MachineStarter:

@@ -13,11 +13,11 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from longdoc.core.errors import ModelRefused
+from longdoc.core.errors import ModelRefused, StatementError
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, Usage
 from longdoc.core.ports import Model, StreamingModel
 from longdoc.core.values import exact_values
-from longdoc.summarize.checks import StatementError, check_statement, resolve_cite
+from longdoc.summarize.checks import check_statement, resolve_cite
 from longdoc.summarize.models import Dropped, ExactValue, Statement, ValueKind
 from longdoc.summarize.prompt import SUMMARY_TOOL, correction_text, parse_lines
 from longdoc.summarize.units import Piece, SectionIndex

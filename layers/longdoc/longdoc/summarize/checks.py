@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
+from longdoc.core.errors import StatementError
 from longdoc.core.values import exact_values
 from longdoc.search.quotes import find_quote
 from longdoc.summarize.models import SectionCitation
@@ -25,10 +26,6 @@ from longdoc.summarize.units import Piece, SectionIndex
 _TOKEN = re.compile(r"[^\W_]+(?:[.,/:-][^\W_]+)*", re.UNICODE)
 _QUOTED = re.compile(r"[“\"]([^”\"\n]{2,80})[”\"]")
 _PREFIX = re.compile(r"^(?:section|sec\.|article|art\.|clause|§)\s*", re.IGNORECASE)
-
-
-class StatementError(ValueError):
-    """A statement failed a check; the message says what is wrong (sent back to the model)."""
 
 
 def resolve_cite(raw: str, given: Collection[str]) -> str | None:

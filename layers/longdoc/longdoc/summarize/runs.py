@@ -16,18 +16,10 @@ from typing import Any
 
 from longdoc.core.clock import utc_now
 from longdoc.core.documents import load_chunks, not_ready_reason, ready_document
-from longdoc.core.errors import LongdocError, NotFound
+from longdoc.core.errors import EmptyDocument, NotFound, SummaryInputError
 from longdoc.core.ports import BlobStore, ExecutionStarter, StateStore
 from longdoc.summarize import store
 from longdoc.summarize.models import FOCUS_MAX_CHARS, SummaryRecord, SummaryRequest
-
-
-class SummaryInputError(LongdocError):
-    """The request cannot be summarised as asked (document not READY, empty, focus too long)."""
-
-
-class EmptyDocument(SummaryInputError):
-    """The document version has no text to summarise."""
 
 
 def summary_id_for(doc_id: str, doc_version: str, focus: str | None, length: str, model: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from longdoc.core.errors import AnswerRejected
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.ports import Model
 from longdoc.search.quotes import find_quote
@@ -46,10 +47,6 @@ class Answer:
         return {"decision": self.decision, "reasons": self.reasons, "citations": self.citations,
                 "model": self.model, "baseline": self.baseline, "verified": self.verified,
                 "corrections": self.corrections, "usage": self.usage.model_dump()}
-
-
-class AnswerRejected(ValueError):
-    """A tool call failed verification; the message (one line per problem) goes back to the model."""
 
 
 def _citation(raw: Any, by_id: dict[str, list[Clause]]) -> dict[str, Any]:

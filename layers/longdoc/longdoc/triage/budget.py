@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
-from longdoc.triage.errors import TriageError
+from longdoc.core.errors import TriageError
 
 CLAUSE_BAND_TOKENS = 1200
 """Largest clause band, in estimated tokens: three clauses of up to 400 (the design's figure)."""

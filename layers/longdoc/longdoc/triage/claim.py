@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from longdoc.core.errors import TriageError
 from longdoc.core.values import exact_values
-from longdoc.triage.errors import TriageError
 
 _FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum", re.IGNORECASE)
 _LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=]\s*(\S+)", re.IGNORECASE | re.MULTILINE)

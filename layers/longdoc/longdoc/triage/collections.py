@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from longdoc.core.documents import ready_document
-from longdoc.core.errors import ConfigError
+from longdoc.core.errors import ConfigError, UnknownCollection
 from longdoc.core.models import DocumentRecord
 from longdoc.core.ports import StateStore
-from longdoc.triage.errors import UnknownCollection
 
 
 @runtime_checkable

@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.core.documents import load_chunks
+from longdoc.core.errors import TriageError
 from longdoc.triage.budget import DEFAULT_INPUT_BUDGET, clause_band
 from longdoc.triage.claim import claim_from_json
 from longdoc.triage.clauses import Clause, clauses_of, enclosing_ids, rank
 from longdoc.triage.collections import Member, load_collection
-from longdoc.triage.errors import TriageError
 from longdoc.triage.prompt import fixed_parts
 from longdoc.triage.service import TriageDeps, claim_context
 from longdoc.triage.terms import resolve

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from longdoc.core.documents import load_chunks
+from longdoc.core.errors import TriageError
 from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
 from longdoc.triage.answer import Answer, baseline_answer, run_model
 from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, Bands, clause_band,
@@ -21,7 +22,6 @@ from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS,
 from longdoc.triage.claim import Claim, claim_from_json, read_claim
 from longdoc.triage.clauses import Band, Clause, clauses_of, fill_band, rank
 from longdoc.triage.collections import Member, load_collection
-from longdoc.triage.errors import TriageError
 from longdoc.triage.prompt import DEFAULT_EXAMPLES, build_request, fixed_parts
 from longdoc.triage.terms import Resolution, resolve
 
@@ -135,7 +135,7 @@ def _band_json(band: Band) -> dict[str, Any]:
 def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
     """Triage one claim; returns the result as JSON (shape in README, "Claim triage").
 
-    Raises :class:`~longdoc.triage.errors.TriageError` (one line) for bad input, and the
+    Raises :class:`~longdoc.core.errors.TriageError` (one line) for bad input, and the
     model port's errors when the model fails.
     """
     members = load_collection(deps.state, request.collection)

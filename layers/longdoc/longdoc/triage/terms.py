@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from longdoc.core.errors import TriageError
 from longdoc.triage.collections import Member
-from longdoc.triage.errors import TriageError
 
 
 def parse_date(value: str, what: str = "loss date") -> str:

@@ -1,0 +1,88 @@
+"""The ``anthropic`` SDK's errors translated into longdoc's taxonomy, for every client of the SDK.
+
+:class:`~longdoc.adapters.claude.ClaudeModel` (Messages, Anthropic API or Bedrock) and
+:class:`~longdoc.adapters.batches.AnthropicBatches` (Message Batches) raise only these, so no
+SDK class name reaches a state machine (``statemachine/*.asl.json`` retries on ours). What is
+left after the SDK's own retries maps as follows:
+
+* HTTP 429 (``rate_limit_error``) and HTTP 529 (``overloaded_error``); Bedrock's
+  ``ThrottlingException`` and ``ModelNotReadyException`` -> :class:`~longdoc.core.errors.ModelThrottled`
+* connection failures, timeouts and other 5xx; Bedrock's ``ModelTimeoutException``,
+  ``ModelErrorException``, ``InternalServerException`` and ``ServiceUnavailableException``
+  -> :class:`~longdoc.core.errors.ModelUnavailable`
+* any other 4xx (401 included) -> :class:`~longdoc.core.errors.ModelRequestError` (retrying will not help)
+
+Status codes and error types follow the Messages API error reference
+(https://docs.anthropic.com/en/api/errors); Bedrock names its errors in the ``x-amzn-ErrorType``
+header (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html).
+The SDK is imported inside :func:`translated` only (it costs seconds to import).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from longdoc.core.errors import LongdocError, ModelRequestError, ModelThrottled, ModelUnavailable
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import anthropic
+
+#: HTTP statuses the API uses when it is out of capacity (rate limited / overloaded).
+THROTTLE_STATUSES: frozenset[int] = frozenset({429, 529})
+#: Bedrock error types (``x-amzn-ErrorType``) that mean "no capacity now" / "try again later".
+BEDROCK_THROTTLE_ERRORS: frozenset[str] = frozenset({"ThrottlingException", "ModelNotReadyException"})
+BEDROCK_UNAVAILABLE_ERRORS: frozenset[str] = frozenset(
+    {"ModelTimeoutException", "ModelErrorException", "InternalServerException", "ServiceUnavailableException"})
+
+
+def status_error(exc: anthropic.APIStatusError, api: str = "Claude API") -> LongdocError:
+    """The named error for an SDK status error (see the module docstring); ``api`` starts its message."""
+    status = exc.status_code
+    bedrock_type = _bedrock_error_type(exc)
+    error_type = bedrock_type or getattr(exc, "type", None) or _body_field(exc.body, "type")
+    api_message = getattr(exc, "api_message", None) or _body_field(exc.body, "message")
+    if api_message is None and isinstance(exc.body, dict) and isinstance(exc.body.get("message"), str):
+        api_message = exc.body["message"]  # Bedrock's error body: {"message": "..."}
+    detail = f"HTTP {status}" + (f" {error_type}" if error_type else "")
+    detail += f": {api_message or exc.message}"
+    if status in THROTTLE_STATUSES or bedrock_type in BEDROCK_THROTTLE_ERRORS:
+        return ModelThrottled(f"{api} throttled ({detail})")
+    if status >= 500 or bedrock_type in BEDROCK_UNAVAILABLE_ERRORS:
+        return ModelUnavailable(f"{api} failed ({detail})")
+    return ModelRequestError(f"{api} rejected the request ({detail})")
+
+
+@contextmanager
+def translated(api: str) -> Iterator[None]:
+    """Run the block with the SDK's status and connection errors raised as named errors instead.
+
+    A status error becomes :func:`status_error`'s; a connection failure or timeout
+    (``APIConnectionError``, ``APITimeoutError``) :class:`~longdoc.core.errors.ModelUnavailable`.
+    The SDK's error stays the ``__cause__``.
+    """
+    import anthropic
+
+    try:
+        yield
+    except anthropic.APIStatusError as exc:
+        raise status_error(exc, api) from exc
+    except anthropic.APIConnectionError as exc:  # includes APITimeoutError
+        raise ModelUnavailable(f"{api} unreachable: {exc.message}") from exc
+
+
+def _bedrock_error_type(exc: anthropic.APIStatusError) -> str | None:
+    """The Bedrock error name from ``x-amzn-ErrorType`` (``Name:namespace`` -> ``Name``), if any."""
+    response = getattr(exc, "response", None)
+    header = response.headers.get("x-amzn-errortype") if response is not None else None
+    return header.split(":", 1)[0] or None if header else None
+
+
+def _body_field(body: object, field: str) -> str | None:
+    """Return ``body["error"][field]`` from an Anthropic error body, if present."""
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get(field), str):
+            return error[field]
+    return None
