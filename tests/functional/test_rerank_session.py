@@ -17,7 +17,7 @@ from longdoc.core.messages import ToolUseBlock
 from longdoc.core.records import CaseFacts, RunRecord
 from longdoc.extract.catalogue import Catalogue, ClauseType
 from longdoc.extract.context import page, retrieve, retriever
-from longdoc.extract.search import run_search
+from longdoc.extract.search_calls import run_search
 from longdoc.extract.session_types import Deps, SessionOptions
 from tests.fakes.voyage_server import FakeVoyage, overlap_score
 from tests.functional.test_rerankers import chunk

@@ -131,7 +131,7 @@ class ExtractionSettings(_Group):
     time_margin_seconds: int = Field(120, ge=0, le=890)  # stop and checkpoint this long before the Lambda timeout
     iterations_per_execution: int = Field(500, ge=1, le=3000)  # continue-as-new after this many sessions
     # search_chunks budget per session (calls; estimated tokens of returned chunks) and the initial-retrieval
-    # similarity under which record_not_found needs a search first (longdoc.extract.search)
+    # similarity under which record_not_found needs a search first (longdoc.extract.search_calls)
     search_max_calls: int = Field(4, ge=0, le=50)
     search_max_tokens: int = Field(6000, ge=0, le=200_000)
     search_min_score: float = Field(0.45, ge=0, le=1.01)

@@ -41,7 +41,7 @@ class NotFoundEvidence(BaseModel):
     """What backs a ``not_found``: the queries the model searched and the chunk ids it examined.
 
     ``queries`` are only those the harness actually ran in this run (see
-    :mod:`longdoc.extract.search`); ``reason`` is the model's own words.
+    :mod:`longdoc.extract.search_calls`); ``reason`` is the model's own words.
     """
 
     model_config = ConfigDict(extra="forbid")

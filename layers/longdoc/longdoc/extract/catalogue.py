@@ -59,7 +59,7 @@ class ClauseType(BaseModel):
     text for it (the defaults carry 4-12); ``answer_kind`` is ``"span"`` for a short
     value (a date, a name, a place, a duration) or ``"clause"`` for whole provisions;
     ``alternatives`` are other ways a contract may word it, unlike the hints (the offline
-    baseline's ``search_chunks`` query, see :mod:`longdoc.extract.search`). Unknown fields are rejected so that typos in user files surface as errors.
+    baseline's ``search_chunks`` query, see :mod:`longdoc.extract.search_calls`). Unknown fields are rejected so that typos in user files surface as errors.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", str_strip_whitespace=True)

@@ -83,7 +83,7 @@ def initial_scores(similarity: dict[str, dict[str, float]], shown: set[str]) -> 
 
     ``similarity`` is what :func:`retrieve` filled in (the dense ranking of the clause type's
     query, :meth:`ClauseType.query_text`, over the allowed chunks). Unlike the fused rank it is
-    an absolute measure; it decides whether ``not_found`` needs a search (:mod:`longdoc.extract.search`).
+    an absolute measure; it decides whether ``not_found`` needs a search (:mod:`longdoc.extract.search_calls`).
     """
     return {name: max((score for cid, score in scores.items() if cid in shown), default=0.0)
             for name, scores in similarity.items()}

@@ -22,7 +22,7 @@ MAX_TOKENS_CEILING = 64_000
 ``max_tokens`` (``LONGDOC_MAX_TOKENS`` <= 64000), which is also the output limit of
 Sonnet-class models (https://platform.claude.com/docs/en/about-claude/models/overview)."""
 SEARCH_MAX_CALLS = 4
-"""``search_chunks`` calls one session may make (see :mod:`longdoc.extract.search`)."""
+"""``search_chunks`` calls one session may make (see :mod:`longdoc.extract.search_calls`)."""
 SEARCH_MAX_TOKENS = 6_000
 """Estimated tokens of chunks ``search_chunks`` may return in one session."""
 SEARCH_MIN_SCORE = 0.45
@@ -69,7 +69,7 @@ class SessionOptions:
     ``search_max_calls`` / ``search_max_tokens`` are the session's ``search_chunks`` budget
     (calls, estimated tokens of returned chunks); ``search_min_score`` the initial-retrieval
     score under which ``record_not_found`` needs a search of the model's own (see
-    :mod:`longdoc.extract.search`).
+    :mod:`longdoc.extract.search_calls`).
     """
 
     deadline: float | None = None

@@ -2,7 +2,7 @@
 
 Each tool the model is offered (``extract_clause``, ``record_not_found``, ``search_chunks``) is
 a :class:`SessionTool`: its ``definition`` (the JSON Schema tool sent to the model), its
-``screen`` (the checks run before the harness proper, :mod:`longdoc.extract.search`) and its
+``screen`` (the checks run before the harness proper, :mod:`longdoc.extract.search_calls`) and its
 ``handle`` (what the call does to the session and what it answers). :data:`TOOLS` holds them
 by name; a tool call is routed by one lookup (:func:`tool_for`), and a name not in it goes to
 :data:`UNKNOWN_TOOL`, which answers as the harness always has (``unknown tool '...'``, after
@@ -23,7 +23,7 @@ from longdoc.extract.context import page, session_retriever
 from longdoc.extract.harness import ToolOutcome, apply_extraction, extract_outcome, not_found_outcome, refused_clause
 from longdoc.extract.prompt import (CACHE_BREAKPOINT, EXTRACT_TOOL, MAX_QUERY_CHARS, MAX_SEARCH_TOP_K, NOT_FOUND_TOOL,
                                     SEARCH_TOOL, render_next_page)
-from longdoc.extract.search import run_search, screen_not_found, unseen_citation
+from longdoc.extract.search_calls import run_search, screen_not_found, unseen_citation
 from longdoc.extract.session_types import Deps, Session, SessionOptions
 
 _CITATION = {
@@ -108,7 +108,7 @@ class ExtractTool(_ClauseTool):
     ``citations`` has ``minItems: 1``, each item requiring ``chunk_id``, ``page`` and ``quote``;
     ``more_instances`` (optional boolean) asks for the next page of retrieved chunks for that
     clause type. A citation of a chunk the session was not shown is rejected before the harness
-    (:func:`~longdoc.extract.search.unseen_citation`) and counted as a rejected citation.
+    (:func:`~longdoc.extract.search_calls.unseen_citation`) and counted as a rejected citation.
     """
 
     name = EXTRACT_TOOL
@@ -150,7 +150,7 @@ class NotFoundTool(_ClauseTool):
 
     It takes no citations; it carries its evidence (``queries`` searched, ``chunk_ids``
     examined), checked against the evidence rule before the harness
-    (:func:`~longdoc.extract.search.screen_not_found`) and stored on the extraction.
+    (:func:`~longdoc.extract.search_calls.screen_not_found`) and stored on the extraction.
     """
 
     name = NOT_FOUND_TOOL
@@ -179,7 +179,7 @@ class NotFoundTool(_ClauseTool):
 
     def screen(self, s: Session, block: ToolUseBlock,
                options: SessionOptions) -> tuple[str | None, NotFoundEvidence | None]:
-        """The evidence rule (:func:`~longdoc.extract.search.screen_not_found`)."""
+        """The evidence rule (:func:`~longdoc.extract.search_calls.screen_not_found`)."""
         return screen_not_found(s, block, options)
 
     def decide(self, s: Session, block: ToolUseBlock, model: str) -> ToolOutcome:
@@ -188,7 +188,7 @@ class NotFoundTool(_ClauseTool):
 
 
 class SearchTool(SessionTool):
-    """``search_chunks``: the model's own search of the document (:func:`~longdoc.extract.search.run_search`).
+    """``search_chunks``: the model's own search of the document (:func:`~longdoc.extract.search_calls.run_search`).
 
     ``query`` of at most :data:`~longdoc.extract.prompt.MAX_QUERY_CHARS` characters, ``top_k``
     1-:data:`~longdoc.extract.prompt.MAX_SEARCH_TOP_K` (default 5), optional ``clause_type``.
