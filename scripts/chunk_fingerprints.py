@@ -1,7 +1,7 @@
 """Write or check the chunk fingerprints of every corpus document (parse + chunk, no embedding).
 
 A fingerprint is one line per chunk: ``chunk_id section_id char_start char_end content_hash[:16]``.
-The stored file (``tests/data/chunk_fingerprints.txt``) is what ``tests/unit/test_chunk_fingerprints.py``
+The stored file (``tests/data/chunk_fingerprints.txt``) is what ``tests/unit/ingest/test_chunk_fingerprints.py``
 compares against, so a refactor that changes any chunk id, boundary or section is caught.
 A deliberate chunking change regenerates it with ``--write`` and the diff is reviewed in the commit.
 

@@ -20,8 +20,8 @@ from longdoc.eval.html import eval_html, run_html
 from longdoc.eval.pdfpage import quote_on_page
 from tests.browser import chromium
 from tests.unit.pdf_builder import PAGE_HEIGHT, text_pdf
-from tests.unit.test_audit_page import LINES, _chunk, _result
-from tests.unit.test_eval_plots import _retrieval_report
+from tests.unit.eval.test_audit_page import LINES, _chunk, _result
+from tests.unit.eval.test_eval_plots import _retrieval_report
 
 FIRST_BASELINE, LEADING = 72.0, 11.0 * 1.6
 

@@ -23,7 +23,7 @@ from longdoc.ingest.parse import OcrOptions, parse_document
 from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, layer_quality
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
 from longdoc.ingest.source import IngestSource
-from tests.unit.test_ingest_versions import CountingEmbedder, MemoryIndex
+from tests.unit.ingest.test_ingest_versions import CountingEmbedder, MemoryIndex
 
 GRUMMAN = "bad/scanned-grumman-service-kit-no-text.pdf"
 VICKSBURG = "bad/scanned-vicksburg-with-ocr-layer.pdf"

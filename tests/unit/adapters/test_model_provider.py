@@ -10,7 +10,7 @@ import pytest
 from longdoc.adapters.baseline import BASELINE_NAME
 from longdoc.extract.runs import model_provider
 
-PRICES = Path(__file__).resolve().parents[2] / "layers" / "longdoc" / "longdoc" / "data" / "prices.json"
+PRICES = Path(__file__).resolve().parents[3] / "layers" / "longdoc" / "longdoc" / "data" / "prices.json"
 
 
 @pytest.mark.parametrize(("model", "provider"), [

@@ -25,7 +25,7 @@ C0_EXCEPT_TAB_LF = re.compile(r"[\x00-\x08\x0b-\x1f]")
 @pytest.fixture(scope="module")
 def corpus_dir() -> Path:
     """The read-only shared corpus, ``../shared/corpus`` relative to the repository."""
-    path = Path(__file__).resolve().parents[2] / ".." / "shared" / "corpus"
+    path = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
     assert path.is_dir(), f"shared corpus missing at {path}"
     return path
 

@@ -10,7 +10,7 @@ import pytest
 from longdoc.extract.catalogue import Catalogue, ClauseType, load_catalogue, normalise_name
 from longdoc.core.errors import ConfigError, UnknownClauseType
 
-GOLD_FILE = Path(__file__).resolve().parents[2] / ".." / "shared" / "gold" / "cuad-dev.jsonl"
+GOLD_FILE = Path(__file__).resolve().parents[3] / ".." / "shared" / "gold" / "cuad-dev.jsonl"
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import RunRequest, start_extraction
 from longdoc.extract.payloads import ExecutionInput, ExtractTaskInput, execution_name
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 VERSION = "a" * 64
 
 

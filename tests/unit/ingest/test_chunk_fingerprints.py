@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CORPUS = REPO.parent / "shared" / "corpus"
 sys.path.insert(0, str(REPO / "scripts"))
 

@@ -16,7 +16,7 @@ from longdoc.ingest.chunk import SECTION_PASSES, ChunkingState, chunk_document
 from longdoc.ingest.chunk.continental import continental_heading, ordinal_value
 from longdoc.ingest.parse import parse_document
 
-CASES = (Path(__file__).resolve().parents[2] / ".." / "shared" / "cases").resolve()
+CASES = (Path(__file__).resolve().parents[3] / ".." / "shared" / "cases").resolve()
 GOOSEHEAD = "cuad/gooseheadinsurance-franchise-agreement"
 
 

@@ -10,7 +10,7 @@ from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.parse import parse_document
 from longdoc.ingest.parse.forms import FormField, merge_form_fields
 
-CASES = (Path(__file__).resolve().parents[2] / ".." / "shared" / "cases").resolve()
+CASES = (Path(__file__).resolve().parents[3] / ".." / "shared" / "cases").resolve()
 
 
 def _case(name: str) -> bytes:
