@@ -197,8 +197,8 @@ def run_bulk(doc_ids: list[str], runs: int, meter: Meter) -> dict[str, Any]:
     with FakeBatches(answer) as fake:
         _env(Path(os.environ["LONGDOC_HOME"]), fake.url)
         app = load_handler("bulk")
-        app.bulk_deps.cache_clear()
-        deps, settings, bulk_id = app.bulk_deps(), get_settings(), f"bulk-bench-{int(time.time())}"
+        wiring.bulk_deps.cache_clear()
+        deps, settings, bulk_id = wiring.bulk_deps(), get_settings(), f"bulk-bench-{int(time.time())}"
         stores = Stores.of(deps)
         started = time.perf_counter()
         start_bulk(stores, deps.extract.catalogue, bulk_id, Selection(doc_ids=[doc_ids[n % len(doc_ids)]

@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,16 +31,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import Field, StringConstraints
 
 from longdoc import wiring
-from longdoc.adapters.executions import StepFunctionsStarter
 from longdoc.config import ApiFunctionSettings, function_settings
-from longdoc.core.errors import (
-    ConfigError,
-    IdempotencyConflict,
-    LongdocError,
-    NotFound,
-    TooManyRuns,
-    UnknownClauseType,
-)
+from longdoc.core.errors import IdempotencyConflict, LongdocError, NotFound, TooManyRuns, UnknownClauseType
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import (
     Admission,
@@ -79,15 +70,6 @@ class ExtractionRequest(RunRequest):  # a RunRequest with the API's bounds; same
 def _settings() -> ApiFunctionSettings:
     """This function's settings (validated once per process; :class:`ConfigError` names a bad variable)."""
     return function_settings(ApiFunctionSettings)
-
-
-@lru_cache(maxsize=1)
-def _starter() -> StepFunctionsStarter:
-    """The Step Functions starter, built on first use (never at import) and kept by warm invocations."""
-    arn = _settings().state_machine_arn
-    if not arn:
-        raise ConfigError("LONGDOC_STATE_MACHINE_ARN must be set to start extraction runs")
-    return StepFunctionsStarter(arn)
 
 
 def _error(status: int, message: str, **extra: Any) -> Response:
@@ -154,7 +136,8 @@ def _admission(settings: ApiFunctionSettings) -> Admission | None:
     cap = settings.max_running_extractions
     if cap is None:
         return None
-    return Admission(count_running=_starter().count_running, cap=cap, retry_after_seconds=settings.retry_after_seconds)
+    return Admission(count_running=wiring.execution_starter("extract").count_running, cap=cap,
+                     retry_after_seconds=settings.retry_after_seconds)
 
 
 @app.post("/extractions")
@@ -170,8 +153,9 @@ def create_extraction(
     """
     settings = _settings()
     run = start_extraction(body, state=wiring.state_store(), catalogue=load_catalogue(settings.clause_catalogue),
-                           settings=settings, starter=_starter(), model_name=wiring.model_name(),
-                           idempotency_key=idempotency_key, admission=_admission(settings))
+                           settings=settings, starter=wiring.execution_starter("extract"),
+                           model_name=wiring.model_name(), idempotency_key=idempotency_key,
+                           admission=_admission(settings))
     logger.info("extraction requested", extra={"run_id": run.run_id, "status": run.status, **_caller()})
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
                     body={"run_id": run.run_id, "status": run.status, "execution_arn": run.execution_arn})
@@ -189,7 +173,7 @@ def get_extraction(run_id: str) -> dict[str, Any]:
     run = state.get_run(run_id)
     if run is not None and run.status == "RUNNING" and settings.state_machine_arn:
         try:
-            reconcile_run(state, run, _starter().execution_status)
+            reconcile_run(state, run, wiring.execution_starter("extract").execution_status)
         except Exception as exc:  # noqa: BLE001 - a status check must never fail the read
             logger.warning("execution status unavailable", extra={"run_id": run_id, "error": type(exc).__name__})
     table = settings.price_table

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
@@ -21,20 +20,11 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import BaseModel, Field
 
 from longdoc import wiring
-from longdoc.adapters.executions import StepFunctionsStarter
 from longdoc.bulk.runs import Selection, Stores, bulk_status, execution_input, start_bulk
-from longdoc.config import ExtractionSettings, ModelSettings, StoreSettings, function_settings
-from longdoc.core.errors import ConfigError
-from longdoc.core.ports import ExecutionStarter
+from longdoc.config import BulkApiSettings, function_settings
 from longdoc.extract.catalogue import load_catalogue
 
 router = APIGatewayRouter()
-
-
-class BulkApiSettings(StoreSettings, ModelSettings, ExtractionSettings):
-    """What the bulk routes read: the stores, model, extraction defaults and the bulk state machine's ARN."""
-
-    bulk_state_machine_arn: str | None = None
 
 
 class BulkBody(BaseModel):
@@ -47,15 +37,6 @@ class BulkBody(BaseModel):
     max_tokens: int | None = Field(None, ge=64, le=64000, description="output tokens per model call")
 
 
-@lru_cache(maxsize=1)
-def _starter() -> ExecutionStarter:
-    """The bulk state machine's starter, built on first use and kept by warm invocations."""
-    arn = function_settings(BulkApiSettings).bulk_state_machine_arn
-    if not arn:
-        raise ConfigError("LONGDOC_BULK_STATE_MACHINE_ARN must be set to start bulk extractions")
-    return StepFunctionsStarter(arn)
-
-
 def _stores() -> Stores:
     """The run store and the bulk item store (DynamoDB table on AWS, SQLite under ``home`` locally)."""
     function_settings(BulkApiSettings)  # validated at entry: the stores' variables named when wrong
@@ -65,7 +46,7 @@ def _stores() -> Stores:
 def _start(bulk_id: str) -> None:
     """Start the job's execution; one already started under this name is the retry's answer."""
     try:
-        _starter().start_execution(bulk_id, execution_input(bulk_id))
+        wiring.execution_starter("bulk").start_execution(bulk_id, execution_input(bulk_id))
     except Exception as exc:
         if type(exc).__name__ != "ExecutionAlreadyExists":
             raise

@@ -9,7 +9,6 @@ route calls one service function (:func:`longdoc.summarize.runs.start_summary`,
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
@@ -17,10 +16,6 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import Field
 
 from longdoc import wiring
-from longdoc.adapters.executions import StepFunctionsStarter
-from longdoc.config import ModelSettings, StoreSettings, function_settings
-from longdoc.core.errors import ConfigError
-from longdoc.core.ports import ExecutionStarter
 from longdoc.summarize.baseline import summary_model_name
 from longdoc.summarize.models import SummaryRequest
 from longdoc.summarize.runs import start_summary, summary_view
@@ -28,25 +23,10 @@ from longdoc.summarize.runs import start_summary, summary_view
 router = APIGatewayRouter()
 
 
-class SummaryApiSettings(StoreSettings, ModelSettings):
-    """What the summary routes read: the stores, the model choice and the summary state machine's ARN."""
-
-    summary_state_machine_arn: str | None = None
-
-
 class SummaryBody(SummaryRequest):
     """Body of ``POST /summaries``: ``{"doc_id", "doc_version"?, "focus"?, "length"?: short|medium|long}``."""
 
     focus: str | None = Field(None, max_length=300, description="a topic to stick to, e.g. \"exclusions\"")
-
-
-@lru_cache(maxsize=1)
-def _starter() -> ExecutionStarter:
-    """The summary state machine's starter, built on first use and kept by warm invocations."""
-    arn = function_settings(SummaryApiSettings).summary_state_machine_arn
-    if not arn:
-        raise ConfigError("LONGDOC_SUMMARY_STATE_MACHINE_ARN must be set to start summaries")
-    return StepFunctionsStarter(arn)
 
 
 @router.post("/summaries")
@@ -56,8 +36,8 @@ def create_summary(body: SummaryBody) -> Response[dict[str, Any]]:
     The id is derived from the document version, focus, length and model, so repeating a
     request starts nothing new, and repeating a FAILED one resumes it.
     """
-    record = start_summary(body, state=wiring.state_store(), blobs=wiring.blob_store(), starter=_starter(),
-                           model_name=summary_model_name(wiring.model_name()))
+    record = start_summary(body, state=wiring.state_store(), blobs=wiring.blob_store(),
+                           starter=wiring.execution_starter("summarize"), model_name=summary_model_name(wiring.model_name()))
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
                     body={"summary_id": record.summary_id, "status": record.status,
                           "execution_arn": record.execution_arn})

@@ -17,8 +17,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from longdoc import wiring
-from longdoc.adapters.baseline import BASELINE_NAME
-from longdoc.triage.service import TriageDeps, TriageRequest, run_triage
+from longdoc.triage.service import TriageRequest, run_triage
 
 router = Router()
 
@@ -26,5 +25,4 @@ router = Router()
 @router.post("/triage")
 def triage(body: TriageRequest) -> dict[str, Any]:
     """Triage one claim: decision, reasons, verified citations, the clause band and the budget bands."""
-    model = None if wiring.model_name() == BASELINE_NAME else wiring.model()
-    return run_triage(body, TriageDeps(wiring.state_store(), wiring.blob_store(), model=model))
+    return run_triage(body, wiring.triage_deps(offline_ranking=True))

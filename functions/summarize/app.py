@@ -1,7 +1,7 @@
 """Summarize function: one step of a summary per invocation (plan, map one group, reduce one level, synthesize, fail).
 
-Thin handler: validate this function's settings (:class:`~longdoc.summarize.settings.SummarizeSettings`),
-parse the Step Functions payload, call one step of :mod:`longdoc.summarize.steps`, return its
+Thin handler: validate this function's settings (:class:`~longdoc.summarize.settings.SummarizeSettings`,
+through :func:`longdoc.wiring.summary_deps`), parse the Step Functions payload, call one step of :mod:`longdoc.summarize.steps`, return its
 small output (ids and counters; the stores hold the text). The final synthesis streams from
 the Messages API (SSE), so a long answer never waits on one response near the Lambda timeout,
 and stores the result. Errors propagate with their class name as ``errorType`` for the
@@ -16,32 +16,12 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
-from longdoc.config import function_settings
-from longdoc.core.errors import ConfigError, SummaryFailed
+from longdoc.core.errors import SummaryFailed
 from longdoc.core.payloads import StepError
-from longdoc.core.ports import StreamingModel
 from longdoc.observability import logger, metrics, tracer
 from longdoc.summarize import steps
 from longdoc.summarize.payloads import SummarizeTaskInput
 from longdoc.summarize.runs import emit
-from longdoc.summarize.settings import SummarizeSettings
-
-
-
-
-def _deps() -> steps.SummaryDeps:
-    settings = function_settings(SummarizeSettings)
-    from longdoc.adapters.baseline import BASELINE_NAME
-
-    if wiring.model_name() == BASELINE_NAME:  # the extraction baseline: summaries get their own
-        from longdoc.summarize.baseline import SummaryBaselineModel
-
-        model: Any = SummaryBaselineModel()
-    else:
-        model = wiring.model()
-    if not isinstance(model, StreamingModel):
-        raise ConfigError(f"model {model.name} cannot stream; summaries need a streaming model")
-    return steps.SummaryDeps(blobs=wiring.blob_store(), model=model, settings=settings)
 
 
 @logger.inject_lambda_context(log_event=False)
@@ -51,7 +31,7 @@ def _deps() -> steps.SummaryDeps:
 def handler(event: SummarizeTaskInput, context: LambdaContext) -> dict[str, Any]:
     """Run ``event.action`` for ``event.summary_id``; return that step's small output."""
     logger.append_keys(summary_id=event.summary_id, action=event.action)
-    deps = _deps()
+    deps = wiring.summary_deps()
     if event.action == "plan":
         return steps.plan(deps, event.summary_id)
     if event.action == "map":

@@ -10,7 +10,6 @@ import pytest
 
 from longdoc import wiring
 from longdoc.cli import main
-from longdoc.local.lambda_runtime import load_handler
 
 pytestmark = pytest.mark.slow
 
@@ -24,9 +23,7 @@ def home(tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("LONGDOC_BULK_POLL_FIRST", raising=False)
     wiring.reset()
-    load_handler("bulk").bulk_deps.cache_clear()
     yield tmp_path
-    load_handler("bulk").bulk_deps.cache_clear()
     wiring.reset()
 
 

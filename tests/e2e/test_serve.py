@@ -174,10 +174,13 @@ def test_binding_beyond_loopback_warns(monkeypatch, capsys, tmp_path) -> None:
     # Given a server that stops at once (nothing is bound)
     import werkzeug.serving
 
+    served_by: list[dict[str, str]] = []
+
     class Stub:
         server_port = 8080
 
         def serve_forever(self) -> None:
+            served_by.append({m: type(wiring.execution_starter(m)).__name__ for m in ("extract", "summarize", "bulk")})
             raise KeyboardInterrupt
 
         def server_close(self) -> None:
@@ -195,11 +198,19 @@ def test_binding_beyond_loopback_warns(monkeypatch, capsys, tmp_path) -> None:
     # Then only the first warns
     assert "WARNING: listening on 0.0.0.0, not loopback" in wide
     assert "WARNING" not in narrow
-    # And the API module's own starter factory is back (the module is shared by the whole process)
+    # And while serving, wiring's starters were local workers; afterwards Step Functions is back (here
+    # without an ARN), and no handler module was given a starter of its own
+    from longdoc.core.errors import ConfigError
     from longdoc.local.lambda_runtime import load_handler
 
-    assert hasattr(load_handler("api")._starter, "cache_clear")
-    assert all(hasattr(sys.modules[r]._starter, "cache_clear") for r in ("summary_routes", "bulk_routes"))
+    local = {"extract": "BackgroundStarter", "summarize": "MachineStarter", "bulk": "MachineStarter"}
+    assert served_by == [local, local]
+    monkeypatch.delenv("LONGDOC_STATE_MACHINE_ARN", raising=False)
+    wiring.reset()
+    with pytest.raises(ConfigError, match="LONGDOC_STATE_MACHINE_ARN must be set"):
+        wiring.execution_starter("extract")
+    assert not hasattr(load_handler("api"), "_starter")
+    assert not any(hasattr(sys.modules[r], "_starter") for r in ("summary_routes", "bulk_routes"))
 
 
 def test_stopping_serve_stops_its_running_extractions_and_says_how_to_resume(served) -> None:

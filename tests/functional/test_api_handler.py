@@ -52,9 +52,9 @@ def sfn(aws_stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[StateMachine]:
                                       roleArn=f"arn:aws:iam::{ACCOUNT}:role/longdoc-dev-sfn")["stateMachineArn"]
     monkeypatch.setenv("LONGDOC_STATE_MACHINE_ARN", arn)
     function_settings.cache_clear()
-    load_handler("api")._starter.cache_clear()  # never reuse a client from another test's moto context
+    wiring.step_functions_starter.cache_clear()  # never reuse a client from another test's moto context
     yield StateMachine(client, arn)
-    load_handler("api")._starter.cache_clear()
+    wiring.step_functions_starter.cache_clear()
 
 
 @pytest.fixture
@@ -330,8 +330,7 @@ def test_a_failed_start_execution_is_retried_by_the_next_request(
     api, sfn, ingested_contract: DocumentRecord, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given Step Functions refusing the first StartExecution
-    module = load_handler("api")
-    real = module._starter()
+    real = wiring.execution_starter("extract")
 
     class Flaky:
         calls = 0
@@ -342,17 +341,13 @@ def test_a_failed_start_execution_is_retried_by_the_next_request(
                 raise RuntimeError("throttled")
             return real.start_execution(name, execution_input)
 
-    def flaky_starter() -> Flaky:
-        return Flaky()
+    with wiring.overrides(starters={"extract": Flaky()}):
+        with pytest.raises(RuntimeError):
+            api("POST", "/extractions", request(ingested_contract), headers={"Idempotency-Key": "k-flaky"})
+        assert sfn.executions() == []
 
-    flaky_starter.cache_clear = lambda: None  # the fixture clears the real factory's cache on teardown
-    monkeypatch.setattr(module, "_starter", flaky_starter)
-    with pytest.raises(RuntimeError):
-        api("POST", "/extractions", request(ingested_contract), headers={"Idempotency-Key": "k-flaky"})
-    assert sfn.executions() == []
-
-    # When the client retries with the same key
-    status, body = api("POST", "/extractions", request(ingested_contract), headers={"Idempotency-Key": "k-flaky"})
+        # When the client retries with the same key
+        status, body = api("POST", "/extractions", request(ingested_contract), headers={"Idempotency-Key": "k-flaky"})
 
     # Then the execution starts now, under the run's own id
     assert status == 202 and body["execution_arn"] and body["status"] == "RUNNING"

@@ -16,6 +16,7 @@ from typing import Any
 import boto3
 import pytest
 
+from longdoc import wiring
 from longdoc.bulk.driver import run_rounds
 from longdoc.config import function_settings
 from longdoc.local.engine import LocalContext
@@ -45,12 +46,11 @@ def machine(aws_stack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
     monkeypatch.setenv("LONGDOC_PRICE_TABLE", str(prices))
     monkeypatch.setenv("LONGDOC_BULK_POLL_FIRST", "0")
     function_settings.cache_clear()
-    routes = load_handler("api") and __import__("bulk_routes")
-    routes._starter.cache_clear()
-    load_handler("bulk").bulk_deps.cache_clear()
+    wiring.step_functions_starter.cache_clear()  # never reuse a client from another test's moto context
+    wiring.bulk_deps.cache_clear()
     yield client, arn
-    routes._starter.cache_clear()
-    load_handler("bulk").bulk_deps.cache_clear()
+    wiring.step_functions_starter.cache_clear()
+    wiring.bulk_deps.cache_clear()
 
 
 def call(method: str, path: str, body: Any = None, key: str | None = None, bulk_id: str | None = None) -> tuple[int, Any]:
@@ -92,7 +92,7 @@ def test_post_is_idempotent_and_get_reports_counts_documents_and_both_costs(aws_
     status, view = call("GET", f"/bulk-extractions/{started['bulk_id']}", bulk_id=started["bulk_id"])
     assert status == 200 and (view["pending"], view["done"], view["status"]) == (1, 0, "RUNNING")
     # When the rounds run (as the state machine would)
-    run_rounds(load_handler("bulk").bulk_deps(), started["bulk_id"], sleep=lambda s: None)
+    run_rounds(wiring.bulk_deps(), started["bulk_id"], sleep=lambda s: None)
     # Then GET reports it done, per document, with the batch cost half the synchronous cost
     status, view = call("GET", f"/bulk-extractions/{started['bulk_id']}", bulk_id=started["bulk_id"])
     assert status == 200 and (view["pending"], view["done"], view["failed"], view["status"]) == (0, 1, 0, "SUCCEEDED")

@@ -30,9 +30,9 @@ def bulk_app(aws_stack, monkeypatch):
     monkeypatch.setenv("LONGDOC_BULK_POLL_FIRST", "0")
     monkeypatch.setenv("LONGDOC_BULK_POLL_CAP", "0")
     app = load_handler("bulk")
-    app.bulk_deps.cache_clear()
+    wiring.bulk_deps.cache_clear()
     yield app
-    app.bulk_deps.cache_clear()
+    wiring.bulk_deps.cache_clear()
 
 
 def _found(state, run_id: str) -> list[tuple[str, str, str]]:
@@ -42,7 +42,7 @@ def _found(state, run_id: str) -> list[tuple[str, str, str]]:
 
 def test_a_bulk_job_through_the_local_engine_matches_the_sync_path(aws_stack, ingested_contract, bulk_app) -> None:
     # Given two runs of the contract (one with a 64-token cap, so it needs several rounds) in one job
-    deps = bulk_app.bulk_deps()
+    deps = wiring.bulk_deps()
     selection = Selection(doc_ids=[ingested_contract.doc_id, ingested_contract.doc_id + "-missing"])
     accepted = start_bulk(Stores.of(deps), load_catalogue(), "bulk-e1", selection, clause_types=TYPES, model_name=BASELINE,
                           max_tokens=64, top_k=4)
@@ -84,7 +84,7 @@ def test_a_failed_step_fails_the_execution_and_a_redrive_finishes_the_job(aws_st
     # Given a job whose first Harvest dies (after its Lambda retries) with an error of its own
     from longdoc.bulk import steps
 
-    deps = bulk_app.bulk_deps()
+    deps = wiring.bulk_deps()
     start_bulk(Stores.of(deps), load_catalogue(), "bulk-e2", Selection(doc_ids=[ingested_contract.doc_id]),
                clause_types=TYPES, model_name=BASELINE, max_tokens=4096, top_k=4)
     real, calls = steps.harvest, []

@@ -45,10 +45,9 @@ def machine(aws_stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, s
     monkeypatch.setenv("LONGDOC_SUMMARY_SINGLE_CALL_TOKENS", "3000")
     monkeypatch.setenv("LONGDOC_STATE_MACHINE_ARN", arn.replace("summarize", "extract"))  # the API needs both
     function_settings.cache_clear()
-    routes = load_handler("api") and __import__("summary_routes")
-    routes._starter.cache_clear()
+    wiring.step_functions_starter.cache_clear()  # never reuse a client from another test's moto context
     yield client, arn
-    routes._starter.cache_clear()
+    wiring.step_functions_starter.cache_clear()
 
 
 def store_policy(sections: int = 6) -> DocumentRecord:

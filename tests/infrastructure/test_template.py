@@ -9,16 +9,21 @@ tools virtualenv exists.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import subprocess
-from functools import cache
 from typing import Any
 
 import pytest
 
-from longdoc.config import ApiFunctionSettings, ExtractFunctionSettings, IngestFunctionSettings, Settings
+from longdoc.config import (
+    ApiFunctionSettings,
+    BulkApiSettings,
+    ExtractFunctionSettings,
+    IngestFunctionSettings,
+    Settings,
+    SummaryApiSettings,
+)
 from longdoc.summarize.settings import SummarizeSettings
 from tests.infrastructure.cfn import (
     FUNCTIONS,
@@ -356,31 +361,11 @@ def test_functions_point_at_code_folders_and_logs_with_retention(
     assert log_group["LogGroupName"]["Fn::Sub"].startswith("/aws/lambda/${AWS::StackName}-")
 
 
-@cache
-def _summary_api_settings() -> type:
-    """``SummaryApiSettings`` of the API's summary routes (functions/api/summary_routes.py, not a package)."""
-    spec = importlib.util.spec_from_file_location("summary_routes", REPO / "functions" / "api" / "summary_routes.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.SummaryApiSettings  # type: ignore[no-any-return]
-
-
-@cache
-def _bulk_api_settings() -> type:
-    """``BulkApiSettings`` of the API's bulk routes (functions/api/bulk_routes.py, not a package)."""
-    spec = importlib.util.spec_from_file_location("bulk_routes", REPO / "functions" / "api" / "bulk_routes.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.BulkApiSettings  # type: ignore[no-any-return]
-
-
 def _setting_fields(logical_id: str) -> set[str]:
     """Every setting (field name) the function's code reads: its settings model(s)."""
     models: dict[str, list[Any]] = {"IngestFunction": [IngestFunctionSettings],
                                     "ExtractFunction": [ExtractFunctionSettings],
-                                    "ApiFunction": [ApiFunctionSettings, _summary_api_settings(), _bulk_api_settings()],
+                                    "ApiFunction": [ApiFunctionSettings, SummaryApiSettings, BulkApiSettings],
                                     "SummarizeFunction": [SummarizeSettings],
                                     "BulkFunction": [ExtractFunctionSettings]}
     return {field for model in models[logical_id] for field in model.model_fields}

@@ -191,6 +191,18 @@ class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, Exec
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
 
 
+class SummaryApiSettings(StoreSettings, ModelSettings):
+    """What the API's summary routes read: the stores, the model choice and the summary state machine's ARN."""
+
+    summary_state_machine_arn: str | None = None
+
+
+class BulkApiSettings(StoreSettings, ModelSettings, ExtractionSettings):
+    """What the API's bulk routes read: the stores, model, extraction defaults and the bulk state machine's ARN."""
+
+    bulk_state_machine_arn: str | None = None
+
+
 class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, RerankSettings, IngestRuntimeSettings,
                ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""

@@ -8,23 +8,39 @@ function (:mod:`longdoc.adapters.secrets`).
 Voyage (int8 on ONNX Runtime, or PyTorch with ``LONGDOC_LOCAL_EMBEDDER=torch``), and Claude when ``ANTHROPIC_API_KEY`` is set or the offline baseline otherwise.
 Either mode: no reranker unless ``LONGDOC_RERANKER=voyage`` (:func:`reranker`).
 Nothing is created at import time (Lambda cold start, test isolation).
+
+This is the one composition root: handlers, the CLI, eval and local code ask here for every
+adapter (stores, models, the batch client, one execution starter per state machine) and never
+import :mod:`longdoc.adapters`. ``longdoc serve`` composes local mode on top with
+:func:`overrides` (local workers for the starters), never by assigning handler attributes.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from longdoc.config import OcrSettings, Settings, StoreSettings, function_settings, get_settings
+from longdoc.config import ApiFunctionSettings, BulkApiSettings, ExtractFunctionSettings, OcrSettings, Settings
+from longdoc.config import StoreSettings, SummaryApiSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
-from longdoc.bulk.ports import BulkStore
-from longdoc.core.ports import BlobStore, Embedder, Model, OcrEngine, StateStore, VectorIndex
+from longdoc.bulk.ports import BatchClient, BulkStore
+from longdoc.core.ports import BlobStore, Embedder, ExecutionStarter, Model, OcrEngine, StateStore, StreamingModel
+from longdoc.core.ports import VectorIndex
 
-if TYPE_CHECKING:  # pragma: no cover - typing only; the session module is imported on first use
-    from longdoc.config import ExtractFunctionSettings
+if TYPE_CHECKING:  # pragma: no cover - typing only; the stage modules are imported on first use
+    from longdoc.bulk.steps import BulkDeps
     from longdoc.extract.retrieve import Reranker
     from longdoc.extract.session import Deps, SessionOptions
+    from longdoc.summarize.steps import SummaryDeps
+    from longdoc.triage.service import TriageDeps
+
+Machine = Literal["extract", "summarize", "bulk"]
+"""A state machine the product starts executions of (``statemachine/<machine>.asl.json``)."""
 
 
 def _require(value: str | None, name: str) -> str:
@@ -42,9 +58,7 @@ def blob_store() -> BlobStore:
         from longdoc.adapters.blob import S3BlobStore
 
         return S3BlobStore(_require(s.bucket, "bucket"))
-    from longdoc.adapters.blob import LocalBlobStore
-
-    return LocalBlobStore(s.home / "bucket")
+    return _local_blobs(s.home)
 
 
 @lru_cache(maxsize=1)
@@ -55,10 +69,8 @@ def state_store() -> StateStore:
         from longdoc.adapters.state import DynamoStateStore
 
         return DynamoStateStore(_require(s.table, "table"))
-    from longdoc.adapters.state import SqliteStateStore
-
     s.home.mkdir(parents=True, exist_ok=True)
-    return SqliteStateStore(s.home / "state.sqlite3")
+    return _local_state(s.home)
 
 
 @lru_cache(maxsize=1)
@@ -110,9 +122,7 @@ def vector_index() -> VectorIndex:
                               _require(s.pinecone_index_host, "pinecone_index_host"), s.pinecone_namespace,
                               embedder().dimension)
     else:
-        from longdoc.adapters.vector_index import LanceDBIndex
-
-        index = LanceDBIndex(s.home / "lancedb", embedder().dimension)
+        index = _local_index(s.home, embedder().dimension)
     check = getattr(index, "check_dimension", None)
     if callable(check):
         check()
@@ -160,6 +170,39 @@ def ocr_engine() -> OcrEngine | None:
     return TesseractOcr()
 
 
+def _local_blobs(root: Path) -> BlobStore:
+    from longdoc.adapters.blob import LocalBlobStore
+
+    return LocalBlobStore(root / "bucket")
+
+
+def _local_state(root: Path) -> StateStore:
+    from longdoc.adapters.state import SqliteStateStore
+
+    return SqliteStateStore(root / "state.sqlite3")
+
+
+def _local_index(root: Path, dimension: int) -> VectorIndex:
+    from longdoc.adapters.vector_index import LanceDBIndex
+
+    return LanceDBIndex(root / "lancedb", dimension)
+
+
+class LocalStores(NamedTuple):
+    """The three local stores of one home folder (:func:`local_stores`)."""
+
+    blobs: BlobStore
+    state: StateStore
+    vector_index: VectorIndex
+
+
+def local_stores(root: Path, dimension: int) -> LocalStores:
+    """New local stores under ``root`` (created), laid out as local mode's home: ``bucket/``,
+    ``state.sqlite3`` and ``lancedb/`` sized to ``dimension`` (the eval cache, a home of its own)."""
+    root.mkdir(parents=True, exist_ok=True)
+    return LocalStores(_local_blobs(root), _local_state(root), _local_index(root, dimension))
+
+
 def model_name(settings: Settings | None = None) -> str:
     """Name of the model that :func:`model` builds (``offline-extractive-baseline-v1`` or a Claude id)."""
     s = settings or get_settings()
@@ -169,6 +212,20 @@ def model_name(settings: Settings | None = None) -> str:
 
         return BASELINE_NAME
     return s.claude_model
+
+
+def uses_baseline() -> bool:
+    """Whether :func:`model` is the offline extractive baseline (no Claude call is made)."""
+    from longdoc.adapters.baseline import BASELINE_NAME
+
+    return model_name() == BASELINE_NAME
+
+
+def baseline_model(threshold: float | None = None, search: bool = True) -> Model:
+    """A new offline baseline with evidence ``threshold`` (default: its own) and its search step on or off (eval)."""
+    from longdoc.adapters.baseline import DEFAULT_THRESHOLD, OfflineBaselineModel
+
+    return OfflineBaselineModel(threshold=DEFAULT_THRESHOLD if threshold is None else threshold, search=search)
 
 
 @lru_cache(maxsize=1)
@@ -230,8 +287,136 @@ def bulk_store() -> BulkStore:
     return SqliteBulkStore(s.home / "bulk.sqlite3")
 
 
+_STARTER_ARNS: dict[str, tuple[type[StoreSettings], str, str]] = {  # settings naming the ARN, field, purpose
+    "extract": (ApiFunctionSettings, "state_machine_arn", "start extraction runs"),
+    "summarize": (SummaryApiSettings, "summary_state_machine_arn", "start summaries"),
+    "bulk": (BulkApiSettings, "bulk_state_machine_arn", "start bulk extractions"),
+}
+_LOCAL_STARTERS: dict[Machine, ExecutionStarter] = {}  # local mode's, while overrides() is in force
+
+
+@contextmanager
+def overrides(*, starters: Mapping[Machine, ExecutionStarter]) -> Iterator[None]:
+    """Local mode's composition: inside the block :func:`execution_starter` answers ``starters``
+    (``longdoc serve``: workers on this machine) instead of Step Functions; the previous
+    composition is back on exit, even on an error. The handlers, which ask wiring for their
+    starter on every request, need no change; :func:`reset` leaves an override in force."""
+    previous = dict(_LOCAL_STARTERS)
+    _LOCAL_STARTERS.update(starters)
+    try:
+        yield
+    finally:
+        _LOCAL_STARTERS.clear()
+        _LOCAL_STARTERS.update(previous)
+
+
+def execution_starter(machine: Machine) -> ExecutionStarter:
+    """The starter of ``machine``'s executions: an :func:`overrides` one, else Step Functions with the
+    ARN of the function's validated settings (built on first use, kept by warm invocations).
+    Raises :class:`ConfigError` naming ``LONGDOC_<...>_STATE_MACHINE_ARN`` when it is unset."""
+    local = _LOCAL_STARTERS.get(machine)
+    return local if local is not None else step_functions_starter(machine)
+
+
+@lru_cache(maxsize=None)
+def step_functions_starter(machine: Machine) -> ExecutionStarter:
+    """The Step Functions starter of ``machine``, whatever :func:`overrides` says (one client per state machine
+    and process; ``step_functions_starter.cache_clear()`` forgets them, as :func:`reset` does)."""
+    from longdoc.adapters.executions import StepFunctionsStarter
+
+    cls, field, purpose = _STARTER_ARNS[machine]
+    arn = getattr(function_settings(cls), field)
+    if not arn:
+        raise ConfigError(f"LONGDOC_{field.upper()} must be set to {purpose}")
+    return StepFunctionsStarter(arn)
+
+
+def batch_client(model: Model) -> BatchClient:
+    """The Message Batches client: the Anthropic API for Claude (key as :func:`model` reads it), or
+    local batches answered by ``model`` under ``$LONGDOC_HOME/batches`` for the offline baseline.
+    Raises :class:`ConfigError` on Bedrock, which has no batches API."""
+    settings = get_settings()
+    if uses_baseline():
+        from longdoc.adapters.batches import LocalBatches
+
+        return LocalBatches(model, settings.home / "batches")
+    if settings.model_provider == "bedrock":
+        raise ConfigError("bulk extraction uses the Anthropic Message Batches API; ModelProvider=bedrock has none "
+                          "(deploy with ModelProvider=anthropic, or run extractions one by one)")
+    from longdoc.adapters.batches import AnthropicBatches
+    from longdoc.adapters.secrets import SecretKey
+
+    key = SecretKey("ANTHROPIC_API_KEY", settings.anthropic_secret_name if settings.mode == "aws" else None)
+    return AnthropicBatches(key(), base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+def results_store() -> BlobStore:
+    """Where bulk result files go: the bucket on AWS (``results/`` prefix), ``$LONGDOC_HOME`` locally."""
+    settings = get_settings()
+    if settings.mode == "aws":
+        return blob_store()
+    from longdoc.adapters.blob import LocalBlobStore
+
+    return LocalBlobStore(settings.home)
+
+
+@lru_cache(maxsize=1)
+def bulk_deps() -> BulkDeps:
+    """The bulk adapters (once per process); every round's sessions take the extract function's options.
+
+    With local batches (the offline baseline) a batch has ended when created and is listed as soon
+    as it exists, so the first poll and the list settle wait are 0 unless ``LONGDOC_BULK_POLL_FIRST``
+    / ``LONGDOC_BULK_LIST_SETTLE`` set them.
+    """
+    from longdoc.bulk.plan import BulkLimits
+    from longdoc.bulk.steps import BulkDeps
+
+    settings = function_settings(ExtractFunctionSettings)  # the extract function's settings, validated (required on AWS)
+    extract, local = deps(), uses_baseline()  # local: batch_client answers LocalBatches
+    batches, limits = batch_client(extract.model), BulkLimits.from_env()
+    if local and not os.environ.get("LONGDOC_BULK_POLL_FIRST"):
+        limits = replace(limits, poll_first=0)
+    if local and not os.environ.get("LONGDOC_BULK_LIST_SETTLE"):
+        limits = replace(limits, list_settle_seconds=0)
+    return BulkDeps(extract=extract, batches=batches, store=bulk_store(), limits=limits,
+                    options=session_options(settings))
+
+
+def summary_deps() -> SummaryDeps:
+    """What the summary steps need, with the summarize function's validated settings and a new model each
+    call: :func:`model`, or the summaries' own baseline where the extraction baseline is configured.
+    Raises :class:`ConfigError` for a model that cannot stream."""
+    from longdoc.summarize.settings import SummarizeSettings
+    from longdoc.summarize.steps import SummaryDeps
+
+    settings = function_settings(SummarizeSettings)
+    chosen: Model
+    if uses_baseline():
+        from longdoc.summarize.baseline import SummaryBaselineModel
+
+        chosen = SummaryBaselineModel()
+    else:
+        chosen = model()
+    if not isinstance(chosen, StreamingModel):
+        raise ConfigError(f"model {chosen.name} cannot stream; summaries need a streaming model")
+    return SummaryDeps(blobs=blob_store(), model=chosen, settings=settings)
+
+
+def triage_deps(offline_ranking: bool = False) -> TriageDeps:
+    """The triage stores and models; ``offline_ranking``: no embedder or index (BM25 only, as the API
+    function, which has no embedding settings). The model is None when the offline baseline is configured."""
+    from longdoc.triage.service import TriageDeps
+
+    chosen = None if uses_baseline() else model()
+    if offline_ranking:
+        return TriageDeps(state_store(), blob_store(), model=chosen)
+    return TriageDeps(state_store(), blob_store(), embedder(), vector_index(), chosen)
+
+
 def reset() -> None:
-    """Forget cached settings and adapters (tests, or the CLI after changing the environment)."""
+    """Forget cached settings and adapters (tests, or the CLI after changing the environment);
+    an :func:`overrides` block stays in force."""
     function_settings.cache_clear()
-    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store, reranker):
+    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store, reranker,
+               step_functions_starter, bulk_deps):
         fn.cache_clear()

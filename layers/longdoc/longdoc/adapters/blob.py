@@ -14,17 +14,16 @@ import tempfile
 import threading
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
-from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import Any
 
 from longdoc.core.errors import NotFound
+from longdoc.core.paths import too_long_is_absent
 
 # Error codes S3 uses for a missing object: ``NoSuchKey`` from GetObject, and a bare
 # ``404`` (HEAD responses carry no body) from HeadObject.
 # Source: https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
 _S3_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
-T = TypeVar("T")
 
 
 class LocalBlobStore:
@@ -123,18 +122,6 @@ def _named(exc: OSError, key: str) -> OSError:
     if exc.errno == errno.ENAMETOOLONG:
         return OSError(exc.errno, f"cannot store blob {key!r}: a name in it is too long for this file system")
     return exc
-
-
-def too_long_is_absent(call: Callable[[], T], absent: T) -> T:
-    """``call()`` (a file-system read or test), or ``absent`` when the file system says a name is too
-    long (``ENAMETOOLONG``; 255 bytes a name on ext4, APFS and NTFS): such a file cannot exist.
-    Any other ``OSError`` propagates."""
-    try:
-        return call()
-    except OSError as exc:
-        if exc.errno == errno.ENAMETOOLONG:
-            return absent
-        raise
 
 
 class S3BlobStore:

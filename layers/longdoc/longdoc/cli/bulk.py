@@ -124,8 +124,8 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     settings = get_settings()
     if not [c for c in args.clause_types.split(",") if c.strip()]:
         raise CliError("--clause-types is required (comma-separated clause type names)")
-    app = load_handler("bulk")
-    deps = app.bulk_deps()
+    app = load_handler("bulk")  # the handler the local engine invokes; the adapters come from wiring
+    deps = wiring.bulk_deps()
     selection = _selection(args, deps.extract.state)
     bulk_id = f"bulk-{uuid.uuid4().hex[:12]}"
     accepted = start_bulk(Stores.of(deps), deps.extract.catalogue, bulk_id, selection,
@@ -175,13 +175,14 @@ def cmd_bulk(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    from longdoc import wiring
     from longdoc.bulk.runs import Stores, bulk_status
     from longdoc.config import get_settings
 
     if len(args.targets) != 2:
         raise CliError("usage: longdoc bulk status BULK_ID")
     settings = get_settings()
-    status = bulk_status(Stores.of(load_handler("bulk").bulk_deps()), args.targets[1],
+    status = bulk_status(Stores.of(wiring.bulk_deps()), args.targets[1],
                          str(settings.price_table) if settings.price_table else None)
     if args.json:
         print(json.dumps(status, ensure_ascii=False, indent=1))

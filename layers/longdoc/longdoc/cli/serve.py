@@ -6,10 +6,14 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from longdoc.cli.common import int_at_least, statemachine_path
 from longdoc.core.errors import CliError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from longdoc.local.server import MachineStarter
+    from longdoc.wiring import Machine
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -19,14 +23,14 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def _machine_starters(home: Path) -> dict[str, Any]:
-    """The local starters of the summary and bulk routes, by route module name (``functions/api/*_routes.py``)."""
+def _machine_starters(home: Path) -> dict[Machine, MachineStarter]:
+    """Local mode's starters of the summary and bulk state machines (workers on this machine), by machine."""
     from longdoc.cli.bulk import statemachine as bulk_machine
     from longdoc.cli.summarize import statemachine as summary_machine
     from longdoc.local.server import MachineStarter
 
-    return {"summary_routes": MachineStarter("summarize", home, summary_machine()),
-            "bulk_routes": MachineStarter("bulk", home, bulk_machine())}
+    return {"summarize": MachineStarter("summarize", home, summary_machine()),
+            "bulk": MachineStarter("bulk", home, bulk_machine())}
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -52,23 +56,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"longdoc serve: http://{host}:{server.server_port}  (docs /docs, OpenAPI /openapi.json; "
           f"data in {settings.home})", flush=True)
-    # The handler's seams for its ExecutionStarters (``_starter()`` of the app and of the summary and bulk
-    # routes, Step Functions on AWS): here, local workers; put back when the server stops (the loaded
-    # modules are shared by everything in this process).
-    seams = {api: starter, **{sys.modules[routes]: machine for routes, machine in machines.items()}}
-    aws_starters = {module: module._starter for module in seams}
-    for module, local in seams.items():
-        setattr(module, "_starter", lambda local=local: local)  # noqa: B010
+    # Local mode's composition: the handlers ask wiring for their ExecutionStarters (Step Functions on
+    # AWS); while serving, wiring answers local workers, and the previous composition is back on exit.
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
     try:
-        server.serve_forever()
+        with wiring.overrides(starters={"extract": starter, **machines}):
+            server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.server_close()
-        for module, aws_starter in aws_starters.items():
-            setattr(module, "_starter", aws_starter)  # noqa: B010
         for machine in machines.values():
             machine.stop()
         stopped = starter.stop()

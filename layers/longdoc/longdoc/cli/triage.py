@@ -13,15 +13,10 @@ from longdoc.core.errors import CliError
 
 
 def _deps(offline_ranking: bool = False) -> Any:
-    """The triage deps from wiring; the model is None when the offline baseline is configured."""
+    """The triage deps from wiring (:func:`longdoc.wiring.triage_deps`); the model is None for the offline baseline."""
     from longdoc import wiring
-    from longdoc.adapters.baseline import BASELINE_NAME
-    from longdoc.triage.service import TriageDeps
 
-    model = None if wiring.model_name() == BASELINE_NAME else wiring.model()
-    if offline_ranking:
-        return TriageDeps(wiring.state_store(), wiring.blob_store(), model=model)
-    return TriageDeps(wiring.state_store(), wiring.blob_store(), wiring.embedder(), wiring.vector_index(), model)
+    return wiring.triage_deps(offline_ranking)
 
 
 def cmd_collections(args: argparse.Namespace) -> int:

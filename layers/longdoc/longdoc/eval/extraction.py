@@ -51,10 +51,9 @@ def _model(threshold: float | None, search: bool = True) -> Model:
     """The configured model; the offline baseline (with ``threshold`` when given, its search step
     on or off) when it is the baseline."""
     from longdoc import wiring
-    from longdoc.adapters.baseline import DEFAULT_THRESHOLD, BASELINE_NAME, OfflineBaselineModel
 
-    if wiring.model_name() == BASELINE_NAME:
-        return OfflineBaselineModel(threshold=DEFAULT_THRESHOLD if threshold is None else threshold, search=search)
+    if wiring.uses_baseline():
+        return wiring.baseline_model(threshold, search=search)
     return wiring.model()
 
 

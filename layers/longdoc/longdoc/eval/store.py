@@ -87,14 +87,9 @@ class EvalStore:
 
     def __post_init__(self) -> None:
         """Create the folder and the four adapters (no model is loaded yet)."""
-        from longdoc.adapters.blob import LocalBlobStore
-        from longdoc.adapters.state import SqliteStateStore
-        from longdoc.adapters.vector_index import LanceDBIndex
+        from longdoc import wiring
 
-        self.root.mkdir(parents=True, exist_ok=True)
-        self.blobs = LocalBlobStore(self.root / "bucket")
-        self.state = SqliteStateStore(self.root / "state.sqlite3")
-        self.index = LanceDBIndex(self.root / "lancedb", self.embedder.dimension)
+        self.blobs, self.state, self.index = wiring.local_stores(self.root, self.embedder.dimension)
 
     def chunks(self, corpus: Path, rel: str, metadata: dict | None = None) -> list[Chunk]:
         """Ingest ``corpus/rel`` unless its version is READY; return its chunks (from the blob store).

@@ -98,7 +98,7 @@ def read_sidecar(path: Path) -> bytes | None:
     too long to take the 14-byte suffix cannot have a sidecar: None, not ``ENAMETOOLONG``.
     Other read errors propagate (``OSError``).
     """
-    from longdoc.adapters.blob import too_long_is_absent
+    from longdoc.core.paths import too_long_is_absent
 
     sidecar = path.with_name(path.name + METADATA_SUFFIX)
     return too_long_is_absent(lambda: sidecar.read_bytes() if sidecar.is_file() else None, None)
