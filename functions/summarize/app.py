@@ -1,6 +1,6 @@
 """Summarize function: one step of a summary per invocation (plan, map one group, reduce one level, synthesize, fail).
 
-Thin handler: validate this function's settings (:class:`~longdoc.summarize.settings.SummarizeSettings`,
+Thin handler: validate this function's settings (:class:`~longdoc.config.SummarizeSettings`,
 through :func:`longdoc.wiring.summary_deps`), parse the Step Functions payload, call one step of :mod:`longdoc.summarize.steps`, return its
 small output (ids and counters; the stores hold the text). The final synthesis streams from
 the Messages API (SSE), so a long answer never waits on one response near the Lambda timeout,

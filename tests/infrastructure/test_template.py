@@ -24,7 +24,7 @@ from longdoc.config import (
     Settings,
     SummaryApiSettings,
 )
-from longdoc.summarize.settings import SummarizeSettings
+from longdoc.config import SummarizeSettings
 from tests.infrastructure.cfn import (
     FUNCTIONS,
     REPO,

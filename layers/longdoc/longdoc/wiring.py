@@ -386,7 +386,7 @@ def summary_deps() -> SummaryDeps:
     """What the summary steps need, with the summarize function's validated settings and a new model each
     call: :func:`model`, or the summaries' own baseline where the extraction baseline is configured.
     Raises :class:`ConfigError` for a model that cannot stream."""
-    from longdoc.summarize.settings import SummarizeSettings
+    from longdoc.config import SummarizeSettings
     from longdoc.summarize.steps import SummaryDeps
 
     settings = function_settings(SummarizeSettings)

@@ -25,7 +25,7 @@ from longdoc.core.ports import BlobStore
 from longdoc.core.cost import estimate_cost, load_prices
 from longdoc.summarize import store
 from longdoc.summarize.models import ExactValue, Partial, Plan, SummaryRecord
-from longdoc.summarize.settings import SummarizeSettings
+from longdoc.config import SummarizeSettings
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from longdoc.summarize.calls import Outcome

@@ -21,7 +21,7 @@ from longdoc.summarize.calls import Checker, group_values, streamed_call, tool_c
 from longdoc.summarize.models import ExactValue, Partial, Plan, Statement, SummaryRecord
 from longdoc.summarize.prompt import final_request, map_request, reduce_request, statement_line
 from longdoc.summarize.result import build_result
-from longdoc.summarize.settings import SummarizeSettings
+from longdoc.config import SummarizeSettings
 from longdoc.summarize.units import SectionIndex, make_groups
 
 MAX_REDUCE_DEPTH = 8
