@@ -6,11 +6,11 @@ Usage::
     LONGDOC_HOME=/tmp/b/home python scripts/demo.py --corpus ../shared/corpus --out /tmp/b/out > /tmp/b/demo.log
     python scripts/compare_demo.py /tmp/a /tmp/b
 
-Each run folder holds ``out/`` (the demo's JSON results), ``home/results/`` (bulk result files) and
+Each run folder holds ``out/`` (the demo's JSON results and HTML pages), ``home/results/`` (bulk result files) and
 ``demo.log`` (everything the demo printed). JSON files are compared value by value, with the
 values that differ between two runs of the same code set aside: run, summary and bulk ids (random
 or time-derived), execution ARNs and history paths, timestamps and wall-clock seconds. The log is
-compared line by line after the same values are masked (and the free port of ``longdoc serve``,
+compared line by line, and each HTML page as a whole, after the same values are masked (and the free port of ``longdoc serve``,
 the age column of ``longdoc runs``). Exit status 0 when everything else is identical, 1 otherwise,
 with the first differences printed.
 """
@@ -30,7 +30,7 @@ VOLATILE_KEYS = frozenset({"run_id", "bulk_id", "summary_id", "arn", "execution_
 """Keys whose values differ between two runs of the same code (ids, ARNs, paths, clocks)."""
 
 _MASKS = (
-    (re.compile(r"\b(run|bulk|sum)-[0-9a-f]{8,}(-\d+)?\b"), r"\1-ID"),
+    (re.compile(r"\b(run|bulk|sum)-[0-9a-f]{8,}(-\d+)?\b"), r"\1-ID\2"),
     (re.compile(r"arn:aws:states:[^\s\"']+"), "ARN"),
     (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
     (re.compile(r"/tmp/[^\s\"']+|/work/[^\s\"']+"), "PATH"),
@@ -85,6 +85,12 @@ def compare(first: Path, second: Path) -> list[str]:
     problems += [f"{name}: only in {'first' if name in a_files else 'second'}" for name in sorted(set(a_files) ^ set(b_files))]
     for name in sorted(set(a_files) & set(b_files)):
         problems += [f"{name}{line}" for line in diff_json(_load(a_files[name]), _load(b_files[name]))]
+    for page in sorted(p.name for p in (first / "out").glob("*.html")):
+        other = second / "out" / page
+        if not other.exists():
+            problems.append(f"out/{page}: only in first")
+        elif mask(other.read_text(encoding="utf-8")) != mask((first / "out" / page).read_text(encoding="utf-8")):
+            problems.append(f"out/{page}: the pages differ")
     a_log = [mask(line) for line in (first / "demo.log").read_text(encoding="utf-8").splitlines()]
     b_log = [mask(line) for line in (second / "demo.log").read_text(encoding="utf-8").splitlines()]
     if len(a_log) != len(b_log):

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from longdoc.extract.catalogue import Catalogue
 from longdoc.extract.runs import record_failure, run_result, start_run
-from longdoc.extract.session import Session, apply_response, finish_session, first_request, open_session, start_turn
-from longdoc.extract.session_types import MAX_CALLS_PER_SESSION, Deps, SessionOptions
+from longdoc.extract.session import apply_response, finish_session, first_request, open_session, start_turn
+from longdoc.extract.session_types import MAX_CALLS_PER_SESSION, Deps, Session, SessionOptions
 
 __all__ = [
     "MAX_CALLS_PER_SESSION",
