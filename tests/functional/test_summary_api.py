@@ -136,3 +136,25 @@ def test_bad_requests_are_answered_in_one_line(aws_stack, machine, body, code, m
 
 def test_an_unknown_summary_is_404(aws_stack, machine) -> None:
     assert get("sum-0000")[0] == 404
+
+
+class _TakenName:
+    """An execution starter whose every name is taken, as the local starters answer a race on a new summary."""
+
+    def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
+        from longdoc.core.errors import ExecutionAlreadyExists
+
+        raise ExecutionAlreadyExists(f"execution {name} of the local summarize state machine already exists")
+
+
+def test_an_execution_name_already_taken_is_not_answered_as_a_client_error(aws_stack, machine) -> None:
+    # Given a starter that answers ExecutionAlreadyExists, as the local one does in a race (on AWS,
+    # botocore's error of the same name, which is no LongdocError)
+    from longdoc.core.errors import ExecutionAlreadyExists, LongdocError
+
+    store_policy(2)
+    assert not issubclass(ExecutionAlreadyExists, LongdocError)
+    # When a summary is asked for, Then the error is not mapped to a 4xx domain answer: it propagates
+    # from the handler (a 500 behind API Gateway or `longdoc serve`), the same locally as on AWS
+    with wiring.overrides(starters={"summarize": _TakenName()}), pytest.raises(ExecutionAlreadyExists):
+        call("POST", "/summaries", {"doc_id": "policy", "length": "short"})

@@ -15,6 +15,9 @@ adapter that raises and catches them, and never leave it: ``_Transient`` and ``_
 of :mod:`longdoc.adapters.voyage_rest` (they become :class:`EmbeddingUnavailable`,
 :class:`RerankUnavailable` or a request error before returning).
 
+Every class here subclasses :class:`LongdocError` but one: :class:`ExecutionAlreadyExists`, the
+local stand-in of an AWS error, which must be answered as AWS's own is.
+
 This module imports nothing of longdoc: every stage can import it.
 """
 
@@ -305,8 +308,14 @@ class HandlerNotFound(LongdocError):
     """``functions/<function>/app.py`` does not exist (e.g. the package was installed without the repo)."""
 
 
-class ExecutionAlreadyExists(LongdocError):
-    """An execution of this name was already started (Step Functions' ``ExecutionAlreadyExists``; callers match the name)."""
+class ExecutionAlreadyExists(Exception):
+    """An execution of this name was already started: the local stand-in of Step Functions' own
+    ``ExecutionAlreadyExists`` (botocore's ``ClientError`` code), which callers match by name.
+
+    The one class here that is deliberately not a :class:`LongdocError`: on AWS the same
+    situation raises botocore's error, which the API answers 500 like any unexpected error, and
+    the local starters must answer the same (a :class:`LongdocError` would become a 400).
+    """
 
 
 def short_cause(cause: str | None) -> str:
