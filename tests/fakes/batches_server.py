@@ -11,12 +11,26 @@ Each request is answered by ``answer(params) -> Messages API message JSON``, unl
 lists the batches most recent first (``limit``, ``after_id``; ``has_more``, ``first_id``,
 ``last_id``, https://docs.anthropic.com/en/api/listing-message-batches); ``created_at`` is the
 time of the create (``clock()``, epoch seconds).
+
+A create is refused as the real API refuses it (:func:`create_problem`), each rule from its page:
+
+* ``requests``: 1 to 100,000 items; each ``custom_id`` unique in the batch and matching
+  ``^[a-zA-Z0-9_-]{1,64}$``; each ``params`` with ``model``, ``max_tokens`` (an integer of at least
+  1) and a non-empty ``messages`` list (the create reference,
+  https://platform.claude.com/docs/en/api/messages/batches/create) -> 400 ``invalid_request_error``;
+* a body over 256 MB (``max_bytes``; the batch-processing guide's limit of 100,000 requests or
+  256 MB, https://platform.claude.com/docs/en/build-with-claude/batch-processing) -> 413
+  ``request_too_large`` (the errors page, https://platform.claude.com/docs/en/api/errors).
+
+Every error answers in the errors page's shape: ``{"type": "error", "error": {"type", "message"},
+"request_id"}``.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 import time
 from datetime import UTC, datetime
 from collections.abc import Callable
@@ -25,6 +39,58 @@ from typing import Any
 from tests.fakes.loopback import LoopbackFake
 
 PATH = "/v1/messages/batches"
+MAX_REQUESTS = 100_000
+"""Requests per batch (create reference: ``requests`` maxItems 100000)."""
+MAX_BYTES = 256 * 1024 * 1024
+"""Bytes per create body (batch-processing guide: 256 MB)."""
+CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""``custom_id`` pattern (create reference)."""
+
+
+def api_error(status: int, error_type: str, message: str) -> tuple[int, dict[str, Any]]:
+    """An error answer in the errors page's shape (https://platform.claude.com/docs/en/api/errors)."""
+    return status, {"type": "error", "error": {"type": error_type, "message": message},
+                    "request_id": f"req_fake{random.randrange(10**12):012d}"}
+
+
+def create_problem(body: Any, max_bytes: int = MAX_BYTES) -> tuple[int, dict[str, Any]] | None:
+    """Why the real API would refuse this create body (status and error body), or None when it is valid.
+
+    Rules and sources in the module docstring; the size is the body's JSON (UTF-8) in bytes.
+    """
+    if len(json.dumps(body, ensure_ascii=False).encode()) > max_bytes:
+        return api_error(413, "request_too_large", f"Request exceeds the maximum allowed number of bytes ({max_bytes})")
+    requests = body.get("requests") if isinstance(body, dict) else None
+    if not isinstance(requests, list) or not 1 <= len(requests) <= MAX_REQUESTS:
+        count = len(requests) if isinstance(requests, list) else "no"
+        return api_error(400, "invalid_request_error", f"requests: expected 1 to {MAX_REQUESTS} items, got {count}")
+    seen: set[str] = set()
+    for i, request in enumerate(requests):
+        problem = _request_problem(request, seen)
+        if problem:
+            return api_error(400, "invalid_request_error", f"requests.{i}{problem}")
+    return None
+
+
+def _request_problem(request: Any, seen: set[str]) -> str | None:
+    """What is wrong with one batch request (``custom_id`` and the required ``params``), or None."""
+    if not isinstance(request, dict):
+        return ": expected an object"
+    cid = request.get("custom_id")
+    if not isinstance(cid, str) or not CUSTOM_ID.match(cid):
+        return f".custom_id: {cid!r} does not match ^[a-zA-Z0-9_-]{{1,64}}$"
+    if cid in seen:
+        return f".custom_id: {cid!r} is not unique within the batch"
+    seen.add(cid)
+    params = request.get("params")
+    if not isinstance(params, dict) or not isinstance(params.get("model"), str):
+        return ".params.model: Field required"
+    tokens = params.get("max_tokens")
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1:
+        return f".params.max_tokens: expected an integer of at least 1, got {tokens!r}"
+    if not isinstance(params.get("messages"), list) or not params["messages"]:
+        return ".params.messages: expected a non-empty list"
+    return None
 
 
 class FakeBatches(LoopbackFake):
@@ -33,8 +99,9 @@ class FakeBatches(LoopbackFake):
     name = "fake-batches"
 
     def __init__(self, answer: Callable[[dict[str, Any]], dict[str, Any]], *, polls_to_end: int = 1,
-                 seed: int = 7, clock: Callable[[], float] = time.time) -> None:
+                 seed: int = 7, clock: Callable[[], float] = time.time, max_bytes: int = MAX_BYTES) -> None:
         self.answer, self.polls_to_end, self.rng, self.clock = answer, polls_to_end, random.Random(seed), clock
+        self.max_bytes = max_bytes
         self.batches: dict[str, dict[str, Any]] = {}
         self.outcomes: dict[str, dict[str, Any]] = {}
         self.not_found_after_create = 0
@@ -60,8 +127,11 @@ class FakeBatches(LoopbackFake):
         return {"type": "succeeded", "message": self.answer(request["params"])}
 
     def route(self, method: str, path: str, query: dict[str, list[str]], body: Any) -> tuple[int, Any]:
-        """Create, retrieve, cancel; unknown ids 404 in the API's error shape."""
+        """Create (refused as :func:`create_problem` says), retrieve, cancel; unknown ids 404 in the API's error shape."""
         if method == "POST" and path == PATH:
+            problem = create_problem(body, self.max_bytes)
+            if problem is not None:
+                return problem
             batch_id = f"msgbatch_{len(self.batches):04d}"
             results = [{"custom_id": r["custom_id"], "result": self._result(r)} for r in body["requests"]]
             self.rng.shuffle(results)
@@ -76,7 +146,7 @@ class FakeBatches(LoopbackFake):
         if b is None or (method == "GET" and b["hidden"] > 0):
             if b is not None:
                 b["hidden"] -= 1
-            return 404, {"type": "error", "error": {"type": "not_found_error", "message": f"{batch_id} not found"}}
+            return api_error(404, "not_found_error", f"{batch_id} not found")
         if path.endswith("/cancel"):
             b["canceled"] = True
             return 200, self._object(batch_id)

@@ -89,7 +89,7 @@ def test_submit_killed_between_create_and_record_adopts_its_batch_on_retry(aws_s
     assert prepare(deps, bulk_id, 0)["batches"] == 2
     fake.clock = lambda: time.time() - 60
     fake.outcomes["other-job-r0"] = {"type": "expired"}
-    deps.batches.create([{"custom_id": "other-job-r0", "params": {"model": "m", "max_tokens": 8, "messages": []}}])
+    deps.batches.create([{"custom_id": "other-job-r0", "params": {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "x"}]}}])
     fake.clock = time.time
     # When Submit records part 0's batch, then dies after the API created part 1's
     with pytest.raises(KeyboardInterrupt):
@@ -134,7 +134,7 @@ def test_the_batch_list_pages_back_to_the_intent(fake) -> None:
     for n in range(25):
         fake.clock = lambda n=n: 2_000.0 + n
         fake.outcomes[f"c{n}"] = {"type": "expired"}
-        client.create([{"custom_id": f"c{n}", "params": {"model": "m", "max_tokens": 8, "messages": []}}])
+        client.create([{"custom_id": f"c{n}", "params": {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "x"}]}}])
     # When the batches since second 2,010 are listed
     listed = list(client.list_recent(2_010.0))
     # Then they come newest first and the list stops at the first older batch
