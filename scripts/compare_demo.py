@@ -108,6 +108,7 @@ def _is_runs_row(x: str, y: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Compare the two run folders named in ``argv``; print at most 60 differences; 1 if any, else 0."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("first", type=Path)
     parser.add_argument("second", type=Path)

@@ -33,6 +33,7 @@ from longdoc.core.ports import BlobStore, Embedder, ExecutionStarter, Model, Ocr
 from longdoc.core.ports import VectorIndex
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the stage modules are imported on first use
+    from longdoc.adapters.secrets import SecretKey
     from longdoc.bulk.steps import BulkDeps
     from longdoc.extract.retrieve import Reranker
     from longdoc.extract.session import Deps, SessionOptions
@@ -237,18 +238,23 @@ def model() -> Model:
     environment's AWS credentials and ``ANTHROPIC_BEDROCK_BASE_URL`` may redirect it (tests).
     """
     s = get_settings()
-    name = model_name(s)
-    from longdoc.adapters.baseline import BASELINE_NAME, OfflineBaselineModel
+    if uses_baseline():
+        from longdoc.adapters.baseline import OfflineBaselineModel
 
-    if name == BASELINE_NAME:
         return OfflineBaselineModel()
     from longdoc.adapters.claude import ClaudeModel
-    from longdoc.adapters.secrets import SecretKey
 
     if s.model_provider == "bedrock":
         return ClaudeModel(None, s.claude_model, provider="bedrock")
-    key = SecretKey("ANTHROPIC_API_KEY", s.anthropic_secret_name if s.mode == "aws" else None)
-    return ClaudeModel(key, s.claude_model, base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+    return ClaudeModel(_anthropic_key(s), s.claude_model, base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+
+
+def _anthropic_key(s: Settings) -> SecretKey:
+    """The Anthropic API key's source, for Messages and Message Batches alike: the Secrets Manager
+    secret on AWS (``LONGDOC_ANTHROPIC_SECRET_NAME``), ``ANTHROPIC_API_KEY`` locally."""
+    from longdoc.adapters.secrets import SecretKey
+
+    return SecretKey("ANTHROPIC_API_KEY", s.anthropic_secret_name if s.mode == "aws" else None)
 
 
 def deps() -> Deps:
@@ -344,10 +350,8 @@ def batch_client(model: Model) -> BatchClient:
         raise ConfigError("bulk extraction uses the Anthropic Message Batches API; ModelProvider=bedrock has none "
                           "(deploy with ModelProvider=anthropic, or run extractions one by one)")
     from longdoc.adapters.batches import AnthropicBatches
-    from longdoc.adapters.secrets import SecretKey
 
-    key = SecretKey("ANTHROPIC_API_KEY", settings.anthropic_secret_name if settings.mode == "aws" else None)
-    return AnthropicBatches(key(), base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+    return AnthropicBatches(_anthropic_key(settings)(), base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
 
 def results_store() -> BlobStore:

@@ -11,7 +11,6 @@ import pytest
 
 import longdoc.extract.retrieve as retrieve_module
 from longdoc.core.messages import ToolUseBlock, Usage
-from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts, Checkpoint, RunRecord
 from longdoc.extract.catalogue import Catalogue, ClauseType
 from longdoc.extract.context import retriever
@@ -19,6 +18,7 @@ from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL
 from longdoc.extract.session import session_context
 from longdoc.extract.session_types import Deps, Session, SessionOptions
 from longdoc.extract.tools import TOOLS, UNKNOWN_TOOL, tool_definitions, tool_for
+from tests.functional.test_rerankers import chunk
 
 LAW = ClauseType(name="Governing Law", description="Which law governs the contract.",
                  hints=["governed by the laws of", "courts of New York"])
@@ -31,13 +31,7 @@ TEXTS = ["Master Services Agreement between Acme and Beta dated 1 May 2020.",
 QUERIES = ["termination notice", "late fees", "confidential information", "exclusive jurisdiction courts"]
 
 
-def _chunk(ordinal: int, text: str) -> Chunk:
-    return Chunk(chunk_id=f"msa:v1:{ordinal:04d}", doc_id="msa", doc_version="v1", ordinal=ordinal, source="msa.pdf",
-                 page_start=ordinal + 1, page_end=ordinal + 1, section_id=str(ordinal + 1), text=text, char_start=0,
-                 char_end=len(text), token_count=max(1, len(text) // 4), content_hash=f"h{ordinal}")
-
-
-CHUNKS = {c.chunk_id: c for c in (_chunk(i, t) for i, t in enumerate(TEXTS))}
+CHUNKS = {c.chunk_id: c for c in (chunk(i, t) for i, t in enumerate(TEXTS))}
 RUN = RunRecord(run_id="r", doc_id="msa", doc_version="v1", clause_types=[LAW.name], top_k=2)
 
 

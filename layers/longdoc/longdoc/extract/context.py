@@ -39,7 +39,8 @@ def session_retriever(deps: Deps, s: Session) -> Retriever:
 def page(deps: Deps, run: RunRecord, clause: ClauseType, number: int, chunks: dict[str, Chunk],
          ranker: Retriever | None = None) -> list[Chunk]:
     """Page ``number`` (0-based) of the top-K retrieval for one clause type: ranks ``number*K .. number*K+K-1``."""
-    ranker = ranker or retriever(deps, run, chunks)
+    if ranker is None:
+        ranker = retriever(deps, run, chunks)
     query = clause.query_text()
     ranked = ranker.rank(query, deps.embedder.embed_query(query), run.top_k * (number + 1))
     return ranked[number * run.top_k:]
@@ -57,7 +58,8 @@ def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chu
     :func:`initial_scores`: one embedding and one index query per clause type, as without it).
     ``ranker`` is the session's retriever (None: one built for this call).
     """
-    ranker = ranker or retriever(deps, run, chunks)
+    if ranker is None:
+        ranker = retriever(deps, run, chunks)
     clauses = deps.catalogue.resolve_many(names)
     pages = [page(deps, run, clause, facts.retrieval_pages.get(clause.name, 0), chunks, ranker)
              for clause in clauses]
