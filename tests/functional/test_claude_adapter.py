@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from tests.fakes.anthropic_server import (
     FakeAnthropic,
     Reply,
     dropped_connection,
+    enable_streaming,
     error_reply,
     message_reply,
     text_block,
@@ -350,3 +352,27 @@ def test_a_refusals_category_is_kept(fake: FakeAnthropic) -> None:
     response = _model(fake).create(_request())
     assert response.stop_reason == "refusal"
     assert response.stop_details == {"type": "refusal", "category": "cyber", "explanation": None}
+
+
+@pytest.mark.parametrize(("status", "named"), [(429, ModelThrottled), (529, ModelThrottled), (500, ModelUnavailable),
+                                               (400, ModelRequestError)])
+def test_a_streamed_call_raises_the_named_error_of_its_status(fake: FakeAnthropic, status: int,
+                                                               named: type[Exception]) -> None:
+    # Given the API answering a streamed call with an error in its documented shape
+    # (https://platform.claude.com/docs/en/api/errors), and no retry left
+    enable_streaming(fake)
+    fake.enqueue(error_reply(status, "scripted"))
+    # When the summary's final call streams, Then the error is the project's, naming the API and the status
+    with pytest.raises(named, match=f"Claude API .*HTTP {status}"):
+        _model(fake, max_retries=0).stream(_request(), lambda text: None)
+
+
+def test_a_streamed_call_to_no_server_is_unavailable() -> None:
+    # Given an address where nothing listens
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    model = ClaudeModel(TEST_KEY, MODEL_ID, base_url=f"http://127.0.0.1:{port}", max_retries=0, timeout=2.0)
+    # Then streaming raises ModelUnavailable, naming the API
+    with pytest.raises(ModelUnavailable, match="Claude API unreachable"):
+        model.stream(_request(), lambda text: None)

@@ -53,7 +53,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from longdoc.adapters.anthropic_errors import status_error
+from longdoc.adapters.anthropic_errors import status_error, translated
 from longdoc.adapters.claude_budget import create_within
 from longdoc.core.errors import ModelUnavailable
 from longdoc.core.messages import ModelRequest, ModelResponse, StopReason, TextBlock, ToolUseBlock, Usage
@@ -255,8 +255,6 @@ class ClaudeModel:
         :meth:`create`. Errors map as in :meth:`create` (ModelThrottled, ModelUnavailable,
         ModelRequestError); a connection dropped mid-stream is ModelUnavailable.
         """
-        import anthropic
-
         kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens,
                                   "messages": [m.model_dump() for m in request.messages]}
         if request.system:
@@ -267,15 +265,10 @@ class ClaudeModel:
         client = self._client
         if request.timeout_seconds is not None:
             client = client.with_options(timeout=max(1.0, request.timeout_seconds))
-        try:
-            with client.messages.stream(**kwargs) as events:
-                for text in events.text_stream:
-                    on_text(text)
-                message = events.get_final_message()
-        except anthropic.APIStatusError as exc:
-            raise status_error(exc) from exc
-        except anthropic.APIConnectionError as exc:
-            raise ModelUnavailable(f"Claude API unreachable: {exc.message}") from exc
+        with translated("Claude API"), client.messages.stream(**kwargs) as events:
+            for text in events.text_stream:
+                on_text(text)
+            message = events.get_final_message()
         return _to_response(message)
 
 
