@@ -1,4 +1,5 @@
-"""Stored shapes of documents and chunks, shared by ingest, retrieval and extraction.
+"""Stored shapes of documents and chunks, shared by ingest, retrieval and extraction, and where a
+character of a chunk is (:func:`locate`: its page, printed page label, section and heading path).
 
 All offsets are character offsets (``str`` indices) into the parsed document text;
 all token counts are estimates from :func:`longdoc.core.tokens.estimate_tokens`;
@@ -9,12 +10,11 @@ Exact values (money, ids, dates) are strings end to end and never floats.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import date
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, field_validator, model_serializer, model_validator
-
-from longdoc.core import locate
 
 
 class _Frozen(BaseModel):
@@ -216,23 +216,23 @@ class Chunk(_Frozen):
         """Every section id in the chunk, in order (several when small sections share it)."""
         return [s.section_id for s in self.section_spans if s.section_id]
 
-    # Location of an offset: the rules live in longdoc.core.locate; these delegates keep the
-    # chunker tests' spelling (chunk.section_of(offset)).
+    # Location of an offset: the rules are the functions at the end of this module; these
+    # delegates keep the chunker tests' spelling (chunk.section_of(offset)).
     def page_of(self, offset_in_chunk: int) -> int | None:
-        """Return the page of a chunk-relative character offset (see :func:`longdoc.core.locate.page_at`)."""
-        return locate.page_at(self, offset_in_chunk)
+        """Return the page of a chunk-relative character offset (see :func:`page_at`)."""
+        return page_at(self, offset_in_chunk)
 
     def label_of(self, offset_in_chunk: int) -> str | None:
-        """Return the printed page label of a chunk-relative offset (see :func:`longdoc.core.locate.label_at`)."""
-        return locate.label_at(self, offset_in_chunk)
+        """Return the printed page label of a chunk-relative offset (see :func:`label_at`)."""
+        return label_at(self, offset_in_chunk)
 
     def heading_path_of(self, offset_in_chunk: int) -> list[str]:
-        """Return the heading path of a chunk-relative offset (see :func:`longdoc.core.locate.heading_path_at`)."""
-        return locate.heading_path_at(self, offset_in_chunk)
+        """Return the heading path of a chunk-relative offset (see :func:`heading_path_at`)."""
+        return heading_path_at(self, offset_in_chunk)
 
     def section_of(self, offset_in_chunk: int) -> str | None:
-        """Return the section id of a chunk-relative offset (see :func:`longdoc.core.locate.section_at`)."""
-        return locate.section_at(self, offset_in_chunk)
+        """Return the section id of a chunk-relative offset (see :func:`section_at`)."""
+        return section_at(self, offset_in_chunk)
 
 
 class DocumentRecord(BaseModel):
@@ -283,3 +283,68 @@ class DocumentRecord(BaseModel):
     revision: int = 0
 
 
+# --- Where a character of a chunk is ----------------------------------------------------------
+# The one place that resolves a chunk-relative offset (``str`` index into ``chunk.text``) to a
+# location. Citation verification (:func:`longdoc.extract.citations.verify_citation`) cites a
+# quote at the location of its first character; chunker tests check chunk spans with it. Every
+# rule reads the chunk's absolute ``page_spans`` / ``section_spans``: the span that holds an
+# offset is the last one (in list order) starting at or before it.
+
+
+class Location(NamedTuple):
+    """The location of one character of a chunk.
+
+    ``page``: 1-based physical page (``None`` for formats without pages); ``page_label``:
+    that page's printed label (``None`` when it prints none); ``section_id``: the section
+    with its split suffix (``"4.2#2"``; ``None`` in a preamble); ``heading_path``: the
+    headings above that section, outermost first.
+    """
+
+    page: int | None
+    page_label: str | None
+    section_id: str | None
+    heading_path: list[str]
+
+
+def _holding(spans: Sequence[PageSpan | SectionSpan], absolute: int) -> list[int]:
+    """Indexes of the spans starting at or before ``absolute`` (document offset), in list order."""
+    return [i for i, span in enumerate(spans) if absolute >= span.char_start]
+
+
+def page_at(chunk: Chunk, offset: int) -> int | None:
+    """The physical page (1-based) of chunk-relative ``offset``; ``page_start`` before any span, None without pages."""
+    held = _holding(chunk.page_spans, chunk.char_start + offset)
+    return chunk.page_spans[held[-1]].page if held else chunk.page_start
+
+
+def label_at(chunk: Chunk, offset: int) -> str | None:
+    """The printed page label of chunk-relative ``offset`` (``None`` if that page prints none or there are no pages)."""
+    if not chunk.page_spans:
+        return None
+    held = _holding(chunk.page_spans, chunk.char_start + offset)
+    return chunk.page_spans[held[-1] if held else 0].label
+
+
+def section_at(chunk: Chunk, offset: int) -> str | None:
+    """The section id (with split suffix) of chunk-relative ``offset``.
+
+    A chunk with at most one section span answers its own ``section_id`` (which carries
+    the ``#n`` suffix of a split section); otherwise the span holding the offset, or the
+    first span for an offset before every span.
+    """
+    if len(chunk.section_spans) <= 1:
+        return chunk.section_id
+    held = _holding(chunk.section_spans, chunk.char_start + offset)
+    return chunk.section_spans[held[-1] if held else 0].section_id
+
+
+def heading_path_at(chunk: Chunk, offset: int) -> list[str]:
+    """The heading path (a new list) of the section holding chunk-relative ``offset``; the chunk's own before any span."""
+    held = _holding(chunk.section_spans, chunk.char_start + offset)
+    return list(chunk.section_spans[held[-1]].heading_path if held else chunk.heading_path)
+
+
+def locate(chunk: Chunk, offset: int) -> Location:
+    """Resolve chunk-relative character ``offset`` to its :class:`Location` (never raises for any int)."""
+    return Location(page_at(chunk, offset), label_at(chunk, offset), section_at(chunk, offset),
+                    heading_path_at(chunk, offset))

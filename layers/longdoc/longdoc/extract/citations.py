@@ -3,7 +3,7 @@
 A citation is kept only when its ``chunk_id`` belongs to the document version and its
 ``quote`` occurs in that chunk's text after whitespace normalisation (nothing else is
 normalised); its page and section are then resolved from the quote's own position
-(:mod:`longdoc.core.locate`), so a quote on page 14 of a chunk spanning pages 13-14 is
+(:func:`longdoc.core.models.locate`), so a quote on page 14 of a chunk spanning pages 13-14 is
 cited as page 14.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from longdoc.core.errors import CitationError
-from longdoc.core.locate import locate, page_at
+from longdoc.core.models import locate, page_at
 from longdoc.core.models import Chunk
 from longdoc.core.records import Citation
 from longdoc.search.quotes import find_quotes
@@ -34,7 +34,7 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
 
     ``chunks`` maps chunk_id to the document version's chunks. The returned citation's
     ``page``, ``page_label`` and ``section_id`` come from the quote's first character
-    (:func:`longdoc.core.locate.locate`), whatever the model claimed; ``quote`` is the chunk's own
+    (:func:`longdoc.core.models.locate`), whatever the model claimed; ``quote`` is the chunk's own
     text of it. When the quote occurs more than once in the chunk (a sentence repeated in
     two articles), the occurrence on the page the model cited wins, else the first.
     Raises :class:`CitationError` when the chunk is unknown or the quote is not verbatim
