@@ -1,9 +1,13 @@
 """The ``anthropic`` SDK's errors translated into longdoc's taxonomy, for every client of the SDK.
 
 :class:`~longdoc.adapters.claude.ClaudeModel` (Messages, Anthropic API or Bedrock) and
-:class:`~longdoc.adapters.batches.AnthropicBatches` (Message Batches) raise only these, so no
-SDK class name reaches a state machine (``statemachine/*.asl.json`` retries on ours). What is
-left after the SDK's own retries maps as follows:
+:class:`~longdoc.adapters.batches.AnthropicBatches` (Message Batches) raise these for every
+status and connection error the SDK raises, so no SDK class name reaches a state machine
+(``statemachine/*.asl.json`` retries on ours). Not translated yet (the SDK raises no error of its
+own for them): an HTTP 200 whose body is not the documented JSON (a proxy's page, an SSE stream)
+surfaces as the ``AttributeError``/``TypeError`` of reading it, and a results download cut
+mid-stream as the HTTP client's ``RemoteProtocolError``. What is left after the SDK's own
+retries maps as follows:
 
 * HTTP 429 (``rate_limit_error``) and HTTP 529 (``overloaded_error``); Bedrock's
   ``ThrottlingException`` and ``ModelNotReadyException`` -> :class:`~longdoc.core.errors.ModelThrottled`

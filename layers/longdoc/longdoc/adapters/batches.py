@@ -5,7 +5,9 @@ local one answering in the same shapes from a :class:`~longdoc.core.ports.Model`
 The SDK's errors leave :class:`AnthropicBatches` translated as the Claude adapter's are
 (:mod:`longdoc.adapters.anthropic_errors`): ``ModelThrottled`` (429, 529), ``ModelUnavailable``
 (other 5xx, connection failures, timeouts), ``ModelRequestError`` (other 4xx), and
-``BatchNotFound`` for a retrieve's 404; the bulk state machine retries on those names."""
+``BatchNotFound`` for a retrieve's 404; the bulk state machine retries on those names. A
+malformed 200 body and a results download cut mid-stream are not translated (see
+:mod:`longdoc.adapters.anthropic_errors`)."""
 
 from __future__ import annotations
 
