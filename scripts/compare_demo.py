@@ -33,7 +33,7 @@ _MASKS = (
     (re.compile(r"\b(run|bulk|sum)-[0-9a-f]{8,}(-\d+)?\b"), r"\1-ID\2"),
     (re.compile(r"arn:aws:states:[^\s\"']+"), "ARN"),
     (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
-    (re.compile(r"/tmp/[^\s\"']+|/work/[^\s\"']+"), "PATH"),
+    (re.compile(r"/tmp/[^\s\"'<>]+|/work/[^\s\"'<>]+"), "PATH"),
     (re.compile(r"\b\d+(\.\d+)?\s?(s|ms|seconds)\b"), "T"),
     (re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[0-9.:+Z-]*"), "TS"),
 )
