@@ -16,30 +16,21 @@ from typing import Any
 import anthropic
 import pytest
 
-from longdoc.adapters.batches import AnthropicBatches
 from longdoc.bulk.plan import BulkLimits, custom_id, split
 from longdoc.core.errors import ModelRequestError
 from tests.fakes.batches_server import MAX_REQUESTS, FakeBatches
+from tests.functional.test_bulk_batch_errors import _answer, _client
 
 
 def _params(**changes: Any) -> dict[str, Any]:
     return {"model": "claude-test", "max_tokens": 16, "messages": [{"role": "user", "content": "hello"}]} | changes
 
 
-def _answer(params: dict[str, Any]) -> dict[str, Any]:
-    return {"id": "msg_1", "type": "message", "role": "assistant", "model": params["model"],
-            "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1}}
-
-
 @pytest.fixture
 def fake() -> Iterator[FakeBatches]:
+    """The Batches fake with its documented limits, answering every request with one short message."""
     with FakeBatches(_answer) as server:
         yield server
-
-
-def _client(url: str) -> AnthropicBatches:
-    return AnthropicBatches("test-key-not-real", base_url=url, max_retries=0)
 
 
 @pytest.mark.parametrize(("requests", "names"), [
