@@ -12,7 +12,7 @@ import pytest
 
 from longdoc.adapters.claude import ClaudeModel
 from longdoc.core.errors import ModelRequestError, ModelThrottled, ModelUnavailable
-from longdoc.core.messages import Message, ModelRequest, TextBlock, ToolUseBlock, Usage
+from longdoc.core.messages import Message, ModelRequest, TextBlock, ThinkingBlock, ToolUseBlock, Usage
 from longdoc.core.ports import Model
 from tests.fakes.anthropic_server import (
     FakeAnthropic,
@@ -84,12 +84,13 @@ def test_tool_use_reply_is_converted_exactly(fake: FakeAnthropic) -> None:
     model = _model(fake)
     # When the model is called
     response = model.create(_request())
-    # Then the blocks, stop reason and usage come back exactly, thinking dropped
+    # Then the blocks, stop reason and usage come back exactly, thinking kept whole (it goes back unchanged)
     assert isinstance(model, Model)
     assert model.name == MODEL_ID
     assert response.id == "msg_01"
     assert response.model == MODEL_ID
     assert response.content == [
+        ThinkingBlock(thinking="look at section 12", signature="sig"),
         TextBlock(text="Recording it."),
         ToolUseBlock(id="toolu_01", name="record_extraction", input=tool_input),
     ]

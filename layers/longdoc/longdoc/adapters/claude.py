@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 from longdoc.adapters.anthropic_errors import status_error, translated
 from longdoc.adapters.claude_budget import create_within
 from longdoc.core.errors import ModelUnavailable
-from longdoc.core.messages import ModelRequest, ModelResponse, StopReason, TextBlock, ToolUseBlock, Usage
+from longdoc.core.messages import AssistantBlock, ModelRequest, ModelResponse, StopReason, Usage, assistant_block
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from anthropic.types import Message as SdkMessage
@@ -275,22 +275,22 @@ class ClaudeModel:
 def _to_response(message: SdkMessage) -> ModelResponse:
     """Convert an SDK ``Message`` into our :class:`ModelResponse`.
 
-    Keeps ``text`` and ``tool_use`` blocks in order and drops every other block type
-    (thinking, server tools, ...). An unknown or missing ``stop_reason`` becomes
-    ``"end_turn"`` with a warning; ``None`` cache token counts become 0; ``stop_details``
-    (a refusal's ``category`` and ``explanation``) is kept as a dict.
+    Keeps every content block in order: ``text`` and ``tool_use`` typed for the harness,
+    ``thinking`` / ``redacted_thinking`` and any other type kept whole
+    (:func:`longdoc.core.messages.assistant_block`), so the assistant turn can be sent back
+    unchanged (thinking blocks must be, signature included: THINK page). An unknown or
+    missing ``stop_reason`` becomes ``"end_turn"`` with a warning; ``None`` cache token counts
+    become 0; the 1-hour share of cache writes comes from ``usage.cache_creation``;
+    ``stop_details`` (a refusal's ``category`` and ``explanation``) is kept as a dict.
     """
-    content: list[TextBlock | ToolUseBlock] = []
-    for block in message.content:
-        if block.type == "text":
-            content.append(TextBlock(text=block.text))
-        elif block.type == "tool_use":
-            content.append(ToolUseBlock(id=block.id, name=block.name, input=dict(block.input)))
+    content: list[AssistantBlock] = [assistant_block(block.model_dump(mode="json", exclude_none=True))
+                                     for block in message.content]
     stop_reason = message.stop_reason
     if stop_reason not in _STOP_REASONS:
         log.warning("unknown stop_reason %r from Claude; treating it as end_turn", stop_reason)
         stop_reason = "end_turn"
     usage = message.usage
+    split = getattr(usage, "cache_creation", None)
     details = getattr(message, "stop_details", None)
     return ModelResponse(
         id=message.id,
@@ -303,5 +303,6 @@ def _to_response(message: SdkMessage) -> ModelResponse:
             output_tokens=usage.output_tokens,
             cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
             cache_read_input_tokens=usage.cache_read_input_tokens or 0,
+            cache_creation_1h_input_tokens=(getattr(split, "ephemeral_1h_input_tokens", 0) or 0) if split else 0,
         ),
     )

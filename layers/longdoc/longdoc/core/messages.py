@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Usage(BaseModel):
     """Token usage summed over model calls (all values are tokens)."""
 
     input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
+    output_tokens: int = Field(0, description="tokens billed as output: thinking included (THINK page)")
+    cache_creation_input_tokens: int = Field(0, description="cache writes, both TTLs")
     cache_read_input_tokens: int = 0
+    cache_creation_1h_input_tokens: int = Field(
+        0, description="the part of cache_creation_input_tokens written with the 1-hour TTL "
+        "(usage.cache_creation.ephemeral_1h_input_tokens), priced at the 1-hour write rate")
 
     def add(self, other: "Usage") -> "Usage":
         """Return the element-wise sum of two usages."""
@@ -23,7 +26,13 @@ class Usage(BaseModel):
             cache_creation_input_tokens=self.cache_creation_input_tokens
             + other.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+            cache_creation_1h_input_tokens=self.cache_creation_1h_input_tokens
+            + other.cache_creation_1h_input_tokens,
         )
+
+    def prompt_tokens(self) -> int:
+        """All input-side tokens: uncached input + cache writes + cache reads."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
 
 
 
@@ -55,7 +64,46 @@ class ToolResultBlock(BaseModel):
     is_error: bool = False
 
 
+class ThinkingBlock(BaseModel):
+    """A thinking block of an assistant turn; ``thinking`` is empty under the default
+    ``display: "omitted"``. Sent back unchanged, ``signature`` included (THINK, S55-NEW)."""
+
+    type: Literal["thinking"] = "thinking"
+    thinking: str
+    signature: str
+
+
+class RedactedThinkingBlock(BaseModel):
+    """An encrypted thinking block (``data`` only); sent back unchanged."""
+
+    type: Literal["redacted_thinking"] = "redacted_thinking"
+    data: str
+
+
+class OpaqueBlock(BaseModel):
+    """Any other content block of an assistant turn (server tools, future types): kept with
+    every field as received and sent back unchanged; the harness never interprets it."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str
+
+
+AssistantBlock = TextBlock | ToolUseBlock | ThinkingBlock | RedactedThinkingBlock | OpaqueBlock
+"""A block of a model reply: the ones the harness reads (text, tool_use) and the ones it keeps as is."""
+
 ContentBlock = TextBlock | ToolUseBlock | ToolResultBlock
+
+
+def assistant_block(raw: dict[str, Any]) -> AssistantBlock:
+    """The typed block for one content block dict of a reply (unknown types -> :class:`OpaqueBlock`)."""
+    kind = raw.get("type")
+    typed: dict[str, type[BaseModel]] = {"text": TextBlock, "tool_use": ToolUseBlock, "thinking": ThinkingBlock,
+                                         "redacted_thinking": RedactedThinkingBlock}
+    cls = typed.get(kind) if isinstance(kind, str) else None
+    if cls is TextBlock:
+        # a text block may carry citations or other fields: keep the whole block when it does
+        return TextBlock(text=raw["text"]) if set(raw) <= {"type", "text"} else OpaqueBlock.model_validate(raw)
+    return (cls or OpaqueBlock).model_validate(raw)  # type: ignore[return-value]
 
 StopReason = Literal[
     "end_turn",
@@ -80,7 +128,11 @@ class ModelRequest(BaseModel):
 
     ``system`` and ``tools`` are the static, cacheable prefix (blocks may carry
     ``cache_control``); ``messages`` carry CASE_FACTS, retrieved chunks and the task.
-    ``max_tokens`` caps output tokens for this call.
+    ``max_tokens`` caps output tokens for this call, thinking included. ``job`` names what
+    the call is for: the Claude adapter takes its ``thinking`` and ``output_config.effort``
+    from the capability table (:func:`longdoc.core.models_catalogue.call_settings`).
+    ``tool_choice`` is ``auto`` unless a caller sets another; current models reject a forced
+    choice (S55-NEW), so the product never forces one.
     """
 
     system: list[dict[str, Any]]
@@ -88,6 +140,7 @@ class ModelRequest(BaseModel):
     messages: list[Message]
     max_tokens: int = Field(gt=0)
     tool_choice: dict[str, Any] = Field(default_factory=lambda: {"type": "auto"})
+    job: str = "extract"
     timeout_seconds: float | None = Field(
         None, gt=0, description="wall-clock budget for this call, retries included (seconds); None: the client's default"
     )
@@ -98,7 +151,7 @@ class ModelResponse(BaseModel):
 
     id: str
     model: str
-    content: list[TextBlock | ToolUseBlock]
+    content: list[AssistantBlock]
     stop_reason: StopReason
     usage: Usage
     stop_details: dict[str, Any] | None = Field(
