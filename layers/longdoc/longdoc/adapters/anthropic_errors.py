@@ -3,11 +3,11 @@
 :class:`~longdoc.adapters.claude.ClaudeModel` (Messages, Anthropic API or Bedrock) and
 :class:`~longdoc.adapters.batches.AnthropicBatches` (Message Batches) raise these for every
 status and connection error the SDK raises, so no SDK class name reaches a state machine
-(``statemachine/*.asl.json`` retries on ours). Not translated yet (the SDK raises no error of its
-own for them): an HTTP 200 whose body is not the documented JSON (a proxy's page, an SSE stream)
-surfaces as the ``AttributeError``/``TypeError`` of reading it, and a results download cut
-mid-stream as the HTTP client's ``RemoteProtocolError``. What is left after the SDK's own
-retries maps as follows:
+(``statemachine/*.asl.json`` retries on ours). An HTTP 200 whose body is not JSON (a proxy's page, an SSE stream from a
+gateway that streams; the SDK hands such a body back as a ``str``) is
+:class:`~longdoc.core.errors.ModelUnavailable` (:func:`not_json`): retryable, since the next
+attempt may reach the API. Not translated yet: a results download cut mid-stream (the HTTP
+client's ``RemoteProtocolError``). What is left after the SDK's own retries maps as follows:
 
 * HTTP 429 (``rate_limit_error``) and HTTP 529 (``overloaded_error``); Bedrock's
   ``ThrottlingException`` and ``ModelNotReadyException`` -> :class:`~longdoc.core.errors.ModelThrottled`
@@ -56,6 +56,18 @@ def status_error(exc: anthropic.APIStatusError, api: str = "Claude API") -> Long
     if status >= 500 or bedrock_type in BEDROCK_UNAVAILABLE_ERRORS:
         return ModelUnavailable(f"{api} failed ({detail})")
     return ModelRequestError(f"{api} rejected the request ({detail})")
+
+
+#: How many characters of a non-JSON body an error message shows.
+BODY_PREVIEW_CHARS = 80
+
+
+def not_json(api: str, content_type: str | None, body: object) -> ModelUnavailable:
+    """The error for an HTTP 200 whose body is not the API's JSON: names the content type and
+    the first :data:`BODY_PREVIEW_CHARS` characters of the body (``body`` as the SDK returned it)."""
+    preview = body[:BODY_PREVIEW_CHARS] if isinstance(body, str) else type(body).__name__
+    return ModelUnavailable(f"{api} answered HTTP 200 with a body that is not JSON "
+                            f"(content-type {content_type or 'missing'}; starts {preview!r})")
 
 
 @contextmanager

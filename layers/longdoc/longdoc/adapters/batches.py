@@ -5,9 +5,10 @@ local one answering in the same shapes from a :class:`~longdoc.core.ports.Model`
 The SDK's errors leave :class:`AnthropicBatches` translated as the Claude adapter's are
 (:mod:`longdoc.adapters.anthropic_errors`): ``ModelThrottled`` (429, 529), ``ModelUnavailable``
 (other 5xx, connection failures, timeouts), ``ModelRequestError`` (other 4xx), and
-``BatchNotFound`` for a retrieve's 404; the bulk state machine retries on those names. A
-malformed 200 body and a results download cut mid-stream are not translated (see
-:mod:`longdoc.adapters.anthropic_errors`)."""
+``BatchNotFound`` for a retrieve's 404; the bulk state machine retries on those names. An HTTP
+200 whose body is not JSON (a batch answer, or a results line) is ``ModelUnavailable``
+(:func:`~longdoc.adapters.anthropic_errors.not_json`); a results download cut mid-stream is
+not translated (see :mod:`longdoc.adapters.anthropic_errors`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from longdoc.adapters.anthropic_errors import translated
+from longdoc.adapters.anthropic_errors import not_json, translated
 from longdoc.adapters.claude import _to_response
 from longdoc.bulk.ports import BatchInfo, BatchResult
 from longdoc.bulk.requests import model_request
@@ -43,6 +44,9 @@ class AnthropicBatches:
 
     @staticmethod
     def _info(batch: Any) -> BatchInfo:
+        """The :class:`BatchInfo` of an SDK batch; ``ModelUnavailable`` for a 200 body that was not JSON."""
+        if isinstance(batch, str):
+            raise not_json(API, "not JSON", batch)
         created = batch.created_at.timestamp() if batch.created_at else None
         return BatchInfo(id=batch.id, processing_status=batch.processing_status,
                          counts=batch.request_counts.model_dump(), created_at=created)
@@ -63,9 +67,17 @@ class AnthropicBatches:
                 raise BatchNotFound(batch_id) from exc
 
     def results(self, batch_id: str) -> Iterator[BatchResult]:
-        """The results JSONL, decoded line by line as it streams."""
+        """The results JSONL, decoded line by line as it streams; a line that is not JSON (an SSE
+        or HTML body answered with 200) is ``ModelUnavailable``."""
         with translated(API):
-            for line in self._client.messages.batches.results(batch_id):
+            lines = iter(self._client.messages.batches.results(batch_id))
+            while True:
+                try:
+                    line = next(lines)
+                except StopIteration:
+                    return
+                except json.JSONDecodeError as exc:
+                    raise not_json(API, "not JSONL", exc.doc) from exc
                 result = line.result
                 if result.type == "succeeded":
                     yield BatchResult(line.custom_id, "succeeded", response=_to_response(result.message))

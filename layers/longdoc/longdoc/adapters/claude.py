@@ -4,14 +4,34 @@ directly (``provider="anthropic"``) or through Amazon Bedrock (``provider="bedro
 Both go through the ``anthropic`` SDK with the same request (system blocks with
 ``cache_control`` marks, tools, ``tool_choice``) and the same response conversion, so the
 tool loop, stop reasons, prompt caching and checkpoints of a session do not depend on the
-provider. With Bedrock the SDK's ``AnthropicBedrock`` client sends the Messages API body to
-the Bedrock runtime ``InvokeModel`` endpoint (``POST /model/{modelId}/invoke``), signed with
-SigV4 from the environment's AWS credentials (the Lambda role); no API key exists. The body
-carries ``anthropic_version: "bedrock-2023-05-31"``, the value Bedrock's Anthropic Messages
+provider. Every request is built from the model's row of the capability table
+(``longdoc/data/models.json``, :mod:`longdoc.core.request_rules`): its ``thinking`` and
+``output_config.effort`` per job, no sampling parameters, and a request the row says the model
+rejects (forced ``tool_choice``, assistant prefill) refused before sending with
+:class:`~longdoc.core.errors.ModelRejectsRequest`.
+
+With Bedrock no API key exists: requests are SigV4-signed from the environment's AWS
+credentials (the Lambda role). A row with ``endpoint: "messages"`` (the 5.x models) is served
+by "Claude in Amazon Bedrock", the Messages API at ``/anthropic/v1/messages`` (BEDROCK page;
+https://docs.aws.amazon.com/bedrock/latest/userguide/inference-messages-api.html), through the
+SDK's ``AnthropicBedrockMantle`` client (service ``bedrock-mantle``, base URL
+``https://bedrock-mantle.<region>.api.aws/anthropic``; the body names the model, the API
+version is the ``anthropic-version`` header). A row with ``endpoint: "invoke"`` and any id not in
+the table (the legacy ARN-versioned ids) go through ``AnthropicBedrock`` to the Bedrock runtime
+``InvokeModel`` endpoint (``POST /model/{modelId}/invoke``, service ``bedrock``) with
+``anthropic_version: "bedrock-2023-05-31"`` in the body, the value Bedrock's Anthropic Messages
 API documents (https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html);
 the SDK's own default is its first-party API version, which Anthropic warns the models of the
 InvokeModel integration do not accept
 (https://platform.claude.com/docs/en/build-with-claude/claude-on-amazon-bedrock-legacy).
+
+An HTTP 200 whose body is not JSON (an SSE stream from a gateway that streams, a proxy's HTML
+page) is :class:`~longdoc.core.errors.ModelUnavailable` naming the content type and the first
+bytes (retryable: the next attempt may reach the API), never an ``AttributeError``.
+
+Token counting (:meth:`ClaudeModel.count_tokens`, the :class:`longdoc.core.ports.TokenCounter`
+port) uses ``messages.count_tokens`` with the same request fields and rules (MIG1021: the
+2026-10-21 rules apply to token counting too), cached in-process by the SHA-256 of the request.
 
 Key rotation (Anthropic API): the key comes from a *key source*, ``source(refresh=False) -> str``
 (:class:`longdoc.adapters.secrets.SecretKey`, cached 5 minutes). Every call asks it for the
@@ -53,10 +73,12 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from longdoc.adapters.anthropic_errors import status_error, translated
+from longdoc.adapters.anthropic_errors import not_json, status_error, translated
 from longdoc.adapters.claude_budget import create_within
 from longdoc.core.errors import ModelUnavailable
 from longdoc.core.messages import AssistantBlock, ModelRequest, ModelResponse, StopReason, Usage, assistant_block
+from longdoc.core.models_catalogue import spec_for
+from longdoc.core.request_rules import model_fields
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from anthropic.types import Message as SdkMessage
@@ -141,11 +163,16 @@ class ClaudeModel:
         self._key_source: KeySource | None = None
         self._key_fingerprint: str | None = None
         self._client: Any
+        self._counts: dict[str, int] = {}
+        spec = spec_for(model, provider) if provider in ("anthropic", "bedrock") else None
+        #: Bedrock only: ``"messages"`` (``AnthropicBedrockMantle``) or ``"invoke"`` (``AnthropicBedrock``).
+        self.endpoint: str | None = None
         if provider == "bedrock":
             if api_key is not None:
                 raise ValueError("provider 'bedrock' signs requests with AWS credentials: pass no API key")
-            self._client = anthropic.AnthropicBedrock(aws_region=aws_region, base_url=base_url,
-                                                      max_retries=max_retries, timeout=timeout)
+            self.endpoint = spec.endpoint if spec is not None and spec.endpoint else "invoke"
+            bedrock = anthropic.AnthropicBedrockMantle if self.endpoint == "messages" else anthropic.AnthropicBedrock
+            self._client = bedrock(aws_region=aws_region, base_url=base_url, max_retries=max_retries, timeout=timeout)
         elif provider == "anthropic":
             if api_key is None:
                 raise ValueError("provider 'anthropic' needs an API key or a key source")
@@ -179,32 +206,25 @@ class ClaudeModel:
         """Run one Messages API call (Anthropic API or Bedrock InvokeModel) and return it as a
         :class:`ModelResponse`.
 
-        ``system``/``tools``/``tool_choice`` are sent as given (``cache_control`` marks
-        included); empty ``system`` or ``tools`` lists are left out of the request,
-        because the API rejects ``tool_choice`` without tools. With Bedrock the body also
-        carries ``anthropic_version`` = :data:`BEDROCK_ANTHROPIC_VERSION`.
+        The request is :meth:`_kwargs`'s (table-driven ``thinking`` / ``output_config``). On
+        Bedrock's InvokeModel endpoint the body also carries ``anthropic_version`` =
+        :data:`BEDROCK_ANTHROPIC_VERSION`.
 
         Raises:
+            ModelRejectsRequest: (before sending) the model's row rejects the request: a forced
+                ``tool_choice`` or an assistant prefill (:mod:`longdoc.core.request_rules`).
             ModelThrottled: HTTP 429 or 529 (Bedrock: ThrottlingException, ModelNotReadyException)
                 after the SDK's retries.
             ModelUnavailable: connection failure, timeout or other 5xx (Bedrock also
-                ModelTimeoutException, ModelErrorException) after the retries.
+                ModelTimeoutException, ModelErrorException) after the retries; an HTTP 200
+                whose body is not JSON (an SSE stream, an HTML page).
             ModelRequestError: any other 4xx, including a 401 that persists after the key was
                 read again; the message carries the status, the error type and its message.
         """
         import anthropic  # already loaded by __init__; cheap
 
-        kwargs: dict[str, Any] = {
-            "model": self.name,
-            "max_tokens": request.max_tokens,
-            "messages": [m.model_dump() for m in request.messages],
-        }
-        if request.system:
-            kwargs["system"] = request.system
-        if request.tools:
-            kwargs["tools"] = request.tools
-            kwargs["tool_choice"] = request.tool_choice
-        if self.provider == "bedrock":
+        kwargs = self._kwargs(request)
+        if self.endpoint == "invoke":
             kwargs["extra_body"] = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION}
         try:
             return self._call(kwargs, request, self._current_client())
@@ -232,17 +252,71 @@ class ClaudeModel:
                 # The caller's budget (e.g. the Lambda's remaining time) bounds the whole call,
                 # retries and waits included; what does not fit fails as ModelUnavailable
                 # (retried by the state machine from the checkpoint).
-                message = create_within(client, kwargs, request.timeout_seconds, self.max_retries,
-                                        self._timeout)
+                raw = create_within(client, kwargs, request.timeout_seconds, self.max_retries, self._timeout)
             else:
-                message = client.messages.create(**kwargs)
+                raw = client.messages.with_raw_response.create(**kwargs)
+            message = raw.parse()
         except anthropic.AuthenticationError:
             raise  # handled by create(): refetch the key and retry once
         except anthropic.APIStatusError as exc:
             raise status_error(exc) from exc
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
             raise ModelUnavailable(f"Claude API unreachable ({self.provider}): {exc.message}") from exc
+        if isinstance(message, str) or not hasattr(message, "content"):
+            raise not_json(f"Claude API ({self.provider})", raw.headers.get("content-type"), message)
         return _to_response(message)
+
+    def _kwargs(self, request: ModelRequest) -> dict[str, Any]:
+        """The ``messages.create`` keyword arguments of ``request`` (also those of ``messages.stream``).
+
+        ``model``, ``max_tokens`` (output tokens, thinking included), ``messages``; ``system``
+        and ``tools`` when not empty (``cache_control`` marks kept), ``tool_choice`` only with
+        tools (the API rejects it without); ``thinking`` and ``output_config`` (``effort``)
+        from the capability table for ``request.job``
+        (:func:`longdoc.core.request_rules.model_fields`, none for a model not in the table).
+        No sampling parameter is ever sent. Raises ``ModelRejectsRequest`` (see :meth:`create`).
+        """
+        tool_choice = request.tool_choice if request.tools else None
+        messages = [m.model_dump() for m in request.messages]
+        fields = model_fields(self.name, self.provider, request.job, tool_choice, messages)
+        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens, "messages": messages}
+        if request.system:
+            kwargs["system"] = request.system
+        if request.tools:
+            kwargs["tools"] = request.tools
+            kwargs["tool_choice"] = tool_choice
+        kwargs.update(fields)  # thinking, output_config: the SDK 2.15 has parameters for both
+        return kwargs
+
+    # --- Token counting (:class:`longdoc.core.ports.TokenCounter`) ---
+
+    def count_tokens(self, request: ModelRequest) -> int:
+        """The input tokens ``request`` would take (``POST /v1/messages/count_tokens``), cached.
+
+        Sends what :meth:`create` would (:meth:`_kwargs` without ``max_tokens``; the same
+        request rules apply, MIG1021), so the count includes tools, system and thinking
+        settings. A repeated request (same SHA-256 of its JSON) is answered from an
+        in-process cache without an HTTP call. Not on Bedrock's InvokeModel endpoint (it has
+        none): raises ``NotImplementedError`` there, and the caller falls back to its estimate.
+        Errors map as in :meth:`create` (ModelThrottled, ModelUnavailable, ModelRequestError).
+        The count is the API's estimate of the billed input (TOKCOUNT page).
+        """
+        import json
+
+        if self.endpoint == "invoke":
+            raise NotImplementedError("Bedrock InvokeModel has no token-counting endpoint")
+        kwargs = self._kwargs(request)
+        kwargs.pop("max_tokens")
+        key = hashlib.sha256(json.dumps(kwargs, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+        if key in self._counts:
+            return self._counts[key]
+        with translated(f"Claude API ({self.provider})"):
+            raw = self._current_client().messages.with_raw_response.count_tokens(**kwargs)
+            counted = raw.parse()
+        if isinstance(counted, str) or not hasattr(counted, "input_tokens"):
+            raise not_json(f"Claude API ({self.provider})", raw.headers.get("content-type"), counted)
+        self._counts[key] = int(counted.input_tokens)
+        return self._counts[key]
 
     # --- Streaming (summaries; :class:`longdoc.core.ports.StreamingModel`) ---
 
@@ -252,16 +326,13 @@ class ClaudeModel:
         Uses the SDK's ``messages.stream`` helper (``text_stream``, then the accumulated
         final message), so a long answer never waits on one response or trips the SDK's
         guard against long non-streaming requests. The request is built as in
-        :meth:`create`. Errors map as in :meth:`create` (ModelThrottled, ModelUnavailable,
+        :meth:`create` (table-driven fields, the same refusals: ModelRejectsRequest before
+        sending). Errors map as in :meth:`create` (ModelThrottled, ModelUnavailable,
         ModelRequestError); a connection dropped mid-stream is ModelUnavailable.
         """
-        kwargs: dict[str, Any] = {"model": self.name, "max_tokens": request.max_tokens,
-                                  "messages": [m.model_dump() for m in request.messages]}
-        if request.system:
-            kwargs["system"] = request.system
-        if request.tools:
-            kwargs["tools"] = request.tools
-            kwargs["tool_choice"] = request.tool_choice
+        kwargs = self._kwargs(request)
+        if self.endpoint == "invoke":
+            kwargs["extra_body"] = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION}
         client = self._client
         if request.timeout_seconds is not None:
             client = client.with_options(timeout=max(1.0, request.timeout_seconds))

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import anthropic
-    from anthropic.types import Message as SdkMessage
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +45,11 @@ def _retryable(exc: Exception) -> bool:
 
 
 def create_within(client: anthropic.Anthropic, kwargs: dict[str, Any], budget: float, max_retries: int,
-                   timeout: float) -> SdkMessage:
+                   timeout: float) -> Any:
     """``messages.create`` in at most ``budget`` seconds, retries and the waits between them included.
+
+    Returns the SDK's raw response (``with_raw_response``: ``.headers``, ``.parse()``), so the
+    caller can name the content type of a body that is not JSON.
 
     The SDK's own retries are off here (each of them would get the whole timeout again, so 3
     attempts could take 3 x the budget); up to ``max_retries`` retries of a retryable failure
@@ -63,7 +65,8 @@ def create_within(client: anthropic.Anthropic, kwargs: dict[str, Any], budget: f
     for attempt in range(max_retries + 1):
         per_attempt = min(timeout, deadline - time.monotonic())
         try:
-            return client.with_options(timeout=max(per_attempt, 0.001), max_retries=0).messages.create(**kwargs)
+            return client.with_options(timeout=max(per_attempt, 0.001),
+                                       max_retries=0).messages.with_raw_response.create(**kwargs)
         except Exception as exc:
             wait = _retry_wait(attempt, exc)
             left = deadline - time.monotonic() - wait

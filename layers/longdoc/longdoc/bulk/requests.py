@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from longdoc.core.messages import Message, ModelRequest
+from longdoc.core.request_rules import model_fields
 
 CACHE_TTL = "1h"
 """Cache TTL of the static prefix in batches: Anthropic's batch docs suggest the 1-hour cache for
@@ -46,23 +47,36 @@ def add_retry_note(message: dict[str, Any], note: str) -> None:
 
 def batch_params(model: str, request: ModelRequest, note: str | None = None) -> dict[str, Any]:
     """The Messages API body (``params``) of one batch request: model, max_tokens (tokens), system,
-    tools, tool_choice, messages; cache marks of tools and system get the 1-hour TTL, messages
-    carry none (:func:`_unmarked`). ``note`` (why the previous round's request failed) is added
-    as a text block to the first user message."""
+    tools, tool_choice, messages, and the ``thinking`` / ``output_config`` the capability table
+    gives the request's job on ``model`` (Anthropic API rows: the Batches API exists there only);
+    cache marks of tools and system get the 1-hour TTL, messages carry none (:func:`_unmarked`).
+    ``note`` (why the previous round's request failed) is added as a text block to the first user
+    message. No sampling parameter is sent.
+
+    Each request of a batch obeys the rules of a Messages request (BATCH page; MIG1021 for API
+    version 2026-10-21), so a request the model's row rejects (forced ``tool_choice``, assistant
+    prefill) raises :class:`~longdoc.core.errors.ModelRejectsRequest` here, before the batch is
+    sent (:mod:`longdoc.core.request_rules`).
+    """
     messages = _unmarked([m.model_dump() for m in request.messages])
     if note:
         add_retry_note(messages[0], note)
+    fields = model_fields(model, "anthropic", request.job, request.tool_choice if request.tools else None, messages)
     params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens, "messages": messages}
     if request.system:
         params["system"] = _one_hour(request.system)
     if request.tools:
         params["tools"] = _one_hour(request.tools)
         params["tool_choice"] = request.tool_choice
+    params.update(fields)
     return params
 
 
 def model_request(params: dict[str, Any]) -> ModelRequest:
-    """The :class:`ModelRequest` of a batch request's ``params`` (local adapters answer with a Model)."""
+    """The :class:`ModelRequest` of a batch request's ``params`` (local adapters answer with a Model).
+
+    ``thinking`` / ``output_config`` are not carried (a Model takes them from the table again,
+    for the job, which batch params do not name: the default job ``extract``, the bulk path's)."""
     return ModelRequest(system=params.get("system", []), tools=params.get("tools", []),
                         messages=[Message(**m) for m in params["messages"]], max_tokens=params["max_tokens"],
                         tool_choice=params.get("tool_choice", {"type": "auto"}))

@@ -66,6 +66,12 @@ class ModelRequestError(LongdocError):
     """The model API rejected the request (4xx other than 429); retrying will not help."""
 
 
+class ModelRejectsRequest(ModelRequestError, ValueError):
+    """A request the capability table says the model answers with HTTP 400 (a forced
+    ``tool_choice``, an assistant prefill); refused before it is sent. The message names the
+    model, the rule and the page it comes from (:mod:`longdoc.core.request_rules`)."""
+
+
 class ModelRefused(LongdocError):
     """The model stopped with ``stop_reason == "refusal"``; the run fails with it recorded."""
 
