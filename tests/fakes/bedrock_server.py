@@ -7,7 +7,12 @@ https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-
 Errors use Bedrock's shape, ``{"message": ...}`` with the error name in the
 ``x-amzn-ErrorType`` header (https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html).
 
-Every request must be SigV4-signed for service ``bedrock``: the fake recomputes the signature
+It also serves ``POST /anthropic/v1/messages``, the Messages-API Bedrock endpoint ("Claude in
+Amazon Bedrock", https://docs.aws.amazon.com/bedrock/latest/userguide/inference-messages-api.html)
+that the SDK's ``AnthropicBedrockMantle`` client calls for the 5.x models: a Messages API body with
+``model``, signed for service ``bedrock-mantle``; point that client at :attr:`FakeBedrock.mantle_url`.
+
+Every request must be SigV4-signed (service ``bedrock`` for InvokeModel): the fake recomputes the signature
 with botocore from the credentials it was given (the test's fake environment credentials) and
 answers 403 ``InvalidSignatureException`` when it does not match, as AWS would. Scripted
 replies, the responder hook and the request log are those of
@@ -40,7 +45,8 @@ class FakeBedrock(FakeAnthropic):
     """Loopback server faking ``POST /model/{modelId}/invoke``; starts on construction.
 
     Attributes:
-        base_url: pass as ``ClaudeModel(..., provider="bedrock", base_url=...)``.
+        base_url: pass as ``ClaudeModel(..., provider="bedrock", base_url=...)`` (InvokeModel ids).
+        mantle_url: the same for ids served by the Messages-API endpoint (``<base_url>/anthropic``).
         invoked_models: the model ids of the accepted requests, in order (URL-decoded).
         bad_signatures: requests refused because their SigV4 signature did not verify.
     """
@@ -57,18 +63,21 @@ class FakeBedrock(FakeAnthropic):
         self.invoked_models: list[str] = []
         self.bad_signatures = 0
         super().__init__(responder)
+        self.mantle_url = f"{self.base_url}/anthropic"
 
     def _scripted(self, request: RecordedRequest) -> Reply:
         parts = request.path.split("/")
-        if request.method != "POST" or len(parts) != 4 or parts[1] != "model" or parts[3] != "invoke":
-            return bedrock_error(404, "UnknownOperationException", f"fake serves POST /model/<id>/invoke only, "
-                                 f"not {request.method} {request.path}")
-        if not self._signature_ok(request):
+        mantle = request.method == "POST" and request.path == "/anthropic/v1/messages"
+        if not mantle and (request.method != "POST" or len(parts) != 4 or parts[1] != "model"
+                           or parts[3] != "invoke"):
+            return bedrock_error(404, "UnknownOperationException", f"fake serves POST /model/<id>/invoke and "
+                                 f"/anthropic/v1/messages only, not {request.method} {request.path}")
+        if not self._signature_ok(request, "bedrock-mantle" if mantle else "bedrock"):
             with self.lock:
                 self.bad_signatures += 1
             return bedrock_error(403, "InvalidSignatureException", "The request signature we calculated does not "
                                  "match the signature you provided.")
-        model = unquote(parts[2])
+        model = str((request.body or {}).get("model")) if mantle else unquote(parts[2])
         with self.lock:
             self.invoked_models.append(model)
             queued = self._queue.popleft() if self._queue else None
@@ -92,8 +101,8 @@ class FakeBedrock(FakeAnthropic):
         """Bedrock answers carry ``x-amzn-RequestId``."""
         return {"x-amzn-RequestId": "fake-request-id"}
 
-    def _signature_ok(self, request: RecordedRequest) -> bool:
-        """Recompute the SigV4 signature of ``request`` with botocore and compare (constant time)."""
+    def _signature_ok(self, request: RecordedRequest, service: str = "bedrock") -> bool:
+        """Recompute the SigV4 signature of ``request`` for ``service`` with botocore and compare (constant time)."""
         import hmac
 
         from botocore.auth import SigV4Auth
@@ -105,7 +114,7 @@ class FakeBedrock(FakeAnthropic):
             return False
         fields = dict(part.strip().split("=", 1) for part in authorization[len("AWS4-HMAC-SHA256 "):].split(","))
         access_key, date, region, service, _ = fields.get("Credential", "////").split("/")
-        if (access_key, region, service) != (self._credentials[0], self._region, "bedrock"):
+        if (access_key, region, service) != (self._credentials[0], self._region, service):
             return False
         signed = fields.get("SignedHeaders", "").split(";")
         headers = {name: request.headers[name] for name in signed if name in request.headers}
@@ -113,7 +122,7 @@ class FakeBedrock(FakeAnthropic):
         url = f"{self.url}{request.path}"
         aws_request = AWSRequest(method=request.method, url=url, headers=headers, data=body)
         aws_request.context["timestamp"] = request.headers.get("x-amz-date", "")
-        signer = SigV4Auth(Credentials(*self._credentials), "bedrock", self._region)
+        signer = SigV4Auth(Credentials(*self._credentials), service, self._region)
         canonical = signer.canonical_request(aws_request)
         expected = signer.signature(signer.string_to_sign(aws_request, canonical), aws_request)
         return date == aws_request.context["timestamp"][:8] and hmac.compare_digest(expected, fields.get("Signature", ""))

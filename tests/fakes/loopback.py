@@ -218,9 +218,11 @@ def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
             raw = getattr(answer, "raw", None)  # a fake's own reply type may have no raw body
             data = raw if raw is not None else json.dumps(answer.body if answer.body is not None else {}).encode()
             self.send_response(code)
-            self.send_header("content-type", "text/html" if raw is not None else "application/json")
+            headers = {**fake.response_headers(), **answer.headers}  # a fault may name its own content-type
+            content_type = headers.pop("content-type", "text/html" if raw is not None else "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
-            for name, value in {**fake.response_headers(), **answer.headers}.items():
+            for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
