@@ -24,7 +24,7 @@ from longdoc.extract.session import run_result, start_run
 from tests.fakes.anthropic_server import message_reply, text_block, tool_use_block, usage_json
 from tests.fakes.bedrock_server import FakeBedrock, bedrock_error
 
-BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+BEDROCK_MODEL = "us.anthropic.claude-haiku-4-5-20251001-v1:0"  # the table's InvokeModel row (endpoint "invoke")
 SYSTEM = [
     {"type": "text", "text": "You extract clauses and cite them."},
     {"type": "text", "text": "Clause catalogue: governing_law.", "cache_control": {"type": "ephemeral"}},
@@ -130,16 +130,22 @@ def test_bedrock_errors_map_to_the_state_machine_error_names(
 
 
 def test_bedrock_model_ids_have_prices_like_their_anthropic_models() -> None:
-    # Given the packaged price table
+    # Given the capability table's prices
     prices = load_prices()
     usage = message_reply([]).body["usage"]
     from longdoc.core.messages import Usage
 
     # Then the Bedrock ids of a model (in-Region and cross-Region profiles) cost what the model costs
-    anthropic = estimate_cost(Usage(**usage), "claude-sonnet-4-5", prices)
-    for model in ("anthropic.claude-sonnet-4-5-20250929-v1:0", BEDROCK_MODEL,
-                  "eu.anthropic.claude-sonnet-4-5-20250929-v1:0", "global.anthropic.claude-sonnet-4-5-20250929-v1:0"):
-        assert estimate_cost(Usage(**usage), model, prices) == anthropic is not None
+    for anthropic_id, bedrock_ids in {
+        "claude-sonnet-5-5": ("global.anthropic.claude-sonnet-5-5", "us.anthropic.claude-sonnet-5-5",
+                              "anthropic.claude-sonnet-5-5"),
+        "claude-haiku-4-5": ("anthropic.claude-haiku-4-5-20251001-v1:0", BEDROCK_MODEL,
+                             "eu.anthropic.claude-haiku-4-5-20251001-v1:0",
+                             "global.anthropic.claude-haiku-4-5-20251001-v1:0"),
+    }.items():
+        anthropic = estimate_cost(Usage(**usage), anthropic_id, prices)
+        for model in bedrock_ids:
+            assert estimate_cost(Usage(**usage), model, prices) == anthropic is not None
 
 
 @pytest.mark.slow

@@ -416,19 +416,26 @@ def test_each_function_builds_from_its_own_hashed_lock(function: str) -> None:
 # --------------------------------------------------------------------------- Bedrock
 
 
-def test_price_table_names_the_model_ids_of_each_provider(template: dict[str, Any]) -> None:
-    # Given the packaged price table and the template's model defaults
-    table = json.loads((REPO / "layers" / "longdoc" / "longdoc" / "data" / "prices.json").read_text(encoding="utf-8"))
-    providers = table["providers"]
+def test_capability_table_names_the_template_defaults_of_each_provider(template: dict[str, Any]) -> None:
+    # Given the model capability table and the template's model defaults
+    from longdoc.core.cost import estimate_cost
+    from longdoc.core.messages import Usage
+    from longdoc.core.models_catalogue import DEFAULT_MODELS, rows, spec_for
+
     parameters = template["Parameters"]
-    # Then each provider lists its ids, every listed id has a price row, and each provider's
-    # default model (ClaudeModel for the Anthropic API, BedrockModelId for Bedrock) is listed
-    assert set(providers) == {"anthropic", "bedrock"}
-    assert not [m for ids in providers.values() for m in ids if m not in table["models"]]
-    assert parameters["ClaudeModel"]["Default"] in providers["anthropic"]
-    assert parameters["BedrockModelId"]["Default"] in providers["bedrock"]
-    assert parameters["BedrockFoundationModelId"]["Default"] in providers["bedrock"]
-    assert parameters["BedrockModelId"]["Default"].endswith(parameters["BedrockFoundationModelId"]["Default"])
+    # Then each provider's default model (ClaudeModel for the Anthropic API, BedrockModelId for
+    # Bedrock) is the table's default and a priced row of that provider, and the foundation model
+    # is the Bedrock id behind that profile
+    assert parameters["ClaudeModel"]["Default"] == DEFAULT_MODELS["anthropic"]
+    assert parameters["BedrockModelId"]["Default"] == DEFAULT_MODELS["bedrock"]
+    for provider, model in (("anthropic", parameters["ClaudeModel"]["Default"]),
+                            ("bedrock", parameters["BedrockModelId"]["Default"])):
+        spec = spec_for(model, provider)
+        assert spec is not None and spec in rows(provider)
+        assert estimate_cost(Usage(input_tokens=1), model) is not None
+    foundation = parameters["BedrockFoundationModelId"]["Default"]
+    assert foundation in spec_for(DEFAULT_MODELS["bedrock"], "bedrock").ids()  # type: ignore[union-attr]
+    assert parameters["BedrockModelId"]["Default"].endswith(foundation)
 
 
 _IMPORT_PROBE = """

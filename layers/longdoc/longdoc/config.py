@@ -114,7 +114,7 @@ class ModelSettings(_Group):
     claude_model: str = "claude-sonnet-5-5"
     anthropic_secret_name: str | None = None
     strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
-    price_table: Path | None = None  # JSON price table (default: longdoc/data/prices.json)
+    price_table: Path | None = None  # JSON price table override (default: the capability table, data/models.json)
 
 
 class ExtractionSettings(_Group):

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from longdoc.adapters.baseline import BASELINE_NAME
+from longdoc.core.models_catalogue import rows
 from longdoc.extract.runs import model_provider
-
-PRICES = Path(__file__).resolve().parents[3] / "layers" / "longdoc" / "longdoc" / "data" / "prices.json"
 
 
 @pytest.mark.parametrize(("model", "provider"), [
@@ -27,9 +23,7 @@ def test_model_ids_name_their_provider(model: str, provider: str) -> None:
     assert model_provider(model) == provider
 
 
-def test_every_priced_id_names_the_provider_the_price_table_lists_it_under() -> None:
-    # Given the price table's ids per provider
-    providers = json.loads(PRICES.read_text(encoding="utf-8"))["providers"]
-    # Then model_provider agrees with the table for every listed id
-    for provider, ids in providers.items():
-        assert {model_provider(m) for m in ids} == {provider}
+def test_every_id_of_the_capability_table_names_the_provider_its_row_is_under() -> None:
+    # Given the capability table's rows, Then model_provider agrees with each row's provider for every id
+    for row in rows():
+        assert {model_provider(m) for m in row.ids()} == {row.provider}, row.id

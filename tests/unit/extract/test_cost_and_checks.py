@@ -16,27 +16,40 @@ from longdoc.core.messages import Usage
 
 
 def test_cost_uses_decimal_prices_with_cache_rates() -> None:
-    # Given Sonnet 4.5 usage with cache writes and reads (dated model id)
+    # Given Haiku 4.5 usage with (5-minute) cache writes and reads (dated model id)
     usage = Usage(input_tokens=1_000_000, output_tokens=100_000, cache_creation_input_tokens=200_000,
                   cache_read_input_tokens=2_000_000)
-    # When the cost is estimated from the packaged table
-    estimate = cost.estimate_cost(usage, "claude-sonnet-4-5-20250929", cost.load_prices())
-    # Then it is 3 + 1.5 + 0.75 + 0.6 USD, as an exact decimal string
-    assert estimate == "5.850000"
+    # When the cost is estimated from the capability table
+    estimate = cost.estimate_cost(usage, "claude-haiku-4-5-20251001", cost.load_prices())
+    # Then it is 1 + 0.5 + 0.25 + 0.2 USD, as an exact decimal string; an id not in the table
+    # (an unknown one, or a Claude 4.x id the table no longer lists) has no estimate
+    assert estimate == "1.950000"
     assert cost.estimate_cost(usage, "claude-unknown-9", cost.load_prices()) is None
+    assert cost.estimate_cost(usage, "claude-sonnet-4-5-20250929", cost.load_prices()) is None
 
 
 def test_price_table_is_configurable(tmp_path) -> None:
+    # Given an override table in the new format and one row in the old (one cache_write rate)
     table = tmp_path / "prices.json"
-    table.write_text(json.dumps({"models": {"m": {"input": "1", "output": "2", "cache_write": "0", "cache_read": "0"}}}))
-    assert cost.estimate_cost(Usage(input_tokens=500_000, output_tokens=250_000), "m", cost.load_prices(str(table))) == "1.000000"
+    table.write_text(json.dumps({"models": {
+        "m": {"input": "1", "output": "2", "cache_write_5m": "0", "cache_write_1h": "0", "cache_read": "0"},
+        "old": {"input": "1", "output": "2", "cache_write": "1.25", "cache_read": "0.1"}}}))
+    prices = cost.load_prices(str(table))
+    # Then it prices its own ids, the old row's 1-hour write at 2 x input, and nothing else
+    assert cost.estimate_cost(Usage(input_tokens=500_000, output_tokens=250_000), "m", prices) == "1.000000"
+    assert cost.estimate_cost(Usage(cache_creation_input_tokens=1_000_000, cache_creation_1h_input_tokens=1_000_000),
+                              "old", prices) == "2.000000"
+    assert cost.estimate_cost(Usage(input_tokens=1), "claude-sonnet-5-5", prices) is None
 
 
 def test_short_cache_prefix_warns_once_with_the_numbers(caplog) -> None:
+    # Given Sonnet 5 (minimum cacheable prompt 1,024 tokens in the table)
     caplog.set_level(logging.WARNING, logger="longdoc.core.cost")
-    assert cost.warn_if_prefix_uncacheable("claude-sonnet-4-5", 812) is True
-    assert cost.warn_if_prefix_uncacheable("claude-sonnet-4-5", 812) is False
-    assert cost.warn_if_prefix_uncacheable("claude-sonnet-4-5", 5000) is False
+    assert cost.warn_if_prefix_uncacheable("claude-sonnet-5", 812) is True
+    assert cost.warn_if_prefix_uncacheable("claude-sonnet-5", 812) is False
+    assert cost.warn_if_prefix_uncacheable("claude-sonnet-5", 5000) is False
+    # And Sonnet 5.5's 512-token minimum is met by the same prefix
+    assert cost.warn_if_prefix_uncacheable("claude-sonnet-5-5", 812) is False
     [record] = caplog.records
     assert "812" in record.getMessage() and "1024" in record.getMessage()
 

@@ -4,8 +4,10 @@ A bulk job is ``bulk_id`` plus one extraction run per accepted document (:func:`
 the rounds of ``statemachine/bulk.asl.json`` then run them (:mod:`longdoc.bulk.steps`).
 Bad input never stops the good documents: every rejected line or document id comes back with
 its reason (and its manifest line number). Cost: the batch cost is the synchronous list price of
-the same tokens times :data:`BATCH_DISCOUNT` (Anthropic's Message Batches are billed at 50 % of
-the standard prices, https://docs.anthropic.com/en/docs/build-with-claude/batch-processing#pricing).
+the same tokens times ``1 - batch_discount`` of the run's model row in the capability table
+(:func:`longdoc.core.cost.batch_discount`; Message Batches are billed at 50 % of the standard
+prices, BATCH page https://platform.claude.com/docs/en/build-with-claude/batch-processing),
+:data:`BATCH_DISCOUNT` for a model priced by an override table without its own discount.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from typing import Any
 
 from longdoc.bulk.ports import BulkStore
 from longdoc.bulk.steps import BulkDeps, counts_in, create_job
+from longdoc.core.cost import batch_discount, load_prices
 from longdoc.core.errors import LongdocError, NotFound
 from longdoc.core.ports import StateStore
 from longdoc.extract.public import Catalogue, run_result, start_run
 
 BATCH_DISCOUNT = Decimal("0.5")
-"""Batch price / standard price (Anthropic: batches cost 50 % of the standard API prices)."""
+"""Batch price / standard price when no row names one (Anthropic: batches cost 50 % of the standard API prices)."""
 DOC_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@/-]{0,199}$")
 """What a manifest line may hold as a document id (no spaces, at most 200 characters)."""
 
@@ -162,7 +165,7 @@ def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) ->
     job = stores.store.get(f"bulk#{bulk_id}", "job")
     if job is None:
         raise NotFound(f"bulk job {bulk_id} not found")
-    documents, sync = [], Decimal(0)
+    documents, sync, batch = [], Decimal(0), Decimal(0)
     priced, offline = True, True
     for run_id in _run_ids(stores, bulk_id):
         result = run_result(stores.state, run_id, prices_path)
@@ -172,12 +175,14 @@ def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) ->
         if result["cost_usd"] is None:
             priced = False
         else:
+            discount = batch_discount(result["model"], load_prices(prices_path)) if result.get("model") else None
             sync += Decimal(result["cost_usd"])
+            batch += Decimal(result["cost_usd"]) * (1 - (BATCH_DISCOUNT if discount is None else discount))
     rounds = len(stores.store.query(f"bulk#{bulk_id}", "prepared#"))
     failure = stores.store.get(f"bulk#{bulk_id}", "failure")
     failure = failure if failure and failure.get("error") else None
     counted = counts_in(stores.store, stores.state, bulk_id)
-    cost, sync_cost = (_money(sync * BATCH_DISCOUNT), _money(sync)) if priced else (None, None)
+    cost, sync_cost = (_money(batch), _money(sync)) if priced else (None, None)
     return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counted, "rounds": rounds,
             "status": _job_status(counted, failure), "failure": failure, "cost_usd": cost,
             "sync_cost_usd": sync_cost, "cost": cost_text(cost, sync_cost, offline and bool(documents) and not sync),
