@@ -243,7 +243,11 @@ class _Counting(FakeAnthropic):
     """The Messages fake plus ``POST /v1/messages/count_tokens``, counting 1 token per 3.1
     characters of the request's JSON (a stand-in: the real tokenizer is not public)."""
 
+    down = False
+
     def _scripted(self, request: Any) -> Reply:
+        if request.method == "POST" and request.path == "/v1/messages/count_tokens" and self.down:
+            return Reply(status=500, body={"type": "error", "error": {"type": "api_error", "message": "down"}})
         if request.method == "POST" and request.path == "/v1/messages/count_tokens":
             return Reply(body={"input_tokens": math.ceil(len(request.raw) / 3.1)})
         return super()._scripted(request)
@@ -314,3 +318,22 @@ def test_a_legacy_bedrock_row_still_goes_to_invoke_model(bedrock: FakeBedrock) -
     assert model.endpoint == "invoke" and sent.path == f"/model/{model_id}/invoke"
     assert sent.body["anthropic_version"] == BEDROCK_ANTHROPIC_VERSION and bedrock.bad_signatures == 0
     assert "/bedrock/aws4_request" in sent.headers["authorization"]
+
+
+def test_the_text_counter_counts_once_per_text_and_falls_back_to_the_estimate() -> None:
+    # Given Claude's token counter over the count endpoint
+    from longdoc.adapters.claude import ClaudeTokenCounter
+    from longdoc.core.tokens import estimate_tokens
+
+    text = "The Supplier shall maintain insurance of not less than $5,000,000 per claim. " * 20
+    with _Counting() as fake:
+        counter = ClaudeTokenCounter(_model(fake, "claude-sonnet-5-5"))
+        # When the same text is counted twice
+        first, again = counter.count_text(text), counter.count_text(text)
+        calls = len(fake.calls("POST", "/v1/messages/count_tokens"))
+        # And the endpoint then fails for a new text
+        fake.down = True
+        fallback = counter.count_text(text + " Another clause.")
+    # Then one HTTP call served both counts, and the failure gave the calibrated estimate
+    assert first == again > 0 and calls == 1
+    assert fallback == estimate_tokens(text + " Another clause.", "claude-sonnet-5-5")

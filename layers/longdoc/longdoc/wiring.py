@@ -30,7 +30,7 @@ from longdoc.config import StoreSettings, SummaryApiSettings, function_settings,
 from longdoc.core.errors import ConfigError
 from longdoc.bulk.ports import BatchClient, BulkStore
 from longdoc.core.ports import BlobStore, Embedder, ExecutionStarter, Model, OcrEngine, StateStore, StreamingModel
-from longdoc.core.ports import VectorIndex
+from longdoc.core.ports import TokenCounter, VectorIndex
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the stage modules are imported on first use
     from longdoc.adapters.secrets import SecretKey
@@ -249,6 +249,21 @@ def model() -> Model:
     return ClaudeModel(_anthropic_key(s), s.claude_model, base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
 
+@lru_cache(maxsize=1)
+def token_counter() -> TokenCounter:
+    """The :class:`~longdoc.core.ports.TokenCounter` budgets are sized with: Claude's
+    token-counting endpoint (cached by text hash) when :func:`model` is Claude, else the offline
+    estimate :func:`longdoc.core.tokens.estimate_tokens` unchanged (the offline demo's figures)."""
+    from longdoc.core.tokens import EstimatedTokens
+
+    if uses_baseline():
+        return EstimatedTokens()
+    from longdoc.adapters.claude import ClaudeModel, ClaudeTokenCounter
+
+    claude = model()
+    return ClaudeTokenCounter(claude) if isinstance(claude, ClaudeModel) else EstimatedTokens()
+
+
 def _anthropic_key(s: Settings) -> SecretKey:
     """The Anthropic API key's source, for Messages and Message Batches alike: the Secrets Manager
     secret on AWS (``LONGDOC_ANTHROPIC_SECRET_NAME``), ``ANTHROPIC_API_KEY`` locally."""
@@ -421,6 +436,6 @@ def reset() -> None:
     """Forget cached settings and adapters (tests, or the CLI after changing the environment);
     an :func:`overrides` block stays in force."""
     function_settings.cache_clear()
-    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store, reranker,
+    for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store, reranker, token_counter,
                step_functions_starter, bulk_deps):
         fn.cache_clear()

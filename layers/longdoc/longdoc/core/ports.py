@@ -198,6 +198,24 @@ class Model(Protocol):
 
 
 @runtime_checkable
+class TokenCounter(Protocol):
+    """How many input tokens a text takes for one model, for sizing token budgets (context budget,
+    triage bands, summary groups).
+
+    ``count_text(text) -> int`` (tokens, >= 0). Implementations: the calibrated offline estimate
+    (:class:`longdoc.core.tokens.EstimatedTokens`; with no model, exactly
+    :func:`~longdoc.core.tokens.estimate_tokens`, so offline runs do not change) and, with a key,
+    the Claude token-counting endpoint cached by text hash
+    (:class:`longdoc.adapters.claude.ClaudeTokenCounter`). Never raises for a model or network
+    failure: an implementation falls back to the estimate.
+    """
+
+    def count_text(self, text: str) -> int:
+        """Input tokens of ``text`` (tokens)."""
+        ...
+
+
+@runtime_checkable
 class StreamingModel(Model, Protocol):
     """A :class:`Model` that can stream: the final synthesis of a summary prints text as it arrives."""
 
