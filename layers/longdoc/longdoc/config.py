@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from longdoc.core.errors import ConfigError
+from longdoc.core.models_catalogue import DEFAULT_MODELS
 
 ENV_PREFIX = "LONGDOC_"
 
@@ -104,14 +105,14 @@ class ModelSettings(_Group):
     """Which model answers: Claude (API key from the secret or the environment) or the offline baseline.
 
     ``model_provider``: where Claude is called, ``"anthropic"`` (the Messages API with the key
-    in ``anthropic_secret_name``) or ``"bedrock"`` (Amazon Bedrock InvokeModel with the
-    environment's AWS credentials, no key); ``claude_model`` is then the Anthropic model id or
+    in ``anthropic_secret_name``) or ``"bedrock"`` (Amazon Bedrock with the
+    environment's AWS credentials, no key; the template sets ``claude_model`` to its Bedrock id); ``claude_model`` is then the Anthropic model id or
     the Bedrock model / inference profile id (template parameter ``ModelProvider``).
     """
 
     model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline
     model_provider: Literal["anthropic", "bedrock"] = "anthropic"
-    claude_model: str = "claude-sonnet-5-5"
+    claude_model: str = DEFAULT_MODELS["anthropic"]  # the capability table's default (claude-sonnet-5-5)
     anthropic_secret_name: str | None = None
     strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
     price_table: Path | None = None  # JSON price table override (default: the capability table, data/models.json)
