@@ -18,6 +18,7 @@ from longdoc.bulk.plan import BulkLimits, custom_id
 from longdoc.bulk.requests import model_request
 from longdoc.bulk.steps import BulkDeps, create_bulk
 from longdoc.bulk.turns import Continuation, continued_params
+from longdoc.core.conversation import conversation_problems
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
 from longdoc.extract.session import Deps
@@ -109,3 +110,32 @@ def test_a_retried_continuation_names_the_failure_after_the_tool_results() -> No
     assert out["max_tokens"] == 128 and out["messages"][0] == params["messages"][0]
     assert out["messages"][2]["content"][-1] == {"type": "text", "text": "Note: the previous request failed (expired)."}
     assert len(params["messages"][2]["content"]) == 1  # the carried params are not modified
+
+
+THINK = {"type": "thinking", "thinking": "", "signature": "sig-round"}
+
+
+def _thinking_answer(params: dict[str, Any]) -> dict[str, Any]:
+    """:func:`_answer` with a thinking block first, as a current model with adaptive thinking replies."""
+    answer = _answer(params)
+    return {**answer, "content": [THINK, *answer["content"]]}
+
+
+def test_thinking_blocks_travel_unchanged_from_one_round_to_the_next(aws_stack, ingested_contract, tmp_path) -> None:
+    # Given a bulk job whose model thinks before its calls and misquotes Governing Law in round one
+    with FakeBatches(_thinking_answer) as server:
+        deps = _deps(server, tmp_path)
+        run = start_run(deps.extract.state, load_catalogue(), doc_id=ingested_contract.doc_id, clause_types=TYPES,
+                        model_name="offline-extractive-baseline-v1", max_tokens=4096, top_k=4, run_id="run-think-0")
+        create_bulk(deps, "bulk-think", [(run.run_id, run.doc_id)], TYPES)
+        # When the rounds run
+        out = run_rounds(deps, "bulk-think", sleep=lambda s: None)
+        second = _request(server, custom_id(run.run_id, 1))
+    # Then the round-2 request's assistant turn opens with the round-1 thinking block, byte-identical
+    assert (out["done"], out["failed"], out["rounds"]) == (1, 0, 2)
+    assistant, results = second["messages"][1], second["messages"][2]
+    assert assistant["role"] == "assistant" and assistant["content"][0] == THINK
+    assert [b["type"] for b in assistant["content"]] == ["thinking"] + ["tool_use"] * len(TYPES)
+    # And every call of that turn is answered first in the next user turn
+    assert [r["tool_use_id"] for r in results["content"]] == [b["id"] for b in assistant["content"][1:]]
+    assert conversation_problems(second["messages"]) == []

@@ -98,7 +98,9 @@ def one_per_session(stop_cycle: list[str]) -> Callable[[int, int, list[dict[str,
         content = blocks[:1]
         if stop in ("max_tokens", "model_context_window_exceeded"):
             if len(blocks) > 1:
-                cut = {**blocks[1], "input": {"clause_type": blocks[1]["input"]["clause_type"]}}
+                # cut inside its first field: no field is complete, so the input fails the tool's
+                # schema (a record_not_found cut after its clause_type would be a complete call)
+                cut = {**blocks[1], "input": {}}
                 content = [*content, cut]
             else:
                 stop = "tool_use"  # nothing left to cut off

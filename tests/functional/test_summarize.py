@@ -19,7 +19,7 @@ from longdoc import wiring
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.cli import main
 from longdoc.summarize import store
-from tests.fakes.anthropic_server import FakeAnthropic, enable_streaming, error_reply, tool_use_block
+from tests.fakes.anthropic_server import FakeAnthropic, enable_streaming, error_reply, message_reply, tool_use_block
 from tests.functional.summary_support import ClaudeShaped, add_policy, section_amount
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
@@ -188,3 +188,54 @@ def test_a_failed_run_resumes_without_redoing_finished_groups(home, monkeypatch,
     assert shaped.kinds.count("map") == groups - len(finished)
     assert result["map_calls"] == groups
     assert store.load_record(blobs, summary_id).attempts == 2
+
+
+THINK = {"type": "thinking", "thinking": "", "signature": "sig-1"}
+
+
+def _no_tool_first(misses: int):
+    """A responder: the first map call of section 1 answers in text (after thinking) ``misses`` times,
+    then like the baseline; a re-ask is answered from its first message, as a fresh map call would be."""
+    shaped = ClaudeShaped()
+    state = {"missed": 0}
+
+    def responder(body: dict[str, Any]) -> Any:
+        text = body["messages"][0]["content"]
+        if "TASK (map):" in text and "section: 1 |" in text and state["missed"] < misses:
+            state["missed"] += 1
+            return message_reply([THINK, {"type": "text", "text": "Here is my summary."}], "end_turn")
+        if len(body["messages"]) == 3 and "No record_summary call came back" in str(body["messages"][2]["content"]):
+            return shaped({**body, "messages": body["messages"][:1]})
+        return shaped(body)
+
+    return responder
+
+
+def test_a_map_answer_without_the_tool_is_re_asked_once(home, monkeypatch, capsys) -> None:
+    # Given a model whose first map answer of section 1 is text, not a record_summary call
+    add_policy(home, sections=8)
+    with fake_claude(monkeypatch, _no_tool_first(1)) as fake:
+        # When the policy is summarised
+        code, result, _ = summarize(capsys, "policy")
+    assert code == 0 and result is not None
+    # Then the re-ask carried that turn as received (thinking first, byte-identical) and asked for the tool
+    reasks = [r.body for r in fake.requests if len(r.body["messages"]) == 3]
+    assert len(reasks) == 1
+    assistant, ask = reasks[0]["messages"][1], reasks[0]["messages"][2]
+    assert assistant["content"] == [THINK, {"type": "text", "text": "Here is my summary."}]
+    assert "record_summary" in ask["content"] and ask["role"] == "user"
+    # And no request forced the tool, and the group's statements came from the re-ask
+    assert all(r.body.get("tool_choice", {"type": "auto"}) == {"type": "auto"} for r in fake.requests)
+    assert any(c["section_id"] == "1" for s in result["statements"] for c in s["citations"])
+    assert result["model_calls"] == len(fake.requests)
+
+
+def test_a_second_map_answer_without_the_tool_fails_by_name(home, monkeypatch, capsys) -> None:
+    # Given a model that answers section 1's map call in text twice
+    add_policy(home, sections=8)
+    with fake_claude(monkeypatch, _no_tool_first(2)):
+        # When the policy is summarised
+        code, result, err = summarize(capsys, "policy")
+    # Then the summary fails, naming ModelAnswerMissing, instead of an empty partial
+    assert code == 1 and result is None
+    assert "ModelAnswerMissing" in err and "record_summary" in err

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from longdoc.adapters.claude import ClaudeModel
+from longdoc.core.conversation import conversation_problems
+from longdoc.core.errors import ModelAnswerMissing
 from longdoc.triage.service import TriageDeps, TriageRequest, run_triage
 from tests.fakes.anthropic_server import FakeAnthropic, message_reply, tool_use_block
 from tests.unit.triage_set import load_policy_set
@@ -59,7 +61,7 @@ def test_a_citation_of_a_body_number_is_sent_back_and_the_correction_is_kept(fak
     assert result["model"] == "claude-test-model" and result["usage"]["input_tokens"] == 20
 
 
-def test_the_prompt_order_fences_and_forced_tool(fake: FakeAnthropic, stores) -> None:
+def test_the_prompt_order_fences_and_the_tool_asked_for_without_forcing(fake: FakeAnthropic, stores) -> None:
     fake.enqueue(message_reply([tool_use_block("record_triage", {"decision": "refer", "reasons": ["unclear"],
                                                                  "citations": []})], stop_reason="tool_use"))
     _triage(fake, stores)
@@ -67,7 +69,9 @@ def test_the_prompt_order_fences_and_forced_tool(fake: FakeAnthropic, stores) ->
     # instructions with the citing rule, then the worked examples as the cached prefix
     assert "Citing rule" in body["system"][0]["text"] and "Worked examples" in body["system"][1]["text"]
     assert body["system"][1]["cache_control"] == {"type": "ephemeral"}
-    assert body["tool_choice"] == {"type": "tool", "name": "record_triage"} and body["max_tokens"] == 160
+    # the tool is asked for with auto (current models reject a forced choice) and the instructions
+    assert body["tool_choice"] == {"type": "auto"} and body["max_tokens"] == 160
+    assert "Answer with one call of the record_triage tool" in body["system"][0]["text"]
     user = body["messages"][0]["content"]
     text = user if isinstance(user, str) else user[0]["text"]
     # clauses fenced as wording, then the claim fenced as claimant/adjuster text, then the task last
@@ -91,3 +95,54 @@ def test_three_rejected_answers_end_as_an_unverified_refer(fake: FakeAnthropic, 
     assert result["reasons"][0].startswith("no verified answer: ")
 
 
+
+
+THINK = {"type": "thinking", "thinking": "", "signature": "sig-1"}
+REFER = {"decision": "refer", "reasons": ["unclear"], "citations": []}
+
+
+def test_an_answer_without_the_tool_is_re_asked_once_thinking_kept(fake: FakeAnthropic, stores) -> None:
+    # Given a model that first answers in text (after thinking), then with the tool
+    fake.enqueue(message_reply([THINK, {"type": "text", "text": "I think it is covered."}], stop_reason="end_turn"),
+                 message_reply([tool_use_block("record_triage", REFER)], stop_reason="tool_use"))
+    # When the claim is triaged
+    result = _triage(fake, stores)
+    # Then the re-ask carries the first turn as received, thinking first and byte-identical,
+    # then a user turn telling it to call record_triage
+    assert len(fake.requests) == 2
+    messages = fake.requests[1].body["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user"]
+    assert messages[1]["content"][0] == THINK and messages[1]["content"][1]["text"] == "I think it is covered."
+    assert "record_triage" in messages[2]["content"] and fake.requests[1].body["tool_choice"] == {"type": "auto"}
+    # And the verified answer of the re-ask is the answer, with both calls' usage
+    assert (result["decision"], result["verified"], result["corrections"]) == ("refer", True, 0)
+    assert result["usage"]["input_tokens"] == 20
+
+
+def test_a_second_answer_without_the_tool_fails_by_name(fake: FakeAnthropic, stores) -> None:
+    # Given a model that never calls the tool
+    fake.enqueue(*[message_reply([THINK, {"type": "text", "text": "covered"}], stop_reason="end_turn")
+                   for _ in range(2)])
+    # When the claim is triaged, Then it fails with ModelAnswerMissing after one re-ask (never an empty answer)
+    with pytest.raises(ModelAnswerMissing, match="triage: the model answered without a record_triage call"):
+        _triage(fake, stores)
+    assert len(fake.requests) == 2
+
+
+def test_a_correction_answers_every_tool_call_of_the_turn_first(fake: FakeAnthropic, stores) -> None:
+    # Given a reply with two record_triage calls, the first citing a clause that was not sent
+    bad = {"decision": "covered", "reasons": ["x"], "citations": [{"clause_id": "99.9", "quote": "nothing"}]}
+    first, second = tool_use_block("record_triage", bad), tool_use_block("record_triage", REFER)
+    fake.enqueue(message_reply([THINK, first, second], stop_reason="tool_use"),
+                 message_reply([tool_use_block("record_triage", REFER)], stop_reason="tool_use"))
+    # When the claim is triaged
+    result = _triage(fake, stores)
+    # Then the correction request answers both calls with a tool_result each, first in the user turn
+    messages = fake.requests[1].body["messages"]
+    assert messages[1]["content"] == [THINK, first, second]
+    results = messages[2]["content"]
+    assert [r["type"] for r in results] == ["tool_result", "tool_result"]
+    assert [r["tool_use_id"] for r in results] == [first["id"], second["id"]]
+    assert "99.9" in results[0]["content"] and "only the first record_triage call" in results[1]["content"]
+    assert conversation_problems(messages) == []
+    assert (result["decision"], result["verified"], result["corrections"]) == ("refer", True, 1)

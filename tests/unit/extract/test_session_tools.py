@@ -138,16 +138,19 @@ def test_tools_are_one_registry_in_the_order_sent() -> None:
     assert all(tool_for(name) is tool for name, tool in TOOLS.items())
 
 
-def test_an_unknown_tool_answers_as_the_harness_did() -> None:
-    # Given a call of a tool the session does not offer
+def test_an_unknown_tool_is_answered_unknown_tool_whatever_its_input() -> None:
+    # Given calls of a tool the session does not offer, one naming a clause type and one without
     deps, s = _deps(), _session()
     session_context(deps, s, SessionOptions())
     assert tool_for("delete_everything") is UNKNOWN_TOOL
     named = ToolUseBlock(id="t1", name="delete_everything", input={"clause_type": LAW.name})
     unnamed = ToolUseBlock(id="t2", name="delete_everything", input={})
-    # Then it is refused with the same messages as before (clause type checked first, then the name)
-    assert TOOLS.get(named.name, UNKNOWN_TOOL).run(deps, s, named, "m", SessionOptions()) == {
-        "type": "tool_result", "tool_use_id": "t1", "content": "unknown tool 'delete_everything'", "is_error": True}
-    answer = UNKNOWN_TOOL.run(deps, s, unnamed, "m", SessionOptions())
-    assert answer["is_error"] and answer["content"] == f"clause_type None was not requested; pending: {[LAW.name]}"
+    # When each is run
+    answers = [UNKNOWN_TOOL.run(deps, s, block, "m", SessionOptions()) for block in (named, unnamed)]
+    # Then both say the tool is unknown (never "clause_type None was not requested"), naming the tools there are
+    expected = "unknown tool 'delete_everything'; the tools are: extract_clause, record_not_found, search_chunks"
+    assert answers == [{"type": "tool_result", "tool_use_id": t, "content": expected, "is_error": True}
+                       for t in ("t1", "t2")]
+    # And nothing on the session changed
+    assert not s.facts.resolved
     assert s.rejected == 0

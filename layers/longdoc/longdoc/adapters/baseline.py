@@ -9,7 +9,8 @@ best-scoring verbatim sentence from the retrieved chunks by lexical overlap with
 type's name and retrieval hints, or records ``not_found`` below a score threshold. It counts
 its output tokens (:func:`estimate_tokens` of each block's JSON) and stops with
 ``max_tokens`` when the next block would not fit, ending (as the API does) with that
-block cut off: a ``tool_use`` whose input is incomplete. No LLM is involved; results name
+block cut off: a ``tool_use`` whose input is incomplete (empty: it fails the tool's schema,
+so the harness discards it as cut rather than running it). No LLM is involved; results name
 :data:`BASELINE_NAME` so they are never mistaken for Claude's.
 """
 
@@ -219,9 +220,10 @@ class OfflineBaselineModel:
             cost = estimate_tokens(json.dumps(block.input, ensure_ascii=False)) + BLOCK_OVERHEAD_TOKENS
             if used + cost > request.max_tokens:
                 # Like the API, the reply ends inside the call that did not fit: a partial
-                # tool_use block (only the fields already generated), which the harness discards.
+                # tool_use block, cut inside its first field (so no field is complete: its input
+                # fails the tool's schema), which the harness discards as cut.
                 stop = "max_tokens"
-                content.append(block.model_copy(update={"input": {"clause_type": definition["name"]}}))
+                content.append(block.model_copy(update={"input": {}}))
                 used = request.max_tokens
                 break
             content.append(block)

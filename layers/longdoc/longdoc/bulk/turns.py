@@ -6,6 +6,12 @@ still pending: a quote rejected as not verbatim, the next page of chunks a multi
 type asked for), the synchronous loop sends the tool results in its next call; in bulk they go
 in the next round's request, which is the answered request plus the assistant turn and the user
 message of ``tool_result`` blocks (:func:`longdoc.extract.session.apply_response` appends both).
+The assistant turn is the reply's blocks as received, in order: thinking, redacted_thinking and
+unknown blocks travel with the text and tool calls, unchanged (signature included), as the
+Messages API asks of a tool loop (https://platform.claude.com/docs/en/build-with-claude/thinking);
+batch requests obey the same rules. They live in the turn blob, never in a store item, so their
+size (an omitted-display thinking block is its signature, about a kilobyte) does not approach
+the 400 KB item limit.
 
 Harvest keeps that continuation (:func:`keep_turn`): the two messages as the blob
 ``bulk/<bulk_id>/turns/<custom_id>.json`` and the item ``turn#<run_id>``: the ``custom_id``
@@ -29,6 +35,7 @@ from typing import Any
 
 from longdoc.bulk.ports import BulkStore
 from longdoc.bulk.requests import add_retry_note
+from longdoc.core.conversation import check_conversation, join_turns
 from longdoc.core.messages import Message
 from longdoc.core.ports import BlobStore
 from longdoc.extract.public import MAX_CALLS_PER_SESSION
@@ -95,7 +102,7 @@ def load_continuations(blobs: BlobStore, store: BulkStore, bulk_id: str, run_ids
     for t in turns:
         if t["cid"] in bases:
             delta = json.loads(blobs.get(t["blob"]))
-            params = {**bases[t["cid"]], "messages": [*bases[t["cid"]]["messages"], *delta]}
+            params = {**bases[t["cid"]], "messages": join_turns(bases[t["cid"]]["messages"], delta)}
             out[t["run_id"]] = Continuation(version=t["version"], turns=t["turns"], params=params,
                                             shown=t.get("shown"), scores=t.get("scores"))
     return out
@@ -104,10 +111,14 @@ def load_continuations(blobs: BlobStore, store: BulkStore, bulk_id: str, run_ids
 def continued_params(continuation: Continuation, max_tokens: int, note: str | None = None) -> dict[str, Any]:
     """The request body continuing the conversation: its params with the session's current output
     cap (``max_tokens``, tokens, after any escalation); ``note`` (why the previous request of this
-    turn failed) is added as a text block to the last user message."""
+    turn failed) is added as a text block to the last user message, after its tool results.
+    Raises :class:`~longdoc.core.errors.ConversationMalformed` when the carried conversation breaks
+    the Messages API rules (:func:`longdoc.core.conversation.check_conversation`)."""
     params = copy.deepcopy(continuation.params)
     params["max_tokens"] = max_tokens
     last = params["messages"][-1]
     if note and last["role"] == "user":
         add_retry_note(last, note)
+    # a conversation carried after a pause_turn ends with the paused assistant turn, sent back as is
+    check_conversation(params["messages"], "bulk continuation", paused=True)
     return params

@@ -76,6 +76,28 @@ class ModelRefused(LongdocError):
     """The model stopped with ``stop_reason == "refusal"``; the run fails with it recorded."""
 
 
+class ModelAnswerMissing(LongdocError):
+    """The model answered without the tool call the job asks for, and again after one re-ask.
+
+    Summaries (``record_summary``) and triage (``record_triage``) ask for their tool with
+    ``tool_choice: auto`` (current models reject a forced choice), so an answer without the call
+    is possible; the harness re-asks once (:func:`longdoc.core.tool_answer.ask_for_tool`) and
+    then fails with this error instead of returning an empty result. Not retried by the state
+    machines (the same prompt would most likely get the same answer): the run fails, recorded.
+    """
+
+
+class ConversationMalformed(LongdocError):
+    """A conversation the harness was about to send breaks a rule every model enforces.
+
+    A bug in the harness, not a model error: roles that do not alternate, a ``tool_use`` without
+    its ``tool_result`` first in the next user turn, a ``tool_result`` without its ``tool_use``,
+    a conversation that does not start or end with a user turn
+    (:func:`longdoc.core.conversation.conversation_problems` lists them). Raised before the
+    request is sent, since the API would answer 400; never retried.
+    """
+
+
 class EmbeddingUnavailable(LongdocError):
     """The embedding API kept answering 429/5xx, timing out or dropping connections after retries.
 

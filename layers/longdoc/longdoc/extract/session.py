@@ -10,8 +10,10 @@ https://docs.anthropic.com/en/api/handling-stop-reasons):
 ==================================  ==========================================================
 ``tool_use``                        run the tools, continue the same session (while pending)
 ``pause_turn``                      send the assistant turn back as is, continue the session
-``max_tokens``                      discard a trailing cut-off tool call, double max_tokens, checkpoint, CONTINUE
-``model_context_window_exceeded``   same as ``max_tokens``: the next session starts fresh
+``max_tokens``                      run the complete tool calls and go on with their results; a trailing
+                                    call whose input does not validate is cut (discarded): double
+                                    max_tokens, checkpoint, CONTINUE; only thinking: the same
+``model_context_window_exceeded``   run the complete calls, discard a cut one; the next session starts fresh
 ``end_turn`` / ``stop_sequence``    DONE only if the harness finds nothing pending, else CONTINUE
 ``refusal``                         record it per clause type, CONTINUE with the others (see below)
 ==================================  ==========================================================
@@ -32,11 +34,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import ModelRefused, NoProgress, NotFound
-from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock
+from longdoc.core.conversation import append_turn, check_conversation
+from longdoc.core.messages import AssistantBlock, Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock
 from longdoc.core.models import Chunk
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
                                   Extraction)
@@ -47,7 +49,7 @@ from longdoc.extract.prompt import build_request, prefix_tokens
 from longdoc.extract.refusals import askable, record_refusal, unanswerable
 from longdoc.core.clock import utc_now
 from longdoc.extract.runs import record_session
-from longdoc.extract.tools import run_tool, tool_definitions
+from longdoc.extract.tools import input_problems, run_tool, tool_definitions
 # Re-exported for callers not yet moved to longdoc.extract.runs (longdoc.eval.extraction imports them here).
 from longdoc.extract.runs import run_result as run_result, start_run as start_run
 # The session's types and limits live in longdoc.extract.session_types; re-exported here for callers.
@@ -115,6 +117,8 @@ def _call(deps: Deps, s: Session, options: SessionOptions, request: ModelRequest
           messages: list[Message]) -> ModelResponse:
     """One model call with the conversation so far, its time budget bounded by ``call_deadline``."""
     budget = None if options.call_deadline is None else max(1.0, options.call_deadline - options.clock())
+    check_conversation(messages, f"run {s.run.run_id} session {s.number}",
+                       paused=len(messages) > 1 and s.stop_reason == "pause_turn")
     return deps.model.create(turn_request(s, request, messages, budget))
 
 
@@ -136,28 +140,56 @@ def _record_call(s: Session, response: ModelResponse) -> None:
                               usage=response.usage))
 
 
-def _kept_blocks(response: ModelResponse) -> list[Any]:
-    """The response's content blocks, minus a trailing tool call cut off by the output or context limit."""
-    blocks: list[Any] = list(response.content)
-    cut_off = response.stop_reason in ("max_tokens", "model_context_window_exceeded")
-    if cut_off and blocks and isinstance(blocks[-1], ToolUseBlock):
-        blocks.pop()  # cut off mid-call: never executed
-    return blocks
+CUT_STOPS = ("max_tokens", "model_context_window_exceeded")
+"""Stop reasons that end a reply wherever the output or the context ran out, possibly inside a tool call."""
+
+
+def cut_call(response: ModelResponse) -> ToolUseBlock | None:
+    """The reply's trailing tool call when the output ran out inside it, else None.
+
+    Only a reply stopped by one of :data:`CUT_STOPS` can hold one, only its last block, and only
+    when that call's input does not validate against its tool's schema (required fields missing,
+    wrong types: :func:`longdoc.extract.tools.input_problems`); a complete call before the stop
+    is kept and run like any other.
+    """
+    if response.stop_reason not in CUT_STOPS or not response.content:
+        return None
+    last = response.content[-1]
+    return last if isinstance(last, ToolUseBlock) and input_problems(last) else None
+
+
+def only_thinking(response: ModelResponse) -> bool:
+    """Whether a ``max_tokens`` stop holds no text and no tool call: the output cap went on thinking
+    (``max_tokens`` caps thinking and answer together, https://platform.claude.com/docs/en/build-with-claude/thinking)."""
+    return response.stop_reason == "max_tokens" and not any(
+        isinstance(b, TextBlock | ToolUseBlock) for b in response.content)
+
+
+def _kept_blocks(response: ModelResponse) -> list[AssistantBlock]:
+    """The reply's blocks as received and in order (thinking, redacted_thinking and unknown
+    blocks included, untouched), minus a trailing tool call cut by the output or context
+    limit (:func:`cut_call`), which is never run nor sent back."""
+    cut = cut_call(response)
+    return [b for b in response.content if b is not cut]
 
 
 def _escalate(s: Session, options: SessionOptions, response: ModelResponse) -> None:
-    """Double the output cap after a tool call cut by ``max_tokens`` (up to the ceiling).
+    """Double the output cap (up to the ceiling) after a ``max_tokens`` stop that cut a tool call
+    (:func:`cut_call`) or held only thinking (:func:`only_thinking`).
 
     Anthropic's stop-reason guidance for a ``tool_use`` cut by ``max_tokens`` is to retry with
-    a higher ``max_tokens`` (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons).
-    The session still ends there (checkpoint, ``CONTINUE``); the new cap is checkpointed, so
-    the next session retries with it, and a growth counts as progress.
+    a higher ``max_tokens`` (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons);
+    a turn that spent the whole cap thinking needs the same. The session still ends there
+    (checkpoint, ``CONTINUE``); the new cap is checkpointed, so the next session retries with
+    it, and a growth counts as progress (never :class:`NoProgress`). Complete tool calls before
+    a ``max_tokens`` stop leave the cap as it is.
     """
-    cut = response.stop_reason == "max_tokens" and bool(response.content) and isinstance(
-        response.content[-1], ToolUseBlock)
+    if response.stop_reason != "max_tokens" or not (cut_call(response) is not None or only_thinking(response)):
+        return
     grown = min(s.max_tokens * 2, options.max_tokens_ceiling)
-    if cut and grown > s.max_tokens:
-        log.info("tool call cut by max_tokens=%d; the next session gets %d", s.max_tokens, grown)
+    if grown > s.max_tokens:
+        why = "a tool call cut" if cut_call(response) is not None else "a turn of thinking only stopped"
+        log.info("%s by max_tokens=%d; the next session gets %d", why, s.max_tokens, grown)
         s.max_tokens, s.escalated = grown, True
 
 
@@ -175,7 +207,9 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
     Usage is recorded; each tool call runs through its tool object (:func:`longdoc.extract.tools.run_tool`); a refusal
     is recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`)
     and ends the session; a tool call cut by ``max_tokens`` doubles the next session's room
-    (:func:`_escalate`). ``messages`` is extended with the assistant turn and the tool results.
+    (:func:`_escalate`). ``messages`` is extended with the assistant turn (every block of the reply
+    as received, thinking included, minus a cut call; joined to a paused assistant turn before it,
+    :func:`longdoc.core.conversation.append_turn`) and the tool results.
     The synchronous loop calls it after each ``Model.create``; the batch harvest
     (:func:`longdoc.bulk.steps.harvest`) with each ``succeeded`` batch result.
     """
@@ -188,9 +222,11 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
         s.refused = record_refusal(s.facts, s.asked, response, s.number) is not None
         return False
     _escalate(s, options, response)
-    if s.stop_reason not in ("pause_turn", "tool_use") or not s.facts.pending or not blocks:
+    # complete tool calls before a max_tokens stop are answered and the session goes on with them
+    answered = s.stop_reason == "max_tokens" and bool(results) and cut_call(response) is None
+    if (s.stop_reason not in ("pause_turn", "tool_use") and not answered) or not s.facts.pending or not blocks:
         return False
-    messages.append(Message(role="assistant", content=[b.model_dump() for b in blocks]))
+    append_turn(messages, Message(role="assistant", content=[b.model_dump() for b in blocks]))
     if results:
         messages.append(Message(role="user", content=results))
     return True

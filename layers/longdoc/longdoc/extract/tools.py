@@ -5,8 +5,8 @@ a :class:`SessionTool`: its ``definition`` (the JSON Schema tool sent to the mod
 ``screen`` (the checks run before the harness proper, :mod:`longdoc.extract.search_calls`) and its
 ``handle`` (what the call does to the session and what it answers). :data:`TOOLS` holds them
 by name; a tool call is routed by one lookup (:func:`tool_for`), and a name not in it goes to
-:data:`UNKNOWN_TOOL`, which answers as the harness always has (``unknown tool '...'``, after
-the clause type checks every clause tool makes).
+:data:`UNKNOWN_TOOL`, which answers ``unknown tool '<name>'`` (never a clause type check: the
+call is not one of ours). :func:`input_problems` checks a call's input against its schema.
 
 The list is the same in every session and on every transport (synchronous loop, batch rounds),
 in the order of :data:`TOOLS`, so the cached prefix stays byte-identical
@@ -18,9 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from longdoc.core.messages import ToolUseBlock
+from longdoc.core.schema import schema_problems
 from longdoc.core.records import Extraction, NotFoundEvidence
 from longdoc.extract.context import page, session_retriever
-from longdoc.extract.harness import ToolOutcome, apply_extraction, extract_outcome, not_found_outcome, refused_clause
+from longdoc.extract.harness import ToolOutcome, apply_extraction, extract_outcome, not_found_outcome
 from longdoc.extract.prompt import (CACHE_BREAKPOINT, EXTRACT_TOOL, MAX_QUERY_CHARS, MAX_SEARCH_TOP_K, NOT_FOUND_TOOL,
                                     SEARCH_TOOL, render_next_page)
 from longdoc.extract.search_calls import run_search, screen_not_found, unseen_citation
@@ -224,8 +225,9 @@ class SearchTool(SessionTool):
         return run_search(deps, s, block, options)
 
 
-class UnknownTool(_ClauseTool):
-    """Any tool name not in :data:`TOOLS`: after the clause type checks, answers ``unknown tool '<name>'``.
+class UnknownTool(SessionTool):
+    """Any tool name not in :data:`TOOLS`: answers ``unknown tool '<name>'`` (``is_error``), whatever
+    its input holds (a clause type or not), and changes nothing on the session.
 
     Never offered to the model (no definition).
     """
@@ -234,9 +236,10 @@ class UnknownTool(_ClauseTool):
         """Not offered: raises ``LookupError``."""
         raise LookupError("the unknown tool has no definition")
 
-    def decide(self, s: Session, block: ToolUseBlock, model: str) -> ToolOutcome:
-        """The clause type checks, then the error naming the tool."""
-        return refused_clause(block, s.facts) or ToolOutcome(f"unknown tool {block.name!r}", is_error=True)
+    def handle(self, deps: Deps, s: Session, block: ToolUseBlock, model: str,
+               options: SessionOptions) -> tuple[str, bool]:
+        """The error naming the tool and the tools there are."""
+        return f"unknown tool {block.name!r}; the tools are: {', '.join(TOOLS)}", True
 
 
 TOOLS: dict[str, SessionTool] = {tool.name: tool for tool in (ExtractTool(), NotFoundTool(), SearchTool())}
@@ -249,6 +252,19 @@ UNKNOWN_TOOL = UnknownTool()
 def tool_for(name: str) -> SessionTool:
     """The tool object a ``tool_use`` block's ``name`` is routed to (:data:`UNKNOWN_TOOL` when not offered)."""
     return TOOLS.get(name, UNKNOWN_TOOL)
+
+
+def input_problems(block: ToolUseBlock) -> list[str]:
+    """What keeps ``block``'s input from validating against its tool's ``input_schema``
+    (:func:`longdoc.core.schema.schema_problems`: required fields missing, wrong types, unexpected
+    fields, too few items); ``[]`` when it validates or the tool is not one of :data:`TOOLS`
+    (nothing to check against). Length and range bounds are left to the harness, as in strict
+    mode (a complete call with a bad value is answered with an error, not dropped as cut).
+
+    A trailing call of a reply stopped by ``max_tokens`` is cut (never run) only when this is
+    not empty (:func:`longdoc.extract.session.cut_call`)."""
+    tool = TOOLS.get(block.name)
+    return [] if tool is None else schema_problems(block.input, _strict(tool.definition())["input_schema"])
 
 
 def run_tool(deps: Deps, s: Session, block: ToolUseBlock, model: str, options: SessionOptions) -> dict[str, Any]:

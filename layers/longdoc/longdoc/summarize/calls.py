@@ -13,9 +13,11 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from longdoc.core.errors import ModelRefused, StatementError
-from longdoc.core.messages import Message, ModelRequest, ModelResponse, Usage
+from longdoc.core.conversation import check_conversation
+from longdoc.core.errors import ModelAnswerMissing, ModelRefused, StatementError
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
 from longdoc.core.ports import Model, StreamingModel
+from longdoc.core.tool_answer import ask_for_tool, tool_uses
 from longdoc.core.values import exact_values
 from longdoc.summarize.checks import check_statement, resolve_cite
 from longdoc.summarize.models import Dropped, ExactValue, Statement, ValueKind
@@ -72,7 +74,7 @@ class Outcome:
 
 
 def _tool_inputs(response: ModelResponse) -> list[dict[str, Any]]:
-    inputs = [b.input for b in response.content if b.type == "tool_use" and b.name == SUMMARY_TOOL]
+    inputs = [b.input for b in tool_uses(response, SUMMARY_TOOL)]
     if not inputs and response.stop_reason == "refusal":
         raise ModelRefused("the model refused to summarise this text")
     return inputs
@@ -90,14 +92,26 @@ def _raw(inputs: list[dict[str, Any]]) -> list[Raw]:
 
 def _correct(model: Model, request: ModelRequest, turn: list[Message], failed: list[tuple[Raw, str]],
              checker: Checker, outcome: Outcome, stage: str) -> None:
-    """One correction round for ``failed``; verified corrections join ``outcome``, the rest are dropped."""
-    retry = request.model_copy(update={"messages": [*request.messages, *turn],
-                                       "tools": request.tools or [_tool()],
-                                       "tool_choice": {"type": "tool", "name": SUMMARY_TOOL}})
-    response = model.create(retry)
-    outcome.add(response)
+    """One correction round for ``failed``; verified corrections join ``outcome``, the rest are dropped.
+
+    The correction is asked for through the tool like the first answer
+    (:func:`longdoc.core.tool_answer.ask_for_tool`: one re-ask when no call comes back); when
+    none comes back at all, every failed statement is dropped with that reason (reported, never
+    stored as verified)."""
+    retry = request.model_copy(update={"messages": [*request.messages, *turn], "tools": request.tools or [_tool()],
+                                       "tool_choice": {"type": "auto"}})
+    check_conversation(retry.messages, f"summary {stage}: correction")
+    try:
+        answer = ask_for_tool(model, retry, SUMMARY_TOOL, f"summary {stage} correction")
+    except ModelAnswerMissing as exc:
+        outcome.corrections += 1
+        outcome.dropped += [Dropped(text=t, sections=s, reason=f"{r}; no correction came back ({exc})", stage=stage)
+                            for (t, s), r in failed]
+        return
+    for response in answer.responses:
+        outcome.add(response)
     outcome.corrections += 1
-    corrected = _raw(_tool_inputs(response))
+    corrected = _raw(_tool_inputs(answer.response))
     for i, ((text, sections), reason) in enumerate(failed):
         if i >= len(corrected) or not corrected[i][0].strip():
             outcome.dropped.append(Dropped(text=text, sections=sections, reason=f"{reason}; withdrawn in the "
@@ -116,15 +130,25 @@ def _tool() -> dict[str, Any]:
 
 
 def tool_call(model: Model, request: ModelRequest, checker: Checker, stage: str) -> Outcome:
-    """A map or reduce call: statements through the tool, checked, failures corrected once."""
+    """A map or reduce call: statements through the tool, checked, failures corrected once.
+
+    The answer is asked for with :func:`longdoc.core.tool_answer.ask_for_tool` (``tool_choice``
+    auto; one re-ask when no ``record_summary`` call comes back). The correction turn answers
+    every ``tool_use`` of the reply (the first with the failures, the others ``recorded``) before
+    anything else, and carries the reply's blocks as received, thinking included.
+    Raises :class:`~longdoc.core.errors.ModelAnswerMissing` when no call comes back after the
+    re-ask, :class:`~longdoc.core.errors.ModelRefused` on a refusal.
+    """
     outcome = Outcome()
-    response = model.create(request)
-    outcome.add(response)
+    answer = ask_for_tool(model, request, SUMMARY_TOOL, f"summary {stage}")
+    for reply in answer.responses:
+        outcome.add(reply)
+    request, response = answer.request, answer.response
     inputs = _tool_inputs(response)
     outcome.values = [v for data in inputs for v in (data.get("exact_values") or []) if isinstance(v, dict)]
     outcome.statements, failed = checker.split(_raw(inputs))
     if failed:
-        uses = [b for b in response.content if b.type == "tool_use"]
+        uses = [b for b in response.content if isinstance(b, ToolUseBlock)]
         results: list[dict[str, Any]] = [
             {"type": "tool_result", "tool_use_id": b.id, "is_error": i == 0,
              "content": correction_text([(t, r) for (t, _), r in failed]) + _positional(len(failed))
@@ -142,17 +166,24 @@ def _positional(n: int) -> str:
 
 def streamed_call(model: StreamingModel, request: ModelRequest, checker: Checker,
                   on_text: Callable[[str], None]) -> Outcome:
-    """The final synthesis: streamed text (each delta to ``on_text`` as it arrives), parsed into lines, checked, corrected."""
+    """The final synthesis: streamed text (each delta to ``on_text`` as it arrives), parsed into lines, checked, corrected.
+
+    The correction turn carries the reply as received: its blocks (thinking included, before the
+    text) when it holds any other than text, else its text (``(no text)`` when empty).
+    """
     outcome = Outcome()
     response = model.stream(request, on_text)
     outcome.add(response)
-    outcome.text = "".join(b.text for b in response.content if b.type == "text")
+    outcome.text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
     if not outcome.text.strip() and response.stop_reason == "refusal":
         raise ModelRefused("the model refused to summarise this text")
     outcome.statements, failed = checker.split(parse_lines(outcome.text))
     if failed:
         text = correction_text([(t, r) for (t, _), r in failed]) + _positional(len(failed))
-        turn = [Message(role="assistant", content=outcome.text or "(no text)"), Message(role="user", content=text)]
+        plain = all(isinstance(b, TextBlock) for b in response.content)
+        said: str | list[dict[str, Any]] = (outcome.text or "(no text)") if plain else [
+            b.model_dump() for b in response.content]
+        turn = [Message(role="assistant", content=said), Message(role="user", content=text)]
         _correct(model, request, turn, failed, checker, outcome, "final")
     return outcome
 

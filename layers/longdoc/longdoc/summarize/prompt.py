@@ -4,7 +4,9 @@ Document text and partial summaries are fenced with a nonce (:mod:`longdoc.core.
 they are data, never instructions. Each document piece opens with its header line
 ``[doc: ... | section: 3.2 | page: 14]``. Map and reduce answer through the
 ``record_summary`` tool; the final synthesis is streamed text, one statement per line
-(``- statement [3.2; 4.1]``), parsed by :func:`parse_lines`.
+(``- statement [3.2; 4.1]``), parsed by :func:`parse_lines`. No call forces the tool
+(``tool_choice`` is ``auto``: current models reject a forced one); each request names its
+job (:data:`JOBS`).
 """
 
 from __future__ import annotations
@@ -48,8 +50,9 @@ Rules:
 
 SUMMARY_TOOL_DEF: dict[str, Any] = {
     "name": SUMMARY_TOOL,
-    "description": "Record summary statements, each with the section ids it comes from, and the exact values "
-                   "(amounts, dates, percentages, defined terms, parties) copied verbatim with their section.",
+    "description": "Give your answer by calling this tool (it is the only answer read): record summary "
+                   "statements, each with the section ids it comes from, and the exact values (amounts, dates, "
+                   "percentages, defined terms, parties) copied verbatim with their section.",
     "input_schema": {
         "type": "object",
         "properties": {
@@ -85,9 +88,16 @@ def _focus_task(focus: str | None, nonce: str) -> str:
             f"nothing does), most relevant first.\n{fence('focus', focus, nonce)}")
 
 
+JOBS: dict[Kind, str] = {"map": "summarize_map", "reduce": "summarize_reduce", "final": "summarize_final"}
+"""The capability table's job of each call kind (:data:`longdoc.core.models_catalogue.JOB_SETTINGS`)."""
+
+
 def _request(context: str, task: str, kind: Kind, tool: bool) -> ModelRequest:
+    """One summary request: ``tool_choice`` auto (current models reject a forced choice, S55-NEW);
+    the task and the tool's description say to answer by calling the tool, and the harness
+    re-asks once when no call comes back (:func:`longdoc.core.tool_answer.ask_for_tool`)."""
     return ModelRequest(system=[{"type": "text", "text": SYSTEM}], tools=[SUMMARY_TOOL_DEF] if tool else [],
-                        tool_choice={"type": "tool", "name": SUMMARY_TOOL} if tool else {"type": "auto"},
+                        tool_choice={"type": "auto"}, job=JOBS[kind],
                         messages=[Message(role="user", content=f"{context}\n\nTASK ({kind}):\n{task}")],
                         max_tokens=MAX_TOKENS[kind])
 

@@ -5,9 +5,12 @@ one of the clauses sent in the prompt (a number read from a clause's body, ``14 
 the leak``, is not a clause id), and its quote must occur verbatim in that clause's text
 (whitespace aside, :func:`longdoc.search.quotes.find_quote`). ``covered`` and
 ``not_covered`` need at least one citation. A rejected call goes back to the model as an
-``is_error`` tool result saying what is wrong; after :data:`MAX_CORRECTIONS` rejected
-corrections the answer is ``refer`` with ``verified: false`` (never a decision the
-harness could not check). Offline, :func:`baseline_answer` makes no decision at all.
+``is_error`` tool result saying what is wrong (every ``tool_use`` of the turn gets its
+``tool_result``); after :data:`MAX_CORRECTIONS` rejected corrections the answer is ``refer``
+with ``verified: false`` (never a decision the harness could not check). The tool is asked for
+with ``tool_choice: auto``; an answer without the call is re-asked once, then
+:class:`~longdoc.core.errors.ModelAnswerMissing`. Offline, :func:`baseline_answer` makes no
+decision at all.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from longdoc.core.conversation import check_conversation
 from longdoc.core.errors import AnswerRejected
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.ports import Model
+from longdoc.core.tool_answer import ask_for_tool
 from longdoc.search.quotes import find_quote
 from longdoc.triage.clauses import Clause
 from longdoc.triage.prompt import TOOL_NAME
@@ -98,37 +103,53 @@ def _tool_call(response: ModelResponse) -> ToolUseBlock | None:
 
 def _correction(request: ModelRequest, response: ModelResponse, call: ToolUseBlock | None,
                 problem: str) -> ModelRequest:
-    """The request extended with the model's turn and the harness's is_error answer to it."""
+    """The request extended with the model's turn as received (thinking blocks included) and the
+    harness's answer to it: an ``is_error`` ``tool_result`` for every ``tool_use`` of the turn,
+    first in the user turn (the Messages API rule: each ``tool_use`` has its ``tool_result`` in
+    the next message, https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use).
+    The call that was verified (``call``, the first ``record_triage``) gets ``problem``; a further
+    ``record_triage`` call is told only the first is read; any other name is an unknown tool.
+    Raises :class:`~longdoc.core.errors.ConversationMalformed` if the result breaks the rules."""
     assistant = Message(role="assistant", content=[b.model_dump() for b in response.content])
-    if call is None:
-        reply = Message(role="user", content=f"Answer with one {TOOL_NAME} tool call. {problem}".strip())
-    else:
-        reply = Message(role="user", content=[{"type": "tool_result", "tool_use_id": call.id, "is_error": True,
-                                               "content": f"Rejected, correct and call {TOOL_NAME} again:\n{problem}"}])
-    return request.model_copy(update={"messages": [*request.messages, assistant, reply]})
+    results: list[dict[str, Any]] = []
+    for block in response.content:
+        if not isinstance(block, ToolUseBlock):
+            continue
+        if call is not None and block.id == call.id:
+            text = f"Rejected, correct and call {TOOL_NAME} again:\n{problem}"
+        elif block.name == TOOL_NAME:
+            text = f"Not read: only the first {TOOL_NAME} call of a turn is read; answer with one call."
+        else:
+            text = f"unknown tool {block.name!r}; answer with one {TOOL_NAME} call."
+        results.append({"type": "tool_result", "tool_use_id": block.id, "is_error": True, "content": text})
+    reply = Message(role="user", content=results or f"Answer with one {TOOL_NAME} tool call. {problem}".strip())
+    corrected = request.model_copy(update={"messages": [*request.messages, assistant, reply]})
+    check_conversation(corrected.messages, "triage correction")
+    return corrected
 
 
 def run_model(model: Model, request: ModelRequest, clauses: list[Clause],
               max_corrections: int = MAX_CORRECTIONS) -> Answer:
     """Ask ``model`` for one ``record_triage`` call, verify it, and ask for corrections when it fails.
 
-    Returns the verified answer; after ``max_corrections`` rejected corrections (or an answer
-    cut off at ``max_tokens``, or a refusal) returns ``refer`` with ``verified: false`` and the
-    last problem as its reason. Model errors (:class:`~longdoc.core.errors.ModelThrottled` ...)
-    propagate.
+    Each answer is asked for with :func:`longdoc.core.tool_answer.ask_for_tool` (``tool_choice``
+    auto: one re-ask when no ``record_triage`` call comes back). Returns the verified answer;
+    after ``max_corrections`` rejected corrections (or a refusal) returns ``refer`` with
+    ``verified: false`` and the last problem as its reason. Raises
+    :class:`~longdoc.core.errors.ModelAnswerMissing` when no call comes back after the re-ask;
+    model errors (:class:`~longdoc.core.errors.ModelThrottled` ...) propagate.
     """
     usage = Usage()
     problem = ""
     for attempt in range(max_corrections + 1):
-        response = model.create(request)
-        usage = usage.add(response.usage)
+        answer = ask_for_tool(model, request, TOOL_NAME, "triage")
+        usage = usage.add(answer.usage)
+        request, response = answer.request, answer.response
         call = _tool_call(response)
-        if response.stop_reason in ("max_tokens", "refusal") and call is None:
+        if call is None:  # ask_for_tool returns without a call only on a refusal
             problem = f"the model stopped with {response.stop_reason} before answering"
             break
         try:
-            if call is None:
-                raise AnswerRejected(f"no {TOOL_NAME} call in the answer")
             decision, reasons, citations = verify(call.input, clauses)
         except AnswerRejected as exc:
             problem = str(exc)

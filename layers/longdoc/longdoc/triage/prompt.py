@@ -7,7 +7,10 @@ each fenced with one nonce (:mod:`longdoc.core.fence`): the clauses as the insur
 (``<wording-N clause="4.2" doc=... path=...>``), the claim as the claimant's and adjuster's
 text (``<claim-N>``) with its exact values as CASE_FACTS (``<case_facts-N>``), and the task
 restated last. The claim is data: the instructions say so and the fence makes it hold.
-The answer is one ``record_triage`` tool call (``tool_choice`` names it).
+The answer is one ``record_triage`` tool call: the instructions and the task say so, and
+``tool_choice`` is ``auto`` (current models reject a forced choice, S55-NEW); an answer without
+the call is re-asked once (:func:`longdoc.core.tool_answer.ask_for_tool`). The request's job is
+``triage`` (its thinking and effort come from the capability table).
 """
 
 from __future__ import annotations
@@ -123,4 +126,4 @@ def build_request(clauses: list[Clause], claim: Claim, wording_line: str, *, exa
     system = [{"type": "text", "text": INSTRUCTIONS},
               {"type": "text", "text": examples, "cache_control": {"type": "ephemeral"}}]
     return ModelRequest(system=system, tools=[tool_definition()], messages=[Message(role="user", content=user)],
-                        max_tokens=max_tokens, tool_choice={"type": "tool", "name": TOOL_NAME})
+                        max_tokens=max_tokens, tool_choice={"type": "auto"}, job="triage")

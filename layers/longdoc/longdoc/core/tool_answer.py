@@ -1,0 +1,105 @@
+"""Ask for an answer through one tool, with one bounded re-ask: the summary and triage calls share it.
+
+Current models reject a forced ``tool_choice`` (``any`` / ``tool``: "Forced tool use returns an
+error", https://platform.claude.com/docs/en/models/sonnet-5-5/whats-new-sonnet-5-5), so those
+calls send ``tool_choice: auto`` and instructions that say to answer by calling the tool; the
+model may still answer without it. :func:`ask_for_tool` then re-asks once and, when the second
+answer has no call either, raises :class:`~longdoc.core.errors.ModelAnswerMissing`: never a
+silent empty result.
+
+The re-ask keeps the conversation rules (:mod:`longdoc.core.conversation`):
+
+* after a reply with blocks (``end_turn``, ``stop_sequence``, ``pause_turn``): the assistant turn
+  exactly as received (thinking, redacted_thinking and unknown blocks included, in order: they go
+  back unchanged, https://platform.claude.com/docs/en/build-with-claude/thinking), then a user turn
+  that first answers every ``tool_use`` of it with an ``is_error`` ``tool_result`` and then says to
+  call the tool now;
+* after a ``max_tokens`` stop (the cap went on thinking, or ended inside a call) or an empty
+  reply: the original request again, with twice the output cap (up to :data:`MAX_REASK_TOKENS`),
+  since a cut turn cannot be sent back (its last call was never complete).
+
+A refusal is not re-asked: the reply is returned for the caller to handle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from longdoc.core.conversation import check_conversation
+from longdoc.core.errors import ModelAnswerMissing
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
+from longdoc.core.ports import Model
+
+MAX_REASK_TOKENS = 64_000
+"""Highest output cap (tokens) a re-ask after a ``max_tokens`` stop asks for: the extraction
+loop's escalation ceiling (:data:`longdoc.extract.session_types.MAX_TOKENS_CEILING`)."""
+
+
+@dataclass
+class ToolAnswer:
+    """The outcome of :func:`ask_for_tool`: ``response`` (the last reply), ``request`` (the request
+    that got it: the original, or the re-ask, to extend for a correction), every reply in order
+    (``responses``, for usage and call counts) and whether a re-ask was sent."""
+
+    request: ModelRequest
+    response: ModelResponse
+    responses: list[ModelResponse] = field(default_factory=list)
+    reasked: bool = False
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of every reply, summed."""
+        total = Usage()
+        for response in self.responses:
+            total = total.add(response.usage)
+        return total
+
+
+def tool_uses(response: ModelResponse, tool: str) -> list[ToolUseBlock]:
+    """The reply's calls of ``tool``, in order (blocks selected by type, never by position)."""
+    return [b for b in response.content if isinstance(b, ToolUseBlock) and b.name == tool]
+
+
+def answered_turn(response: ModelResponse, note: str, tool: str) -> list[Message]:
+    """The assistant turn of ``response`` as received and the user turn answering it: an
+    ``is_error`` ``tool_result`` for each of its ``tool_use`` blocks first (``note`` on each, with
+    the name of a call that is not ``tool``), then ``note`` as text when no call was answered."""
+    assistant = Message(role="assistant", content=[b.model_dump() for b in response.content])
+    results: list[dict] = []
+    for block in response.content:
+        if isinstance(block, ToolUseBlock):
+            text = note if block.name == tool else f"unknown tool {block.name!r}. {note}"
+            results.append({"type": "tool_result", "tool_use_id": block.id, "is_error": True, "content": text})
+    return [assistant, Message(role="user", content=results or note)]
+
+
+def reask_request(request: ModelRequest, response: ModelResponse, tool: str) -> ModelRequest:
+    """The one re-ask after ``response`` (to ``request``) held no call of ``tool`` (see the module docstring)."""
+    if response.stop_reason == "max_tokens" or not response.content:
+        grown = min(request.max_tokens * 2, MAX_REASK_TOKENS) if response.stop_reason == "max_tokens" else None
+        return request.model_copy(update={"max_tokens": max(grown or request.max_tokens, request.max_tokens)})
+    note = f"No {tool} call came back. Answer now by calling the {tool} tool: only its input is read."
+    return request.model_copy(update={"messages": [*request.messages, *answered_turn(response, note, tool)]})
+
+
+def ask_for_tool(model: Model, request: ModelRequest, tool: str, where: str) -> ToolAnswer:
+    """One call of ``model`` for an answer through ``tool``, re-asked once when it holds no call.
+
+    ``where`` names the call in errors (``"summary map 3"``). Returns the :class:`ToolAnswer`
+    whose ``response`` holds a call of ``tool`` or is a refusal. Raises
+    :class:`~longdoc.core.errors.ModelAnswerMissing` when the re-ask brings no call either,
+    :class:`~longdoc.core.errors.ConversationMalformed` when the re-ask would break the
+    conversation rules (a harness bug), and the model port's errors.
+    """
+    response = model.create(request)
+    answer = ToolAnswer(request=request, response=response, responses=[response])
+    if tool_uses(response, tool) or response.stop_reason == "refusal":
+        return answer
+    retry = reask_request(request, response, tool)
+    check_conversation(retry.messages, f"{where}: re-ask for {tool}")
+    again = model.create(retry)
+    answer = ToolAnswer(request=retry, response=again, responses=[response, again], reasked=True)
+    if tool_uses(again, tool) or again.stop_reason == "refusal":
+        return answer
+    raise ModelAnswerMissing(f"{where}: the model answered without a {tool} call (stop_reason "
+                             f"{response.stop_reason}) and again after one re-ask (stop_reason {again.stop_reason})")
