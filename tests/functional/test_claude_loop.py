@@ -92,7 +92,9 @@ def one_per_session(stop_cycle: list[str]) -> Callable[[int, int, list[dict[str,
     def plan(session: int, call: int, blocks: list[dict[str, Any]]) -> Reply:
         stop = stop_cycle[(session - 1) % len(stop_cycle)]
         if stop == "pause_turn" and call == 0:
-            return message_reply([text_block("Working through the chunks.")], "pause_turn")
+            # a paused turn of a thinking model starts with its thinking block (sent back as is)
+            return message_reply([{"type": "thinking", "thinking": "", "signature": "sig-pause"},
+                                  text_block("Working through the chunks.")], "pause_turn")
         if call > (1 if stop == "pause_turn" else 0):
             return message_reply([text_block("done")], "end_turn")
         content = blocks[:1]
