@@ -418,7 +418,7 @@ def summary_deps() -> SummaryDeps:
         chosen = model()
     if not isinstance(chosen, StreamingModel):
         raise ConfigError(f"model {chosen.name} cannot stream; summaries need a streaming model")
-    return SummaryDeps(blobs=blob_store(), model=chosen, settings=settings)
+    return SummaryDeps(blobs=blob_store(), model=chosen, settings=settings, tokens=token_counter())
 
 
 def triage_deps(offline_ranking: bool = False) -> TriageDeps:
@@ -428,8 +428,8 @@ def triage_deps(offline_ranking: bool = False) -> TriageDeps:
 
     chosen = None if uses_baseline() else model()
     if offline_ranking:
-        return TriageDeps(state_store(), blob_store(), model=chosen)
-    return TriageDeps(state_store(), blob_store(), embedder(), vector_index(), chosen)
+        return TriageDeps(state_store(), blob_store(), model=chosen, tokens=token_counter())
+    return TriageDeps(state_store(), blob_store(), embedder(), vector_index(), chosen, tokens=token_counter())
 
 
 def reset() -> None:

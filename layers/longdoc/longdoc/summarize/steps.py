@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from longdoc.core.documents import load_chunks
-from longdoc.core.ports import BlobStore, StreamingModel
+from longdoc.core.ports import BlobStore, StreamingModel, TokenCounter
 from longdoc.core.tokens import estimate_tokens
 from longdoc.summarize import store
 from longdoc.summarize.calls import Checker, group_values, streamed_call, tool_call
@@ -35,6 +35,8 @@ class SummaryDeps:
     blobs: BlobStore
     model: StreamingModel
     settings: SummarizeSettings
+    tokens: TokenCounter | None = None
+    """Sizes the map groups: the token-counting endpoint with a key, else the offline estimate."""
 
 
 @dataclass
@@ -62,7 +64,8 @@ def plan(deps: SummaryDeps, summary_id: str) -> dict[str, Any]:
         the_plan = store.load_plan(deps.blobs, summary_id)
     else:
         chunks = load_chunks(deps.blobs, record.doc_id, record.doc_version)
-        groups = make_groups(chunks, record.request.focus, s.summary_group_min_tokens, s.summary_group_max_tokens)
+        groups = make_groups(chunks, record.request.focus, s.summary_group_min_tokens, s.summary_group_max_tokens,
+                             deps.tokens.count_text if deps.tokens is not None else estimate_tokens)
         total = sum(g.tokens for g in groups)
         the_plan = Plan(mode="single" if total <= s.summary_single_call_tokens else "map", doc_tokens=total,
                         groups=groups)

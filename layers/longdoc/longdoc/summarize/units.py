@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from longdoc.core.batching import pack
@@ -105,23 +105,29 @@ def _top(chunk: Chunk) -> str:
     return cite_id(chunk.section_id).split("(")[0].split(".")[0]
 
 
-def chunk_tokens(chunk: Chunk) -> int:
-    """Estimated tokens of the chunk's rendered pieces (headers included)."""
-    return sum(estimate_tokens(render(p, chunk.source)) + 1 for p in pieces_of(chunk))
+def chunk_tokens(chunk: Chunk, count: Callable[[str], int] = estimate_tokens) -> int:
+    """Tokens of the chunk's rendered pieces (headers included), each measured with ``count``
+    (default: the offline estimate; a :class:`~longdoc.core.ports.TokenCounter`'s ``count_text``
+    with a key)."""
+    return sum(count(render(p, chunk.source)) + 1 for p in pieces_of(chunk))
 
 
-def group_chunks(chunks: Sequence[Chunk], min_tokens: int = 1500, max_tokens: int = 3000) -> list[list[Chunk]]:
+def group_chunks(chunks: Sequence[Chunk], min_tokens: int = 1500, max_tokens: int = 3000,
+                 count: Callable[[str], int] = estimate_tokens) -> list[list[Chunk]]:
     """Consecutive whole chunks in groups of about ``min_tokens``-``max_tokens`` estimated tokens.
 
     A group closes before a chunk that would take it over ``max_tokens``, and, once it has
     ``min_tokens``, before a chunk that opens a new top-level part. A chunk over
     ``max_tokens`` on its own (an oversize sentence) is a group of its own. Chunks without
-    text after their overlap are skipped.
+    text after their overlap are skipped. ``count`` measures a text in tokens (see :func:`chunk_tokens`).
     """
+    def cost(chunk: Chunk) -> int:
+        return chunk_tokens(chunk, count)
+
     def new_part(current: list[Chunk], tokens: int, chunk: Chunk) -> bool:
         return tokens >= min_tokens and _top(chunk) != _top(current[-1])
 
-    return list(pack((c for c in chunks if chunk_tokens(c) > 0), chunk_tokens, max_cost=max_tokens,
+    return list(pack((c for c in chunks if cost(c) > 0), cost, max_cost=max_tokens,
                      split_before=new_part))
 
 
@@ -137,22 +143,22 @@ def _stems(text: str) -> Counter[str]:
 
 
 def make_groups(chunks: Sequence[Chunk], focus: str | None, min_tokens: int = 1500,
-                max_tokens: int = 3000) -> list[Group]:
+                max_tokens: int = 3000, count: Callable[[str], int] = estimate_tokens) -> list[Group]:
     """The document's map groups, ranked: by focus relevance first (then document order), else document order.
 
     Relevance of a group = sum over the focus stems of ``log(1 + count) x idf`` (idf over
     the groups); lexical on purpose, so ranking needs no embedder and works offline.
     """
-    grouped = group_chunks(chunks, min_tokens, max_tokens)
+    grouped = group_chunks(chunks, min_tokens, max_tokens, count)
     terms = focus_terms(focus)
     counts = [_stems(" ".join(c.text for c in group)) for group in grouped]
     scores = []
-    for count in counts:
+    for stems in counts:
         score = 0.0
         for term in terms:
             df = sum(1 for c in counts if c[term])
-            if count[term]:
-                score += math.log1p(count[term]) * math.log(1 + len(counts) / df)
+            if stems[term]:
+                score += math.log1p(stems[term]) * math.log(1 + len(counts) / df)
         scores.append(round(score, 4))
     order = sorted(range(len(grouped)), key=lambda i: (-scores[i], i)) if terms else list(range(len(grouped)))
     rank = {index: position for position, index in enumerate(order)}
@@ -162,7 +168,7 @@ def make_groups(chunks: Sequence[Chunk], focus: str | None, min_tokens: int = 15
         pages = [p for c in group for p in (c.page_start, c.page_end) if p is not None]
         out.append(Group(index=index, rank=rank[index], chunk_ids=[c.chunk_id for c in group], section_ids=sections,
                          page_start=min(pages) if pages else None, page_end=max(pages) if pages else None,
-                         tokens=sum(chunk_tokens(c) for c in group), focus_score=scores[index]))
+                         tokens=sum(chunk_tokens(c, count) for c in group), focus_score=scores[index]))
     return out
 
 

@@ -16,7 +16,7 @@ with the dense ranking weighted :data:`DENSE_WEIGHT` (triage's own).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from longdoc.core.fence import NONCE_CHARS, fence
@@ -78,8 +78,10 @@ def _spans(chunk: Chunk) -> list[tuple[str | None, int, int]]:
     return merged
 
 
-def clauses_of(chunks: Sequence[Chunk], *, endorsement: bool = False, start: int = 0) -> list[Clause]:
-    """The clauses of one document version's chunks, in document order (``order`` from ``start``)."""
+def clauses_of(chunks: Sequence[Chunk], *, endorsement: bool = False, start: int = 0,
+               count: Callable[[str], int] = estimate_tokens) -> list[Clause]:
+    """The clauses of one document version's chunks, in document order (``order`` from ``start``);
+    ``count`` measures a text in tokens (the offline estimate, or the token-counting endpoint with a key)."""
     out: list[Clause] = []
     for chunk in sorted(chunks, key=lambda c: c.ordinal):
         for i, (sid, begin, end) in enumerate(_spans(chunk)):
@@ -90,12 +92,13 @@ def clauses_of(chunks: Sequence[Chunk], *, endorsement: bool = False, start: int
             clause = Clause(f"{chunk.chunk_id}/{i}", f"{chunk.doc_id}:{cid}" if endorsement else cid, chunk.doc_id,
                             chunk.doc_version, chunk.chunk_id, tuple(chunk.heading_path_of(begin)), text,
                             endorsement, start + len(out), 0)
-            out.append(_sized(clause))
+            out.append(_sized(clause, count))
     return out
 
 
-def _sized(clause: Clause) -> Clause:
-    tokens = estimate_tokens(clause_block(clause, "0" * NONCE_CHARS))
+def _sized(clause: Clause, count: Callable[[str], int] = estimate_tokens) -> Clause:
+    """``clause`` with its ``tokens``: its rendered block measured with ``count`` (tokens)."""
+    tokens = count(clause_block(clause, "0" * NONCE_CHARS))
     return Clause(**{**clause.__dict__, "tokens": tokens})
 
 

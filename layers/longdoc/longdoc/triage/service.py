@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import TriageError
-from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, TokenCounter, VectorIndex
+from longdoc.core.tokens import estimate_tokens
 from longdoc.triage.answer import Answer, baseline_answer, run_model
 from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, Bands, clause_band,
                                    parse_cost_line)
@@ -62,6 +63,8 @@ class TriageDeps:
     embedder: Embedder | None = None
     index: VectorIndex | None = None
     model: Model | None = None
+    tokens: TokenCounter | None = None
+    """Sizes the clause band: the token-counting endpoint with a key, else the offline estimate."""
 
 
 def parse_claim(request: TriageRequest) -> Claim:
@@ -90,18 +93,20 @@ def claim_context(claim: Claim, members: list[Member], loss_date: str | None,
     return loss, lob
 
 
-def pool(blobs: BlobStore, resolution: Resolution) -> list[Clause]:
-    """The clauses of the wording in force and of its endorsements in force: the only ones ranked."""
+def pool(blobs: BlobStore, resolution: Resolution, tokens: TokenCounter | None = None) -> list[Clause]:
+    """The clauses of the wording in force and of its endorsements in force: the only ones ranked,
+    each sized with ``tokens`` (None: the offline estimate)."""
     out: list[Clause] = []
     for member in resolution.members:
         chunks = load_chunks(blobs, member.doc_id, member.doc_version)
-        out += clauses_of(chunks, endorsement=member.is_endorsement, start=len(out))
+        out += clauses_of(chunks, endorsement=member.is_endorsement, start=len(out),
+                          count=tokens.count_text if tokens is not None else estimate_tokens)
     return out
 
 
 def ranked_clauses(deps: TriageDeps, resolution: Resolution, query: str) -> list[Clause]:
     """Every clause of the documents in force, best first for ``query`` (hybrid when an index is wired)."""
-    clauses = pool(deps.blobs, resolution)
+    clauses = pool(deps.blobs, resolution, deps.tokens)
     vector = deps.embedder.embed_query(query) if deps.embedder is not None and deps.index is not None else None
     return rank(clauses, query, index=deps.index if vector is not None else None, vector=vector)
 
