@@ -128,6 +128,10 @@ https://docs.aws.amazon.com/bedrock/latest/userguide/inference-messages-api.html
 the ``/anthropic`` base path (the SDK's ``AnthropicBedrockMantle`` appends ``/v1/messages`` to its base URL)."""
 
 
+COUNT_PATHS = tuple(f"{p}/count_tokens" for p in MESSAGES_PATHS)
+"""Token counting on the Messages-API Bedrock endpoint (same checks, the fake tokenizer)."""
+
+
 class StrictBedrock(FakeBedrock):
     """:class:`FakeBedrock` that holds requests to the contract, as :class:`tests.fakes.strict_claude.StrictClaude`.
 
@@ -160,6 +164,8 @@ class StrictBedrock(FakeBedrock):
     def _scripted(self, request: RecordedRequest) -> Reply:
         from tests.fakes.strict_claude import api_version_of
 
+        if request.method == "POST" and request.path in COUNT_PATHS and isinstance(request.body, dict):
+            return self._count_tokens(request)
         parts = request.path.split("/")
         invoke = request.method == "POST" and len(parts) == 4 and parts[1] == "model" and parts[3] == "invoke"
         messages = request.method == "POST" and request.path in MESSAGES_PATHS
@@ -196,3 +202,17 @@ class StrictBedrock(FakeBedrock):
             shaped = self.contract.shape(body, {**payload, "model": payload.get("model") or model})
             answer = Reply(status=200, body=shaped, headers=answer.headers, delay=answer.delay)
         return answer
+
+    def _count_tokens(self, request: RecordedRequest) -> Reply:
+        """``{"input_tokens": N}`` for a count request that passes the checks (MIG1021: the rules apply to counting)."""
+        from tests.fakes.claude_wire import count_input_tokens
+        from tests.fakes.strict_claude import api_version_of
+
+        if not (request.headers.get("authorization", "").startswith("Bearer ")
+                or self._signature_ok(request, "bedrock-mantle")):
+            return bedrock_error(403, "InvalidSignatureException", "The request signature we calculated does not "
+                                 "match the signature you provided.")
+        error = self.contract.check(request.body, api_version_of(request), "count_tokens")
+        if error is not None:
+            return bedrock_error(error.status, "ValidationException", error.message)
+        return Reply(status=200, body={"input_tokens": count_input_tokens(request.body)})

@@ -361,9 +361,12 @@ RULES: tuple[Rule, ...] = (
 
 
 def row_for(model: Any, surface: Surface) -> ModelSpec | None:
-    """The capability-table row of ``model`` on the surface's provider (Bedrock ids on ``bedrock``)."""
+    """The capability-table row of ``model`` on the surface's provider (Bedrock ids on ``bedrock``,
+    either provider's for ``count_tokens``)."""
     if not isinstance(model, str):
         return None
+    if surface == "count_tokens":  # counted on either provider's endpoint
+        return spec_for(model)
     return spec_for(model, "bedrock" if surface == "bedrock" else "anthropic")
 
 

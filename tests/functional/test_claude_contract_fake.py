@@ -312,6 +312,9 @@ def test_check_request_is_pure_and_agrees_with_the_server() -> None:
 
 @pytest.fixture
 def bedrock(fake_aws_env: None) -> Iterator[StrictBedrock]:
+    from anthropic.lib.aws import _auth
+
+    _auth._get_session.cache_clear()  # a session cached under moto would sign with moto's keys
     with StrictBedrock(lambda body: message_reply([text_block("ok")], "end_turn")) as server:
         yield server
 
@@ -328,6 +331,8 @@ def test_bedrock_holds_both_paths_to_the_rules_with_bedrocks_error_shape(bedrock
     # And a good request passes with a signed thinking block
     good = mantle.messages.create(model="global.anthropic.claude-sonnet-5-5", max_tokens=500, messages=HI)
     assert [b.type for b in good.content] == ["thinking", "text"]
+    # And token counting on that endpoint answers with the fake tokenizer
+    assert mantle.messages.count_tokens(model="global.anthropic.claude-sonnet-5-5", messages=HI).input_tokens > 0
     # And on InvokeModel, the legacy row (API version bedrock-2023-05-31) takes a forced tool choice
     invoke = anthropic.AnthropicBedrock(aws_region="us-east-1", base_url=bedrock.base_url, max_retries=0)
     legacy = invoke.messages.create(model="us.anthropic.claude-haiku-4-5-20251001-v1:0", max_tokens=100, messages=HI,
