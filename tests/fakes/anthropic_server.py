@@ -283,8 +283,9 @@ def sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """The event sequence the API streams for ``message`` (https://docs.anthropic.com/en/api/messages-streaming).
 
     ``message_start`` (empty content, input usage), per block ``content_block_start`` /
-    ``content_block_delta`` (``text_delta`` a few words at a time, or one ``input_json_delta``
-    for a tool call) / ``content_block_stop``, then ``message_delta`` (stop reason, output
+    ``content_block_delta`` (``text_delta`` a few words at a time, one ``input_json_delta``
+    for a tool call, ``thinking_delta`` + ``signature_delta`` for a thinking block; a
+    ``redacted_thinking`` block comes whole in its start event) / ``content_block_stop``, then ``message_delta`` (stop reason, output
     tokens) and ``message_stop``.
     """
     usage = message.get("usage") or usage_json()
@@ -292,7 +293,20 @@ def sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
              "usage": {**usage, "output_tokens": 1}}
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message.get("content") or []):
-        if block["type"] == "text":
+        if block["type"] == "thinking":
+            # Thinking streams as thinking_delta(s) then one signature_delta (THINK page, streaming)
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": {"type": "thinking", "thinking": "",
+                                                                     "signature": ""}}))
+            if block.get("thinking"):
+                events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                    "type": "thinking_delta", "thinking": block["thinking"]}}))
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                "type": "signature_delta", "signature": block.get("signature", "")}}))
+        elif block["type"] == "redacted_thinking":
+            events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                                   "content_block": block}))
+        elif block["type"] == "text":
             events.append(("content_block_start", {"type": "content_block_start", "index": index,
                                                    "content_block": {"type": "text", "text": ""}}))
             words = re.findall(r"\s*\S+\s*", block["text"]) or [""]

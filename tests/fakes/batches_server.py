@@ -203,3 +203,67 @@ def _iso(seconds: float) -> str:
 def _line(result: dict[str, Any]) -> bytes:
     """One line of the results JSONL."""
     return (json.dumps(result) + "\n").encode()
+
+
+# --- The strict mode: every request's params held to the contract (tests.fakes.strict_claude) ---
+
+
+class StrictBatches(FakeBatches):
+    """:class:`FakeBatches` whose every request is held to the Messages contract.
+
+    At create, each request's ``params`` is checked by
+    :func:`tests.fakes.claude_contract.check_request` (surface ``batch``; MIG1021: the 2026-10-21
+    rules apply to each request of a batch created with that version; API version = the create's
+    ``anthropic-version`` header). A refused request does not refuse the batch: it comes back as
+    an ``errored`` result carrying the documented error body (the results format: one result per
+    ``custom_id``, ``errored`` with the error); it is also recorded in ``rejected``. Accepted
+    requests are answered by ``answer(params)`` (the brain) and shaped by
+    :class:`tests.fakes.strict_claude.ClaudeContract`: thinking blocks, thinking tokens against
+    ``max_tokens``, and the *batch* cache, separate from the Messages fake's; a batch's cache
+    writes become readable when the batch has ended (its first retrieve that reports ``ended``).
+    """
+
+    name = "strict-batches"
+
+    def __init__(self, answer: Callable[[dict[str, Any]], dict[str, Any]], *, thinking_tokens: int | None = None,
+                 **kwargs: Any) -> None:
+        from tests.fakes.strict_claude import DEFAULT_THINKING_TOKENS, ClaudeContract
+
+        self.contract = ClaudeContract("batch", thinking_tokens=thinking_tokens or DEFAULT_THINKING_TOKENS)
+        self._version = ""
+        self._batch = ""
+        super().__init__(answer, **kwargs)
+        self.base_url = self.url
+
+    @property
+    def rejected(self) -> list[Any]:
+        """Every refused request (:class:`tests.fakes.strict_claude.Rejection`), in order."""
+        return self.contract.rejected
+
+    def cache_stats(self) -> dict[str, Any]:
+        """The batch cache's totals (:meth:`tests.fakes.claude_cache.StrictCache.stats`)."""
+        return self.contract.cache_stats()
+
+    def reply(self, request: Any) -> Any:
+        """As :class:`FakeBatches`, with the request's API version kept for :meth:`_result`."""
+        with self.lock:
+            self._version = request.headers.get("anthropic-version", "")
+            self._batch = f"msgbatch_{len(self.batches):04d}"
+            return super().reply(request)
+
+    def _result(self, request: dict[str, Any]) -> dict[str, Any]:
+        injected = self.outcomes.pop(request["custom_id"], None)
+        if injected is not None:
+            return injected
+        params = request["params"]
+        error = self.contract.check(params, self._version)
+        if error is not None:
+            return {"type": "errored", "error": error.body()}
+        message = {"model": params.get("model"), **self.answer(params)}
+        return {"type": "succeeded", "message": self.contract.shape(params, message, batch=self._batch)}
+
+    def _object(self, batch_id: str) -> dict[str, Any]:
+        out = super()._object(batch_id)
+        if out["processing_status"] == "ended":
+            self.contract.cache.commit(batch_id)
+        return out

@@ -113,8 +113,9 @@ class FakeBedrock(FakeAnthropic):
         if not authorization.startswith("AWS4-HMAC-SHA256 "):
             return False
         fields = dict(part.strip().split("=", 1) for part in authorization[len("AWS4-HMAC-SHA256 "):].split(","))
+        expected_service = service
         access_key, date, region, service, _ = fields.get("Credential", "////").split("/")
-        if (access_key, region, service) != (self._credentials[0], self._region, service):
+        if (access_key, region, service) != (self._credentials[0], self._region, expected_service):
             return False
         signed = fields.get("SignedHeaders", "").split(";")
         headers = {name: request.headers[name] for name in signed if name in request.headers}
@@ -122,7 +123,105 @@ class FakeBedrock(FakeAnthropic):
         url = f"{self.url}{request.path}"
         aws_request = AWSRequest(method=request.method, url=url, headers=headers, data=body)
         aws_request.context["timestamp"] = request.headers.get("x-amz-date", "")
-        signer = SigV4Auth(Credentials(*self._credentials), service, self._region)
+        signer = SigV4Auth(Credentials(*self._credentials), expected_service, self._region)
         canonical = signer.canonical_request(aws_request)
         expected = signer.signature(signer.string_to_sign(aws_request, canonical), aws_request)
         return date == aws_request.context["timestamp"][:8] and hmac.compare_digest(expected, fields.get("Signature", ""))
+
+
+# --- The strict mode: the documented request rules, thinking and cache (tests.fakes.strict_claude) ---
+
+MESSAGES_PATHS = ("/anthropic/v1/messages", "/v1/messages")
+"""The Messages-API Bedrock endpoint (``bedrock-mantle``: ``.../anthropic/v1/messages``, AWS-MSG
+https://docs.aws.amazon.com/bedrock/latest/userguide/inference-messages-api.html), with or without
+the ``/anthropic`` base path (the SDK's ``AnthropicBedrockMantle`` appends ``/v1/messages`` to its base URL)."""
+
+
+COUNT_PATHS = tuple(f"{p}/count_tokens" for p in MESSAGES_PATHS)
+"""Token counting on the Messages-API Bedrock endpoint (same checks, the fake tokenizer)."""
+
+
+class StrictBedrock(FakeBedrock):
+    """:class:`FakeBedrock` that holds requests to the contract, as :class:`tests.fakes.strict_claude.StrictClaude`.
+
+    Serves both paths of the capability table's Bedrock rows: InvokeModel ``POST /model/{id}/invoke``
+    (``endpoint: "invoke"``; API version = the body's ``anthropic_version``) and the Messages API
+    (``endpoint: "messages"``, :data:`MESSAGES_PATHS`; API version = the ``anthropic-version``
+    header; SigV4 for service ``bedrock-mantle``, or an ``Authorization: Bearer`` key). A refusal
+    answers in Bedrock's shape (``ValidationException`` 400 with ``{"message"}``; an unknown model
+    ``ResourceNotFoundException`` 404) and is recorded in ``rejected``.
+    """
+
+    name = "strict-bedrock"
+
+    def __init__(self, responder: Any = None, *, thinking_tokens: int | None = None, **kwargs: Any) -> None:
+        from tests.fakes.strict_claude import DEFAULT_THINKING_TOKENS, ClaudeContract
+
+        self.contract = ClaudeContract("bedrock", thinking_tokens=thinking_tokens or DEFAULT_THINKING_TOKENS)
+        self.paths: list[str] = []
+        super().__init__(responder, **kwargs)
+
+    @property
+    def rejected(self) -> list[Any]:
+        """Every refused request (:class:`tests.fakes.strict_claude.Rejection`), in order."""
+        return self.contract.rejected
+
+    def cache_stats(self) -> dict[str, Any]:
+        """This fake's cache totals (:meth:`tests.fakes.claude_cache.StrictCache.stats`)."""
+        return self.contract.cache_stats()
+
+    def _scripted(self, request: RecordedRequest) -> Reply:
+        from tests.fakes.strict_claude import api_version_of
+
+        if request.method == "POST" and request.path in COUNT_PATHS and isinstance(request.body, dict):
+            return self._count_tokens(request)
+        parts = request.path.split("/")
+        invoke = request.method == "POST" and len(parts) == 4 and parts[1] == "model" and parts[3] == "invoke"
+        messages = request.method == "POST" and request.path in MESSAGES_PATHS
+        if not (invoke or messages) or not isinstance(request.body, dict):
+            return super()._scripted(request)
+        if messages and not (request.headers.get("authorization", "").startswith("Bearer ")
+                             or self._signature_ok(request, "bedrock-mantle")):
+            with self.lock:
+                self.bad_signatures += 1
+            return bedrock_error(403, "InvalidSignatureException", "The request signature we calculated does not "
+                                 "match the signature you provided.")
+        if invoke and not self._signature_ok(request):
+            return super()._scripted(request)  # answers the 403
+        model = unquote(parts[2]) if invoke else str(request.body.get("model"))
+        body = {**request.body, "model": model}
+        version = str(request.body.get("anthropic_version", "")) if invoke else api_version_of(request)
+        error = self.contract.check(body, version)
+        with self.lock:
+            self.paths.append(request.path)
+        if error is not None:
+            kind = "ResourceNotFoundException" if error.status == 404 else "ValidationException"
+            return bedrock_error(error.status, kind, error.message)
+        if invoke:
+            answer = super()._scripted(request)
+        else:
+            with self.lock:
+                self.invoked_models.append(model)
+                queued = self._queue.popleft() if self._queue else None
+                responder = self.responder
+            answer = queued or (responder(request.body) if responder else
+                                bedrock_error(500, "InternalServerException", "no scripted response"))
+        payload = answer.body
+        if answer.status == 200 and isinstance(payload, dict) and payload.get("type") == "message":
+            shaped = self.contract.shape(body, {**payload, "model": payload.get("model") or model})
+            answer = Reply(status=200, body=shaped, headers=answer.headers, delay=answer.delay)
+        return answer
+
+    def _count_tokens(self, request: RecordedRequest) -> Reply:
+        """``{"input_tokens": N}`` for a count request that passes the checks (MIG1021: the rules apply to counting)."""
+        from tests.fakes.claude_wire import count_input_tokens
+        from tests.fakes.strict_claude import api_version_of
+
+        if not (request.headers.get("authorization", "").startswith("Bearer ")
+                or self._signature_ok(request, "bedrock-mantle")):
+            return bedrock_error(403, "InvalidSignatureException", "The request signature we calculated does not "
+                                 "match the signature you provided.")
+        error = self.contract.check(request.body, api_version_of(request), "count_tokens")
+        if error is not None:
+            return bedrock_error(error.status, "ValidationException", error.message)
+        return Reply(status=200, body={"input_tokens": count_input_tokens(request.body)})
