@@ -23,7 +23,7 @@ from longdoc.core.messages import Message, ModelRequest
 from longdoc.extract.prompt import NOT_FOUND_TOOL, SEARCH_TOOL
 from tests.fakes.anthropic_server import Reply, message_reply, text_block, tool_use_block
 
-AWAITING_ISSUE_25 = True
+AWAITING_ISSUE_25 = False
 """True until H1's and H2's changes of issue 25 are merged (module docstring)."""
 
 pending = pytest.mark.xfail(AWAITING_ISSUE_25, strict=False,

@@ -225,23 +225,25 @@ def test_triage_keeps_the_contract_on_bedrock(tmp_path, fresh_aws_session, row: 
 
 @pending
 def test_documented_400s_are_never_sent(aws_stack, ingested_contract, monkeypatch, tmp_path) -> None:
-    # Given lenient fakes (they answer anything, so every job runs to its end and every request
-    # the product would send is recorded) on the default model
+    # Given strict fakes on the default model (they issue signed thinking blocks, so the echoes
+    # the product sends back can be checked too)
     model_id = DEFAULT_MODELS["anthropic"]
-    with FakeAnthropic(ExtractBrain()) as extract_fake, FakeAnthropic(triage_brain) as triage_fake:
+    with StrictClaude(ExtractBrain()) as extract_fake, StrictClaude(triage_brain) as triage_fake:
         _extract_env(monkeypatch, ClaudeModel("test-key-not-real", model_id, base_url=extract_fake.base_url,
                                               max_retries=0))
         # When extraction and triage run
         _extract_session(ingested_contract, model_id)
         _triage(tmp_path, ClaudeModel("test-key-not-real", model_id, base_url=triage_fake.base_url, max_retries=0))
-    # Then none of the recorded requests is one the documented contract refuses (thinking
-    # signatures aside: a lenient fake issues none)
+    # Then the fakes refused nothing, and re-checking every recorded request against every
+    # documented rule (the thinking signatures the fake issued included) finds no refusal
     refused = []
     for fake in (extract_fake, triage_fake):
         for request in fake.calls("POST", "/v1/messages"):
             error = check_request(request.body, surface="messages",
-                                  api_version=request.headers.get("anthropic-version", ""))
+                                  api_version=request.headers.get("anthropic-version", ""),
+                                  signatures=fake.contract.book)
             if error is not None:
                 refused.append(f"{error.status} {error.message}")
-    assert extract_fake.requests and triage_fake.requests
+    assert len(extract_fake.requests) >= 2 and triage_fake.requests
+    assert extract_fake.rejected == [] and triage_fake.rejected == []
     assert refused == []
