@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -54,6 +55,13 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
     deps = wiring.bulk_deps()
     if event.action == "prepare":
         return steps.prepare(deps, event.bulk_id, event.round)
+    if event.action == "prime":
+        primed = steps.prime(deps, event.bulk_id, event.round)
+        return {"bulk_id": event.bulk_id, "round": event.round, **primed, "polls": 0, "not_found": 0,
+                "wait_seconds": deps.limits.poll_first}
+    if event.action == "poll_prime":
+        return {"bulk_id": event.bulk_id, "round": event.round,
+                **steps.poll_prime(deps, event.bulk_id, event.round, event.polls, event.not_found)}
     if event.action == "submit":
         steps.submit(deps, event.bulk_id, event.round)
         return {"bulk_id": event.bulk_id, "round": event.round, "polls": 0, "not_found": 0,
@@ -62,7 +70,13 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
         return {"bulk_id": event.bulk_id, "round": event.round,
                 **steps.poll(deps, event.bulk_id, event.round, event.polls, event.not_found)}
     if event.action == "harvest":
-        return steps.harvest(deps, event.bulk_id, event.round)
+        out = steps.harvest(deps, event.bulk_id, event.round)
+        cache = out["cache"]
+        metrics.add_metric(name="BulkCacheReadInputTokens", unit=MetricUnit.Count, value=cache["read_tokens"])
+        if cache["primed_miss"]:  # a primed round read nothing: the priming did not reach its items
+            logger.warning("primed bulk round read nothing from the prompt cache", extra={"cache": cache})
+            metrics.add_metric(name="BulkPrimedRoundCacheMiss", unit=MetricUnit.Count, value=1)
+        return {**out, "cache_hit_rate": cache["hit_rate"]}
     if event.action == "finish":
         return runs.write_results(runs.Stores.of(deps), wiring.results_store(), event.bulk_id, _prices())
     return _fail(deps, event)

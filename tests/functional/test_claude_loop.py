@@ -184,7 +184,8 @@ def test_ten_resumes_keep_exact_values_byte_identical_in_every_prompt_and_the_re
     assert final["case_facts"]["exact_values"]["claim_amount"] == "$247.83"
     assert final["case_facts"]["exact_values"]["customer_id"] == "cust_4711"
     # And each later session lists fewer pending clause types: nothing is asked twice
-    pending = [json.loads(re.search(r"<CASE_FACTS-(\w+)>\n(.*?)\n</CASE_FACTS-\1>", p, re.S).group(2))["pending"] for p in prompts]
+    pending = [json.loads(re.search(r"<CASE_FACTS_PROGRESS-(\w+)>\n(.*?)\n</CASE_FACTS_PROGRESS-\1>", p, re.S).group(2))[
+        "pending"] for p in prompts]
     assert [len(p) for p in pending] == list(range(12, 0, -1))
     # And every clause type is resolved exactly once, each found one with a verified citation
     extractions = wiring.state_store().list_extractions(run.run_id)

@@ -179,7 +179,7 @@ def test_a_resumed_session_does_not_repeat_its_searches(claude, fake, ingested_c
     second = run_session(wiring.deps(), run.run_id)
     # Then its prompt already holds the chunks found, CASE_FACTS lists the search, and the query is not run again
     prompt = prompt_text(fake.requests[0].body["messages"][0]["content"])
-    facts = json.loads(re.search(r"<CASE_FACTS-(\w+)>\n(.*?)\n</CASE_FACTS-\1>", prompt, re.S).group(2))
+    facts = json.loads(re.search(r"<CASE_FACTS_PROGRESS-(\w+)>\n(.*?)\n</CASE_FACTS_PROGRESS-\1>", prompt, re.S).group(2))
     assert facts["searched"] == [{"query": query, "clause_type": "Insurance", "chunk_ids": found}]
     assert set(found) <= set(prompt_chunk_ids(fake.requests[0].body))
     assert "not run again" in tool_results(fake.requests[1].body)[0]["content"]
@@ -216,9 +216,12 @@ def test_the_three_tool_registry_stays_cached_across_sessions_and_searches(claud
     assert [t["name"] for t in tools] == [EXTRACT_TOOL, NOT_FOUND_TOOL, SEARCH_TOOL]
     assert [("cache_control" in t) for t in tools] == [False, False, True]
     # And the cache is read from the second request on: after the search result (same session) and
-    # at the second session's start, where exactly the static prefix (all three tools + system) is read
+    # at the second session's start, where the static prefix (all three tools + system) and the run's
+    # stable CASE_FACTS and chunk block, byte-identical to the first session's, are read (issue 25)
     usage = [c.usage for c in wiring.state_store().load_checkpoint(run.run_id).calls]
     assert usage[0].cache_read_input_tokens == 0 and all(u.cache_read_input_tokens > 0 for u in usage[1:])
     static = _prefix_tokens(tools) + _prefix_tokens(bodies[0]["system"])
-    assert usage[2].cache_read_input_tokens == static
+    stable = bodies[0]["messages"][0]["content"][0]
+    assert bodies[2]["messages"][0]["content"][0] == stable
+    assert usage[2].cache_read_input_tokens == static + _prefix_tokens([stable])
     assert static - _prefix_tokens(tools[:2]) - _prefix_tokens(bodies[0]["system"]) == _prefix_tokens([tools[2]])

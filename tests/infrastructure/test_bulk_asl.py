@@ -13,7 +13,7 @@ from tests.infrastructure.cfn import load_template
 REPO = Path(__file__).resolve().parents[2]
 ASL = json.loads((REPO / "statemachine" / "bulk.asl.json").read_text(encoding="utf-8"))
 SMALL_FIELDS = {"bulk_id", "round", "batches", "requests", "polls", "not_found", "wait_seconds", "ended",
-                "pending", "done", "failed", "summary"}
+                "pending", "done", "failed", "summary", "primed", "priming_batch", "cache_hit_rate"}
 
 
 def tasks() -> dict[str, dict[str, Any]]:
@@ -32,7 +32,17 @@ def test_only_ids_and_counters_travel_between_states() -> None:
 def test_rounds_loop_prepare_submit_wait_poll_harvest() -> None:
     states = ASL["States"]
     assert ASL["StartAt"] == "Prepare" and states["Prepare"]["Next"] == "HasRequests"
-    assert states["HasRequests"]["Choices"][0]["Next"] == "Submit" and states["HasRequests"]["Default"] == "Harvest"
+    assert states["HasRequests"]["Choices"][0]["Next"] == "Prime" and states["HasRequests"]["Default"] == "Harvest"
+    # issue 25: a one-request priming batch goes out first, and the round's batch only once it has ended
+    assert states["Prime"]["Parameters"]["Payload"]["action"] == "prime" and states["Prime"]["Next"] == "Primed"
+    assert states["Primed"]["Choices"] == [{"Variable": "$.primed", "BooleanEquals": True, "Next": "WaitForPriming"}]
+    assert states["Primed"]["Default"] == "Submit"
+    assert states["WaitForPriming"] == {**states["WaitForPriming"], "Type": "Wait", "SecondsPath": "$.wait_seconds",
+                                        "Next": "PollPriming"}
+    assert states["PollPriming"]["Parameters"]["Payload"]["action"] == "poll_prime"
+    assert states["PollPriming"]["Next"] == "PrimingEnded"
+    assert states["PrimingEnded"]["Choices"] == [{"Variable": "$.ended", "BooleanEquals": True, "Next": "Submit"}]
+    assert states["PrimingEnded"]["Default"] == "WaitForPriming"
     assert states["Submit"]["Next"] == "WaitForBatches"
     # the growing interval comes from the previous step's output (Submit, then each Poll)
     assert states["WaitForBatches"] == {**states["WaitForBatches"], "Type": "Wait", "SecondsPath": "$.wait_seconds",
@@ -57,7 +67,7 @@ def test_every_step_retries_lambda_errors_and_is_caught() -> None:
     for name, state in tasks().items():
         errors = {e for r in state["Retry"] for e in r["ErrorEquals"]}
         assert "Lambda.TooManyRequestsException" in errors, name
-        if name in ("Submit", "Poll", "Harvest"):  # they call the Batches API
+        if name in ("Prime", "PollPriming", "Submit", "Poll", "Harvest"):  # they call the Batches API
             api = next(r for r in state["Retry"] if r["ErrorEquals"] == ["ModelThrottled", "ModelUnavailable"])
             assert {k: v for k, v in api.items() if k != "ErrorEquals"} == {
                 "IntervalSeconds": 10, "MaxAttempts": 5, "BackoffRate": 2, "MaxDelaySeconds": 300,

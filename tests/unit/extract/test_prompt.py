@@ -141,12 +141,14 @@ def test_user_message_orders_case_facts_then_chunks_then_task(facts, clause_type
 def test_the_chunk_block_carries_a_cache_breakpoint_and_the_task_follows(facts, clause_types, goosehead_chunks) -> None:
     # When a request is built
     [message] = build_request(facts, clause_types, goosehead_chunks, max_tokens=2048, tools=tool_definitions()).messages
-    # Then the user message is two text blocks: CASE_FACTS + chunks (a cache breakpoint), then the task
+    # Then the user message is two text blocks: the stable CASE_FACTS + chunks (a cache breakpoint),
+    # then the CASE_FACTS progress counters and the task
     context, task = message.content
     assert context["cache_control"] == {"type": "ephemeral"} and "cache_control" not in task
     code = _code(context["text"])
     assert context["text"].endswith(f"</retrieved_chunks-{code}>")
-    assert task["text"].lstrip().startswith(f"<task-{code}>")
+    assert task["text"].lstrip().startswith(f"<CASE_FACTS_PROGRESS-{code}>")
+    assert task["text"].index(f"</CASE_FACTS_PROGRESS-{code}>") < task["text"].index(f"<task-{code}>")
 
 
 def test_exact_values_are_copied_byte_for_byte(facts, clause_types, goosehead_chunks) -> None:

@@ -1,5 +1,6 @@
 """Run a bulk job's rounds in-process, step for step as ``statemachine/bulk.asl.json`` does
-(Prepare -> Submit -> Wait/Poll -> Harvest -> next round or Done); tests and benchmarks use it."""
+(Prepare -> Prime -> Wait/PollPriming -> Submit -> Wait/Poll -> Harvest -> next round or Done); tests and
+benchmarks use it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from longdoc.bulk.plan import poll_wait
-from longdoc.bulk.steps import BulkDeps, harvest, poll, prepare, submit
+from longdoc.bulk.steps import BulkDeps, harvest, poll, poll_prime, prepare, prime, submit
 
 
 def run_rounds(deps: BulkDeps, bulk_id: str, *, sleep: Callable[[float], None] = time.sleep,
@@ -19,6 +20,12 @@ def run_rounds(deps: BulkDeps, bulk_id: str, *, sleep: Callable[[float], None] =
     while True:
         prepared = prepare(deps, bulk_id, round_number)
         if prepared["batches"]:
+            if prime(deps, bulk_id, round_number)["primed"]:  # the priming batch ends before the round's
+                state = {"ended": False, "polls": 0, "not_found": 0, "wait_seconds": poll_wait(0, deps.limits)}
+                while not state["ended"]:
+                    sleep(state["wait_seconds"])
+                    state = poll_prime(deps, bulk_id, round_number, state["polls"], state["not_found"])
+                polls_total += state["polls"]
             submit(deps, bulk_id, round_number)
             state = {"ended": False, "polls": 0, "not_found": 0, "wait_seconds": poll_wait(0, deps.limits)}
             while not state["ended"]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from longdoc.bulk.cache import rounds_cache
 from longdoc.bulk.ports import BulkStore
 from longdoc.bulk.steps import BulkDeps, counts_in, create_job
 from longdoc.core.cost import batch_discount, load_prices
@@ -160,8 +161,10 @@ def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) ->
     """The job as CLI and API report it: counts, the round reached, each document's run status,
     ``cost_usd`` so far (batch prices) and ``sync_cost_usd`` (the same tokens at synchronous
     prices), decimal strings, None for an unpriced model; ``cost``: the same as one clear string
-    (:func:`cost_text`: "no model cost" when every run is the offline baseline's at zero prices).
-    Raises :class:`NotFound` for an unknown job."""
+    (:func:`cost_text`: "no model cost" when every run is the offline baseline's at zero prices);
+    ``cache``: each harvested round's prompt-cache figures (:func:`longdoc.bulk.cache.round_cache`:
+    primed or not, hit rate, read share, tokens). Costs are priced from the billed usage of each
+    result (cache reads and writes as reported), never from an assumed hit rate. Raises :class:`NotFound` for an unknown job."""
     job = stores.store.get(f"bulk#{bulk_id}", "job")
     if job is None:
         raise NotFound(f"bulk job {bulk_id} not found")
@@ -186,7 +189,7 @@ def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) ->
     return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counted, "rounds": rounds,
             "status": _job_status(counted, failure), "failure": failure, "cost_usd": cost,
             "sync_cost_usd": sync_cost, "cost": cost_text(cost, sync_cost, offline and bool(documents) and not sync),
-            "documents": documents}
+            "cache": rounds_cache(stores.store, bulk_id), "documents": documents}
 
 
 def _job_status(c: dict[str, int], failure: dict[str, Any] | None) -> str:

@@ -18,7 +18,9 @@ the request was built from, model turns of its conversation before it, the chunk
 and its clause types' initial retrieval scores); ``part#<round>#<part>`` (blob key, request
 count); ``submitting#<round>#<part>`` (the intent to create a batch); ``batch#<round>#<part>``
 (the batch id, written with a conditional write); ``harvested#<round>#<part>``;
-``seen#<custom_id>``; ``turn#<run_id>`` (a conversation going on). A run's status is its
+``seen#<custom_id>``; ``turn#<run_id>`` (a conversation going on); ``priming#<round>`` /
+``prime#<round>`` (the intent and the id of the round's priming batch); ``usage#<round>#<custom_id>``
+and ``cache#<round>`` (prompt-cache figures, :mod:`longdoc.bulk.cache`). A run's status is its
 :class:`~longdoc.core.records.RunRecord`'s.
 
 Tools (issue 20): a round's request carries the same registry as a synchronous session
@@ -37,9 +39,11 @@ from typing import Any
 from longdoc.bulk.plan import BulkLimits, custom_id, poll_wait, split
 from longdoc.bulk.ports import BatchClient, BatchResult, BulkStore
 from longdoc.bulk.requests import batch_params
-from longdoc.bulk.submit import create_once
+from longdoc.bulk.cache import record_usage, round_cache
+from longdoc.bulk.submit import create_once, prime_once
 from longdoc.bulk.turns import Continuation, continued_params, end_turn, keep_turn, load_continuations
 from longdoc.core.errors import BatchNotFound, LongdocError
+from longdoc.core.models_catalogue import spec_for
 from longdoc.core.messages import Message
 from longdoc.core.ports import StateStore
 from longdoc.extract.public import (Deps, Session, SessionOptions, apply_response, finish_session, first_request,
@@ -163,6 +167,50 @@ def submit(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     return {"submitted": created}
 
 
+PRIME_MIN_REQUESTS = 2
+"""Fewest requests in a round that is primed: a lone request writes the prefix once either way."""
+
+
+def should_prime(deps: BulkDeps, bulk_id: str, round_number: int) -> bool:
+    """Whether the round gets a priming batch: it has at least :data:`PRIME_MIN_REQUESTS` requests
+    and its model is one the capability table knows (a model with a prompt cache; the offline
+    baseline's local batches have none)."""
+    prepared = deps.store.get(_pk(bulk_id), f"prepared#{round_number:04d}") or {}
+    return int(prepared.get("requests", 0)) >= PRIME_MIN_REQUESTS and spec_for(deps.extract.model.name) is not None
+
+
+def prime(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
+    """Create the round's one-request priming batch once (:func:`longdoc.bulk.submit.prime_once`),
+    before any of its batches: it writes the shared prefix (tools + system, 1-hour marks) to the
+    Message Batches cache, and the round's batch goes out only after it has ended
+    (:func:`poll_prime`). Returns ``{"primed", "priming_batch"}`` (False / None: the round is not
+    primed, :func:`should_prime`). Raises :class:`~longdoc.core.errors.BatchNotListedYet` (retried)."""
+    if not should_prime(deps, bulk_id, round_number):
+        return {"primed": False, "priming_batch": None}
+    parts = _parts(deps, bulk_id, round_number)
+    batch_id = prime_once(deps.extract.blobs, deps.store, deps.batches, bulk_id, round_number, parts[0][1],
+                          settle_seconds=deps.limits.list_settle_seconds)
+    return {"primed": True, "priming_batch": batch_id}
+
+
+def poll_prime(deps: BulkDeps, bulk_id: str, round_number: int, polls: int, not_found: int = 0) -> dict[str, Any]:
+    """Whether the round's priming batch has ended (True when the round has none). A 404 right
+    after create counts as not ended, up to ``limits.not_found_polls`` times. Returns
+    ``{"ended", "polls", "not_found", "wait_seconds"}`` as :func:`poll` does."""
+    recorded = deps.store.get(_pk(bulk_id), f"prime#{round_number:04d}")
+    ended = True
+    if recorded is not None:
+        try:
+            ended = deps.batches.retrieve(recorded["batch_id"]).processing_status == "ended"
+        except BatchNotFound:
+            not_found += 1
+            if not_found > deps.limits.not_found_polls:
+                raise
+            ended = False
+    return {"ended": ended, "polls": polls + 1, "not_found": not_found,
+            "wait_seconds": poll_wait(polls + 1, deps.limits)}
+
+
 def poll(deps: BulkDeps, bulk_id: str, round_number: int, polls: int, not_found: int = 0) -> dict[str, Any]:
     """Whether every batch of the round has ended. A 404 (right after create the batch may not be
     visible yet) counts as not ended, up to ``limits.not_found_polls`` times. Returns
@@ -242,6 +290,8 @@ def _harvest_one(deps: BulkDeps, bulk_id: str, result: BatchResult) -> None:
     run = deps.extract.state.get_run(cid["run_id"]) if cid else None
     if cid is None or run is None or run.status in TERMINAL:
         return
+    if result.type == "succeeded" and result.response is not None:
+        record_usage(deps.store, bulk_id, int(cid["round"]), result.custom_id, result.response.usage)
     checkpoint = deps.extract.state.load_checkpoint(run.run_id)
     if (checkpoint.version if checkpoint else 0) != cid["version"]:
         return  # applied by an earlier (killed) Harvest
@@ -260,7 +310,8 @@ def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     moved past the version its request was built from was applied already; stored extractions
     are idempotent by key; a non-succeeded result counts once (``seen#``). Past
     ``limits.max_rounds`` a run still open fails. Returns ``{"bulk_id", "round" (the next),
-    "pending", "done", "failed"}``."""
+    "pending", "done", "failed", "cache"}`` (``cache``: the round's prompt-cache figures,
+    :func:`longdoc.bulk.cache.round_cache`: hit rate, read share, tokens, ``primed_miss``)."""
     pk = _pk(bulk_id)
     for label, _ in _parts(deps, bulk_id, round_number):
         if deps.store.get(pk, f"harvested#{label}") is not None:
@@ -272,7 +323,11 @@ def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     if round_number + 1 >= deps.limits.max_rounds:
         for item in _open_runs(deps, bulk_id):
             _fail(deps, item["run_id"], "RoundCapReached", f"still pending after {deps.limits.max_rounds} rounds")
-    return {"bulk_id": bulk_id, "round": round_number + 1, **counts(deps, bulk_id)}
+    cache = round_cache(deps.store, bulk_id, round_number)
+    if cache["primed_miss"]:
+        log.warning("bulk %s round %d was primed but its %d items read nothing from the prompt cache",
+                    bulk_id, round_number, cache["items"])
+    return {"bulk_id": bulk_id, "round": round_number + 1, **counts(deps, bulk_id), "cache": cache}
 
 
 def counts(deps: BulkDeps, bulk_id: str) -> dict[str, int]:

@@ -26,6 +26,7 @@ import json
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 from longdoc.bulk.ports import BatchClient, BatchInfo, BulkStore
 from longdoc.core.errors import BatchNotListedYet
@@ -81,3 +82,55 @@ def create_once(blobs: BlobStore, store: BulkStore, batches: BatchClient, bulk_i
     log.warning("batch %s lost the conditional write for %s; cancelling it", info.id, label)
     batches.cancel(info.id)
     return False
+
+
+PRIME_TEXT = "This request only primes the prompt cache for the requests that follow; answer with OK."
+"""The user message of a priming request (its answer is never read)."""
+PRIME_MAX_TOKENS = 64
+"""Output cap of a priming request (tokens): its answer is thrown away."""
+
+
+def priming_request(item: dict[str, Any], round_number: int) -> dict[str, Any]:
+    """The one request of a round's priming batch: ``item`` (the round's first request,
+    ``{"custom_id", "params"}``) with the same params (model, tools and system with their 1-hour
+    cache marks, settings), so its prefix up to the last breakpoint is byte-identical to every item
+    of the round, and a short user message of its own (:data:`PRIME_TEXT`, :data:`PRIME_MAX_TOKENS`).
+
+    Message Batches and Messages calls keep separate caches and the items of one batch do not read
+    each other's writes (issue 25; not found on a docs page), so a round is primed by a batch."""
+    params = {**item["params"], "max_tokens": PRIME_MAX_TOKENS,
+              "messages": [{"role": "user", "content": [{"type": "text", "text": PRIME_TEXT}]}]}
+    return {"custom_id": f"prime-r{round_number}", "params": params}
+
+
+def prime_once(blobs: BlobStore, store: BulkStore, batches: BatchClient, bulk_id: str, round_number: int,
+               first_part: dict[str, object], *, settle_seconds: int, clock: Callable[[], float] = time.time) -> str:
+    """The id of round ``round_number``'s priming batch, created at most once (item ``prime#<round>``).
+
+    Idempotent as :func:`create_once` is for parts: a retried or redriven step finds the recorded
+    id and creates nothing; the write-ahead intent ``priming#<round>`` lets a step that died between
+    the API's create and the write adopt the batch it made (one request, listed since the intent).
+    ``first_part`` is the round's first part item (its blob's first line is the round's first
+    request, :func:`priming_request`). Raises :class:`BatchNotListedYet` and the client's errors."""
+    pk, sk = f"bulk#{bulk_id}", f"prime#{round_number:04d}"
+    recorded = store.get(pk, sk)
+    if recorded is not None:
+        return str(recorded["batch_id"])
+    if not store.put_if_absent(pk, f"priming#{round_number:04d}", {"at": clock(), "requests": 1}):
+        intent = store.get(pk, f"priming#{round_number:04d}") or {}
+        taken = {item["batch_id"] for _, item in [*store.query(pk, "batch#"), *store.query(pk, "prime#")]}
+        found = find_created(batches, intent, taken)
+        if found is not None:
+            log.warning("priming of round %d was interrupted after creating %s; adopting it", round_number, found.id)
+            store.put_if_absent(pk, sk, {"batch_id": found.id, "adopted": True})
+            return str((store.get(pk, sk) or {"batch_id": found.id})["batch_id"])
+        if clock() - float(intent["at"]) < settle_seconds:
+            raise BatchNotListedYet(f"bulk {bulk_id} round {round_number}: an interrupted priming batch is not "
+                                    f"listed (yet); retried until {settle_seconds} s after the intent")
+    first = next(line for line in blobs.get(str(first_part["blob"])).decode().splitlines() if line)
+    info = batches.create([priming_request(json.loads(first), round_number)])
+    if store.put_if_absent(pk, sk, {"batch_id": info.id}):
+        return info.id
+    log.warning("priming batch %s lost the conditional write for round %d; cancelling it", info.id, round_number)
+    batches.cancel(info.id)
+    return str((store.get(pk, sk) or {"batch_id": info.id})["batch_id"])

@@ -151,6 +151,11 @@ def print_status(status: dict[str, Any], out: TextIO) -> None:
     """The job's line of counts and costs, then one line per document (to ``out``)."""
     print(f"bulk {status['bulk_id']}  {status['status']}  {status['done']} done, {status['failed']} failed, "
           f"{status['pending']} pending; {status['rounds']} rounds; cost: {status['cost']}", file=out)
+    for c in status.get("cache") or []:  # prompt-cache figures of primed rounds (issue 25)
+        if c["primed"]:
+            print(f"  round {c['round']}: primed; {c['reading']}/{c['items']} requests read the cache "
+                  f"(hit rate {c['hit_rate']:.0%}), {c['read_share']:.0%} of their input tokens"
+                  + ("  WARNING: nothing read" if c["primed_miss"] else ""), file=out)
     for d in status["documents"]:
         error = f"  {one_line(d['error'] or '', 120)}" if d["error"] else ""
         print(f"  {d['run_id']:<26} {d['doc_id'][:40]:<40} {d['status']:<10} {d['extractions']:>3} extractions{error}",

@@ -100,3 +100,31 @@ def earlier_searches(facts: CaseFacts, session: int, chunks: dict[str, Chunk]) -
     ids = [cid for r in facts.searches if r.session < session
            and (r.clause_type is None or r.clause_type in facts.pending) for cid in r.chunk_ids]
     return [chunks[cid] for cid in dict.fromkeys(ids) if cid in chunks]
+
+
+def session_chunks(deps: Deps, s: Session, budget_tokens: int | None,
+                   similarity: dict[str, dict[str, float]] | None = None) -> tuple[list[Chunk], list[Chunk]]:
+    """A session's chunk context as ``(stable, later)``, both in document order, no chunk twice.
+
+    ``stable`` is the run's initial retrieval: page 0 of every clause type the run requested
+    (resolved, refused or pending alike, so the set does not shrink as clause types resolve),
+    merged and assembled within ``budget_tokens`` exactly as :func:`retrieve` does; it depends only
+    on the run and its document version, so every session of a run shows the same chunks in the
+    same order and the prompt's cached prefix stays byte-identical (issue 25). In a run's first
+    session it is what :func:`retrieve` gives for the pending clause types. ``later`` holds what
+    only this session is shown: the current page of an asked clause type past page 0
+    (``facts.retrieval_pages``) and the chunks earlier sessions' searches returned
+    (:func:`earlier_searches`), minus the stable ones. ``similarity`` is filled as by
+    :func:`retrieve`, for every requested clause type. Raises what retrieval raises.
+    """
+    ranker = session_retriever(deps, s)
+    first = s.facts.model_copy(update={"retrieval_pages": {}})
+    stable = retrieve(deps, s.run, first, list(s.facts.clause_types), s.chunks, budget_tokens, similarity, ranker)
+    seen = {c.chunk_id for c in stable}
+    later: dict[str, Chunk] = {}
+    for clause in deps.catalogue.resolve_many(s.asked):
+        number = s.facts.retrieval_pages.get(clause.name, 0)
+        if number:
+            later.update((c.chunk_id, c) for c in page(deps, s.run, clause, number, s.chunks, ranker))
+    later.update((c.chunk_id, c) for c in earlier_searches(s.facts, s.number, s.chunks))
+    return stable, sorted((c for cid, c in later.items() if cid not in seen), key=lambda c: c.ordinal)

@@ -2,11 +2,21 @@
 
 Order (Messages API): tools, then system (both static, with ``cache_control`` on the last
 tool and the system block so they form the cached prefix, byte-identical in every session;
-the system text is :func:`longdoc.extract.guide.system_prompt`), then one user message with
-the CASE_FACTS block first, then the retrieved chunks (a third cache breakpoint after them,
-read by the session's later calls), then the task restated. CASE_FACTS is rendered from the
-harness's :class:`~longdoc.core.records.CaseFacts` as JSON, so exact values are copied byte
-for byte and never paraphrased.
+the system text is :func:`longdoc.extract.guide.system_prompt`), then one user message of two
+text blocks laid out so that a run's later sessions read most of their input from the prompt
+cache (issue 25, docs/decisions.md "A prompt layout that caches"):
+
+1. the stable CASE_FACTS (what never changes during a run: run id, document id and version,
+   clause types, the run's own exact values) then the run's stable chunk context (the same
+   chunks in the same order in every session, :func:`longdoc.extract.context.session_chunks`),
+   ending on the third cache breakpoint;
+2. what the session changes: chunks only this session is shown (later retrieval pages, earlier
+   sessions' search results), the CASE_FACTS progress block (resolved, pending, searched,
+   decisions, exact values pinned from verified quotes), then the task restated.
+
+CASE_FACTS is rendered from the harness's :class:`~longdoc.core.records.CaseFacts` as JSON, so
+exact values are copied byte for byte and never paraphrased, and the run's own exact values come
+ahead of every chunk.
 
 Fencing: every part of the user message is fenced with tags ending in one code,
 ``<chunk-3f9a0c1b2d4e ...>`` ... ``</chunk-3f9a0c1b2d4e>``, derived from a hash of the
@@ -21,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping, Sequence
 from html import escape, unescape
 
 from longdoc.extract.catalogue import ClauseType
@@ -65,14 +76,54 @@ def fence_code(*parts: str) -> str:
         salt += 1
 
 
-def _facts_json(facts: CaseFacts, pending: list[str] | None) -> str:
-    """CASE_FACTS as JSON (keys in schema order, values verbatim), ``pending`` added (default: facts.pending)."""
+STABLE_FACT_KEYS = ("schema_version", "run_id", "doc_id", "doc_version", "clause_types")
+"""CASE_FACTS fields that never change during a run; with the run's own exact values they form the
+stable CASE_FACTS block ahead of the chunks (:func:`build_request`)."""
+
+
+def _facts_body(facts: CaseFacts, pending: list[str] | None) -> dict:
+    """CASE_FACTS as the model sees it: the schema's fields in order, values verbatim, ``pending`` and
+    ``searched`` (the searches run for pending clause types, or for none named) added."""
     body = facts.model_dump(mode="json", exclude={"refusals", "retrieval_scores", "searches"})
     body["pending"] = facts.pending if pending is None else pending
     names = set(body["pending"])
     body["searched"] = [{"query": r.query, "clause_type": r.clause_type, "chunk_ids": r.chunk_ids}
                         for r in facts.searches if r.clause_type is None or r.clause_type in names]
-    return json.dumps(body, indent=1, ensure_ascii=False)
+    return body
+
+
+def _facts_json(facts: CaseFacts, pending: list[str] | None) -> str:
+    """CASE_FACTS as JSON (keys in schema order, values verbatim), ``pending`` added (default: facts.pending)."""
+    return json.dumps(_facts_body(facts, pending), indent=1, ensure_ascii=False)
+
+
+def split_facts(facts: CaseFacts, pending: list[str] | None, pinned: Mapping[str, str] | None) -> tuple[str, str]:
+    """CASE_FACTS split for caching: ``(stable JSON, progress JSON)``, together exactly :func:`_facts_json`'s keys.
+
+    The stable part holds what never changes during a run (:data:`STABLE_FACT_KEYS` and
+    ``exact_values`` whose key is in ``pinned``, the run's own facts, :attr:`RunRecord.facts`;
+    ``pinned=None``: every exact value); the progress part everything a session changes
+    (``extracted_count``, ``resolved``, ``decisions``, ``open``, ``retrieval_pages``, ``pending``,
+    ``searched``, and the exact values the harness pinned from verified quotes, under
+    ``exact_values``). Values are copied verbatim (``ensure_ascii=False``, never reformatted).
+    """
+    body = _facts_body(facts, pending)
+    values = body.pop("exact_values")
+    own = {k: v for k, v in values.items() if pinned is None or k in pinned}
+    stable = {k: body.pop(k) for k in STABLE_FACT_KEYS} | {"exact_values": own}
+    found = {k: v for k, v in values.items() if k not in own}
+    progress = {"extracted_count": body.pop("extracted_count"), "exact_values": found, **body}
+    return json.dumps(stable, indent=1, ensure_ascii=False), json.dumps(progress, indent=1, ensure_ascii=False)
+
+
+def _stable_code(hashed: list[str], avoided: list[str]) -> str:
+    """A fence code derived from ``hashed`` alone (so it stays the same while they do) that none of
+    ``hashed + avoided`` contains; in the (48-bit) case where an ``avoided`` text holds it, the code of
+    all the parts (:func:`fence_code`), still safe but a new prefix. Never raises."""
+    code = fence_code(*hashed)
+    if any(code in part for part in avoided):
+        return fence_code(*hashed, *avoided)
+    return code
 
 
 def render_case_facts(facts: CaseFacts, code: str, pending: list[str] | None = None) -> str:
@@ -109,24 +160,32 @@ def _chunk_block(chunks: list[Chunk], code: str, tag: str = "retrieved_chunks") 
 
 
 def build_request(
-    facts: CaseFacts, pending: list[ClauseType], chunks: list[Chunk], max_tokens: int, *, tools: list[dict]
+    facts: CaseFacts, pending: list[ClauseType], chunks: list[Chunk], max_tokens: int, *, tools: list[dict],
+    later_chunks: Sequence[Chunk] = (), pinned: Mapping[str, str] | None = None,
 ) -> ModelRequest:
     """Assemble one session's request: static prefix, then one user message of two text blocks.
 
-    Block 1 is CASE_FACTS then the retrieved chunks, and carries the third cache breakpoint
-    (after tools and system), so the session's later calls read the chunk context from the
-    cache; block 2 is the task (``pending``, in order). Every part is fenced with one code
-    derived from the content (:func:`fence_code`), which no fenced text contains.
-    ``tools`` are the session's tool definitions (:func:`longdoc.extract.tools.tool_definitions`,
-    strict or not), sent first.
+    Block 1 is the stable CASE_FACTS (run id, document id and version, clause types and the run's
+    own exact values, ``pinned``; see :func:`split_facts`) then ``chunks``, the run's stable chunk
+    context; it carries the third cache breakpoint (after tools and system), so it is the same bytes
+    in every session of a run and later sessions read it from the cache. Block 2 is what a session
+    changes: ``later_chunks`` (next retrieval pages, earlier sessions' search results; omitted when
+    empty), the CASE_FACTS progress counters (``<CASE_FACTS_PROGRESS-CODE>``: resolved, pending,
+    searched, decisions, exact values pinned from quotes) and the task (``pending``, in order). Every
+    part is fenced with one code derived from block 1 alone and contained in no part
+    (:func:`_stable_code`). ``tools`` are the session's tool definitions
+    (:func:`longdoc.extract.tools.tool_definitions`, strict or not), sent first.
     """
     definitions = json.dumps([{"name": c.name, "description": c.description, "hints": c.hints,
                                "answer_kind": c.answer_kind} | ({"alternatives": c.alternatives} if c.alternatives
                                                                 else {}) for c in pending],
                              indent=1, ensure_ascii=False)
-    facts_json = _facts_json(facts, [c.name for c in pending])
-    code = fence_code(facts_json, definitions, *_chunk_parts(chunks))
-    context = f"<CASE_FACTS-{code}>\n{facts_json}\n</CASE_FACTS-{code}>\n\n{_chunk_block(chunks, code)}"
+    stable_json, progress_json = split_facts(facts, [c.name for c in pending], pinned)
+    later = list(later_chunks)
+    code = _stable_code([stable_json, *_chunk_parts(chunks)], [progress_json, definitions, *_chunk_parts(later)])
+    context = f"<CASE_FACTS-{code}>\n{stable_json}\n</CASE_FACTS-{code}>\n\n{_chunk_block(chunks, code)}"
+    more = f"\n\n{_chunk_block(later, code, 'session_chunks')}" if later else ""
+    progress = f"\n\n<CASE_FACTS_PROGRESS-{code}>\n{progress_json}\n</CASE_FACTS_PROGRESS-{code}>"
     task = (f"\n\n<task-{code}>\nPending clause types (handle each, in this order):\n{definitions}\n"
             "Call extract_clause or record_not_found for each. Quote verbatim; cite the chunk id"
             " and the page the quote is on. When the chunks do not hold a clause type, call search_chunks"
@@ -136,7 +195,7 @@ def build_request(
         tools=tools,
         messages=[Message(role="user", content=[
             {"type": "text", "text": context, "cache_control": dict(CACHE_BREAKPOINT)},
-            {"type": "text", "text": task}])],
+            {"type": "text", "text": more + progress + task}])],
         max_tokens=max_tokens,
     )
 
@@ -157,7 +216,10 @@ def parse_prompt(content: str) -> tuple[dict, list[tuple[str, str, str]], list[d
     Used by the offline baseline model, which sees only what Claude would see. Only the
     harness's own structure is read: the fence code comes from the opening CASE_FACTS tag at
     the very start, and only tags carrying it count, so chunk text cannot forge a chunk,
-    a task or the end of a block. Raises ValueError when a part is missing.
+    a task or the end of a block. ``case_facts`` is the stable block merged with the
+    ``CASE_FACTS_PROGRESS`` block when there is one (``exact_values`` of both joined; a prompt
+    of the older one-block layout reads as before); chunks come in prompt order, the stable
+    context's then the session's. Raises ValueError when a part is missing.
     """
     head = _FACTS_OPEN.match(content)
     code = re.escape(head.group(1)) if head else ""
@@ -165,10 +227,32 @@ def parse_prompt(content: str) -> tuple[dict, list[tuple[str, str, str]], list[d
     task = re.search(rf"<task-{code}>\nPending clause types[^\n]*\n(.*?)\nCall extract_clause", content, re.S)
     if not facts or not task or not head:
         raise ValueError("prompt lacks CASE_FACTS or task block")
+    progress = re.search(rf"<CASE_FACTS_PROGRESS-{code}>\n(.*?)\n</CASE_FACTS_PROGRESS-{code}>", content, re.S)
+    read = json.loads(facts.group(1))
+    if progress:
+        more = json.loads(progress.group(1))
+        read = {**read, **more, "exact_values": {**read.get("exact_values", {}), **more.get("exact_values", {})}}
     chunk_re = re.compile(
         rf'<chunk-{code} id="([^"]*)" pages="([^"]*)" section="([^"]*)" heading="[^"]*">\n(.*?)\n</chunk-{code}>', re.S)
     chunks = [(unescape(m.group(1)), m.group(2), m.group(4)) for m in chunk_re.finditer(content)]
-    return json.loads(facts.group(1)), chunks, json.loads(task.group(1))
+    return read, _document_order(chunks), json.loads(task.group(1))
+
+
+_ORDINAL = re.compile(r":(\d+)$")
+
+
+def _document_order(chunks: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """``chunks`` in document order when every id ends in ``:<ordinal>`` (the chunk id format,
+    ``{doc_id}:{doc_version[:8]}:{ordinal:04d}``, :mod:`longdoc.ingest.chunk.assemble`), else as given.
+
+    The stable context and the session's further chunks are each in document order; merged, the
+    reader sees the one ordered context the older one-block layout gave (a stable sort, so a
+    prompt already in order is unchanged)."""
+    found = [_ORDINAL.search(c[0]) for c in chunks]
+    if not all(found):
+        return chunks
+    ordinals = [int(m.group(1)) if m else 0 for m in found]
+    return [c for _, c in sorted(zip(ordinals, chunks, strict=True), key=lambda x: x[0])]
 
 
 def render_next_page(clause_type: str, chunks: list[Chunk]) -> str:

@@ -42,7 +42,7 @@ from longdoc.core.messages import AssistantBlock, Message, ModelRequest, ModelRe
 from longdoc.core.models import Chunk
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
                                   Extraction)
-from longdoc.extract.context import earlier_searches, initial_scores, retrieve, session_retriever
+from longdoc.extract.context import initial_scores, session_chunks
 from longdoc.core.cost import warn_if_prefix_uncacheable
 from longdoc.extract.harness import apply_extraction
 from longdoc.extract.prompt import build_request, prefix_tokens
@@ -240,27 +240,26 @@ def start_turn(deps: Deps, s: Session) -> None:
     s.ranker = None  # built again over these chunks on first use (longdoc.extract.context.session_retriever)
 
 
-def session_context(deps: Deps, s: Session, options: SessionOptions) -> list[Chunk]:
-    """The session's chunk context: each asked clause type's retrieval page, then the chunks earlier
-    sessions' searches returned (:func:`~longdoc.extract.context.earlier_searches`); sets the shown
-    set and the initial retrieval scores (:func:`~longdoc.extract.context.initial_scores`)."""
+def session_context(deps: Deps, s: Session, options: SessionOptions) -> tuple[list[Chunk], list[Chunk]]:
+    """The session's chunk context ``(stable, later)`` (:func:`~longdoc.extract.context.session_chunks`:
+    the run's initial retrieval, the same in every session, then what only this session is shown);
+    sets the shown set and the initial retrieval scores (:func:`~longdoc.extract.context.initial_scores`)."""
     similarity: dict[str, dict[str, float]] = {}
-    context = retrieve(deps, s.run, s.facts, s.asked, s.chunks, options.budget_tokens, similarity,
-                       session_retriever(deps, s))
-    ids = {c.chunk_id for c in context}
-    context += [c for c in earlier_searches(s.facts, s.number, s.chunks) if c.chunk_id not in ids]
-    s.shown = {c.chunk_id for c in context}
-    s.facts.retrieval_scores = initial_scores(similarity, s.shown)
-    return sorted(context, key=lambda c: c.ordinal)
+    stable, later = session_chunks(deps, s, options.budget_tokens, similarity)
+    s.shown = {c.chunk_id for c in [*stable, *later]}
+    asked = set(s.asked)  # scores of the clause types this session asks for, as before
+    s.facts.retrieval_scores = initial_scores({k: v for k, v in similarity.items() if k in asked}, s.shown)
+    return stable, later
 
 
 def first_request(deps: Deps, s: Session, options: SessionOptions) -> ModelRequest:
-    """The session's first request (after :func:`start_turn`): top-K chunks per asked clause type,
-    CASE_FACTS and the tools (:func:`longdoc.extract.prompt.build_request`,
+    """The session's first request (after :func:`start_turn`): the run's stable chunk context,
+    CASE_FACTS (the run's own facts, ``run.facts``, in its stable part), this session's further
+    chunks and the tools (:func:`longdoc.extract.prompt.build_request`,
     :func:`longdoc.extract.tools.tool_definitions`)."""
-    context = session_context(deps, s, options)
-    request = build_request(s.facts, deps.catalogue.resolve_many(s.asked), context, s.max_tokens,
-                            tools=tool_definitions(options.strict_tools))
+    stable, later = session_context(deps, s, options)
+    request = build_request(s.facts, deps.catalogue.resolve_many(s.asked), stable, s.max_tokens,
+                            tools=tool_definitions(options.strict_tools), later_chunks=later, pinned=s.run.facts)
     warn_if_prefix_uncacheable(deps.model.name, prefix_tokens(request))
     return turn_request(s, request, list(request.messages))
 
