@@ -44,8 +44,8 @@ from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
 from longdoc.extract.session import Deps, run_session
 from longdoc.triage.service import TriageDeps, TriageRequest, run_triage
-from tests.contract.support import ExtractBrain, pending, triage_brain
-from tests.fakes.anthropic_server import FakeAnthropic, enable_streaming
+from tests.contract.support import ExtractBrain, _request, follow_up, pending, triage_brain
+from tests.fakes.anthropic_server import FakeAnthropic, enable_streaming, text_block
 from tests.fakes.batches_server import StrictBatches
 from tests.fakes.bedrock_server import MESSAGES_PATHS, StrictBedrock
 from tests.fakes.claude_contract import check_request
@@ -247,3 +247,52 @@ def test_documented_400s_are_never_sent(aws_stack, ingested_contract, monkeypatc
     assert len(extract_fake.requests) >= 2 and triage_fake.requests
     assert extract_fake.rejected == [] and triage_fake.rejected == []
     assert refused == []
+
+
+# --------------------------------------------------------------------------- the prompt cache is read
+
+
+class OnePerSession(ExtractBrain):
+    """Plays a model that records one pending clause type per session, then ends its turn: a run
+    takes as many sessions as it has clause types, each a fresh conversation (no search)."""
+
+    def content(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+        if any(m.get("role") == "assistant" for m in body.get("messages") or []):
+            more = follow_up(body)  # e.g. the search the harness asks for before a not-found
+            return (more, "tool_use") if more else ([text_block("Recorded; the rest in the next session.")], "end_turn")
+        answer = self.baseline.create(_request(body))
+        first = [b.model_dump() for b in answer.content if b.type == "tool_use"][:1]
+        return (first, "tool_use") if first else ([text_block("Nothing to record.")], "end_turn")
+
+
+CACHE_TYPES = ["Governing Law", "Insurance", "Audit Rights", "Non-Compete", "Expiration Date"]
+
+
+@pytest.mark.parametrize("row", [r for r in ANTHROPIC if r.spec.generation == "current"], ids=row_id)
+def test_seventy_percent_of_a_multi_session_runs_input_is_read_from_cache(aws_stack, ingested_contract,
+                                                                          monkeypatch, row: ModelSpec) -> None:
+    # Given the strict Messages fake (its cache reads only byte-identical prefixes written earlier,
+    # over the row's minimum) and a model that resolves one clause type per session
+    with StrictClaude(OnePerSession()) as fake:
+        _extract_env(monkeypatch, ClaudeModel("test-key-not-real", row.id, base_url=fake.base_url, max_retries=0))
+        run = start_run(wiring.state_store(), load_catalogue(), doc_id=ingested_contract.doc_id,
+                        clause_types=CACHE_TYPES, model_name=row.id, max_tokens=4096, top_k=4, facts=dict(FACTS))
+        # When the run goes session after session until it is done
+        outcomes = [run_session(wiring.deps(), run.run_id)]
+        while outcomes[-1].status == "CONTINUE" and len(outcomes) < 12:
+            outcomes.append(run_session(wiring.deps(), run.run_id))
+        stats = fake.cache_stats()
+    # Then it took one session per clause type, nothing was refused, and after the run's first
+    # call at least 70% of the input tokens were read from cache (the reference figure)
+    assert outcomes[-1].status == "DONE" and len(outcomes) >= 4
+    assert refusals(fake) == []
+    later = stats["requests"][1:]
+    read = sum(r.read for r in later)
+    total = sum(r.read + r.written_5m + r.written_1h + r.uncached for r in later)
+    print(f"{row.id}: {len(outcomes)} sessions, {len(later) + 1} calls, read after the first call {read}/{total}"
+          f" = {read / total:.1%} (whole run {stats['read_share']:.1%})")
+    assert total > 0 and read / total >= 0.70, f"{read}/{total} = {read / total:.1%}"
+    # and the user's exact values were in every request, verbatim, ahead of the chunks
+    for request in fake.calls("POST", "/v1/messages"):
+        first_text = request.body["messages"][0]["content"][0]["text"]
+        assert '"$247.83"' in first_text and first_text.index('"$247.83"') < first_text.index("<chunk-")
