@@ -72,11 +72,14 @@ def test_sonnet_5_5_extract_and_map_settings_are_the_documented_values(fake: Fak
     # When an extraction call and a summary map call are sent
     model.create(_request("extract"))
     model.create(_request("summarize_map"))
-    # Then extraction runs adaptive thinking at medium effort; the map step the lowest thinking
-    # the model accepts (between_tools, S55-NEW) at low effort
-    first, second = (r.body for r in fake.requests)
+    model.create(_request("triage"))
+    # Then extraction runs adaptive thinking at medium effort; the map step and triage (whose
+    # answer budget is 160 tokens) the lowest thinking the model accepts (between_tools, S55-NEW)
+    # at low effort
+    first, second, third = (r.body for r in fake.requests)
     assert (first["thinking"], first["output_config"]) == ({"type": "adaptive"}, {"effort": "medium"})
     assert (second["thinking"], second["output_config"]) == ({"type": "between_tools"}, {"effort": "low"})
+    assert (third["thinking"], third["output_config"]) == ({"type": "between_tools"}, {"effort": "low"})
 
 
 def test_haiku_4_5_gets_no_thinking_and_no_effort(fake: FakeAnthropic) -> None:

@@ -121,7 +121,7 @@ JOB_SETTINGS: dict[str, JobSetting] = {
     "summarize_map": JobSetting(thinking="lowest", effort="low"),
     "summarize_reduce": JobSetting(thinking="default", effort="medium"),
     "summarize_final": JobSetting(thinking="default", effort="medium"),
-    "triage": JobSetting(thinking="default", effort="medium"),
+    "triage": JobSetting(thinking="lowest", effort="low"),
 }
 """Thinking and effort per job (reasons in ``docs/decisions.md``, "Thinking and effort per job")."""
 
