@@ -27,6 +27,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No applicatio
 WRONG = "$999.99"
 
 
+def _messages(fake: Any) -> list[Any]:
+    """The Messages calls the fake received (token counting, which sizes the map groups once per
+    document with a key, is left out)."""
+    return fake.calls("POST", "/v1/messages")
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh local LONGDOC_HOME; Claude chosen (a fake key), sizes small enough to map a few pages."""
@@ -63,8 +69,10 @@ def test_a_document_that_fits_is_one_streamed_call(home, monkeypatch, capsys) ->
         code, result, _ = summarize(capsys, "policy")
     # Then one request was made, streamed, and it held the whole document under section headers
     assert code == 0 and result is not None
-    assert shaped.kinds == ["final"] and len(fake.requests) == 1
-    body = fake.requests[0].body
+    assert shaped.kinds == ["final"] and len(_messages(fake)) == 1
+    # and the document was measured with the token-counting endpoint in one call
+    assert len(fake.calls("POST", "/v1/messages/count_tokens")) == 1
+    body = _messages(fake)[0].body
     assert body["stream"] is True
     assert "[doc: policy.pdf | section: 1 | page: 1]" in body["messages"][0]["content"]
     assert "[doc: policy.pdf | section: 2 | page: 2]" in body["messages"][0]["content"]
@@ -93,9 +101,9 @@ def test_map_calls_equal_the_groups_and_the_final_call_streams(home, monkeypatch
     assert plan.mode == "map" and len(plan.groups) >= 3
     assert shaped.kinds.count("map") == len(plan.groups) == result["map_calls"] == result["groups"]
     assert result["reduce_depth"] >= 1 and shaped.kinds.count("reduce") == result["reduce_calls"] >= 1
-    assert result["model_calls"] == len(fake.requests)
+    assert result["model_calls"] == len(_messages(fake))
     # And the final call was streamed as SSE, several text deltas, printed as they arrived
-    final = [r.body for r in fake.requests if r.body.get("stream")]
+    final = [r.body for r in _messages(fake) if r.body.get("stream")]
     assert len(final) == 1 and shaped.kinds[-1] == "final"
     assert fake.sent_events.count("content_block_delta") > 3
     assert result["text"].strip() and result["text"].strip() in printed
@@ -137,7 +145,7 @@ def test_a_statement_citing_a_section_without_its_number_is_corrected_or_dropped
         code, result, _ = summarize(capsys, "policy")
     assert code == 0 and result is not None
     # Then it went back to the model once, with the reason, as a tool_result error
-    corrections = [r.body for r in fake.requests if len(r.body["messages"]) > 1]
+    corrections = [r.body for r in _messages(fake) if len(r.body["messages"]) > 1]
     assert len(corrections) == 1
     sent_back = corrections[0]["messages"][-1]["content"][0]
     assert sent_back["is_error"] is True and WRONG in sent_back["content"] and "verbatim" in sent_back["content"]
@@ -219,15 +227,15 @@ def test_a_map_answer_without_the_tool_is_re_asked_once(home, monkeypatch, capsy
         code, result, _ = summarize(capsys, "policy")
     assert code == 0 and result is not None
     # Then the re-ask carried that turn as received (thinking first, byte-identical) and asked for the tool
-    reasks = [r.body for r in fake.requests if len(r.body["messages"]) == 3]
+    reasks = [r.body for r in _messages(fake) if len(r.body["messages"]) == 3]
     assert len(reasks) == 1
     assistant, ask = reasks[0]["messages"][1], reasks[0]["messages"][2]
     assert assistant["content"] == [THINK, {"type": "text", "text": "Here is my summary."}]
     assert "record_summary" in ask["content"] and ask["role"] == "user"
     # And no request forced the tool, and the group's statements came from the re-ask
-    assert all(r.body.get("tool_choice", {"type": "auto"}) == {"type": "auto"} for r in fake.requests)
+    assert all(r.body.get("tool_choice", {"type": "auto"}) == {"type": "auto"} for r in _messages(fake))
     assert any(c["section_id"] == "1" for s in result["statements"] for c in s["citations"])
-    assert result["model_calls"] == len(fake.requests)
+    assert result["model_calls"] == len(_messages(fake))
 
 
 def test_a_second_map_answer_without_the_tool_fails_by_name(home, monkeypatch, capsys) -> None:

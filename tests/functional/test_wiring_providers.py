@@ -136,3 +136,23 @@ def test_local_reranker_stays_offline_by_default_and_voyage_needs_a_key(local_mo
     assert reranker._rest.key_source.secret_name is None and reranker._rest.key_source() == "pa-local-not-real"
     # And the session's adapters carry that same reranker
     assert wiring.deps().reranker is reranker
+
+
+def test_budgets_are_counted_with_claude_and_estimated_offline(aws_mode: pytest.MonkeyPatch,
+                                                               tmp_path: object) -> None:
+    # Given Claude on the Anthropic API with a key in the environment
+    from longdoc.adapters.claude import ClaudeTokenCounter
+
+    aws_mode.setenv("LONGDOC_MODE", "local")
+    aws_mode.setenv("LONGDOC_HOME", str(tmp_path))
+    aws_mode.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+    wiring.reset()
+    # When the extraction, summary and triage dependencies are built
+    # Then their token budgets use the counting endpoint (one counter, shared)
+    counter = wiring.deps().tokens
+    assert isinstance(counter, ClaudeTokenCounter)
+    assert wiring.triage_deps(offline_ranking=True).tokens is counter
+    # And with the offline baseline no counter is wired: budgets keep the plain estimate
+    aws_mode.setenv("LONGDOC_MODEL", "baseline")
+    wiring.reset()
+    assert wiring.deps().tokens is None and wiring.triage_deps(offline_ranking=True).tokens is None

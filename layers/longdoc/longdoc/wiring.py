@@ -264,6 +264,12 @@ def token_counter() -> TokenCounter:
     return ClaudeTokenCounter(claude) if isinstance(claude, ClaudeModel) else EstimatedTokens()
 
 
+def _budget_counter() -> TokenCounter | None:
+    """The counter token budgets are sized with: :func:`token_counter` when Claude answers, None
+    offline (budgets then use :func:`longdoc.core.tokens.estimate_tokens` itself, unchanged)."""
+    return None if uses_baseline() else token_counter()
+
+
 def _anthropic_key(s: Settings) -> SecretKey:
     """The Anthropic API key's source, for Messages and Message Batches alike: the Secrets Manager
     secret on AWS (``LONGDOC_ANTHROPIC_SECRET_NAME``), ``ANTHROPIC_API_KEY`` locally."""
@@ -278,7 +284,8 @@ def deps() -> Deps:
     from longdoc.extract.session import Deps
 
     return Deps(state=state_store(), blobs=blob_store(), embedder=embedder(), index=vector_index(),
-                model=model(), catalogue=load_catalogue(get_settings().clause_catalogue), reranker=reranker())
+                model=model(), catalogue=load_catalogue(get_settings().clause_catalogue), reranker=reranker(),
+                tokens=_budget_counter())
 
 
 def session_options(settings: ExtractFunctionSettings | Settings, **bounds: Any) -> SessionOptions:
@@ -418,7 +425,7 @@ def summary_deps() -> SummaryDeps:
         chosen = model()
     if not isinstance(chosen, StreamingModel):
         raise ConfigError(f"model {chosen.name} cannot stream; summaries need a streaming model")
-    return SummaryDeps(blobs=blob_store(), model=chosen, settings=settings, tokens=token_counter())
+    return SummaryDeps(blobs=blob_store(), model=chosen, settings=settings, tokens=_budget_counter())
 
 
 def triage_deps(offline_ranking: bool = False) -> TriageDeps:
@@ -428,8 +435,8 @@ def triage_deps(offline_ranking: bool = False) -> TriageDeps:
 
     chosen = None if uses_baseline() else model()
     if offline_ranking:
-        return TriageDeps(state_store(), blob_store(), model=chosen, tokens=token_counter())
-    return TriageDeps(state_store(), blob_store(), embedder(), vector_index(), chosen, tokens=token_counter())
+        return TriageDeps(state_store(), blob_store(), model=chosen, tokens=_budget_counter())
+    return TriageDeps(state_store(), blob_store(), embedder(), vector_index(), chosen, tokens=_budget_counter())
 
 
 def reset() -> None:

@@ -4,7 +4,7 @@ with the offline estimate: summary map groups and triage clause sizes (issue 25,
 from __future__ import annotations
 
 from longdoc.core.models import Chunk
-from longdoc.core.tokens import estimate_tokens
+from longdoc.core.tokens import document_measure, estimate_tokens
 from longdoc.summarize.units import chunk_tokens, group_chunks
 from longdoc.triage.clauses import clauses_of
 
@@ -57,3 +57,25 @@ def test_triage_clause_sizes_come_from_the_counter() -> None:
     # Then each clause's size is the counter's figure, twice the estimate
     assert [c.clause_id for c in counted] == [c.clause_id for c in estimated]
     assert [c.tokens for c in counted] == [2 * c.tokens for c in estimated]
+
+
+def test_a_document_is_counted_in_one_call_and_its_texts_scaled() -> None:
+    # Given a counter that says every text is twice the estimate, and a document of three texts
+    counter = _Doubling()
+    texts = ["Section 1. The supplier shall deliver the goods.", "Section 2. Payment is due in 30 days.",
+             "Section 3. This agreement is governed by the laws of Delaware."]
+    # When a measure is made for the document and each text is measured
+    measure = document_measure(counter, texts)
+    sizes = [measure(t) for t in texts]
+    # Then the counter was asked once (the whole document), and each size is the estimate scaled
+    # by counted / estimated of that document, rounded up
+    assert counter.texts == ["\n\n".join(texts)]
+    joined = 2 * estimate_tokens("\n\n".join(texts))
+    estimated = sum(estimate_tokens(t) for t in texts)
+    assert sizes == [-(-estimate_tokens(t) * joined // estimated) for t in texts]
+    assert all(size > estimate_tokens(t) for size, t in zip(sizes, texts, strict=True))
+
+
+def test_without_a_counter_the_measure_is_the_offline_estimate_itself() -> None:
+    # Given no counter (offline mode) / When a measure is made / Then it is estimate_tokens, unchanged
+    assert document_measure(None, ["any text"]) is estimate_tokens

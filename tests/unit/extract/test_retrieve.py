@@ -274,7 +274,8 @@ def _session_inputs(sizes: list[int]):
 
     chunks = {c.chunk_id: c for c in (chunk(i, "", tokens=n) for i, n in enumerate(sizes))}
     order = list(reversed(chunks))  # dense ranks the last chunk first
-    deps = SimpleNamespace(index=ListIndex(order), embedder=_Embedder(), catalogue=load_catalogue(), reranker=None)
+    deps = SimpleNamespace(index=ListIndex(order), embedder=_Embedder(), catalogue=load_catalogue(), reranker=None,
+                           tokens=None)
     run = RunRecord(run_id="r", doc_id="doc", doc_version="v1", clause_types=["Governing Law"], top_k=3)
     facts = CaseFacts(run_id="r", doc_id="doc", doc_version="v1", clause_types=["Governing Law"],
                       pending=["Governing Law"])

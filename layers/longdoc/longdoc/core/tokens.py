@@ -18,7 +18,9 @@ for such text, and identical to it for text without CJK characters.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from decimal import ROUND_CEILING, Decimal
+from typing import Protocol
 
 CHARS_PER_TOKEN = 4
 
@@ -88,3 +90,31 @@ class EstimatedTokens:
     def count_text(self, text: str) -> int:
         """Estimated input tokens of ``text`` (never raises)."""
         return estimate_tokens(text, self.model)
+
+
+class _Counts(Protocol):
+    def count_text(self, text: str) -> int: ...
+
+
+def document_measure(counter: _Counts | None, texts: Sequence[str]) -> Callable[[str], int]:
+    """A token measure for the texts of one document, sized with ``counter`` in ONE call.
+
+    The whole document (``texts`` joined by blank lines) is counted once with ``counter`` (a
+    :class:`~longdoc.core.ports.TokenCounter`: the token-counting endpoint with a key, cached by
+    text hash), and each later text is measured as its :func:`estimate_tokens` scaled by
+    ``counted / estimated`` of that document, rounded up: budgets are in the model's tokens
+    while a document of N chunks costs one count request, not N. ``counter`` None (offline)
+    returns :func:`estimate_tokens` itself, so offline sizes do not change. Never raises for a
+    counter failure (a :class:`~longdoc.core.ports.TokenCounter` falls back to the estimate).
+    """
+    if counter is None:
+        return estimate_tokens
+    estimated = sum(estimate_tokens(t) for t in texts)
+    if estimated == 0:
+        return estimate_tokens
+    ratio = Decimal(counter.count_text("\n\n".join(texts))) / Decimal(estimated)
+
+    def measure(text: str) -> int:
+        return int((Decimal(estimate_tokens(text)) * ratio).to_integral_value(rounding=ROUND_CEILING))
+
+    return measure

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import logging
 
+from longdoc.core.documents import embedding_text
 from longdoc.core.models import Chunk
 from longdoc.core.records import CaseFacts, RunRecord
+from longdoc.core.tokens import document_measure
 from longdoc.extract.catalogue import ClauseType
 from longdoc.extract.retrieve import DENSE_WEIGHT, LEAD_RANK, Retriever, assemble
 from longdoc.extract.session_types import Deps, Session
@@ -72,7 +74,9 @@ def retrieve(deps: Deps, run: RunRecord, facts: CaseFacts, names: list[str], chu
                 picked.setdefault(one[rank].chunk_id, one[rank])
     selected = list(picked.values())
     if budget_tokens is not None:
-        assembly = assemble(selected, budget_tokens, all_chunks=ranker.pool)
+        measure = document_measure(deps.tokens, [embedding_text(c) for c in ranker.pool])
+        assembly = assemble(selected, budget_tokens, all_chunks=ranker.pool,
+                            cost=lambda c: measure(embedding_text(c)))
         if assembly.top_over_budget:
             log.warning("top chunk alone is over the %d-token context budget (%d tokens)", budget_tokens,
                         assembly.tokens)

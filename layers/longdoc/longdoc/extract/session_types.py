@@ -10,7 +10,7 @@ from typing import Literal
 
 from longdoc.core.messages import Usage
 from longdoc.core.models import Chunk
-from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, VectorIndex
+from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, TokenCounter, VectorIndex
 from longdoc.core.records import CallRecord, CaseFacts, Checkpoint, Extraction, RunRecord
 from longdoc.extract.catalogue import Catalogue
 from longdoc.extract.retrieve import Reranker, Retriever
@@ -47,6 +47,9 @@ class Deps:
     model: Model
     catalogue: Catalogue
     reranker: Reranker | None = None
+    tokens: TokenCounter | None = None
+    """Sizes the context budget: the token-counting endpoint with a key (one count per document,
+    :func:`longdoc.core.tokens.document_measure`); None: the offline estimate."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.ports import BlobStore, StreamingModel, TokenCounter
-from longdoc.core.tokens import estimate_tokens
+from longdoc.core.tokens import document_measure, estimate_tokens
 from longdoc.summarize import store
 from longdoc.summarize.calls import Checker, group_values, streamed_call, tool_call
 from longdoc.summarize.models import ExactValue, Partial, Plan, Statement, SummaryRecord
@@ -65,7 +65,7 @@ def plan(deps: SummaryDeps, summary_id: str) -> dict[str, Any]:
     else:
         chunks = load_chunks(deps.blobs, record.doc_id, record.doc_version)
         groups = make_groups(chunks, record.request.focus, s.summary_group_min_tokens, s.summary_group_max_tokens,
-                             deps.tokens.count_text if deps.tokens is not None else estimate_tokens)
+                             document_measure(deps.tokens, [c.text for c in chunks]))
         total = sum(g.tokens for g in groups)
         the_plan = Plan(mode="single" if total <= s.summary_single_call_tokens else "map", doc_tokens=total,
                         groups=groups)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import TriageError
 from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, TokenCounter, VectorIndex
-from longdoc.core.tokens import estimate_tokens
+from longdoc.core.tokens import document_measure
 from longdoc.triage.answer import Answer, baseline_answer, run_model
 from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, Bands, clause_band,
                                    parse_cost_line)
@@ -100,7 +100,7 @@ def pool(blobs: BlobStore, resolution: Resolution, tokens: TokenCounter | None =
     for member in resolution.members:
         chunks = load_chunks(blobs, member.doc_id, member.doc_version)
         out += clauses_of(chunks, endorsement=member.is_endorsement, start=len(out),
-                          count=tokens.count_text if tokens is not None else estimate_tokens)
+                          count=document_measure(tokens, [c.text for c in chunks]))
     return out
 
 
