@@ -1,6 +1,6 @@
 """Prompt cache layout (issue 25, item 7): the share of a run's input read from the prompt cache.
 
-    python benchmarks/cache_layout.py [--corpus ../shared/corpus] [--home DIR]
+    python benchmarks/cache_layout.py [--corpus ../shared/corpus] [--home DIR] [--per-session 2]
 
 Runs multi-session extractions of the demo contract (``cuad/urscorpnew-cooperation-agreement.pdf``,
 the demo's 8 clause types) and of the 44-page insurance wording
@@ -15,32 +15,43 @@ retrieval, CASE_FACTS, tools, checkpoints), twice each, in this process:
   CASE_FACTS and chunk context ahead of the breakpoint, the progress counters and the session's
   further chunks after it).
 
-The model is the offline extractive baseline playing Claude (deterministic tool calls, read from the
-prompt as Claude would), with a small output cap that never grows (``max_tokens`` = the escalation
-ceiling), so each run takes several sessions. Usage is computed by :class:`CacheAccounting` from
-each request exactly as the Claude adapter sends it: a read is the longest prefix up to a
-``cache_control`` breakpoint that is byte-identical to one written earlier, a write needs at least
-the model's minimum cacheable prompt (512 tokens for ``claude-sonnet-5-5``,
-:mod:`longdoc.core.models_catalogue`), tokens are estimated at 4 characters each (the same
-accounting as ``tests/fakes/anthropic_server.py::PromptCache``; no TTL: a run takes seconds).
+Every call goes through the product's Claude adapter (:class:`longdoc.adapters.claude.ClaudeModel`,
+the real ``anthropic`` SDK) to the strict Messages fake on loopback
+(``tests/fakes/strict_claude.py::StrictClaude``, a fresh one per run), as the contract suite
+(``tests/contract/test_claude_jobs.py``) does. So the request rules, the thinking blocks (with
+signatures, echoed back by the harness) and the usage are the strict fake's: input usage from its
+prompt cache (``tests/fakes/claude_cache.py::StrictCache``, read through ``stats()``: a read only for
+a byte-identical prefix up to a ``cache_control`` breakpoint written earlier in the same cache, not
+expired, over the row's minimum cacheable prompt, 512 tokens for ``claude-sonnet-5-5``), tokens by
+the fake's tokenizer (``tests/fakes/claude_wire.py``: ``ceil(characters of a block's compact JSON /
+3.1)``, plus 3 per message), and output = the reply's blocks by that tokenizer plus
+:data:`tests.fakes.strict_claude.DEFAULT_THINKING_TOKENS` (64) of thinking per reply.
 
-Printed per run: sessions, model calls, input tokens (uncached + written + read), the share read
-from cache over the whole run and after its first call, and the input-side cost at Sonnet 5.5
-prices (input $2/MTok, 5-minute write $2.50, read $0.10), for both layouts, and what the new layout
-saves per run. Results: docs/benchmarks.md, "Prompt cache layout (issue 25)".
+The brain playing Claude (:class:`Brain`) is the offline extractive baseline
+(:class:`longdoc.adapters.baseline.OfflineBaselineModel`, its search step on: deterministic tool
+calls read from the prompt), limited to ``--per-session`` clause types per session (default 2),
+then ending its turn, so a run of 8 clause types takes at least 4 sessions, each a fresh
+conversation; ``max_tokens`` 4,096.
+
+Printed per run: sessions, model calls, input tokens (read + written + uncached), the share read
+from cache over the whole run and after its first call, and the input-side cost of the run at
+Sonnet 5.5 prices from the capability table (:mod:`longdoc.core.cost`), for both layouts, and what
+the new layout saves per run; then, for the new layout, the cost per clause type on Sonnet, Opus
+and Haiku 5.5, synchronous (5-minute writes) and Message Batches (the table's batch discount,
+1-hour writes), the same tokens repriced. Results: docs/benchmarks.md, "Prompt cache layout
+(issue 25)"; the README's cost table.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import io
 import json
-import math
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -51,86 +62,93 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "layers" / "longdoc"), str(ROOT)]
 
 from longdoc import wiring  # noqa: E402
+from longdoc.adapters.baseline import OfflineBaselineModel  # noqa: E402
+from longdoc.adapters.claude import ClaudeModel  # noqa: E402
 from longdoc.cli import main as cli  # noqa: E402
-from longdoc.core.messages import ModelRequest, ModelResponse, Usage  # noqa: E402
+from longdoc.core.cost import estimate_cost  # noqa: E402
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, Usage  # noqa: E402
 from longdoc.core.models_catalogue import spec_for  # noqa: E402
 from longdoc.extract import prompt, session  # noqa: E402
 from longdoc.extract.context import earlier_searches, initial_scores, retrieve, session_retriever  # noqa: E402
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL  # noqa: E402
 from longdoc.extract.runs import start_run  # noqa: E402
 from longdoc.extract.session_types import SessionOptions  # noqa: E402
 from longdoc.extract.tools import tool_definitions  # noqa: E402
+from tests.fakes.anthropic_server import Reply, message_reply, text_block  # noqa: E402
+from tests.fakes.claude_wire import CHARS_PER_TOKEN  # noqa: E402
+from tests.fakes.strict_claude import DEFAULT_THINKING_TOKENS, StrictClaude  # noqa: E402
 
 MODEL = "claude-sonnet-5-5"
-PRICES = {"input": Decimal("2"), "write": Decimal("2.50"), "read": Decimal("0.10")}
-"""USD per million tokens, Sonnet 5.5 (https://platform.claude.com/docs/en/models/sonnet-5-5/overview, Pricing;
-cache read $0.10 from the migration guide's newer text, see /work/notes facts sheet)."""
+PRICED = ["claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5"]
+"""The rows the per-clause-type cost is printed for (prices from ``longdoc/data/models.json``)."""
+MAX_TOKENS = 4096
 CONTRACT = "urscorpnew-cooperation-agreement"
 WORDING = "chubb-travellershield-plus-policy-wording"
 JOBS = [
     (CONTRACT, "cuad/urscorpnew-cooperation-agreement.pdf",
      ["Agreement Date", "Expiration Date", "Governing Law", "Non-Compete", "Anti-Assignment", "Audit Rights",
-      "Insurance", "Source Code Escrow"], {}, 300),
+      "Insurance", "Source Code Escrow"], {}),
     (WORDING, "chubb-travellershield-plus-policy-wording.pdf",
      ["Pre-Existing Medical Conditions Exclusion", "Policy Cancellation", "Claims Notification Deadline",
       "Governing Law", "Cap On Liability", "Insurance", "Termination For Convenience", "Anti-Assignment"],
-     {"claim_amount": "$247.83", "customer_id": "cust_4711"}, 450),
+     {"claim_amount": "$247.83", "customer_id": "cust_4711"}),
 ]
-"""(doc id, corpus path, clause types, pinned facts, max_tokens)."""
+"""(doc id, corpus path, clause types, pinned facts)."""
+RESOLVING = (EXTRACT_TOOL, NOT_FOUND_TOOL)
 
 
-class CacheAccounting:
-    """Prompt-cache usage of each request, from its ``cache_control`` breakpoints (one cache per process).
-
-    The prompt is the tools, then the system blocks, then each message's content blocks (a string
-    content is one text block). A breakpoint prefix runs from the start through a block carrying
-    ``cache_control``. ``cache_read`` = tokens of the longest breakpoint prefix written earlier (same
-    bytes); ``cache_write`` = tokens from there to the last breakpoint when that prefix is new and has
-    at least ``min_tokens``; the rest is uncached input. Every breakpoint prefix of at least
-    ``min_tokens`` is then held. Tokens: ceil(characters of the block's JSON / 4).
-    """
-
-    def __init__(self, min_tokens: int) -> None:
-        self.min_tokens = min_tokens
-        self.held: set[str] = set()
-
-    def usage(self, request: ModelRequest) -> tuple[int, int, int]:
-        """``(uncached input, cache write, cache read)`` tokens of ``request``; updates the cache."""
-        blocks: list[dict[str, Any]] = [*request.tools, *request.system]
-        for message in request.messages:
-            content = message.content
-            blocks.extend([{"type": "text", "text": content}] if isinstance(content, str) else content)
-        digest, total, marks = hashlib.sha256(), 0, []
-        for block in blocks:
-            text = json.dumps({k: v for k, v in block.items() if k != "cache_control"}, sort_keys=True,
-                              ensure_ascii=False)
-            digest.update(text.encode())
-            total += math.ceil(len(text) / 4)
-            if "cache_control" in block:
-                marks.append((digest.copy().hexdigest(), total))
-        read = max((tokens for key, tokens in marks if key in self.held), default=0)
-        last_key, last_tokens = marks[-1] if marks else ("", 0)
-        write = last_tokens - read if last_tokens >= self.min_tokens and last_key not in self.held else 0
-        self.held.update(key for key, tokens in marks if tokens >= self.min_tokens)
-        return total - read - write, write, read
+def _as_request(body: dict[str, Any]) -> ModelRequest:
+    """A Messages API request body as the :class:`ModelRequest` the offline baseline reads."""
+    return ModelRequest(system=body.get("system") or [], tools=body.get("tools") or [], max_tokens=MAX_TOKENS,
+                        messages=[Message(**m) for m in body["messages"]])
 
 
 @dataclass
-class CachedModel:
-    """The offline baseline's answers with usage from :class:`CacheAccounting` (a stand-in for Claude)."""
+class Brain:
+    """Plays Claude behind the strict fake: the offline baseline's tool calls for the conversation
+    so far (it skips clause types already answered in it and searches before a not-found), at
+    most ``per_session`` resolving calls (``extract_clause`` / ``record_not_found``) per session
+    (one conversation), a ``search_chunks`` call counting with the clause type it is for; then
+    a short text and ``end_turn``. Thread-safe (the fake answers on its own thread)."""
 
-    inner: Any
-    cache: CacheAccounting
-    calls: list[tuple[int, int, int]] = field(default_factory=list)
+    per_session: int
+    baseline: OfflineBaselineModel = field(default_factory=lambda: OfflineBaselineModel(search=True))
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        """The reply to one Messages request ``body`` (the strict fake adds thinking and usage)."""
+        done = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant"
+                   for b in m.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool_use"
+                   and b.get("name") in RESOLVING)
+        left = self.per_session - done
+        with self.lock:
+            answer = self.baseline.create(_as_request(body)) if left > 0 else None
+        blocks: list[dict[str, Any]] = []
+        for block in (answer.content if answer is not None else []):
+            if block.type != "tool_use" or len(blocks) >= left:
+                break
+            blocks.append(block.model_dump())
+        if not blocks:
+            return message_reply([text_block("Recorded; the rest in the next session.")], "end_turn")
+        return message_reply(blocks, "tool_use")
+
+
+@dataclass
+class Recording:
+    """The product's Claude adapter, keeping each response's ``usage`` (as the adapter parsed it)."""
+
+    inner: ClaudeModel
+    usages: list[Usage] = field(default_factory=list)
     name: str = MODEL
 
     def create(self, request: ModelRequest) -> ModelResponse:
-        """Answer as the baseline does; usage as the prompt cache would bill it."""
-        answer = self.inner.create(request)
-        uncached, write, read = self.cache.usage(request)
-        self.calls.append((uncached, write, read))
-        usage = Usage(input_tokens=uncached, output_tokens=answer.usage.output_tokens,
-                      cache_creation_input_tokens=write, cache_read_input_tokens=read)
-        return answer.model_copy(update={"usage": usage})
+        """The adapter's answer; its usage recorded."""
+        response = self.inner.create(request)
+        self.usages.append(response.usage)
+        return response
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self.inner, item)
 
 
 def legacy_first_request(deps: Any, s: Any, options: SessionOptions) -> ModelRequest:
@@ -170,78 +188,121 @@ def legacy_first_request(deps: Any, s: Any, options: SessionOptions) -> ModelReq
     return session.turn_request(s, request, list(request.messages))
 
 
-def min_cacheable() -> int:
-    """The minimum cacheable prompt of :data:`MODEL` (tokens), from the capability table."""
-    spec = spec_for(MODEL)
-    if spec is None:
-        raise SystemExit(f"{MODEL} is not in the model table")
-    return spec.spec.min_cacheable_tokens
-
-
 @contextlib.contextmanager
 def layout(name: str) -> Iterator[None]:
     """Within the block, sessions build their first request with layout ``name`` (baseline or stable)."""
     kept = session.first_request
     if name == "baseline":
-        session.first_request = legacy_first_request  # type: ignore[assignment]
+        session.first_request = legacy_first_request
     try:
         yield
     finally:
-        session.first_request = kept  # type: ignore[assignment]
+        session.first_request = kept
 
 
-def measure(doc_id: str, types: list[str], facts: dict[str, str], max_tokens: int, name: str) -> dict[str, Any]:
-    """One run of ``doc_id`` with layout ``name`` until DONE; its sessions, calls and cache figures."""
-    model = CachedModel(wiring.baseline_model(), CacheAccounting(min_cacheable()))
-    deps = replace(wiring.deps(), model=model)
-    run = start_run(deps.state, deps.catalogue, doc_id=doc_id, clause_types=types, model_name=MODEL,
-                    max_tokens=max_tokens, top_k=5, facts=facts)
-    options = SessionOptions(max_tokens_ceiling=max_tokens)
-    sessions = 0
-    with layout(name):
-        while True:
-            sessions += 1
-            if session.run_session(deps, run.run_id, options).status == "DONE" or sessions >= 40:
-                break
-    calls = model.calls
-    total = [sum(c) for c in calls]
-    reads = [c[2] for c in calls]
-    cost = sum(PRICES["input"] * c[0] + PRICES["write"] * c[1] + PRICES["read"] * c[2] for c in calls) / 10**6
+
+def measure(doc_id: str, types: list[str], facts: dict[str, str], name: str, per_session: int) -> dict[str, Any]:
+    """One run of ``doc_id`` with layout ``name`` until DONE, against a fresh strict fake; its
+    sessions, calls, the fake's cache totals (``StrictCache.stats()``) and the output tokens billed."""
+    fake = StrictClaude(Brain(per_session))
+    with fake:
+        model = Recording(ClaudeModel("test-key-not-real", MODEL, base_url=fake.base_url, max_retries=0))
+        deps = replace(wiring.deps(), model=model)
+        run = start_run(deps.state, deps.catalogue, doc_id=doc_id, clause_types=types, model_name=MODEL,
+                        max_tokens=MAX_TOKENS, top_k=5, facts=facts)
+        options = SessionOptions(strict_tools=True)
+        sessions = 0
+        with layout(name):
+            while True:
+                sessions += 1
+                if session.run_session(deps, run.run_id, options).status == "DONE" or sessions >= 40:
+                    break
+        stats = fake.cache_stats()
+        refused = [f"{r.error.status} {r.error.message}" for r in fake.rejected]
+    if refused:
+        raise SystemExit(f"the strict fake refused {len(refused)} request(s): {refused[:3]}")
+    records = stats["requests"]
+    later = records[1:]
+    later_total = sum(r.total for r in later)
     extracted = sorted((e.clause_type, e.status, e.instance) for e in deps.state.list_extractions(run.run_id))
-    return {"sessions": sessions, "calls": len(calls), "input": sum(total), "read": sum(reads),
-            "write": sum(c[1] for c in calls), "share": sum(reads) / max(1, sum(total)),
-            "share_after_first": sum(reads[1:]) / max(1, sum(total[1:])), "usd": cost,
-            "usd_uncached": PRICES["input"] * sum(total) / 10**6, "extracted": extracted}
+    return {"sessions": sessions, "calls": len(records), "input": stats["input"], "read": stats["read"],
+            "write": stats["written"], "uncached": stats["uncached"], "share": stats["read_share"],
+            "share_after_first": sum(r.read for r in later) / max(1, later_total),
+            "records": records, "output": sum(u.output_tokens for u in model.usages), "types": len(types),
+            "extracted": extracted}
+
+
+def usage_of(r: dict[str, Any], *, one_hour: bool) -> Usage:
+    """A run's summed usage (``measure`` result), its writes at the 5-minute or the 1-hour TTL."""
+    return Usage(input_tokens=r["uncached"], output_tokens=r["output"], cache_creation_input_tokens=r["write"],
+                 cache_read_input_tokens=r["read"], cache_creation_1h_input_tokens=r["write"] if one_hour else 0)
+
+
+def usd(usage: Usage, model: str, *, batch: bool = False) -> Decimal:
+    """The table's price of ``usage`` on ``model`` (:func:`longdoc.core.cost.estimate_cost`), USD."""
+    cost = estimate_cost(usage, model, batch=batch)
+    if cost is None:
+        raise SystemExit(f"{model} has no price in the model table")
+    return Decimal(cost)
+
+
+def input_usd(r: dict[str, Any], model: str = MODEL) -> Decimal:
+    """The input side of a run (output left out), synchronous, 5-minute writes."""
+    return usd(usage_of(r, one_hour=False).model_copy(update={"output_tokens": 0}), model)
+
+
+def per_clause_type(r: dict[str, Any]) -> None:
+    """Print the cost per clause type of run ``r`` on each :data:`PRICED` row: input side, output
+    side, total, synchronous and Message Batches (writes repriced at 1 hour; the same reads)."""
+    n = Decimal(r["types"])
+    print(f"  cost per clause type ({r['types']} types; output {r['output']} tokens over {r['calls']} calls, of them"
+          f" {r['calls'] * DEFAULT_THINKING_TOKENS} thinking: {DEFAULT_THINKING_TOKENS} per reply, adaptive thinking"
+          f" being on for every extraction call on {MODEL}):")
+    for model in PRICED:
+        sync, batch = usage_of(r, one_hour=False), usage_of(r, one_hour=True)
+        no_out = {"output_tokens": 0}
+        s_in, s_all = usd(sync.model_copy(update=no_out), model) / n, usd(sync, model) / n
+        b_in, b_all = usd(batch.model_copy(update=no_out), model, batch=True) / n, usd(batch, model, batch=True) / n
+        print(f"    {model:18} sync input {s_in:.5f} output {s_all - s_in:.5f} total {s_all:.5f} | "
+              f"batch input {b_in:.5f} output {b_all - b_in:.5f} total {b_all:.5f}")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
     parser.add_argument("--home", type=Path, default=None)
+    parser.add_argument("--per-session", type=int, default=2, help="clause types the brain resolves per session")
     args = parser.parse_args()
     home = args.home or Path(tempfile.mkdtemp(prefix="longdoc-cache-layout-"))
     os.environ["LONGDOC_HOME"] = str(home)
     os.environ.pop("ANTHROPIC_API_KEY", None)
     wiring.reset()
     with contextlib.redirect_stdout(io.StringIO()):
-        cli(["ingest", *(str(args.corpus / path) for _, path, _, _, _ in JOBS)])
-    print(f"prompt cache layout, {MODEL} (minimum cacheable {min_cacheable()} tokens), "
-          f"offline baseline playing Claude, data in {home}")
-    print(f"{'document':44} {'layout':8} {'sess':>4} {'calls':>5} {'input':>8} {'read':>8} {'write':>7} "
-          f"{'read %':>6} {'after 1st':>9} {'USD in':>9} {'USD no cache':>12}")
-    for doc_id, _, types, facts, max_tokens in JOBS:
+        cli(["ingest", *(str(args.corpus / path) for _, path, _, _ in JOBS)])
+    spec = spec_for(MODEL)
+    minimum = spec.spec.min_cacheable_tokens if spec is not None else "?"
+    print(f"prompt cache layout, {MODEL} (minimum cacheable {minimum} tokens), real SDK -> StrictClaude "
+          f"(tests/fakes/claude_cache.py accounting, {CHARS_PER_TOKEN} chars/token), offline baseline as the brain "
+          f"({args.per_session} clause types per session), data in {home}")
+    print(f"{'document':44} {'layout':8} {'sess':>4} {'calls':>5} {'input':>8} {'read':>8} {'written':>7} "
+          f"{'uncached':>8} {'read %':>6} {'after 1st':>9} {'USD in':>9}")
+    for doc_id, _, types, facts in JOBS:
         if doc_id == WORDING:  # the demo's policy clause types, added to the defaults
             os.environ["LONGDOC_CLAUSE_CATALOGUE"] = str(ROOT / "scripts" / "demo-policy-clause-types.yaml")
             wiring.reset()
-        results = {name: measure(doc_id, types, facts, max_tokens, name) for name in ("baseline", "stable")}
+        results = {name: measure(doc_id, types, facts, name, args.per_session) for name in ("baseline", "stable")}
         for name, r in results.items():
             print(f"{doc_id:44} {name:8} {r['sessions']:>4} {r['calls']:>5} {r['input']:>8} {r['read']:>8} "
-                  f"{r['write']:>7} {100 * r['share']:>5.1f}% {100 * r['share_after_first']:>8.1f}% "
-                  f"{r['usd']:>9.5f} {r['usd_uncached']:>12.5f}")
+                  f"{r['write']:>7} {r['uncached']:>8} {100 * r['share']:>5.1f}% {100 * r['share_after_first']:>8.1f}% "
+                  f"{input_usd(r):>9.5f}")
         old, new = results["baseline"], results["stable"]
         same = "same extractions" if old["extracted"] == new["extracted"] else "EXTRACTIONS DIFFER"
-        print(f"  saved per run: ${old['usd'] - new['usd']:.5f} of ${old['usd']:.5f} "
-              f"({100 * (old['usd'] - new['usd']) / old['usd']:.0f}% of the input-side cost); {same}")
+        o, n = input_usd(old), input_usd(new)
+        print(f"  saved per run (input side, {MODEL}): ${o - n:.5f} of ${o:.5f} ({100 * (o - n) / o:.0f}%); {same}")
+        for model in PRICED[1:]:
+            o, n = input_usd(old, model), input_usd(new, model)
+            print(f"    {model}: input per run ${o:.5f} -> ${n:.5f}, saved ${o - n:.5f}")
+        per_clause_type(new)
     return 0
 
 
