@@ -306,7 +306,7 @@ def test_a_bedrock_5_5_row_goes_to_the_messages_endpoint_signed_for_bedrock_mant
     assert bedrock.bad_signatures == 0 and bedrock.invoked_models == [model_id]
     assert "/bedrock-mantle/aws4_request" in sent.headers["authorization"]
     assert sent.body["model"] == model_id and "anthropic_version" not in sent.body
-    assert (sent.body["thinking"], sent.body["output_config"]) == ({"type": "adaptive"}, {"effort": "medium"})
+    assert (sent.body["thinking"], sent.body["output_config"]) == ({"type": "between_tools"}, {"effort": "low"})
     assert response.content == [TextBlock(text="ok")]
 
 
@@ -325,7 +325,7 @@ def test_a_legacy_bedrock_row_still_goes_to_invoke_model(bedrock: FakeBedrock) -
 
 def test_the_text_counter_counts_once_per_text_and_falls_back_to_the_estimate() -> None:
     # Given Claude's token counter over the count endpoint
-    from longdoc.adapters.claude import ClaudeTokenCounter
+    from longdoc.adapters.claude_count import ClaudeTokenCounter
     from longdoc.core.tokens import estimate_tokens
 
     text = "The Supplier shall maintain insurance of not less than $5,000,000 per claim. " * 20

@@ -141,7 +141,7 @@ def test_local_reranker_stays_offline_by_default_and_voyage_needs_a_key(local_mo
 def test_budgets_are_counted_with_claude_and_estimated_offline(aws_mode: pytest.MonkeyPatch,
                                                                tmp_path: object) -> None:
     # Given Claude on the Anthropic API with a key in the environment
-    from longdoc.adapters.claude import ClaudeTokenCounter
+    from longdoc.adapters.claude_count import ClaudeTokenCounter
 
     aws_mode.setenv("LONGDOC_MODE", "local")
     aws_mode.setenv("LONGDOC_HOME", str(tmp_path))

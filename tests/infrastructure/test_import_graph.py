@@ -24,9 +24,10 @@ sys.path.insert(0, str(REPO / "scripts"))
 import import_graph  # noqa: E402
 
 MAX_MODULE_LINES = 400
-RAISED_CAPS = {"longdoc.wiring": 440}
+RAISED_CAPS = {"longdoc.wiring": 460}
 """Modules allowed past :data:`MAX_MODULE_LINES`, each for a reason: ``wiring`` is the one composition
-root (every adapter, starter and stage bundle); cut in two it would be two places where composition happens."""
+root (every adapter, starter, stage bundle and the token counter budgets use); cut in two it would be two
+places where composition happens."""
 
 @pytest.fixture(scope="module")
 def graph() -> dict[str, import_graph.Module]:

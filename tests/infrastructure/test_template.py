@@ -637,12 +637,16 @@ _ACTIONS = {
         "dynamodb:Query", "secretsmanager:GetSecretValue",
     },
 }
-_BEDROCK = {"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"}
+# The 5.x rows go through the Messages-API Bedrock endpoint (bedrock-mantle:CreateInference, AWS
+# "Making inference requests"); InvokeModel rows (Haiku 4.5) keep bedrock:InvokeModel*.
+_MANTLE = "bedrock-mantle:CreateInference"
+_BEDROCK = {"bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream", _MANTLE}
 # How each function calls Claude: with the key in the Anthropic secret, or Bedrock per ModelProvider.
 # Triage (the API) calls messages.create only (InvokeModel); summaries also stream the synthesis.
 _MODEL_ACTIONS = {
     "ExtractFunction": {"anthropic": set(), "bedrock": _BEDROCK},  # its secrets grant exists for Voyage/Pinecone
-    "ApiFunction": {"anthropic": {"secretsmanager:GetSecretValue"}, "bedrock": {"bedrock:InvokeModel"}},
+    "ApiFunction": {"anthropic": {"secretsmanager:GetSecretValue"},
+                    "bedrock": {"bedrock:InvokeModel", "bedrock-mantle:CreateInference"}},
     "SummarizeFunction": {"anthropic": {"secretsmanager:GetSecretValue"}, "bedrock": _BEDROCK},
 }
 
@@ -710,11 +714,16 @@ def test_bedrock_invoke_is_limited_to_the_configured_model_and_profile(template:
                                                                        logical_id: str) -> None:
     # Given a role of a function that calls Claude, with ModelProvider=bedrock
     deployed = deployed_resources(template, {"ModelProvider": "bedrock"})
-    statements = [s for s in role_statements(deployed, logical_id) if set(as_list(s["Action"])) & _BEDROCK]
-    invoke = _MODEL_ACTIONS[logical_id]["bedrock"]
+    statements = [s for s in role_statements(deployed, logical_id)
+                  if set(as_list(s["Action"])) & (_BEDROCK - {_MANTLE})]
+    invoke = _MODEL_ACTIONS[logical_id]["bedrock"] - {_MANTLE}
     # When the Bedrock statements are read
     grants = actions_by_resource(statements)
-    # Then its invoke actions are allowed on the model in this Region and on the inference
+    # Then the Messages-API endpoint (the 5.x rows) is granted on the account's projects only
+    mantle = [s for s in role_statements(deployed, logical_id) if _MANTLE in as_list(s["Action"])]
+    assert [sub_text(s["Resource"]) for s in mantle] == [
+        "arn:${AWS::Partition}:bedrock-mantle:${AWS::Region}:${AWS::AccountId}:project/*"]
+    # and its invoke actions are allowed on the model in this Region and on the inference
     # profile, and on the model elsewhere only through that profile
     assert grants == {
         "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockFoundationModelId}": invoke,

@@ -258,7 +258,8 @@ def token_counter() -> TokenCounter:
 
     if uses_baseline():
         return EstimatedTokens()
-    from longdoc.adapters.claude import ClaudeModel, ClaudeTokenCounter
+    from longdoc.adapters.claude import ClaudeModel
+    from longdoc.adapters.claude_count import ClaudeTokenCounter
 
     claude = model()
     return ClaudeTokenCounter(claude) if isinstance(claude, ClaudeModel) else EstimatedTokens()

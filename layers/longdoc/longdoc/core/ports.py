@@ -206,7 +206,7 @@ class TokenCounter(Protocol):
     (:class:`longdoc.core.tokens.EstimatedTokens`; with no model, exactly
     :func:`~longdoc.core.tokens.estimate_tokens`, so offline runs do not change) and, with a key,
     the Claude token-counting endpoint cached by text hash
-    (:class:`longdoc.adapters.claude.ClaudeTokenCounter`). Never raises for a model or network
+    (:class:`longdoc.adapters.claude_count.ClaudeTokenCounter`). Never raises for a model or network
     failure: an implementation falls back to the estimate.
     """
 
