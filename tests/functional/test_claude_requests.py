@@ -5,6 +5,8 @@ cached token counts. Everything goes through the real ``anthropic`` SDK against 
 
 from __future__ import annotations
 
+import json
+
 import logging
 import math
 from collections.abc import Iterator
@@ -340,3 +342,20 @@ def test_the_text_counter_counts_once_per_text_and_falls_back_to_the_estimate() 
     # Then one HTTP call served both counts, and the failure gave the calibrated estimate
     assert first == again > 0 and calls == 1
     assert fallback == estimate_tokens(text + " Another clause.", "claude-sonnet-5-5")
+
+
+def test_a_200_that_is_not_json_is_retried_and_the_next_answer_used() -> None:
+    # Given a gateway that answers the first Messages call with an SSE stream (HTTP 200,
+    # text/event-stream), then with the API's JSON message
+    answer = json.dumps(message_reply([text_block("done")], model="claude-sonnet-5-5").body).encode()
+    with _Gateway() as gateway:
+        gateway.inject(Fault(status=200, raw=SSE.encode(), headers={"content-type": "text/event-stream"}),
+                       Fault(status=200, raw=answer, headers={"content-type": "application/json"}))
+        model = ClaudeModel(KEY, "claude-sonnet-5-5", base_url=gateway.url, max_retries=2, timeout=10.0)
+        # When the model is called once
+        response = model.create(_request())
+        calls = gateway.calls("POST", "/v1/messages")
+    # Then the non-JSON 200 was retried like a 5xx (the SDK retries no 200) and the second
+    # answer came back: two requests, one answer
+    assert [b.text for b in response.content if b.type == "text"] == ["done"]
+    assert len(calls) == 2

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.adapters.anthropic_errors import not_json, translated
-from longdoc.adapters.claude import _to_response
+from longdoc.adapters.claude_response import to_response as _to_response
 from longdoc.bulk.ports import BatchInfo, BatchResult
 from longdoc.bulk.requests import model_request
 from longdoc.core.errors import BatchNotFound, ModelRequestError

@@ -70,26 +70,35 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from longdoc.adapters.anthropic_errors import not_json, status_error, translated
 from longdoc.adapters.claude_budget import create_within
 from longdoc.core.errors import ModelUnavailable
-from longdoc.core.messages import AssistantBlock, ModelRequest, ModelResponse, StopReason, Usage, assistant_block
+from longdoc.adapters.claude_response import to_response as _to_response
+from longdoc.core.messages import ModelRequest, ModelResponse
 from longdoc.core.models_catalogue import spec_for
 from longdoc.core.request_rules import model_fields
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from anthropic.types import Message as SdkMessage
+    pass
 
 log = logging.getLogger(__name__)
 
-_STOP_REASONS: frozenset[str] = frozenset(get_args(StopReason))
 #: ``anthropic_version`` Bedrock's Anthropic Messages API requires in the request body.
 BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
 
 Provider = Literal["anthropic", "bedrock"]
+
+
+class _NotJson(Exception):
+    """An HTTP 200 whose body is not JSON, carrying the :class:`ModelUnavailable` it ends as."""
+
+    def __init__(self, error: ModelUnavailable) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class KeySource(Protocol):
@@ -244,7 +253,30 @@ class ClaudeModel:
                 raise status_error(again) from again
 
     def _call(self, kwargs: dict[str, Any], request: ModelRequest, client: Any) -> ModelResponse:
-        """One ``messages.create`` with ``client``; SDK errors other than 401 mapped (see :meth:`create`)."""
+        """One ``messages.create`` with ``client``; SDK errors other than 401 mapped (see :meth:`create`).
+
+        An HTTP 200 whose body is not JSON (a gateway's SSE stream, a proxy's page) is retried
+        like a 5xx, which the SDK does not do for a 200: up to ``max_retries`` more attempts,
+        0.5 s doubling (at most 8 s) between them and within ``timeout_seconds`` when the
+        request has one; what is left is :class:`ModelUnavailable`.
+        """
+        started = time.monotonic()
+        budget = request.timeout_seconds
+        for attempt in range(self.max_retries + 1):
+            left = None if budget is None else max(1.0, budget - (time.monotonic() - started))
+            try:
+                return self._call_once(kwargs, request.model_copy(update={"timeout_seconds": left}), client)
+            except _NotJson as exc:
+                pause = min(0.5 * 2 ** attempt, 8.0)
+                out_of_time = budget is not None and time.monotonic() - started + pause >= budget
+                if attempt == self.max_retries or out_of_time:
+                    raise exc.error from None
+                log.warning("%s; retrying in %.1f s", exc.error, pause)
+                time.sleep(pause)
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    def _call_once(self, kwargs: dict[str, Any], request: ModelRequest, client: Any) -> ModelResponse:
+        """One attempt of :meth:`_call`; a non-JSON 200 raises :class:`_NotJson`."""
         import anthropic
 
         try:
@@ -263,7 +295,7 @@ class ClaudeModel:
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
             raise ModelUnavailable(f"Claude API unreachable ({self.provider}): {exc.message}") from exc
         if isinstance(message, str) or not hasattr(message, "content"):
-            raise not_json(f"Claude API ({self.provider})", raw.headers.get("content-type"), message)
+            raise _NotJson(not_json(f"Claude API ({self.provider})", raw.headers.get("content-type"), message))
         return _to_response(message)
 
     def _kwargs(self, request: ModelRequest) -> dict[str, Any]:
@@ -341,39 +373,3 @@ class ClaudeModel:
                 on_text(text)
             message = events.get_final_message()
         return _to_response(message)
-
-
-def _to_response(message: SdkMessage) -> ModelResponse:
-    """Convert an SDK ``Message`` into our :class:`ModelResponse`.
-
-    Keeps every content block in order: ``text`` and ``tool_use`` typed for the harness,
-    ``thinking`` / ``redacted_thinking`` and any other type kept whole
-    (:func:`longdoc.core.messages.assistant_block`), so the assistant turn can be sent back
-    unchanged (thinking blocks must be, signature included: THINK page). An unknown or
-    missing ``stop_reason`` becomes ``"end_turn"`` with a warning; ``None`` cache token counts
-    become 0; the 1-hour share of cache writes comes from ``usage.cache_creation``;
-    ``stop_details`` (a refusal's ``category`` and ``explanation``) is kept as a dict.
-    """
-    content: list[AssistantBlock] = [assistant_block(block.model_dump(mode="json", exclude_none=True))
-                                     for block in message.content]
-    stop_reason = message.stop_reason
-    if stop_reason not in _STOP_REASONS:
-        log.warning("unknown stop_reason %r from Claude; treating it as end_turn", stop_reason)
-        stop_reason = "end_turn"
-    usage = message.usage
-    split = getattr(usage, "cache_creation", None)
-    details = getattr(message, "stop_details", None)
-    return ModelResponse(
-        id=message.id,
-        stop_details=details.model_dump() if details is not None else None,
-        model=message.model,
-        content=content,
-        stop_reason=stop_reason,
-        usage=Usage(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_creation_input_tokens=usage.cache_creation_input_tokens or 0,
-            cache_read_input_tokens=usage.cache_read_input_tokens or 0,
-            cache_creation_1h_input_tokens=(getattr(split, "ephemeral_1h_input_tokens", 0) or 0) if split else 0,
-        ),
-    )
