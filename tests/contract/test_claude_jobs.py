@@ -7,10 +7,12 @@ and answer with thinking blocks and usage as the model would; a brain
 succeeded *and* that the fake refused nothing: ``fake.rejected`` is empty.
 
 Jobs: extraction with ``search_chunks`` (one session, the real harness), bulk rounds through
-Message Batches, summaries (map, reduce, streamed final; the CLI), triage. Anthropic rows run
-against the strict Messages fake (bulk: the strict Batches fake), Bedrock rows against the
-strict Bedrock fake (extraction and triage; summaries and bulk have no Bedrock path to point
-at a fake: bulk is Anthropic-only, ``wiring`` builds the summary model without a base URL).
+Message Batches, summaries (map, reduce, streamed final; the CLI), triage, and a multi-session
+run whose prompt cache must be read. Anthropic rows run against the strict Messages fake (bulk:
+the strict Batches fake), Bedrock rows against the strict Bedrock fake: extraction and triage on
+every row, summaries on the rows of the Messages-API endpoint (the SDK's mantle client finds the
+fake through ``ANTHROPIC_BEDROCK_MANTLE_BASE_URL``; InvokeModel's event-stream encoding is not
+faked, so Haiku 4.5's streamed final is not run). Bulk is Anthropic-only (Message Batches).
 
 Tests marked :data:`tests.contract.support.pending` need issue 25's product changes (H1, H2);
 flip :data:`~tests.contract.support.AWAITING_ISSUE_25` once they are merged. What fails before
@@ -296,3 +298,32 @@ def test_seventy_percent_of_a_multi_session_runs_input_is_read_from_cache(aws_st
     for request in fake.calls("POST", "/v1/messages"):
         first_text = request.body["messages"][0]["content"][0]["text"]
         assert '"$247.83"' in first_text and first_text.index('"$247.83"') < first_text.index("<chunk-")
+
+
+# --------------------------------------------------------------------------- summaries on Bedrock
+
+
+@pytest.mark.parametrize("row", [r for r in BEDROCK if r.endpoint == "messages"], ids=row_id)
+def test_summaries_keep_the_contract_on_bedrocks_messages_endpoint(home, monkeypatch, capsys, fresh_aws_session,
+                                                                   row: ModelSpec) -> None:
+    # Given the strict Bedrock fake (streaming on) as the Messages-API Bedrock endpoint, which the
+    # SDK's mantle client finds through ANTHROPIC_BEDROCK_MANTLE_BASE_URL, and a summarising brain
+    shaped = ClaudeShaped()
+    # local mode runs the summary state machine under moto, whose mock sets its own fake AWS keys
+    # (moto.core.models: FOOBARKEY / FOOBARSECRET): the SDK signs with those inside the steps
+    with enable_streaming(StrictBedrock(shaped, access_key="FOOBARKEY", secret_key="FOOBARSECRET")) as fake:
+        add_policy(home, sections=8)
+        monkeypatch.setenv("LONGDOC_MODEL_PROVIDER", "bedrock")
+        monkeypatch.setenv("LONGDOC_CLAUDE_MODEL", row.id)
+        monkeypatch.setenv("ANTHROPIC_BEDROCK_MANTLE_BASE_URL", fake.mantle_url)
+        monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+        wiring.reset()
+        # When an eight-section policy is summarised (map, reduce, streamed final)
+        code = main(["summarize", "policy", "--json"])
+        out, err = capsys.readouterr()
+    # Then nothing was refused or badly signed, and the summary came out of all three stages
+    assert refusals(fake) == [] and fake.bad_signatures == 0
+    assert code == 0, err
+    assert json.loads(out)["text"].strip()
+    assert {"map", "reduce", "final"} <= set(shaped.kinds)
+    assert fake.paths and all(p.startswith(MESSAGES_PATHS) for p in fake.paths), fake.paths

@@ -341,7 +341,7 @@ def _streaming_handler(base: type, fake: FakeAnthropic) -> type:
                 self.rfile = io.BytesIO(raw)
                 return super()._handle()
             recorded = RecordedRequest(self.command, urlsplit(self.path).path, {},
-                                       {k.lower(): v for k, v in self.headers.items()}, body, len(raw), None)
+                                       {k.lower(): v for k, v in self.headers.items()}, body, len(raw), None, raw)
             with fake.lock:
                 fake.requests.append(recorded)
             answer = fake.reply(recorded)
