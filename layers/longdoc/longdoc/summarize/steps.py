@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from longdoc.core.documents import load_chunks
+from longdoc.core.errors import short_cause
 from longdoc.core.ports import BlobStore, StreamingModel, TokenCounter
 from longdoc.core.tokens import document_measure, estimate_tokens
 from longdoc.summarize import store
@@ -215,7 +216,12 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
 
 
 def fail(deps: SummaryDeps, summary_id: str, error: str, cause: str) -> SummaryRecord:
-    """Record a failed run (status FAILED with the error); its stored partials stay for the resume."""
+    """Record a failed run (status FAILED with the error); its stored partials stay for the resume.
+
+    The cause is stored as its readable part (:func:`longdoc.core.errors.short_cause`: the
+    Lambda error payload's ``"errorType: errorMessage"``, stack trace dropped, at most 2,000
+    characters), so the record, the API and the CLI show one line.
+    """
     record = store.load_record(deps.blobs, summary_id)
     return store.save_record(deps.blobs, record.model_copy(update={"status": "FAILED", "error": error,
-                                                                   "cause": cause[:2000]}))
+                                                                   "cause": short_cause(cause)[:2000]}))
