@@ -92,6 +92,33 @@ class Outcome:
         self.model = response.model
 
 
+class Meter:
+    """A :class:`~longdoc.core.ports.StreamingModel` that adds up the usage of every reply it returns.
+
+    A step runs its calls through one, so when a follow-up call fails (a correction or re-ask
+    answered by a non-JSON 200: ``ModelUnavailable``, the step retried) the replies already
+    billed are still known (``usage``, tokens) and can be recorded
+    (:func:`longdoc.summarize.store.add_spent`). Errors of the wrapped model propagate unchanged.
+    """
+
+    def __init__(self, model: StreamingModel) -> None:
+        self.model = model
+        self.name = model.name
+        self.usage = Usage()
+
+    def create(self, request: ModelRequest) -> ModelResponse:
+        """The wrapped model's reply, its usage counted."""
+        response = self.model.create(request)
+        self.usage = self.usage.add(response.usage)
+        return response
+
+    def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        """The wrapped model's streamed reply, its usage counted."""
+        response = self.model.stream(request, on_text)
+        self.usage = self.usage.add(response.usage)
+        return response
+
+
 def _tool_inputs(response: ModelResponse) -> list[dict[str, Any]]:
     inputs = [b.input for b in tool_uses(response, SUMMARY_TOOL)]
     if not inputs and response.stop_reason == "refusal":
