@@ -225,6 +225,29 @@ def test_streaming_sends_the_thinking_block_with_its_signature(fake: StrictClaud
     assert send(fake, messages=follow).stop_reason == "end_turn"
 
 
+def test_a_thinking_block_replayed_behind_changed_tools_or_system_fails(fake: StrictClaude) -> None:
+    # PRES (https://platform.claude.com/docs/en/build-with-claude/preserved-thinking): a returned
+    # thinking block is checked against the prefix before it, top-level system, tools and earlier
+    # messages; a changed prefix makes it invalid (a 400 by default for accounts from 31 Aug 2026).
+    # Given a text answer with its thinking block, to a request with no tools and one system prompt
+    system = [{"type": "text", "text": "You summarise."}]
+    first = turn(send(fake, system=system))
+    assert [b["type"] for b in first] == ["thinking", "text"]
+    follow = [*HI, {"role": "assistant", "content": first}, {"role": "user", "content": "fix line 2"}]
+    # When it is replayed behind the same prefix, then it passes
+    assert send(fake, messages=follow, system=system).stop_reason == "end_turn"
+    # But behind added tools, or a changed system prompt, it fails on its signature
+    for name, changed in {"tools added": dict(system=system, tools=TOOLS),
+                          "system changed": dict(system=[{"type": "text", "text": "You summarise briefly."}])}.items():
+        with pytest.raises(anthropic.BadRequestError) as caught:
+            send(fake, messages=follow, **changed)
+        assert "messages.1.content.0: Invalid `signature` in `thinking` block" in caught.value.body["error"]["message"], name
+    # And the text alone (no thinking block: a turn without tool calls need not carry it) passes with the tools
+    text_only = [*HI, {"role": "assistant", "content": first[1:]}, {"role": "user", "content": "fix line 2"}]
+    assert send(fake, messages=text_only, system=system, tools=TOOLS).stop_reason is not None
+    assert len(fake.rejected) == 2
+
+
 def big_system(words: int = 600, ttl: str | None = None) -> list[dict[str, Any]]:
     """One system block of ``words`` words with a cache breakpoint (about 1.6 tokens a word here)."""
     mark = {"type": "ephemeral", **({"ttl": ttl} if ttl else {})}

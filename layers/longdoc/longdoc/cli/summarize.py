@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from longdoc.cli.common import REPO_ROOT, page_cell
+from longdoc.cli.common import REPO_ROOT, failure_line, page_cell
 from longdoc.core.errors import CliError
 from longdoc.core.text import one_line
 from longdoc.local.lambda_runtime import load_handler
@@ -48,8 +48,8 @@ def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
             execution = machine.wait(record.execution_arn or "")
             if execution.status != "SUCCEEDED":
                 view = summary_view(blobs, record.summary_id)
-                raise CliError(f"summary {record.summary_id} failed: {view.get('error') or execution.error}: "
-                               f"{one_line(view.get('cause') or execution.cause or '', 300)} (run the same command "
+                reason = failure_line(view.get("error") or execution.error, view.get("cause") or execution.cause)
+                raise CliError(f"summary {record.summary_id} failed: {one_line(reason, 300)} (run the same command "
                                "again to resume; finished groups are kept)")
         elif stream_to is not None:
             stream_to.write(summary_view(blobs, record.summary_id).get("text", "") + "\n")

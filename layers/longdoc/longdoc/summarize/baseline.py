@@ -74,6 +74,11 @@ def _candidates(prompt: str) -> tuple[list[tuple[str, list[str]]], list[dict[str
     return out, defined
 
 
+def _unmarked(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``blocks`` without their ``cache_control`` marks: the baseline's token estimate reads the text, not the marks."""
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in blocks]
+
+
 class SummaryBaselineModel:
     """Deterministic extractive summariser behind the model port (see the module docstring)."""
 
@@ -99,7 +104,7 @@ class SummaryBaselineModel:
         digest = hashlib.sha256(prompt.encode()).hexdigest()[:16]
         return ModelResponse(id=f"msg_summary_baseline_{digest}", model=self.name, content=content,
                              stop_reason=stop,
-                             usage=Usage(input_tokens=estimate_tokens(prompt + json.dumps(request.system)),
+                             usage=Usage(input_tokens=estimate_tokens(prompt + json.dumps(_unmarked(request.system))),
                                          output_tokens=used))
 
     def create(self, request: ModelRequest) -> ModelResponse:

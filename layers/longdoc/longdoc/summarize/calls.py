@@ -5,6 +5,25 @@ streamed text (``- statement [3.2]`` lines) whose failing lines are corrected th
 same tool. Corrections are positional: the model returns one statement per failed one, in
 order, an empty text withdrawing it; a correction that still fails, or is withdrawn or
 missing, is dropped and reported, never stored as verified.
+
+No request replays a thinking block behind a changed prefix. A returned thinking block is
+checked against everything before it (top-level ``system``, ``tools`` and the earlier
+``messages``); when that changed, the block is invalid: a 400, or dropped (enforced by default
+for accounts created on or after 31 August 2026,
+https://platform.claude.com/docs/en/build-with-claude/preserved-thinking). So:
+
+* a map or reduce correction extends the request that got the answer (same ``system``, same
+  ``tools``, the messages only appended to) and carries the reply's blocks as received,
+  thinking included: it must, since the reply ends in ``tool_use`` and the next turn holds its
+  ``tool_result`` (thinking goes back with tool results;
+  https://platform.claude.com/docs/en/build-with-claude/context-windows);
+* the final synthesis is streamed with no tools (a text answer), and its correction has to add
+  ``record_summary``: a changed prefix. Its correction therefore replays the reply as its
+  visible text only (thinking and any other block left out: a text turn followed by a new user
+  turn need not carry its thinking, which the API strips from earlier turns anyway) and quotes
+  the failed statements in the user turn after it. The other way, giving the final request
+  the tool too, was not taken: the model could then answer the final in a tool call instead of
+  the streamed text the reader watches, and the tool's own description says to answer through it.
 """
 
 from __future__ import annotations
@@ -14,14 +33,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longdoc.core.conversation import check_conversation
-from longdoc.core.errors import ModelAnswerMissing, ModelRefused, StatementError
+from longdoc.core.errors import ConversationMalformed, ModelAnswerMissing, ModelRefused, StatementError
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
 from longdoc.core.ports import Model, StreamingModel
 from longdoc.core.tool_answer import ask_for_tool, tool_uses
 from longdoc.core.values import exact_values
 from longdoc.summarize.checks import check_statement, resolve_cite
 from longdoc.summarize.models import Dropped, ExactValue, Statement, ValueKind
-from longdoc.summarize.prompt import SUMMARY_TOOL, correction_text, parse_lines
+from longdoc.summarize.prompt import SUMMARY_TOOL, correction_text, parse_lines, summary_tools
 from longdoc.summarize.units import Piece, SectionIndex
 
 Raw = tuple[str, list[str]]
@@ -73,6 +92,33 @@ class Outcome:
         self.model = response.model
 
 
+class Meter:
+    """A :class:`~longdoc.core.ports.StreamingModel` that adds up the usage of every reply it returns.
+
+    A step runs its calls through one, so when a follow-up call fails (a correction or re-ask
+    answered by a non-JSON 200: ``ModelUnavailable``, the step retried) the replies already
+    billed are still known (``usage``, tokens) and can be recorded
+    (:func:`longdoc.summarize.store.add_spent`). Errors of the wrapped model propagate unchanged.
+    """
+
+    def __init__(self, model: StreamingModel) -> None:
+        self.model = model
+        self.name = model.name
+        self.usage = Usage()
+
+    def create(self, request: ModelRequest) -> ModelResponse:
+        """The wrapped model's reply, its usage counted."""
+        response = self.model.create(request)
+        self.usage = self.usage.add(response.usage)
+        return response
+
+    def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
+        """The wrapped model's streamed reply, its usage counted."""
+        response = self.model.stream(request, on_text)
+        self.usage = self.usage.add(response.usage)
+        return response
+
+
 def _tool_inputs(response: ModelResponse) -> list[dict[str, Any]]:
     inputs = [b.input for b in tool_uses(response, SUMMARY_TOOL)]
     if not inputs and response.stop_reason == "refusal":
@@ -97,9 +143,17 @@ def _correct(model: Model, request: ModelRequest, turn: list[Message], failed: l
     The correction is asked for through the tool like the first answer
     (:func:`longdoc.core.tool_answer.ask_for_tool`: one re-ask when no call comes back); when
     none comes back at all, every failed statement is dropped with that reason (reported, never
-    stored as verified)."""
-    retry = request.model_copy(update={"messages": [*request.messages, *turn], "tools": request.tools or [_tool()],
-                                       "tool_choice": {"type": "auto"}})
+    stored as verified). A request without tools (the final synthesis) gets ``record_summary``
+    here, so ``turn`` must then hold no thinking block (module docstring): raises
+    :class:`~longdoc.core.errors.ConversationMalformed` (a harness bug) when it does.
+    """
+    if not request.tools and any(isinstance(m.content, list) and any(
+            isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking") for b in m.content)
+            for m in turn):
+        raise ConversationMalformed(f"summary {stage}: correction: a request that adds tools must not replay "
+                                    "thinking blocks (their prefix changed)")
+    retry = request.model_copy(update={"messages": [*request.messages, *turn],
+                                       "tools": request.tools or summary_tools(), "tool_choice": {"type": "auto"}})
     check_conversation(retry.messages, f"summary {stage}: correction")
     try:
         answer = ask_for_tool(model, retry, SUMMARY_TOOL, f"summary {stage} correction")
@@ -121,12 +175,6 @@ def _correct(model: Model, request: ModelRequest, turn: list[Message], failed: l
         outcome.statements += [s for s in ok if all(s.text != o.text for o in outcome.statements)]
         outcome.dropped += [Dropped(text=t, sections=s, reason=f"still failing after a correction: {r}", stage=stage)
                             for (t, s), r in still]
-
-
-def _tool() -> dict[str, Any]:
-    from longdoc.summarize.prompt import SUMMARY_TOOL_DEF
-
-    return SUMMARY_TOOL_DEF
 
 
 def tool_call(model: Model, request: ModelRequest, checker: Checker, stage: str) -> Outcome:
@@ -168,8 +216,10 @@ def streamed_call(model: StreamingModel, request: ModelRequest, checker: Checker
                   on_text: Callable[[str], None]) -> Outcome:
     """The final synthesis: streamed text (each delta to ``on_text`` as it arrives), parsed into lines, checked, corrected.
 
-    The correction turn carries the reply as received: its blocks (thinking included, before the
-    text) when it holds any other than text, else its text (``(no text)`` when empty).
+    The correction request adds the ``record_summary`` tool to a request that had none, a
+    changed prefix, so its assistant turn is the reply's visible text only (``(no text)`` when
+    empty), never its thinking block (module docstring), and the user turn after it quotes the
+    failed statements with their reasons.
     """
     outcome = Outcome()
     response = model.stream(request, on_text)
@@ -180,10 +230,7 @@ def streamed_call(model: StreamingModel, request: ModelRequest, checker: Checker
     outcome.statements, failed = checker.split(parse_lines(outcome.text))
     if failed:
         text = correction_text([(t, r) for (t, _), r in failed]) + _positional(len(failed))
-        plain = all(isinstance(b, TextBlock) for b in response.content)
-        said: str | list[dict[str, Any]] = (outcome.text or "(no text)") if plain else [
-            b.model_dump() for b in response.content]
-        turn = [Message(role="assistant", content=said), Message(role="user", content=text)]
+        turn = [Message(role="assistant", content=outcome.text or "(no text)"), Message(role="user", content=text)]
         _correct(model, request, turn, failed, checker, outcome, "final")
     return outcome
 

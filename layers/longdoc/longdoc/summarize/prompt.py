@@ -7,6 +7,15 @@ they are data, never instructions. Each document piece opens with its header lin
 (``- statement [3.2; 4.1]``), parsed by :func:`parse_lines`. No call forces the tool
 (``tool_choice`` is ``auto``: current models reject a forced one); each request names its
 job (:data:`JOBS`).
+
+Prompt caching: the static prefix (the tool definition, then the system prompt: about 650
+tokens, over Sonnet 5.5's 512-token minimum, byte-identical in every map and reduce call and
+every correction of a summary, and across summaries) ends in two ``cache_control``
+breakpoints, one on the last tool and one on the system block, as the extraction prompt does
+(:mod:`longdoc.extract.prompt`); the document text after it differs per call and is not
+marked. Two of the four breakpoints a request may carry
+(https://platform.claude.com/docs/en/build-with-claude/prompt-caching). The marks are the
+only change to the request: the text every call sends is as before.
 """
 
 from __future__ import annotations
@@ -73,6 +82,20 @@ SUMMARY_TOOL_DEF: dict[str, Any] = {
     },
 }
 
+CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
+"""``cache_control`` of a block that ends the cached prefix (5-minute TTL, the default)."""
+
+
+def summary_tools() -> list[dict[str, Any]]:
+    """The ``tools`` of a summary call: :data:`SUMMARY_TOOL_DEF` with the prefix's first breakpoint (a fresh copy)."""
+    return [{**SUMMARY_TOOL_DEF, "cache_control": dict(CACHE_BREAKPOINT)}]
+
+
+def summary_system() -> list[dict[str, Any]]:
+    """The ``system`` of a summary call: :data:`SYSTEM` as one text block ending the cached prefix (a fresh copy)."""
+    return [{"type": "text", "text": SYSTEM, "cache_control": dict(CACHE_BREAKPOINT)}]
+
+
 _LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+(?P<text>.+?)\s*\[(?P<cites>[^\[\]]+)\]\s*[.;]?\s*$")
 
 
@@ -95,8 +118,9 @@ JOBS: dict[Kind, str] = {"map": "summarize_map", "reduce": "summarize_reduce", "
 def _request(context: str, task: str, kind: Kind, tool: bool) -> ModelRequest:
     """One summary request: ``tool_choice`` auto (current models reject a forced choice, S55-NEW);
     the task and the tool's description say to answer by calling the tool, and the harness
-    re-asks once when no call comes back (:func:`longdoc.core.tool_answer.ask_for_tool`)."""
-    return ModelRequest(system=[{"type": "text", "text": SYSTEM}], tools=[SUMMARY_TOOL_DEF] if tool else [],
+    re-asks once when no call comes back (:func:`longdoc.core.tool_answer.ask_for_tool`).
+    ``system`` and ``tools`` carry the prefix's breakpoints (module docstring)."""
+    return ModelRequest(system=summary_system(), tools=summary_tools() if tool else [],
                         tool_choice={"type": "auto"}, job=JOBS[kind],
                         messages=[Message(role="user", content=f"{context}\n\nTASK ({kind}):\n{task}")],
                         max_tokens=MAX_TOKENS[kind])

@@ -3,21 +3,24 @@
 Every step reads what it needs from the stores and writes its result there, returning only
 ids and counters. A step whose output is already stored returns it without calling the
 model again, so a killed or failed run resumes where it stopped (finished groups and
-reduce batches are never redone).
+reduce batches are never redone). A failed attempt's billed replies are not lost: their usage
+is kept per step (:func:`_metered`) and added to what the step finally stores.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from longdoc.core.documents import load_chunks
+from longdoc.core.errors import short_cause
 from longdoc.core.ports import BlobStore, StreamingModel, TokenCounter
 from longdoc.core.tokens import document_measure, estimate_tokens
 from longdoc.summarize import store
-from longdoc.summarize.calls import Checker, group_values, streamed_call, tool_call
+from longdoc.summarize.calls import Checker, Meter, group_values, streamed_call, tool_call
 from longdoc.summarize.models import ExactValue, Partial, Plan, Statement, SummaryRecord
 from longdoc.summarize.prompt import final_request, map_request, reduce_request, statement_line
 from longdoc.summarize.result import build_result
@@ -76,6 +79,23 @@ def plan(deps: SummaryDeps, summary_id: str) -> dict[str, Any]:
             "map_concurrency": s.summary_map_concurrency, "level": 0}
 
 
+@contextmanager
+def _metered(deps: SummaryDeps, key: str) -> Iterator[Meter]:
+    """The step's model, its replies' usage counted; when the step fails, that usage is added to
+    the step's spent usage (:func:`longdoc.summarize.store.add_spent`) before the error goes on.
+
+    So a reply that was billed and then lost (its follow-up call failed, the step is retried)
+    still counts in the summary's usage: the step that finally stores its output adds
+    :func:`~longdoc.summarize.store.load_spent` to its own.
+    """
+    meter = Meter(deps.model)
+    try:
+        yield meter
+    except BaseException:
+        store.add_spent(deps.blobs, key, meter.usage)
+        raise
+
+
 def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
     """Summarise group ``index`` (one call plus at most one correction) unless its partial is stored.
 
@@ -91,11 +111,13 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
     pieces = doc.index.pieces_for(group.chunk_ids)
     request = map_request(pieces, doc.record.source, doc.record.request.length, doc.record.request.focus)
     checker = Checker(doc.index, set(group.section_ids), prefer_chunks=set(group.chunk_ids))
-    outcome = tool_call(deps.model, request, checker, stage=f"map {index}")
-    partial = Partial(key=key, rank=group.rank, statements=outcome.statements,
-                      exact_values=group_values(outcome.values, pieces, doc.index), dropped=outcome.dropped,
-                      usage=outcome.usage, calls=outcome.calls, corrections=outcome.corrections, model=outcome.model)
-    store.save_partial(deps.blobs, key, partial)
+    with _metered(deps, key) as model:
+        outcome = tool_call(model, request, checker, stage=f"map {index}")
+        partial = Partial(key=key, rank=group.rank, statements=outcome.statements,
+                          exact_values=group_values(outcome.values, pieces, doc.index), dropped=outcome.dropped,
+                          usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
+                          corrections=outcome.corrections, model=outcome.model)
+        store.save_partial(deps.blobs, key, partial)
     return {"summary_id": summary_id, "index": index, "cached": False, "statements": len(partial.statements),
             "dropped": len(partial.dropped)}
 
@@ -153,11 +175,12 @@ def _reduce_batch(deps: SummaryDeps, doc: _Doc, key: str, batch: list[Partial]) 
     values = merge_values(batch)
     statements = [s for p in batch for s in p.statements]
     request = reduce_request([p.statements for p in batch], doc.record.request.length, doc.record.request.focus)
-    outcome = tool_call(deps.model, request, _checker(doc, statements, values), stage=key)
-    store.save_partial(deps.blobs, key, Partial(
-        key=key, rank=min(p.rank for p in batch), statements=outcome.statements, exact_values=values,
-        dropped=outcome.dropped, usage=outcome.usage, calls=outcome.calls, corrections=outcome.corrections,
-        model=outcome.model))
+    with _metered(deps, key) as model:
+        outcome = tool_call(model, request, _checker(doc, statements, values), stage=key)
+        store.save_partial(deps.blobs, key, Partial(
+            key=key, rank=min(p.rank for p in batch), statements=outcome.statements, exact_values=values,
+            dropped=outcome.dropped, usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
+            corrections=outcome.corrections, model=outcome.model))
 
 
 def reduce_level(deps: SummaryDeps, summary_id: str, level: int) -> dict[str, Any]:
@@ -195,27 +218,35 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
                 "dropped": len(done["dropped"])}
     doc = _load(deps, summary_id)
     length, focus = doc.record.request.length, doc.record.request.focus
-    if doc.plan.mode == "single":
-        pieces = doc.index.pieces_for([c for g in doc.plan.groups for c in g.chunk_ids])
-        values = group_values([], pieces, doc.index)
-        checker = Checker(doc.index, {p.section_id for p in pieces}, _terms(values))
-        outcome = streamed_call(deps.model, map_request(pieces, doc.record.source, length, focus, final=True),
-                                checker, on_text)
-    else:
-        inputs = level_partials(deps.blobs, summary_id, level, doc.plan)
-        values = merge_values(inputs)
-        statements = [s for p in inputs for s in p.statements]
-        outcome = streamed_call(deps.model, final_request([p.statements for p in inputs], length, focus),
-                                _checker(doc, statements, values), on_text)
-    result = build_result(deps.blobs, doc.record, doc.plan, level, outcome, values, deps.settings)
-    store.save_result(deps.blobs, summary_id, result)
+    key = store.result_key(summary_id)
+    with _metered(deps, key) as model:
+        if doc.plan.mode == "single":
+            pieces = doc.index.pieces_for([c for g in doc.plan.groups for c in g.chunk_ids])
+            values = group_values([], pieces, doc.index)
+            checker = Checker(doc.index, {p.section_id for p in pieces}, _terms(values))
+            outcome = streamed_call(model, map_request(pieces, doc.record.source, length, focus, final=True),
+                                    checker, on_text)
+        else:
+            inputs = level_partials(deps.blobs, summary_id, level, doc.plan)
+            values = merge_values(inputs)
+            statements = [s for p in inputs for s in p.statements]
+            outcome = streamed_call(model, final_request([p.statements for p in inputs], length, focus),
+                                    _checker(doc, statements, values), on_text)
+        outcome.usage = outcome.usage.add(store.load_spent(deps.blobs, key))
+        result = build_result(deps.blobs, doc.record, doc.plan, level, outcome, values, deps.settings)
+        store.save_result(deps.blobs, summary_id, result)
     store.save_record(deps.blobs, doc.record.model_copy(update={"status": "SUCCEEDED", "model": result["model"]}))
     return {"summary_id": summary_id, "status": "SUCCEEDED", "statements": len(result["statements"]),
             "dropped": len(result["dropped"])}
 
 
 def fail(deps: SummaryDeps, summary_id: str, error: str, cause: str) -> SummaryRecord:
-    """Record a failed run (status FAILED with the error); its stored partials stay for the resume."""
+    """Record a failed run (status FAILED with the error); its stored partials stay for the resume.
+
+    The cause is stored as its readable part (:func:`longdoc.core.errors.short_cause`: the
+    Lambda error payload's ``"errorType: errorMessage"``, stack trace dropped, at most 2,000
+    characters), so the record, the API and the CLI show one line.
+    """
     record = store.load_record(deps.blobs, summary_id)
     return store.save_record(deps.blobs, record.model_copy(update={"status": "FAILED", "error": error,
-                                                                   "cause": cause[:2000]}))
+                                                                   "cause": short_cause(cause)[:2000]}))

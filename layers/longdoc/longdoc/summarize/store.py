@@ -2,7 +2,8 @@
 
 ``summaries/<summary_id>/record.json`` (:class:`SummaryRecord`), ``plan.json``
 (:class:`Plan`), ``map/<group>.json`` and ``reduce/<level>/<batch>.json``
-(:class:`Partial`), ``result.json`` (the final result). A partial is written once, whole
+(:class:`Partial`), ``result.json`` (the final result), ``spent/<key of the step's output>`` (the usage of
+replies billed by failed attempts of a step, :func:`add_spent`). A partial is written once, whole
 (the blob store's puts are atomic), so a killed run resumes without redoing it. Only ids
 and counters travel through the state machine.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from longdoc.core.clock import utc_now
 from longdoc.core.errors import NotFound
+from longdoc.core.messages import Usage
 from longdoc.core.ports import BlobStore
 from longdoc.summarize.models import Partial, Plan, SummaryRecord
 
@@ -97,3 +99,26 @@ def load_result(blobs: BlobStore, summary_id: str) -> dict[str, Any] | None:
 def save_result(blobs: BlobStore, summary_id: str, result: dict[str, Any]) -> None:
     """Store the final result as JSON (UTF-8, non-ASCII kept)."""
     blobs.put(result_key(summary_id), json.dumps(result, ensure_ascii=False, indent=1).encode("utf-8"))
+
+
+def spent_key(step_key: str) -> str:
+    """Key of the usage billed by failed attempts of the step that writes ``step_key``:
+    ``summaries/<id>/map/00003.json`` -> ``summaries/<id>/spent/map/00003.json`` (reduce batches and
+    the result likewise)."""
+    root, summary_id, rest = step_key.split("/", 2)
+    return f"{root}/{summary_id}/spent/{rest}"
+
+
+def load_spent(blobs: BlobStore, step_key: str) -> Usage:
+    """The usage billed by failed attempts of that step (tokens; zero when none failed after a billed reply)."""
+    key = spent_key(step_key)
+    return Usage.model_validate_json(blobs.get(key)) if blobs.exists(key) else Usage()
+
+
+def add_spent(blobs: BlobStore, step_key: str, usage: Usage) -> None:
+    """Add ``usage`` (the replies a failed attempt got before it failed) to that step's spent usage.
+
+    One writer per step (a step's attempts run one after another), so read-add-write is safe.
+    """
+    if usage.prompt_tokens() or usage.output_tokens:
+        blobs.put(spent_key(step_key), load_spent(blobs, step_key).add(usage).model_dump_json().encode())
