@@ -10,10 +10,12 @@ that holds only what a *priming* request wrote (batch items do not read each oth
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import json
 import logging
 import math
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +26,14 @@ from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.adapters.batches import AnthropicBatches
 from longdoc.adapters.bulk_store import SqliteBulkStore
 from longdoc.bulk.driver import run_rounds
+from longdoc.cli.bulk import print_status
 from longdoc.bulk.plan import BulkLimits
 from longdoc.bulk.requests import model_request
 from longdoc.bulk.runs import Stores, bulk_status
-from longdoc.bulk.steps import BulkDeps, create_bulk, prepare, prime
+from longdoc.bulk.steps import BulkDeps, create_bulk, poll_prime, prepare, prime
 from longdoc.bulk.submit import PRIME_TEXT
 from longdoc.extract.catalogue import load_catalogue
-from longdoc.extract.runs import start_run
+from longdoc.extract.runs import run_result, start_run
 from longdoc.extract.session import Deps
 from tests.fakes.batches_server import FakeBatches
 
@@ -61,6 +64,7 @@ class BatchCache:
     def __init__(self) -> None:
         self.written: set[str] = set()
         self.priming_requests: list[dict[str, Any]] = []
+        self.priming_usage: dict[str, Any] | None = None  # the priming result's usage (default: from the prefix)
 
     def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
         key, tokens = _prefix(params)
@@ -70,8 +74,8 @@ class BatchCache:
             self.written.add(key)
             return {"id": "msg_prime", "type": "message", "role": "assistant", "model": params["model"],
                     "content": [{"type": "text", "text": "OK"}], "stop_reason": "end_turn", "stop_sequence": None,
-                    "usage": {"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": tokens,
-                              "cache_read_input_tokens": 0}}
+                    "usage": self.priming_usage or {"input_tokens": 10, "output_tokens": 1,
+                                                    "cache_creation_input_tokens": tokens, "cache_read_input_tokens": 0}}
         response = OfflineBaselineModel().create(model_request(params))
         body = {"type": "message", "role": "assistant", "stop_sequence": None,
                 **response.model_dump(mode="json", exclude={"usage"})}
@@ -163,6 +167,48 @@ def test_a_round_is_primed_by_a_one_request_batch_that_ends_first(aws_stack, ing
     # And each item's billed usage is kept
     usage = deps.store.query(f"bulk#{bulk_id}", "usage#0000#")
     assert len(usage) == 3 and all(body["read"] > 0 and body["write"] == 0 for _, body in usage)
+
+
+def test_the_priming_batches_usage_and_cost_count_in_the_jobs_cost(aws_stack, ingested_contract, fake, cache,
+                                                                   tmp_path) -> None:
+    # Given priming results billed as the API bills them: 10 input tokens, the shared prefix written
+    # with the 1-hour TTL (3,000 tokens), 1 output token
+    cache.priming_usage = {"input_tokens": 10, "output_tokens": 1, "cache_creation_input_tokens": 3000,
+                           "cache_read_input_tokens": 0,
+                           "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 3000}}
+    deps = _deps(fake, tmp_path)
+    bulk_id = _bulk(deps, ingested_contract, 2)
+    # When the job runs to its end
+    run_rounds(deps, bulk_id, sleep=lambda _: None)
+    status = bulk_status(Stores.of(deps), bulk_id)
+    # Then each primed round's priming usage was kept once, with the model it ran on
+    primed = len(deps.store.query(f"bulk#{bulk_id}", "prime#"))
+    kept = deps.store.query(f"bulk#{bulk_id}", "primeusage#")
+    assert primed >= 1 and len(kept) == primed == len(cache.priming_requests)
+    assert kept[0][1]["model"] == MODEL and kept[0][1]["usage"]["cache_creation_1h_input_tokens"] == 3000
+    # And it is shown apart: Sonnet 5.5 at 2 USD/MTok input, 4 USD/MTok 1-hour writes, 10 USD/MTok output:
+    # (10 x 2 + 3000 x 4 + 1 x 10) / 1e6 = 0.012030 USD a request, half that at batch prices
+    assert status["priming"] == {
+        "batches": primed, "sync_cost_usd": str(Decimal("0.012030") * primed),
+        "cost_usd": str(Decimal("0.006015") * primed),
+        "usage": {"input_tokens": 10 * primed, "output_tokens": primed, "cache_creation_input_tokens": 3000 * primed,
+                  "cache_read_input_tokens": 0, "cache_creation_1h_input_tokens": 3000 * primed}}
+    # And the job's cost and usage include it, on top of the items' (the runs' usage at batch prices)
+    runs = [run_result(deps.extract.state, item["run_id"]) for _, item in deps.store.query(f"bulk#{bulk_id}", "run#")]
+    items = sum(Decimal(r["cost_usd"]) for r in runs)
+    assert status["sync_cost_usd"] == str((items + Decimal("0.012030") * primed).quantize(Decimal("0.000001")))
+    assert status["cost_usd"] == str((items / 2 + Decimal("0.006015") * primed).quantize(Decimal("0.000001")))
+    assert status["usage"]["cache_creation_1h_input_tokens"] == 3000 * primed + sum(
+        r["usage"]["cache_creation_1h_input_tokens"] for r in runs)
+    assert status["usage"]["output_tokens"] == primed + sum(r["usage"]["output_tokens"] for r in runs)
+    # And `longdoc bulk status` shows it on a line of its own
+    table = io.StringIO()
+    print_status(status, table)
+    assert (f"  priming: {primed} one-request batches, {status['priming']['cost_usd']} USD at batch prices "
+            f"(synchronous: {status['priming']['sync_cost_usd']} USD), included in the cost") in table.getvalue()
+    # And a re-run PollPriming (a retry, a redrive) records it no second time
+    assert poll_prime(deps, bulk_id, 0, 0)["ended"] is True
+    assert bulk_status(Stores.of(deps), bulk_id)["priming"] == status["priming"]
 
 
 def test_a_primed_round_that_reads_nothing_is_flagged(aws_stack, ingested_contract, fake, cache, tmp_path,

@@ -7,13 +7,18 @@ once. ``hit_rate`` is the share of the round's items that read anything from the
 ``read_share`` the share of their input tokens read from it. A round that was primed
 (``prime#<round>``, :mod:`longdoc.bulk.submit`) and whose items read nothing is a miss worth a
 warning: the prefix the priming batch wrote was not the items' prefix, or it expired.
+
+The priming batch's own result is billed like any batch request (it writes the shared prefix at
+the 1-hour rate), so its usage is kept too (``primeusage#<round>``, :func:`record_priming`, once
+the batch has ended) and priced into the job's cost (:func:`priming_usage`,
+:func:`longdoc.bulk.runs.bulk_status`, where it is also shown apart as ``priming``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from longdoc.bulk.ports import BulkStore
+from longdoc.bulk.ports import BatchClient, BulkStore
 from longdoc.core.messages import Usage
 
 
@@ -48,3 +53,28 @@ def round_cache(store: BulkStore, bulk_id: str, round_number: int) -> dict[str, 
 def rounds_cache(store: BulkStore, bulk_id: str) -> list[dict[str, Any]]:
     """Every harvested round's :func:`round_cache` figures, in round order."""
     return [body for _, body in store.query(f"bulk#{bulk_id}", "cache#")]
+
+
+def record_priming(store: BulkStore, batches: BatchClient, bulk_id: str, round_number: int, model: str) -> bool:
+    """Keep the billed usage of round ``round_number``'s priming batch (ended) once, as
+    ``primeusage#<round>``: ``{"batch_id", "model", "usage"}`` (every :class:`Usage` field, tokens,
+    summed over its ``succeeded`` results: one; an errored or expired one is not billed and adds
+    nothing). Returns whether this call recorded it (False: recorded already, or the round has no
+    priming batch). Raises the client's errors (a retried step records it then)."""
+    pk = f"bulk#{bulk_id}"
+    prime = store.get(pk, f"prime#{round_number:04d}")
+    if prime is None or store.get(pk, f"primeusage#{round_number:04d}") is not None:
+        return False
+    usage = Usage()
+    for result in batches.results(str(prime["batch_id"])):
+        if result.type == "succeeded" and result.response is not None:
+            usage = usage.add(result.response.usage)
+    store.put(pk, f"primeusage#{round_number:04d}", {"batch_id": prime["batch_id"], "model": model,
+                                                      "usage": usage.model_dump()})
+    return True
+
+
+def priming_usage(store: BulkStore, bulk_id: str) -> list[tuple[str, Usage]]:
+    """``(model, usage)`` of every recorded priming batch of the job, in round order (one request each)."""
+    return [(str(body["model"]), Usage(**body["usage"]))
+            for _, body in store.query(f"bulk#{bulk_id}", "primeusage#")]

@@ -22,19 +22,37 @@ def _one_hour(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _unmarked(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``messages`` without ``cache_control`` on their content blocks.
+def _marked_for_rounds(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` with one ``cache_control`` mark left: the 1-hour one on the first block of the
+    first user message, when the session marked it (the stable part of an extraction prompt,
+    :func:`longdoc.extract.prompt.build_request`: stable CASE_FACTS and the run's stable chunk
+    set, byte-identical in every request of the run); every other mark is removed.
 
-    The synchronous session marks the end of the retrieved chunks so that its next calls, seconds
-    later, read them from the cache. A batch request has no next call within a cache lifetime
-    (its conversation goes on, if at all, a whole batch later), so that mark would only write the
-    document's context to the cache on every request (1.25 x the input price for 5 minutes, 2 x
-    for an hour: https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing)
-    and be read almost never; the shared prefix (tools, system) keeps its marks."""
-    for message in messages:
+    Why that block and no other: a document's next round goes out after this round's batch has
+    ended, so its request (the conversation carried on, or a fresh session of the same run) reads
+    that block from what this round's request wrote, in the Message Batches cache (issue 25: batch
+    and Messages caches are separate, items of one batch do not read each other's writes). The
+    1-hour TTL (written at 2 x the input price, read at 0.1 x, CACHE pricing
+    https://platform.claude.com/docs/en/build-with-claude/prompt-caching#pricing) outlives a
+    round that ends within the hour; the 5-minute one would not. What still holds of the earlier
+    rule (no mark on the document at all, commit ab6a702): a write that is never read costs 1 x
+    the block's input price more, so a run answered in one round, or a round that takes longer
+    than an hour, pays for nothing; from a run's third request on the mark is cheaper than none
+    (2 + 0.1 + 0.1 against 3). Later marks (session chunks, progress counters, tool results)
+    change from request to request, so they stay off: nothing would read them.
+
+    Breakpoints: tools, system and this block make 3 (at most 4, CACHE page), all 1-hour (the
+    1-hour-before-5-minute order holds trivially)."""
+    for n, message in enumerate(messages):
         if isinstance(message["content"], list):
-            message["content"] = [{k: v for k, v in block.items() if k != "cache_control"}
-                                  for block in message["content"]]
+            blocks = []
+            for i, block in enumerate(message["content"]):
+                mark = block.get("cache_control")
+                block = {k: v for k, v in block.items() if k != "cache_control"}
+                if n == 0 and i == 0 and message["role"] == "user" and isinstance(mark, dict):
+                    block["cache_control"] = {**mark, "ttl": CACHE_TTL}
+                blocks.append(block)
+            message["content"] = blocks
     return messages
 
 
@@ -49,7 +67,8 @@ def batch_params(model: str, request: ModelRequest, note: str | None = None) -> 
     """The Messages API body (``params``) of one batch request: model, max_tokens (tokens), system,
     tools, tool_choice, messages, and the ``thinking`` / ``output_config`` the capability table
     gives the request's job on ``model`` (Anthropic API rows: the Batches API exists there only);
-    cache marks of tools and system get the 1-hour TTL, messages carry none (:func:`_unmarked`).
+    cache marks of tools, system and the first user block (the run's stable context) get the 1-hour
+    TTL, no other block of the messages carries one (:func:`_marked_for_rounds`).
     ``note`` (why the previous round's request failed) is added as a text block to the first user
     message. No sampling parameter is sent.
 
@@ -58,7 +77,7 @@ def batch_params(model: str, request: ModelRequest, note: str | None = None) -> 
     prefill) raises :class:`~longdoc.core.errors.ModelRejectsRequest` here, before the batch is
     sent (:mod:`longdoc.core.request_rules`).
     """
-    messages = _unmarked([m.model_dump() for m in request.messages])
+    messages = _marked_for_rounds([m.model_dump() for m in request.messages])
     if note:
         add_retry_note(messages[0], note)
     fields = model_fields(model, "anthropic", request.job, request.tool_choice if request.tools else None, messages)

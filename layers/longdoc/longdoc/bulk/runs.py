@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from longdoc.bulk.cache import rounds_cache
+from longdoc.bulk.cache import priming_usage, rounds_cache
 from longdoc.bulk.ports import BulkStore
 from longdoc.bulk.steps import BulkDeps, counts_in, create_job
-from longdoc.core.cost import batch_discount, load_prices
+from longdoc.core.cost import Price, batch_discount, estimate_cost, load_prices
 from longdoc.core.errors import LongdocError, NotFound
+from longdoc.core.messages import Usage
 from longdoc.core.ports import StateStore
 from longdoc.extract.public import Catalogue, run_result, start_run
 
@@ -157,30 +158,68 @@ def cost_text(cost_usd: str | None, sync_cost_usd: str | None, offline: bool) ->
     return f"{cost_usd} USD at batch prices (synchronous: {sync_cost_usd} USD)"
 
 
+def _batch_share(model: str, prices: dict[str, Price]) -> Decimal:
+    """What a batch request costs of its synchronous price on ``model``: ``1 - batch_discount``."""
+    discount = batch_discount(model, prices)
+    return 1 - (BATCH_DISCOUNT if discount is None else discount)
+
+
+def priming_cost(stores: Stores, bulk_id: str, prices: dict[str, Price]) -> dict[str, Any]:
+    """The job's priming batches (one request per primed round, :mod:`longdoc.bulk.cache`):
+    ``{"batches", "usage" (tokens, summed), "sync_cost_usd", "cost_usd"}``, costs decimal strings
+    (each request priced alone, :func:`~longdoc.core.cost.estimate_cost` with ``single_request``;
+    batch price = synchronous x ``1 - batch_discount``, as for items) or None when a model is
+    unpriced; ``"0.000000"`` for a job with no priming batch."""
+    usage, sync, batch, priced = Usage(), Decimal(0), Decimal(0), True
+    recorded = priming_usage(stores.store, bulk_id)
+    for model, one in recorded:
+        usage = usage.add(one)
+        cost = estimate_cost(one, model, prices, single_request=True)
+        if cost is None:
+            priced = False
+            continue
+        sync += Decimal(cost)
+        batch += Decimal(cost) * _batch_share(model, prices)
+    return {"batches": len(recorded), "usage": usage.model_dump(),
+            "sync_cost_usd": _money(sync) if priced else None, "cost_usd": _money(batch) if priced else None}
+
+
 def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
     """The job as CLI and API report it: counts, the round reached, each document's run status,
     ``cost_usd`` so far (batch prices) and ``sync_cost_usd`` (the same tokens at synchronous
-    prices), decimal strings, None for an unpriced model; ``cost``: the same as one clear string
-    (:func:`cost_text`: "no model cost" when every run is the offline baseline's at zero prices);
-    ``cache``: each harvested round's prompt-cache figures (:func:`longdoc.bulk.cache.round_cache`:
-    primed or not, hit rate, read share, tokens). Costs are priced from the billed usage of each
-    result (cache reads and writes as reported), never from an assumed hit rate. Raises :class:`NotFound` for an unknown job."""
+    prices), decimal strings, None for an unpriced model; both include the rounds' priming
+    batches, also shown apart as ``priming`` (:func:`priming_cost`: batches, usage, costs);
+    ``usage``: the job's billed tokens, every run's and the priming batches' (:class:`Usage`
+    fields); ``cost``: the same as one clear string (:func:`cost_text`: "no model cost" when every
+    run is the offline baseline's at zero prices); ``cache``: each harvested round's prompt-cache
+    figures (:func:`longdoc.bulk.cache.round_cache`: primed or not, hit rate, read share, tokens).
+    Costs are priced from the billed usage of each result (cache reads and writes as reported),
+    never from an assumed hit rate. Raises :class:`NotFound` for an unknown job."""
     job = stores.store.get(f"bulk#{bulk_id}", "job")
     if job is None:
         raise NotFound(f"bulk job {bulk_id} not found")
-    documents, sync, batch = [], Decimal(0), Decimal(0)
+    prices = load_prices(prices_path)
+    documents, sync, batch, usage = [], Decimal(0), Decimal(0), Usage()
     priced, offline = True, True
     for run_id in _run_ids(stores, bulk_id):
         result = run_result(stores.state, run_id, prices_path)
         documents.append({"run_id": run_id, "doc_id": result["doc_id"], "status": result["status"],
                           "extractions": len(result["extractions"]), "error": result["error"]})
+        usage = usage.add(Usage(**result["usage"]))
         offline = offline and result["provider"] == "offline"
         if result["cost_usd"] is None:
             priced = False
         else:
-            discount = batch_discount(result["model"], load_prices(prices_path)) if result.get("model") else None
+            share = _batch_share(result["model"], prices) if result.get("model") else 1 - BATCH_DISCOUNT
             sync += Decimal(result["cost_usd"])
-            batch += Decimal(result["cost_usd"]) * (1 - (BATCH_DISCOUNT if discount is None else discount))
+            batch += Decimal(result["cost_usd"]) * share
+    priming = priming_cost(stores, bulk_id, prices)
+    usage = usage.add(Usage(**priming["usage"]))
+    if priming["cost_usd"] is None:
+        priced = False
+    else:
+        sync += Decimal(priming["sync_cost_usd"])
+        batch += Decimal(priming["cost_usd"])
     rounds = len(stores.store.query(f"bulk#{bulk_id}", "prepared#"))
     failure = stores.store.get(f"bulk#{bulk_id}", "failure")
     failure = failure if failure and failure.get("error") else None
@@ -189,6 +228,7 @@ def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) ->
     return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counted, "rounds": rounds,
             "status": _job_status(counted, failure), "failure": failure, "cost_usd": cost,
             "sync_cost_usd": sync_cost, "cost": cost_text(cost, sync_cost, offline and bool(documents) and not sync),
+            "usage": usage.model_dump(), "priming": priming,
             "cache": rounds_cache(stores.store, bulk_id), "documents": documents}
 
 

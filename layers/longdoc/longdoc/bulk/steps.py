@@ -19,7 +19,8 @@ and its clause types' initial retrieval scores); ``part#<round>#<part>`` (blob k
 count); ``submitting#<round>#<part>`` (the intent to create a batch); ``batch#<round>#<part>``
 (the batch id, written with a conditional write); ``harvested#<round>#<part>``;
 ``seen#<custom_id>``; ``turn#<run_id>`` (a conversation going on); ``priming#<round>`` /
-``prime#<round>`` (the intent and the id of the round's priming batch); ``usage#<round>#<custom_id>``
+``prime#<round>`` (the intent and the id of the round's priming batch); ``primeusage#<round>`` (its
+billed usage, for the job's cost); ``usage#<round>#<custom_id>``
 and ``cache#<round>`` (prompt-cache figures, :mod:`longdoc.bulk.cache`). A run's status is its
 :class:`~longdoc.core.records.RunRecord`'s.
 
@@ -39,7 +40,7 @@ from typing import Any
 from longdoc.bulk.plan import BulkLimits, custom_id, poll_wait, split
 from longdoc.bulk.ports import BatchClient, BatchResult, BulkStore
 from longdoc.bulk.requests import batch_params
-from longdoc.bulk.cache import record_usage, round_cache
+from longdoc.bulk.cache import record_priming, record_usage, round_cache
 from longdoc.bulk.submit import create_once, prime_once
 from longdoc.bulk.turns import Continuation, continued_params, end_turn, keep_turn, load_continuations
 from longdoc.core.errors import BatchNotFound, LongdocError
@@ -195,8 +196,9 @@ def prime(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
 
 def poll_prime(deps: BulkDeps, bulk_id: str, round_number: int, polls: int, not_found: int = 0) -> dict[str, Any]:
     """Whether the round's priming batch has ended (True when the round has none). A 404 right
-    after create counts as not ended, up to ``limits.not_found_polls`` times. Returns
-    ``{"ended", "polls", "not_found", "wait_seconds"}`` as :func:`poll` does."""
+    after create counts as not ended, up to ``limits.not_found_polls`` times. Once it has ended,
+    its billed usage is kept for the job's cost (:func:`longdoc.bulk.cache.record_priming`, once).
+    Returns ``{"ended", "polls", "not_found", "wait_seconds"}`` as :func:`poll` does."""
     recorded = deps.store.get(_pk(bulk_id), f"prime#{round_number:04d}")
     ended = True
     if recorded is not None:
@@ -207,6 +209,8 @@ def poll_prime(deps: BulkDeps, bulk_id: str, round_number: int, polls: int, not_
             if not_found > deps.limits.not_found_polls:
                 raise
             ended = False
+        if ended:
+            record_priming(deps.store, deps.batches, bulk_id, round_number, deps.extract.model.name)
     return {"ended": ended, "polls": polls + 1, "not_found": not_found,
             "wait_seconds": poll_wait(polls + 1, deps.limits)}
 
@@ -320,6 +324,7 @@ def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
         for result in deps.batches.results(batch["batch_id"] if batch else ""):
             _harvest_one(deps, bulk_id, result)
         deps.store.put(pk, f"harvested#{label}", {"batch_id": batch["batch_id"] if batch else None})
+    record_priming(deps.store, deps.batches, bulk_id, round_number, deps.extract.model.name)  # if PollPriming did not
     if round_number + 1 >= deps.limits.max_rounds:
         for item in _open_runs(deps, bulk_id):
             _fail(deps, item["run_id"], "RoundCapReached", f"still pending after {deps.limits.max_rounds} rounds")

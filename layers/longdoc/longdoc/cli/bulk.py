@@ -156,6 +156,10 @@ def print_status(status: dict[str, Any], out: TextIO) -> None:
             print(f"  round {c['round']}: primed; {c['reading']}/{c['items']} requests read the cache "
                   f"(hit rate {c['hit_rate']:.0%}), {c['read_share']:.0%} of their input tokens"
                   + ("  WARNING: nothing read" if c["primed_miss"] else ""), file=out)
+    priming = status.get("priming") or {}
+    if priming.get("batches"):  # their cost is inside the job's (none offline: the baseline is not primed)
+        print(f"  priming: {priming['batches']} one-request batches, {priming['cost_usd']} USD at batch prices "
+              f"(synchronous: {priming['sync_cost_usd']} USD), included in the cost", file=out)
     for d in status["documents"]:
         error = f"  {one_line(d['error'] or '', 120)}" if d["error"] else ""
         print(f"  {d['run_id']:<26} {d['doc_id'][:40]:<40} {d['status']:<10} {d['extractions']:>3} extractions{error}",
