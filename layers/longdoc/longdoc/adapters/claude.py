@@ -93,14 +93,6 @@ BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
 Provider = Literal["anthropic", "bedrock"]
 
 
-class _NotJson(Exception):
-    """An HTTP 200 whose body is not JSON, carrying the :class:`ModelUnavailable` it ends as."""
-
-    def __init__(self, error: ModelUnavailable) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
 class KeySource(Protocol):
     """Returns the current API key; ``refresh=True`` bypasses any cache (after a 401)."""
 
@@ -264,19 +256,21 @@ class ClaudeModel:
         budget = request.timeout_seconds
         for attempt in range(self.max_retries + 1):
             left = None if budget is None else max(1.0, budget - (time.monotonic() - started))
-            try:
-                return self._call_once(kwargs, request.model_copy(update={"timeout_seconds": left}), client)
-            except _NotJson as exc:
-                pause = min(0.5 * 2 ** attempt, 8.0)
-                out_of_time = budget is not None and time.monotonic() - started + pause >= budget
-                if attempt == self.max_retries or out_of_time:
-                    raise exc.error from None
-                log.warning("%s; retrying in %.1f s", exc.error, pause)
-                time.sleep(pause)
+            answer = self._call_once(kwargs, request.model_copy(update={"timeout_seconds": left}), client)
+            if isinstance(answer, ModelResponse):
+                return answer
+            pause = min(0.5 * 2 ** attempt, 8.0)
+            out_of_time = budget is not None and time.monotonic() - started + pause >= budget
+            if attempt == self.max_retries or out_of_time:
+                raise answer
+            log.warning("%s; retrying in %.1f s", answer, pause)
+            time.sleep(pause)
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    def _call_once(self, kwargs: dict[str, Any], request: ModelRequest, client: Any) -> ModelResponse:
-        """One attempt of :meth:`_call`; a non-JSON 200 raises :class:`_NotJson`."""
+    def _call_once(self, kwargs: dict[str, Any], request: ModelRequest,
+                   client: Any) -> ModelResponse | ModelUnavailable:
+        """One attempt of :meth:`_call`: the response, or, for a non-JSON 200, the
+        :class:`ModelUnavailable` it ends as (returned, not raised, so that :meth:`_call` retries it)."""
         import anthropic
 
         try:
@@ -295,7 +289,7 @@ class ClaudeModel:
         except anthropic.APIConnectionError as exc:  # includes APITimeoutError
             raise ModelUnavailable(f"Claude API unreachable ({self.provider}): {exc.message}") from exc
         if isinstance(message, str) or not hasattr(message, "content"):
-            raise _NotJson(not_json(f"Claude API ({self.provider})", raw.headers.get("content-type"), message))
+            return not_json(f"Claude API ({self.provider})", raw.headers.get("content-type"), message)
         return _to_response(message)
 
     def _kwargs(self, request: ModelRequest) -> dict[str, Any]:
