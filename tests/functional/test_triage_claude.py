@@ -124,7 +124,7 @@ def test_a_second_answer_without_the_tool_fails_by_name(fake: FakeAnthropic, sto
     fake.enqueue(*[message_reply([THINK, {"type": "text", "text": "covered"}], stop_reason="end_turn")
                    for _ in range(2)])
     # When the claim is triaged, Then it fails with ModelAnswerMissing after one re-ask (never an empty answer)
-    with pytest.raises(ModelAnswerMissing, match="triage: the model answered without a record_triage call"):
+    with pytest.raises(ModelAnswerMissing, match="triage: the model answered without a complete record_triage call"):
         _triage(fake, stores)
     assert len(fake.requests) == 2
 

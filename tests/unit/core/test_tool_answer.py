@@ -89,3 +89,33 @@ def test_the_triage_request_names_its_job_and_forces_no_tool(tmp_path) -> None:
     run_triage(TriageRequest(collection="dev-policy-set", claim=claim), TriageDeps(state, blobs, model=model))
     # Then the request named the triage job with tool_choice auto
     assert (model.requests[0].job, model.requests[0].tool_choice) == ("triage", {"type": "auto"})
+
+
+def _schema_request() -> ModelRequest:
+    schema = {"type": "object", "required": ["decision"], "properties": {"decision": {"type": "string"}}}
+    return ModelRequest(system=[], tools=[{"name": "t", "input_schema": schema}], max_tokens=160,
+                        messages=[Message(role="user", content="task")])
+
+
+def test_a_call_cut_by_max_tokens_is_not_the_answer_and_the_cap_keeps_growing() -> None:
+    # Given thinking only at 160 tokens, a call cut at 320 (its input misses a required field),
+    # then the complete call at 640
+    model = Replies(([THINK], "max_tokens"),
+                    ([THINK, ToolUseBlock(id="u1", name="t", input={})], "max_tokens"),
+                    ([THINK, ToolUseBlock(id="u2", name="t", input={"decision": "pay"})], "tool_use"))
+    # When the tool answer is asked for
+    answer = ask_for_tool(model, _schema_request(), "t", "triage")
+    # Then the cut call was never taken as the answer: the same conversation went out again with
+    # twice the cap each time, and the complete call is the answer
+    assert [r.max_tokens for r in model.requests] == [160, 320, 640]
+    assert all(r.messages == model.requests[0].messages for r in model.requests)
+    assert answer.response.content[1].input == {"decision": "pay"} and len(answer.responses) == 3
+
+
+def test_the_cap_grows_a_bounded_number_of_times_then_fails_by_name() -> None:
+    # Given a model that spends every cap on thinking
+    model = Replies(*[([THINK], "max_tokens") for _ in range(4)])
+    # When the tool answer is asked for, Then after three doublings it fails by name, never empty
+    with pytest.raises(ModelAnswerMissing, match="4 replies.*grown 3 time"):
+        ask_for_tool(model, _schema_request(), "t", "triage")
+    assert [r.max_tokens for r in model.requests] == [160, 320, 640, 1280]

@@ -16,7 +16,14 @@ The re-ask keeps the conversation rules (:mod:`longdoc.core.conversation`):
   call the tool now;
 * after a ``max_tokens`` stop (the cap went on thinking, or ended inside a call) or an empty
   reply: the original request again, with twice the output cap (up to :data:`MAX_REASK_TOKENS`),
-  since a cut turn cannot be sent back (its last call was never complete).
+  since a cut turn cannot be sent back (its last call was never complete). ``max_tokens`` caps
+  thinking and the answer together (https://platform.claude.com/docs/en/build-with-claude/thinking),
+  so such a stop is a budget outcome, not a missing answer: the cap grows up to
+  :data:`MAX_GROWTHS` times, as the extraction loop escalates it, and a text answer is re-asked once.
+
+A call of the tool counts only when it is complete: on a ``max_tokens`` stop, a call whose input
+does not validate against the tool's ``input_schema`` in the request was cut
+(:func:`longdoc.core.schema.schema_problems`) and is never taken as the answer.
 
 A refusal is not re-asked: the reply is returned for the caller to handle.
 """
@@ -29,7 +36,10 @@ from longdoc.core.conversation import check_conversation
 from longdoc.core.errors import ModelAnswerMissing
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.ports import Model
+from longdoc.core.schema import schema_problems
 
+MAX_GROWTHS = 3
+"""Most output-cap doublings after ``max_tokens`` stops in one ask (e.g. 160 -> 320 -> 640 -> 1,280)."""
 MAX_REASK_TOKENS = 64_000
 """Highest output cap (tokens) a re-ask after a ``max_tokens`` stop asks for: the extraction
 loop's escalation ceiling (:data:`longdoc.extract.session_types.MAX_TOKENS_CEILING`)."""
@@ -58,6 +68,17 @@ class ToolAnswer:
 def tool_uses(response: ModelResponse, tool: str) -> list[ToolUseBlock]:
     """The reply's calls of ``tool``, in order (blocks selected by type, never by position)."""
     return [b for b in response.content if isinstance(b, ToolUseBlock) and b.name == tool]
+
+
+def complete_uses(response: ModelResponse, request: ModelRequest, tool: str) -> list[ToolUseBlock]:
+    """The reply's calls of ``tool`` that are complete: all of them, except on a ``max_tokens``
+    stop, where a call whose input fails the tool's ``input_schema`` (from ``request.tools``) was
+    cut by the output cap and is left out."""
+    calls = tool_uses(response, tool)
+    if response.stop_reason != "max_tokens":
+        return calls
+    schema = next((t.get("input_schema") for t in request.tools if t.get("name") == tool), None)
+    return [c for c in calls if isinstance(schema, dict) and not schema_problems(c.input, schema)]
 
 
 def answered_turn(response: ModelResponse, note: str, tool: str) -> list[Message]:
@@ -91,15 +112,24 @@ def ask_for_tool(model: Model, request: ModelRequest, tool: str, where: str) -> 
     :class:`~longdoc.core.errors.ConversationMalformed` when the re-ask would break the
     conversation rules (a harness bug), and the model port's errors.
     """
-    response = model.create(request)
-    answer = ToolAnswer(request=request, response=response, responses=[response])
-    if tool_uses(response, tool) or response.stop_reason == "refusal":
-        return answer
-    retry = reask_request(request, response, tool)
-    check_conversation(retry.messages, f"{where}: re-ask for {tool}")
-    again = model.create(retry)
-    answer = ToolAnswer(request=retry, response=again, responses=[response, again], reasked=True)
-    if tool_uses(again, tool) or again.stop_reason == "refusal":
-        return answer
-    raise ModelAnswerMissing(f"{where}: the model answered without a {tool} call (stop_reason "
-                             f"{response.stop_reason}) and again after one re-ask (stop_reason {again.stop_reason})")
+    responses: list[ModelResponse] = []
+    current, growths, text_reasks = request, 0, 0
+    while True:
+        response = model.create(current)
+        responses.append(response)
+        answer = ToolAnswer(request=current, response=response, responses=list(responses),
+                            reasked=len(responses) > 1)
+        if complete_uses(response, current, tool) or response.stop_reason == "refusal":
+            return answer
+        budget = response.stop_reason == "max_tokens" or not response.content
+        if budget and growths < MAX_GROWTHS and current.max_tokens < MAX_REASK_TOKENS:
+            growths += 1
+        elif not budget and text_reasks < 1:
+            text_reasks += 1
+        else:
+            stops = ", ".join(str(r.stop_reason) for r in responses)
+            raise ModelAnswerMissing(f"{where}: the model answered without a complete {tool} call in "
+                                     f"{len(responses)} replies (stop_reason {stops}; re-asked once, output "
+                                     f"cap grown {growths} time(s) to {current.max_tokens} tokens)")
+        current = reask_request(current, response, tool)
+        check_conversation(current.messages, f"{where}: re-ask for {tool}")
