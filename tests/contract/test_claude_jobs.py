@@ -52,7 +52,7 @@ from tests.fakes.batches_server import StrictBatches
 from tests.fakes.bedrock_server import MESSAGES_PATHS, StrictBedrock
 from tests.fakes.claude_contract import check_request
 from tests.fakes.strict_claude import StrictClaude
-from tests.functional.summary_support import ClaudeShaped, add_policy
+from tests.functional.summary_support import ClaudeShaped, add_policy, claude_home
 from tests.functional.test_triage_claude import CLAIM
 from tests.unit.triage_set import load_policy_set
 
@@ -109,7 +109,7 @@ def test_extraction_with_search_keeps_the_contract_on_the_anthropic_api(aws_stac
 @pending
 @pytest.mark.parametrize("row", BEDROCK, ids=row_id)
 def test_extraction_with_search_keeps_the_contract_on_bedrock(aws_stack, ingested_contract, monkeypatch,
-                                                               row: ModelSpec) -> None:
+                                                               fresh_aws_session, row: ModelSpec) -> None:
     # Given the strict Bedrock fake for this row
     brain = ExtractBrain()
     with StrictBedrock(brain) as fake:
@@ -157,14 +157,7 @@ def test_bulk_rounds_keep_the_contract_in_every_batch_request(aws_stack, ingeste
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A local LONGDOC_HOME with Claude chosen (a fake key); sizes small enough to map and reduce."""
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path))
-    monkeypatch.setenv("LONGDOC_MODE", "local")
-    monkeypatch.setenv("LONGDOC_MODEL", "claude")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
-    monkeypatch.setenv("LONGDOC_SUMMARY_SINGLE_CALL_TOKENS", "3000")
-    monkeypatch.setenv("LONGDOC_SUMMARY_REDUCE_INPUT_TOKENS", "500")
-    wiring.reset()
-    yield tmp_path
+    yield claude_home(tmp_path, monkeypatch, summary_reduce_input_tokens="500")
     wiring.reset()
 
 

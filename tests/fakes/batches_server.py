@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from collections.abc import Callable
 from typing import Any
 
+from tests.fakes.contract_holder import HoldsContract
 from tests.fakes.loopback import LoopbackFake
 
 PATH = "/v1/messages/batches"
@@ -208,7 +209,7 @@ def _line(result: dict[str, Any]) -> bytes:
 # --- The strict mode: every request's params held to the contract (tests.fakes.strict_claude) ---
 
 
-class StrictBatches(FakeBatches):
+class StrictBatches(HoldsContract, FakeBatches):
     """:class:`FakeBatches` whose every request is held to the Messages contract.
 
     At create, each request's ``params`` is checked by
@@ -235,14 +236,6 @@ class StrictBatches(FakeBatches):
         super().__init__(answer, **kwargs)
         self.base_url = self.url
 
-    @property
-    def rejected(self) -> list[Any]:
-        """Every refused request (:class:`tests.fakes.strict_claude.Rejection`), in order."""
-        return self.contract.rejected
-
-    def cache_stats(self) -> dict[str, Any]:
-        """The batch cache's totals (:meth:`tests.fakes.claude_cache.StrictCache.stats`)."""
-        return self.contract.cache_stats()
 
     def reply(self, request: Any) -> Any:
         """As :class:`FakeBatches`, with the request's API version kept for :meth:`_result`."""

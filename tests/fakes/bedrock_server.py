@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
+from tests.fakes.contract_holder import HoldsContract
 from tests.fakes.loopback import RecordedRequest
 
 
@@ -141,7 +142,7 @@ COUNT_PATHS = tuple(f"{p}/count_tokens" for p in MESSAGES_PATHS)
 """Token counting on the Messages-API Bedrock endpoint (same checks, the fake tokenizer)."""
 
 
-class StrictBedrock(FakeBedrock):
+class StrictBedrock(HoldsContract, FakeBedrock):
     """:class:`FakeBedrock` that holds requests to the contract, as :class:`tests.fakes.strict_claude.StrictClaude`.
 
     Serves both paths of the capability table's Bedrock rows: InvokeModel ``POST /model/{id}/invoke``
@@ -161,14 +162,6 @@ class StrictBedrock(FakeBedrock):
         self.paths: list[str] = []
         super().__init__(responder, **kwargs)
 
-    @property
-    def rejected(self) -> list[Any]:
-        """Every refused request (:class:`tests.fakes.strict_claude.Rejection`), in order."""
-        return self.contract.rejected
-
-    def cache_stats(self) -> dict[str, Any]:
-        """This fake's cache totals (:meth:`tests.fakes.claude_cache.StrictCache.stats`)."""
-        return self.contract.cache_stats()
 
     def _scripted(self, request: RecordedRequest) -> Reply:
         from tests.fakes.strict_claude import api_version_of

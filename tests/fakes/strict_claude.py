@@ -40,6 +40,7 @@ from tests.fakes.anthropic_server import FakeAnthropic, Reply, Responder
 from tests.fakes.claude_cache import StrictCache
 from tests.fakes.claude_contract import ApiError, Surface, check_request, model_key, row_for, thinking_mode
 from tests.fakes.claude_wire import THINKING_TYPES, SignatureBook, block_tokens, blocks_of, count_input_tokens
+from tests.fakes.contract_holder import HoldsContract
 from tests.fakes.loopback import RecordedRequest
 
 DEFAULT_THINKING_TOKENS = 64
@@ -128,7 +129,7 @@ def api_version_of(request: RecordedRequest) -> str:
     return request.headers.get("anthropic-version", "")
 
 
-class StrictClaude(FakeAnthropic):
+class StrictClaude(HoldsContract, FakeAnthropic):
     """:class:`FakeAnthropic` holding every request to the contract (module docstring).
 
     Scripted replies (``enqueue``) and ``responder`` are the brain; ``rejected`` lists the
@@ -144,14 +145,6 @@ class StrictClaude(FakeAnthropic):
         self.contract = ClaudeContract("messages", thinking_tokens=thinking_tokens, clock=clock)
         super().__init__(responder)
 
-    @property
-    def rejected(self) -> list[Rejection]:
-        """Every refused request, in order."""
-        return self.contract.rejected
-
-    def cache_stats(self) -> dict[str, Any]:
-        """Read, written and uncached input tokens, totals and per request."""
-        return self.contract.cache_stats()
 
     def reply(self, request: RecordedRequest) -> Reply:
         """Checks first (documented 400/404), then the brain's answer shaped; count_tokens answered here."""

@@ -105,3 +105,18 @@ class ClaudeShaped:
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
         tokens = len(json.dumps(body)) // 4
         return message_reply(content, stop, usage_json(tokens, answer.usage.output_tokens))
+
+
+def claude_home(home: Path, monkeypatch: Any, **settings: str) -> Path:
+    """Make ``home`` a local LONGDOC_HOME with Claude chosen (a fake key) and summary sizes small
+    enough to map a few pages (single call up to 3,000 tokens); ``settings`` adds ``LONGDOC_*``
+    variables by their lower-case suffix (``summary_map_concurrency="1"``). The caller resets
+    ``wiring`` around it (the fixtures do)."""
+    from longdoc import wiring
+
+    for name, value in {"LONGDOC_HOME": str(home), "LONGDOC_MODE": "local", "LONGDOC_MODEL": "claude",
+                        "ANTHROPIC_API_KEY": "test-key-not-real", "LONGDOC_SUMMARY_SINGLE_CALL_TOKENS": "3000",
+                        **{f"LONGDOC_{k.upper()}": v for k, v in settings.items()}}.items():
+        monkeypatch.setenv(name, value)
+    wiring.reset()
+    return home

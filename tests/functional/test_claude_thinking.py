@@ -18,36 +18,20 @@ from longdoc import wiring
 from longdoc.core.conversation import conversation_problems
 from longdoc.extract.session import run_session
 from tests.fakes.anthropic_server import Reply, message_reply, text_block, usage_json
-from collections.abc import Iterator
 
-from longdoc.adapters.claude import ClaudeModel
-from longdoc.config import function_settings
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.functional.test_claude_loop import MODEL_ID, NO_EVIDENCE_RULE, Scripted, new_run
+from tests.functional import test_claude_loop as loop
+from tests.functional.test_claude_loop import NO_EVIDENCE_RULE, Scripted, new_run
+
+# the loop tests' fixtures: the loopback fake, and wiring.model() as Claude on it (strict tools, no evidence rule)
+fake = loop.fake
+claude = loop.claude
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
 THINK = {"type": "thinking", "thinking": "", "signature": "sig-1"}
 THINK_2 = {"type": "thinking", "thinking": "", "signature": "sig-2"}
 REDACTED = {"type": "redacted_thinking", "data": "opaque-bytes-1"}
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
-def claude(aws_stack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Iterator[ClaudeModel]:
-    """``wiring.model()`` is Claude (the real SDK) talking to the fake, strict tools, no evidence rule."""
-    model = ClaudeModel("test-key-not-real", MODEL_ID, base_url=fake.base_url, max_retries=2)
-    monkeypatch.setattr(wiring, "model", lambda: model)
-    monkeypatch.setenv("LONGDOC_STRICT_TOOLS", "true")
-    monkeypatch.setenv("LONGDOC_SEARCH_MIN_SCORE", "0")
-    function_settings.cache_clear()
-    yield model
-    function_settings.cache_clear()
 
 
 def _messages(fake: FakeAnthropic, i: int) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from longdoc.adapters.blob import LocalBlobStore
 from longdoc.cli import main
 from longdoc.summarize import store
 from tests.fakes.anthropic_server import FakeAnthropic, enable_streaming, error_reply, message_reply, tool_use_block
-from tests.functional.summary_support import ClaudeShaped, add_policy, section_amount
+from tests.functional.summary_support import ClaudeShaped, add_policy, claude_home, section_amount
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
@@ -36,14 +36,7 @@ def _messages(fake: Any) -> list[Any]:
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A fresh local LONGDOC_HOME; Claude chosen (a fake key), sizes small enough to map a few pages."""
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path))
-    monkeypatch.setenv("LONGDOC_MODE", "local")
-    monkeypatch.setenv("LONGDOC_MODEL", "claude")
-    monkeypatch.setenv("LONGDOC_CLAUDE_MODEL", "claude-sonnet-5-5")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
-    monkeypatch.setenv("LONGDOC_SUMMARY_SINGLE_CALL_TOKENS", "3000")
-    wiring.reset()
-    yield tmp_path
+    yield claude_home(tmp_path, monkeypatch, claude_model="claude-sonnet-5-5")
     wiring.reset()
 
 

@@ -21,7 +21,7 @@ from longdoc import wiring
 from longdoc.cli import main
 from tests.fakes.anthropic_server import enable_streaming, error_reply, text_block
 from tests.fakes.strict_claude import StrictClaude
-from tests.functional.summary_support import ClaudeShaped, add_policy
+from tests.functional.summary_support import ClaudeShaped, add_policy, claude_home
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
@@ -32,15 +32,7 @@ WRONG = "- The deductible is $999.99 per claim. [1]"
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A local LONGDOC_HOME, Claude chosen (Sonnet 5.5, a fake key), groups small enough to map and reduce,
     one map call at a time (so the cache order is the call order)."""
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path))
-    monkeypatch.setenv("LONGDOC_MODE", "local")
-    monkeypatch.setenv("LONGDOC_MODEL", "claude")
-    monkeypatch.setenv("LONGDOC_CLAUDE_MODEL", "claude-sonnet-5-5")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
-    monkeypatch.setenv("LONGDOC_SUMMARY_SINGLE_CALL_TOKENS", "3000")
-    monkeypatch.setenv("LONGDOC_SUMMARY_MAP_CONCURRENCY", "1")
-    wiring.reset()
-    yield tmp_path
+    yield claude_home(tmp_path, monkeypatch, claude_model="claude-sonnet-5-5", summary_map_concurrency="1")
     wiring.reset()
 
 
