@@ -172,7 +172,11 @@ def _correct(model: Model, request: ModelRequest, turn: list[Message], failed: l
                                            "correction", stage=stage))
             continue
         ok, still = checker.split([corrected[i]])
-        outcome.statements += [s for s in ok if all(s.text != o.text for o in outcome.statements)]
+        fresh = [s for s in ok if all(s.text != o.text for o in outcome.statements)]
+        outcome.statements += fresh
+        if ok and not fresh:  # the correction only repeated a statement already kept: report the failed one
+            outcome.dropped.append(Dropped(text=text, sections=sections, reason=f"{reason}; the correction "
+                                           "repeated a statement already kept", stage=stage))
         outcome.dropped += [Dropped(text=t, sections=s, reason=f"still failing after a correction: {r}", stage=stage)
                             for (t, s), r in still]
 
