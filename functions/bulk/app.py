@@ -73,8 +73,7 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
         out = steps.harvest(deps, event.bulk_id, event.round)
         cache = out["cache"]
         metrics.add_metric(name="BulkCacheReadInputTokens", unit=MetricUnit.Count, value=cache["read_tokens"])
-        if cache["primed_miss"]:  # a primed round read nothing: the priming did not reach its items
-            logger.warning("primed bulk round read nothing from the prompt cache", extra={"cache": cache})
+        if cache["primed_miss"]:  # a primed round read nothing (steps.harvest logged it): count it
             metrics.add_metric(name="BulkPrimedRoundCacheMiss", unit=MetricUnit.Count, value=1)
         return {**out, "cache_hit_rate": cache["hit_rate"]}
     if event.action == "finish":

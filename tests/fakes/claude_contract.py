@@ -15,7 +15,7 @@ Error bodies follow the errors page (ERRORS https://platform.claude.com/docs/en/
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -307,16 +307,22 @@ def thinking_signatures_valid(ctx: Ctx) -> ApiError | None:
     return None
 
 
+def _blocks_by_role(ctx: Ctx, role: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """``(message index, block index, block)`` of every content block of the ``role`` messages."""
+    for i, message in enumerate(ctx.messages):
+        if message.get("role") == role:
+            for j, block in enumerate(blocks_of(message.get("content"))):
+                yield i, j, block
+
+
 def no_documents_from_assistant(ctx: Ctx) -> ApiError | None:
     # VERS / MIG1021 (2026-10-21): a document block directly in an assistant message is a 400. Wording ours.
     if not ctx.v2026:
         return None
-    for i, message in enumerate(ctx.messages):
-        if message.get("role") == "assistant":
-            for j, block in enumerate(blocks_of(message.get("content"))):
-                if block.get("type") == "document":
-                    return invalid(f"messages.{i}.content.{j}: `document` blocks are not accepted in `assistant` "
-                                   f"messages in API version {API_2026_10_21}")
+    for i, j, block in _blocks_by_role(ctx, "assistant"):
+        if block.get("type") == "document":
+            return invalid(f"messages.{i}.content.{j}: `document` blocks are not accepted in `assistant` "
+                           f"messages in API version {API_2026_10_21}")
     return None
 
 
@@ -325,15 +331,11 @@ def no_citations_in_user_text(ctx: Ctx) -> ApiError | None:
     # search_result, is a 400. Wording ours.
     if not ctx.v2026:
         return None
-    for i, message in enumerate(ctx.messages):
-        if message.get("role") != "user":
-            continue
-        for j, block in enumerate(blocks_of(message.get("content"))):
-            inner = blocks_of(block.get("content")) if block.get("type") in ("search_result", "tool_result") else []
-            for text in [block, *inner]:
-                if text.get("type") == "text" and text.get("citations"):
-                    return invalid(f"messages.{i}.content.{j}: `citations` on `text` blocks of `user` messages are "
-                                   f"not accepted in API version {API_2026_10_21}")
+    for i, j, block in _blocks_by_role(ctx, "user"):
+        inner = blocks_of(block.get("content")) if block.get("type") in ("search_result", "tool_result") else []
+        if any(text.get("type") == "text" and text.get("citations") for text in [block, *inner]):
+            return invalid(f"messages.{i}.content.{j}: `citations` on `text` blocks of `user` messages are "
+                           f"not accepted in API version {API_2026_10_21}")
     return None
 
 

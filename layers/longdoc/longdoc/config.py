@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from longdoc.core.errors import ConfigError
-from longdoc.core.models_catalogue import DEFAULT_MODELS
+from longdoc.core.model_defaults import DEFAULT_MODELS
 
 ENV_PREFIX = "LONGDOC_"
 

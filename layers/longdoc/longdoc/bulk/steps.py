@@ -202,13 +202,7 @@ def poll_prime(deps: BulkDeps, bulk_id: str, round_number: int, polls: int, not_
     recorded = deps.store.get(_pk(bulk_id), f"prime#{round_number:04d}")
     ended = True
     if recorded is not None:
-        try:
-            ended = deps.batches.retrieve(recorded["batch_id"]).processing_status == "ended"
-        except BatchNotFound:
-            not_found += 1
-            if not_found > deps.limits.not_found_polls:
-                raise
-            ended = False
+        ended, not_found = _has_ended(deps, str(recorded["batch_id"]), not_found)
         if ended:
             record_priming(deps.store, deps.batches, bulk_id, round_number, deps.extract.model.name)
     return {"ended": ended, "polls": polls + 1, "not_found": not_found,
@@ -225,15 +219,22 @@ def poll(deps: BulkDeps, bulk_id: str, round_number: int, polls: int, not_found:
         batch = deps.store.get(pk, f"batch#{label}")
         if batch is None:
             raise LongdocError(f"bulk {bulk_id}: part {label} has no batch (Submit did not run)")
-        try:
-            ended = deps.batches.retrieve(batch["batch_id"]).processing_status == "ended" and ended
-        except BatchNotFound:
-            not_found += 1
-            if not_found > deps.limits.not_found_polls:
-                raise
-            ended = False
+        done, not_found = _has_ended(deps, str(batch["batch_id"]), not_found)
+        ended = ended and done
     return {"ended": ended, "polls": polls + 1, "not_found": not_found,
             "wait_seconds": poll_wait(polls + 1, deps.limits)}
+
+
+def _has_ended(deps: BulkDeps, batch_id: str, not_found: int) -> tuple[bool, int]:
+    """Whether batch ``batch_id`` has ended, and the 404 count so far: a 404 (a batch just created
+    may not be visible yet) counts as not ended, up to ``limits.not_found_polls`` in the round.
+    Raises :class:`BatchNotFound` past that, and the client's errors."""
+    try:
+        return deps.batches.retrieve(batch_id).processing_status == "ended", not_found
+    except BatchNotFound:
+        if not_found + 1 > deps.limits.not_found_polls:
+            raise
+        return False, not_found + 1
 
 
 def _fail(deps: BulkDeps, run_id: str, error: str, reason: str) -> None:

@@ -28,6 +28,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from longdoc.core.model_defaults import DEFAULT_MODELS as DEFAULT_MODELS  # re-exported: the defaults per provider
+
 Provider = Literal["anthropic", "bedrock"]
 Job = Literal["extract", "summarize_map", "summarize_reduce", "summarize_final", "triage"]
 """What a model call is for; each job has its own thinking and effort (:data:`JOB_SETTINGS`)."""
@@ -101,12 +103,6 @@ class ModelSpec(BaseModel):
         """Every id this row answers to: its own and its aliases."""
         return [self.id, *self.aliases]
 
-    def prices_for(self, prompt_tokens: int = 0) -> Prices:
-        """The price band of a request whose prompt (input + cache reads + writes) is
-        ``prompt_tokens`` tokens: the long-prompt band above its threshold, else the base."""
-        band = self.spec.long_prompt
-        return band.prices if band is not None and prompt_tokens > band.above_tokens else self.spec.prices
-
 
 class JobSetting(BaseModel):
     """How much a job thinks: ``thinking`` (:data:`ThinkingChoice`) and ``effort`` (a level
@@ -125,8 +121,6 @@ JOB_SETTINGS: dict[str, JobSetting] = {
 }
 """Thinking and effort per job (reasons in ``docs/decisions.md``, "Thinking and effort per job")."""
 
-DEFAULT_MODELS: dict[str, str] = {"anthropic": "claude-sonnet-5-5", "bedrock": "global.anthropic.claude-sonnet-5-5"}
-"""The model a run uses when none is named, per provider (``docs/decisions.md``, "Default model")."""
 
 _DATED = re.compile(r"-20\d{6}$")
 

@@ -20,7 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from decimal import ROUND_CEILING, Decimal
-from typing import Protocol
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover - typing only (core.ports is not needed at run time here)
+    from longdoc.core.ports import TokenCounter
 
 CHARS_PER_TOKEN = 4
 
@@ -92,11 +95,7 @@ class EstimatedTokens:
         return estimate_tokens(text, self.model)
 
 
-class _Counts(Protocol):
-    def count_text(self, text: str) -> int: ...
-
-
-def document_measure(counter: _Counts | None, texts: Sequence[str]) -> Callable[[str], int]:
+def document_measure(counter: TokenCounter | None, texts: Sequence[str]) -> Callable[[str], int]:
     """A token measure for the texts of one document, sized with ``counter`` in ONE call.
 
     The whole document (``texts`` joined by blank lines) is counted once with ``counter`` (a
