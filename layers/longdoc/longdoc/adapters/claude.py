@@ -72,25 +72,21 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import Any, Protocol
 
 from longdoc.adapters.anthropic_errors import not_json, status_error, translated
 from longdoc.adapters.claude_budget import create_within
 from longdoc.core.errors import ModelUnavailable
 from longdoc.adapters.claude_response import to_response as _to_response
 from longdoc.core.messages import ModelRequest, ModelResponse
-from longdoc.core.models_catalogue import spec_for
+from longdoc.core.models_catalogue import Provider, spec_for
 from longdoc.core.request_rules import model_fields
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    pass
 
 log = logging.getLogger(__name__)
 
 #: ``anthropic_version`` Bedrock's Anthropic Messages API requires in the request body.
 BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
 
-Provider = Literal["anthropic", "bedrock"]
 
 
 class KeySource(Protocol):
@@ -225,8 +221,6 @@ class ClaudeModel:
         import anthropic  # already loaded by __init__; cheap
 
         kwargs = self._kwargs(request)
-        if self.endpoint == "invoke":
-            kwargs["extra_body"] = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION}
         try:
             return self._call(kwargs, request, self._current_client())
         except anthropic.AuthenticationError as exc:
@@ -300,7 +294,9 @@ class ClaudeModel:
         tools (the API rejects it without); ``thinking`` and ``output_config`` (``effort``)
         from the capability table for ``request.job``
         (:func:`longdoc.core.request_rules.model_fields`, none for a model not in the table).
-        No sampling parameter is ever sent. Raises ``ModelRejectsRequest`` (see :meth:`create`).
+        No sampling parameter is ever sent. On Bedrock's InvokeModel endpoint the body also carries
+        ``anthropic_version`` = :data:`BEDROCK_ANTHROPIC_VERSION`. Raises ``ModelRejectsRequest``
+        (see :meth:`create`).
         """
         tool_choice = request.tool_choice if request.tools else None
         messages = [m.model_dump() for m in request.messages]
@@ -312,6 +308,8 @@ class ClaudeModel:
             kwargs["tools"] = request.tools
             kwargs["tool_choice"] = tool_choice
         kwargs.update(fields)  # thinking, output_config: the SDK 2.15 has parameters for both
+        if self.endpoint == "invoke":
+            kwargs["extra_body"] = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION}
         return kwargs
 
     # --- Token counting (:class:`longdoc.core.ports.TokenCounter`) ---
@@ -357,9 +355,7 @@ class ClaudeModel:
         ModelRequestError); a connection dropped mid-stream is ModelUnavailable.
         """
         kwargs = self._kwargs(request)
-        if self.endpoint == "invoke":
-            kwargs["extra_body"] = {"anthropic_version": BEDROCK_ANTHROPIC_VERSION}
-        client = self._client
+        client = self._current_client()  # the key source's current key, as create() uses
         if request.timeout_seconds is not None:
             client = client.with_options(timeout=max(1.0, request.timeout_seconds))
         with translated("Claude API"), client.messages.stream(**kwargs) as events:

@@ -66,7 +66,8 @@ def create_once(blobs: BlobStore, store: BulkStore, batches: BatchClient, bulk_i
     pk = f"bulk#{bulk_id}"
     if not store.put_if_absent(pk, f"submitting#{label}", {"at": clock(), "requests": part["requests"]}):
         intent = store.get(pk, f"submitting#{label}") or {}
-        taken = {item["batch_id"] for _, item in store.query(pk, "batch#")}
+        # batches already recorded, the rounds' priming batches included, are never adopted
+        taken = {item["batch_id"] for _, item in [*store.query(pk, "batch#"), *store.query(pk, "prime#")]}
         found = find_created(batches, intent, taken)
         if found is not None:
             log.warning("Submit of %s was interrupted after creating %s; adopting it", label, found.id)
