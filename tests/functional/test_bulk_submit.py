@@ -140,3 +140,24 @@ def test_the_batch_list_pages_back_to_the_intent(fake) -> None:
     # Then they come newest first and the list stops at the first older batch
     assert [b.id for b in listed] == [f"msgbatch_{n:04d}" for n in range(24, 9, -1)]
     assert listed[0].created_at == 2_024.0 and sum(listed[0].counts.values()) == 1
+
+
+def test_an_interrupted_submit_never_adopts_the_rounds_priming_batch(aws_stack, ingested_contract, fake,
+                                                                     tmp_path) -> None:
+    # Given a round of one-request parts whose priming batch (one request too) was just created and
+    # recorded as prime#0000, and a Submit of part 0 killed before its create reached the API
+    deps, bulk_id = _job(fake, tmp_path, max_requests=1)
+    _start(deps, bulk_id, ingested_contract.doc_id, 2)
+    assert prepare(deps, bulk_id, 0)["batches"] == 2
+    fake.outcomes["prime-r0"] = {"type": "expired"}
+    priming = deps.batches.create([{"custom_id": "prime-r0", "params": {
+        "model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "x"}]}}])
+    deps.store.put(f"bulk#{bulk_id}", "prime#0000", {"batch_id": priming.id})
+    with pytest.raises(KeyboardInterrupt):
+        submit(replace(deps, batches=DiesOnCreate(deps.batches, n=1, before=True)), bulk_id, 0)
+    # When the Submit is retried while the batch list may still be settling
+    # Then the priming batch, which fits the intent (one request, just created), is not adopted:
+    # the retry waits for the list to settle instead of taking it as part 0's batch
+    with pytest.raises(BatchNotListedYet):
+        submit(deps, bulk_id, 0)
+    assert deps.store.get(f"bulk#{bulk_id}", "batch#0000#0000") is None

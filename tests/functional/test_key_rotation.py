@@ -20,7 +20,7 @@ from longdoc.adapters.claude import ClaudeModel
 from longdoc.adapters.secrets import SecretKey
 from longdoc.core.errors import ModelRequestError
 from longdoc.core.messages import Message, ModelRequest
-from tests.fakes.anthropic_server import FakeAnthropic, error_reply, message_reply, text_block
+from tests.fakes.anthropic_server import FakeAnthropic, enable_streaming, error_reply, message_reply, text_block
 
 OLD_KEY = "test-key-old-not-real"
 NEW_KEY = "test-key-new-not-real"
@@ -62,6 +62,22 @@ def test_a_new_key_from_the_source_rebuilds_the_client(fake: FakeAnthropic) -> N
     # Then the second request carries the new key: the client was rebuilt, not reused
     assert [r.api_key for r in fake.requests] == [OLD_KEY, NEW_KEY]
     assert NEW_KEY not in repr(model) and OLD_KEY not in repr(model)
+
+
+def test_a_streamed_call_uses_the_rotated_key_too(fake: FakeAnthropic) -> None:
+    # Given a warm model (the summaries' streamed synthesis) whose key source starts returning a
+    # rotated key after its first call
+    enable_streaming(fake)
+    source = Rotating(OLD_KEY, OLD_KEY)
+    model = ClaudeModel(source, "claude-x", base_url=fake.base_url, max_retries=0)
+    fake.enqueue(message_reply([text_block("one")]), message_reply([text_block("two")]))
+    model.create(_request())
+    source.cached = source.current = NEW_KEY
+    # When it streams the next call
+    streamed: list[str] = []
+    model.stream(_request(), streamed.append)
+    # Then the streamed request carries the new key, as a create would
+    assert [r.api_key for r in fake.requests] == [OLD_KEY, NEW_KEY] and "".join(streamed) == "two"
 
 
 def test_an_authentication_error_refetches_the_key_and_retries_once(fake: FakeAnthropic) -> None:
