@@ -8,9 +8,11 @@ of ``tesseract-ocr``; source:
 https://tesseract-ocr.github.io/tessdoc/ImproveQuality.html#rotation--deskewing and
 ``tesseract --help-psm``) and is turned upright when the guess is sure
 (:data:`OSD_MIN_CONFIDENCE`). When there is no detector (Textract), the detector is unsure, or the
-reading it chose is still under the confidence threshold, the page is read turned 0, 180, 90 and
-270 degrees in that order, stopping at the first reading at or over the threshold, and the reading
-with the best mean word confidence is kept (:func:`read_upright`).
+upright reading is under the confidence threshold, the page is read turned 0, 180, 90 and 270
+degrees in that order, stopping at the first reading at or over the threshold, and the reading with
+the best mean word confidence is kept (:func:`read_upright`). A sure guess is read once, even when
+its reading is poor (a bad scan: trying the other turns would only multiply the cost, four Textract
+calls instead of one).
 
 Boxes: the engine gives boxes as fractions of the image it was given (the turned one); they are
 mapped back to fractions of the unturned rendered page (:func:`box_to_original`), the
@@ -119,7 +121,7 @@ def render_dpi(width_pt: float, height_pt: float, image_dpi: float | None, *, ta
     ``target`` (default 300), or the embedded image's own ``image_dpi`` when it is higher, then
     lowered so the page has at most ``max_pixels`` pixels and ``max_side`` pixels a side; at least
     1. Example: a US Letter page (612 x 792 pt) with a 600-dpi scan gives 600; with a 1200-dpi
-    scan 694 (36 MP). Raises ValueError for a page without area.
+    scan 620 (35.9 MP). Raises ValueError for a page without area.
     """
     if width_pt <= 0 or height_pt <= 0:
         raise ValueError(f"page has no area: {width_pt} x {height_pt} pt")
@@ -159,8 +161,8 @@ def read_upright(picture: Image, engine: OcrEngine, detector: OrientationDetecto
                  min_confidence: float) -> OcrPage:
     """Read a rendered page the right way up (module docstring); boxes in the unturned page's frame.
 
-    Reads once when the detector is sure and that reading is at or over ``min_confidence`` (0-1),
-    or when the upright reading is; otherwise up to four times. The result's ``cost_usd`` is the
+    Reads once when the detector is sure, or when the upright reading is at or over
+    ``min_confidence`` (0-1); otherwise up to four times. The result's ``cost_usd`` is the
     sum of every reading made (USD) and ``rotation`` the turn of the reading kept. Raises what the
     engine and the detector raise (:class:`~longdoc.core.errors.OcrPageError`,
     :class:`~longdoc.core.errors.OcrUnavailable`).
@@ -173,8 +175,8 @@ def read_upright(picture: Image, engine: OcrEngine, detector: OrientationDetecto
         return confidence is not None and confidence >= min_confidence
 
     guess = detector.detect_orientation(png(picture)) if detector is not None else None
-    first = guess.rotation if guess is not None and guess.confidence >= OSD_MIN_CONFIDENCE else 0
-    if not read(first if first in ROTATIONS else 0):
+    sure = guess is not None and guess.confidence >= OSD_MIN_CONFIDENCE and guess.rotation in ROTATIONS
+    if not read(guess.rotation if sure and guess is not None else 0) and not sure:
         for rotation in TRIAL_ORDER:
             if rotation not in readings and read(rotation):
                 break
