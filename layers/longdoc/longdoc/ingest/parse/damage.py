@@ -35,6 +35,8 @@ GARBAGE_MAX_SHARE = 0.10
 _NON_TEXT_CATEGORIES = {"Cc", "Co", "Cn", "Cs"}
 _KEEP = {"\n", "\t", "\ufffe"}  # line breaks and PDFium's line-end hyphen marker (resolved later)
 _SYMBOL_RUN = re.compile(r"[^\w\s]{8,}")
+_LETTER_RUN = re.compile(r"([^\W\d_])\1{5,}")  # one letter six times or more: "ÿÿÿÿÿÿ"
+_LATIN1_RUN = re.compile(r"[\u00a0-\u00ff]{4,}")  # bytes decoded as WinAnsi: "Ã¾Âð"
 
 
 def _is_non_text(ch: str) -> bool:
@@ -44,15 +46,19 @@ def _is_non_text(ch: str) -> bool:
 
 def garbage_share(text: str) -> float:
     """The share (0-1) of ``text``'s non-space characters that are not text: control, private-use,
-    unassigned and surrogate code points, U+FFFD, and runs of 8 or more symbols (no letter, digit or
+    unassigned and surrogate code points, U+FFFD, runs of 8 or more symbols (no letter, digit or
     space) drawing on at least 4 different characters (dot leaders and rules are one character
-    repeated, so they never count). 0.0 for a text without non-space characters."""
+    repeated, so they never count), one letter repeated six times or more (what PDFium gives for
+    codes a simple font lacks: ``ÿÿÿÿ``), and runs of 4 or more Latin-1 supplement characters
+    (random bytes decoded as WinAnsi). 0.0 for a text without non-space characters."""
     visible = sum(1 for ch in text if not ch.isspace())
     if not visible:
         return 0.0
     bad = sum(1 for ch in text if _is_non_text(ch))
     bad += sum(len(m.group()) for m in _SYMBOL_RUN.finditer(text)
                if len(set(m.group())) >= 4 and not any(_is_non_text(ch) for ch in m.group()))
+    bad += sum(len(m.group()) for m in _LETTER_RUN.finditer(text))
+    bad += sum(len(m.group()) for m in _LATIN1_RUN.finditer(text) if not _LETTER_RUN.fullmatch(m.group()))
     return min(1.0, bad / visible)
 
 

@@ -10,7 +10,8 @@ https://tesseract-ocr.github.io/tessdoc/ImproveQuality.html#rotation--deskewing 
 (:data:`OSD_MIN_CONFIDENCE`). When there is no detector (Textract), the detector is unsure, or the
 upright reading is under the confidence threshold, the page is read turned 0, 180, 90 and 270
 degrees in that order, stopping at the first reading at or over the threshold, and the reading with
-the best mean word confidence is kept (:func:`read_upright`). A sure guess is read once, even when
+the best mean word confidence is kept when it beats the first reading by :data:`TURN_MARGIN`
+(:func:`read_upright`). A sure guess is read once, even when
 its reading is poor (a bad scan: trying the other turns would only multiply the cost, four Textract
 calls instead of one).
 
@@ -45,6 +46,12 @@ commonest mis-feed), then on either side."""
 OSD_MIN_CONFIDENCE = 3.0
 """Tesseract OSD ``Orientation confidence`` at or over which its guess is used without a trial
 (measured 8.8-9.3 on three printed lines at every turn; a page too short for OSD raises instead)."""
+TURN_MARGIN = 0.15
+"""How much higher (0-1, absolute) the mean word confidence of a turned reading must be to replace
+the first reading (upright, or the detector's guess). Both readings of an unreadable page are
+garbage, one a little better by chance (measured: 6-point text scanned at 72 dpi, upright 0.27 mean,
+turned 90 degrees 0.34: Tesseract's layout analysis reads some lines standing on their side), and
+the page must not be recorded as turned for that; a turned page gains far more (0.42 -> 0.96)."""
 TARGET_DPI = 300
 """Render resolution in dots per inch (Tesseract's recommended minimum, ImproveQuality doc)."""
 MAX_RENDER_PIXELS = 36_000_000
@@ -151,10 +158,9 @@ def png(picture: Image) -> bytes:
     return out.getvalue()
 
 
-def _score(page: OcrPage) -> tuple[float, int]:
-    """How good a reading is: mean word confidence (-1 without words), then the word count."""
-    confidence = page.mean_confidence
-    return (-1.0 if confidence is None else confidence, len(page.words))
+def _mean(page: OcrPage) -> float:
+    """A reading's mean word confidence (0-1), 0.0 without words."""
+    return page.mean_confidence or 0.0
 
 
 def read_upright(picture: Image, engine: OcrEngine, detector: OrientationDetector | None,
@@ -180,5 +186,8 @@ def read_upright(picture: Image, engine: OcrEngine, detector: OrientationDetecto
         for rotation in TRIAL_ORDER:
             if rotation not in readings and read(rotation):
                 break
-    best = max(readings.values(), key=_score)
+    first = next(iter(readings.values()))
+    best = max(readings.values(), key=_mean)
+    if _mean(best) < _mean(first) + TURN_MARGIN:  # not clearly better: no turn on a page unreadable either way
+        best = first
     return replace(best, cost_usd=sum(r.cost_usd for r in readings.values()))
