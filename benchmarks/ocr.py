@@ -10,6 +10,9 @@
    pages and for the Vicksburg file (an engine stand-in counts the calls; no network), and what
    they cost at :data:`~longdoc.adapters.ocr_textract.TEXTRACT_PRICE_PER_PAGE_USD`.
    Textract's own latency is not measured here (no AWS access from this machine).
+3. Orientation (issue 27): the same scanned corpus pages plus four made pages turned 0/90/180/270
+   degrees, parsed with OCR at the 300-dpi target, orientation detection on and then off, in the
+   same run: pages per second for each, and how many of the turned pages read right.
 """
 
 from __future__ import annotations
@@ -25,13 +28,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "layers" / "longdoc"))
 
 import pypdfium2 as pdfium  # noqa: E402
-from PIL import Image, ImageDraw  # noqa: E402
+from PIL import Image, ImageDraw, ImageFont  # noqa: E402
 
 from longdoc.adapters.ocr_tesseract import TesseractOcr  # noqa: E402
 from longdoc.adapters.ocr_textract import TEXTRACT_PRICE_PER_PAGE_USD  # noqa: E402
 from longdoc.core.ports import OcrPage, OcrWord  # noqa: E402
 from longdoc.ingest.parse import OcrOptions, parse_document  # noqa: E402
-from longdoc.ingest.parse.ocr import page_image  # noqa: E402
+from longdoc.ingest.parse.ocr import MemoryOcrCache, page_image  # noqa: E402
 
 SCANS = ("bad/scanned-grumman-service-kit-no-text.pdf", "bad/scanned-vicksburg-with-ocr-layer.pdf")
 
@@ -67,6 +70,47 @@ def image_only_pdf(pages: int) -> bytes:
     out = io.BytesIO()
     pdf.save(out)
     return out.getvalue()
+
+
+TURNED = ("The insurer shall pay the claim within thirty days.", "This policy is governed by the laws of Ontario.",
+          "Coverage ends when the premium is not paid.", "Any action must be brought within two years.")
+
+
+def turned_pdf() -> bytes:
+    """Four 300-dpi scanned pages, one sentence each, turned 0, 90, 180 and 270 degrees counter-clockwise."""
+    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", 50)
+    pdf = pdfium.PdfDocument.new()
+    for sentence, turn in zip(TURNED, (0, 90, 180, 270), strict=True):
+        picture = Image.new("L", (1530, 480), 255)
+        ImageDraw.Draw(picture).text((90, 150), sentence, font=font, fill=0)
+        picture = picture.rotate(turn, expand=True)
+        page = pdf.new_page(picture.width * 72 / 300, picture.height * 72 / 300)
+        image = pdfium.PdfImage.new(pdf)
+        image.set_bitmap(pdfium.PdfBitmap.from_pil(picture))
+        image.set_matrix(pdfium.PdfMatrix().scale(picture.width * 72 / 300, picture.height * 72 / 300))
+        page.insert_obj(image)
+        page.gen_content()
+    out = io.BytesIO()
+    pdf.save(out)
+    return out.getvalue()
+
+
+def orientation(corpus: Path) -> None:
+    """Section 3 of the module docstring: pages per second with orientation detection on, then off."""
+    files = [(name, (corpus / name).read_bytes()) for name in SCANS] + [("turned.pdf", turned_pdf())]
+    for orient in (True, False):
+        pages = 0
+        right = 0
+        started = time.perf_counter()
+        for name, data in files:
+            cache = MemoryOcrCache()
+            doc = parse_document(name, data, ocr=OcrOptions(TesseractOcr(), orient=orient, cache=cache))
+            pages += len(cache.pages)
+            if name == "turned.pdf":
+                right = sum(sentence in doc.text.replace("\n", " ") for sentence in TURNED)
+        seconds = time.perf_counter() - started
+        print(f"orientation {'on ' if orient else 'off'}: {pages} pages read at the 300-dpi target in {seconds:.1f} s "
+              f"= {pages / seconds:.2f} pages/s; turned pages read exactly: {right} of {len(TURNED)}")
 
 
 def main() -> int:
@@ -107,6 +151,7 @@ def main() -> int:
     parse_document("vicksburg.pdf", vicksburg, ocr=OcrOptions(counting, dpi=72))
     print(f"Textract, Vicksburg (6 pages with an OCR layer, recheck on): {counting.calls} calls = "
           f"USD {counting.calls * TEXTRACT_PRICE_PER_PAGE_USD:.4f}; with LONGDOC_OCR_RECHECK_LAYERS=false: 0 calls")
+    orientation(args.corpus)
     return 0
 
 

@@ -153,14 +153,21 @@ class OcrSettings(_Group):
     ``textract``, ``tesseract`` or ``off`` (scanned pages are then only listed in
     ``pages_needing_ocr``). ``ocr_recheck_layers``: re-read pages whose existing OCR layer fails
     the quality check (else they are only flagged). ``ocr_min_confidence``: mean word confidence
-    (0-1) under which an OCR page is flagged in the ingest result. ``ocr_dpi``: render resolution
-    in dots per inch. ``textract_region``: the Textract region (default: the function's own).
+    (0-1) under which an OCR page is flagged in the ingest result. ``ocr_dpi``: target render
+    resolution in dots per inch (300: Tesseract's recommended minimum,
+    https://tesseract-ocr.github.io/tessdoc/ImproveQuality.html; a page image finer than that is
+    rendered at its own resolution, capped at 36 million pixels a page). ``ocr_orientation``: turn
+    each page upright before OCR (Tesseract OSD, else the best of four turns). ``ocr_low_confidence``:
+    ``index`` a page under ``ocr_min_confidence`` with ``ocr_low_confidence`` on its chunks, or
+    ``skip`` it (named in the ingest's warnings either way). ``textract_region``: the Textract region (default: the function's own).
     """
 
     ocr: Literal["auto", "textract", "tesseract", "off"] = "auto"
     ocr_recheck_layers: bool = True
     ocr_min_confidence: float = Field(0.80, ge=0, le=1)
-    ocr_dpi: int = Field(200, ge=72, le=600)
+    ocr_dpi: int = Field(300, ge=72, le=600)
+    ocr_orientation: bool = True
+    ocr_low_confidence: Literal["index", "skip"] = "index"
     textract_region: str | None = None
 
 

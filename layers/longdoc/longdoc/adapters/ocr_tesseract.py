@@ -6,6 +6,11 @@ installed from the Debian archive by ``make install``; nothing is fetched at run
 confidence (0-100; -1 for rows that are not words) and its block, paragraph and line
 numbers, which give the line order. Source: https://github.com/tesseract-ocr/tesseract
 (``tesseract --help-extra``: ``--psm 3`` fully automatic page segmentation, the default).
+Orientation (issue 27): ``pytesseract.image_to_osd`` runs ``--psm 0`` (orientation and script
+detection only) with the model ``osd.traineddata`` (Debian package ``tesseract-ocr-osd``, a
+dependency of ``tesseract-ocr``; ``tesseract --list-langs`` lists ``osd``). Its ``Rotate`` is the
+clockwise turn that makes the text upright (measured: an image turned 90 degrees counter-clockwise
+answers ``Rotate: 90``); a page with too few characters makes Tesseract fail, read as "cannot tell".
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import os
 from typing import Any
 
 from longdoc.core.errors import OcrPageError, OcrUnavailable
-from longdoc.core.ports import OcrPage, OcrWord
+from longdoc.core.ports import OcrPage, OcrWord, OrientationGuess
 
 TESSERACT_NAME = "tesseract"
 
@@ -57,6 +62,30 @@ class TesseractOcr:
         except pytesseract.TesseractError as exc:
             raise OcrUnavailable(f"tesseract failed: {exc}") from exc
         return OcrPage(tuple(_words(data, *picture.size)), self.name, 0.0)
+
+    def detect_orientation(self, image: bytes) -> OrientationGuess | None:
+        """Tesseract OSD on one page image (PNG/JPEG bytes): the clockwise turn that makes it upright
+        and OSD's orientation confidence, or None when OSD cannot tell (too few characters, an image
+        PIL cannot open). Raises :class:`OcrUnavailable` when the ``tesseract`` binary is missing."""
+        import pytesseract
+        from PIL import Image, UnidentifiedImageError
+
+        try:
+            picture = Image.open(io.BytesIO(image))
+            picture.load()
+        except (UnidentifiedImageError, OSError, ValueError):
+            return None
+        try:
+            osd = pytesseract.image_to_osd(picture, output_type=pytesseract.Output.DICT)
+        except pytesseract.TesseractNotFoundError as exc:
+            raise OcrUnavailable("tesseract is not installed: run `make install` "
+                                 "(Debian package tesseract-ocr) or set LONGDOC_OCR=off") from exc
+        except pytesseract.TesseractError:
+            return None  # "Too few characters", no osd.traineddata: the trial by confidence decides
+        rotation = int(osd.get("rotate", 0)) % 360
+        if rotation not in (0, 90, 180, 270):
+            return None
+        return OrientationGuess(rotation, float(osd.get("orientation_conf", 0.0)))
 
 
 def _words(data: dict[str, list[Any]], width: int, height: int) -> list[OcrWord]:

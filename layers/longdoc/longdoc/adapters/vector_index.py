@@ -261,7 +261,8 @@ class PineconeIndex:
 
         Fields: ``doc_id``, ``doc_version``, ``ordinal``, ``source``, ``page_start``,
         ``page_end``, ``section_id``, ``heading_path`` (list of strings), ``preview`` (first
-        200 characters of the chunk text). ``None`` values are omitted (Pinecone rejects
+        200 characters of the chunk text), and ``ocr_low_confidence`` (True) on a chunk from a
+        low-confidence OCR page (absent otherwise, issue 27). ``None`` values are omitted (Pinecone rejects
         null metadata). The chunk text itself is never stored: the chunks blob is its source
         of truth. If the JSON encoding would exceed :data:`PINECONE_MAX_METADATA_BYTES`,
         heading entries are cut to 200 characters, then the heading path and preview are
@@ -277,6 +278,7 @@ class PineconeIndex:
             "section_id": chunk.section_id,
             "heading_path": list(chunk.heading_path) or None,
             "preview": chunk.text[:PREVIEW_CHARS],
+            "ocr_low_confidence": True if chunk.ocr_low_confidence else None,
         }
         meta = {key: value for key, value in values.items() if value is not None}
 

@@ -67,6 +67,11 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
         row["pages_needing_ocr"] = record.pages_needing_ocr
         print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "
               f"{', '.join(map(str, record.pages_needing_ocr))}", file=sys.stderr)
+    if record.page_outcomes:
+        row["page_outcomes"] = record.page_outcomes
+    row["warnings"] = record.warnings
+    for warning in record.warnings:
+        print(f"longdoc: {path}: WARNING: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(row))
     else:
@@ -145,6 +150,8 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     if record.status != "READY":
         raise CliError(f"document {what} is {_not_ready(record)}")
     chunks = load_chunks(wiring.blob_store(), record.doc_id, record.doc_version)
+    for warning in record.warnings:
+        print(f"longdoc: {record.source}: WARNING: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps([c.model_dump(mode="json", exclude={"page_spans", "section_spans"}) | {"section_ids": c.section_ids}
                           for c in chunks], ensure_ascii=False, indent=1))
@@ -156,8 +163,9 @@ def cmd_chunks(args: argparse.Namespace) -> int:
             f"(p. {labels[0]})" if labels else "")
         sections = ",".join(c.section_ids[:3]) + ("…" if len(c.section_ids) > 3 else "")
         section = sections if sections.startswith("§") else "§" + (sections or "-")  # continental ids carry their own §
+        flags = " [ocr_low_confidence]" if c.ocr_low_confidence else (" [ocr]" if c.ocr else "")
         print(f"{c.chunk_id}  p.{pages:<8} {printed:<14} {section:<25} {c.token_count:>5} tok  "
-              f"{' > '.join(c.heading_path)[:50]}")
+              f"{' > '.join(c.heading_path)[:50]}{flags}")
     return 0
 
 

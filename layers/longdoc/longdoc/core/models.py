@@ -169,6 +169,8 @@ class Chunk(_Frozen):
     ``ocr`` is True when any of the chunk's text was read by OCR (a scanned page), and
     ``ocr_confidence`` is then the mean OCR word confidence (0-1) over those pages, weighted by
     their word counts; both are left out of the serialised chunk when ``ocr`` is False.
+    ``ocr_low_confidence`` is True when one of those pages was read under the confidence
+    threshold (issue 27; left out when False).
     """
 
     chunk_id: str
@@ -200,6 +202,7 @@ class Chunk(_Frozen):
     endorses: str | None = None
     ocr: bool = False
     ocr_confidence: float | None = Field(None, ge=0, le=1)
+    ocr_low_confidence: bool = False
 
     @model_serializer(mode="wrap")
     def _serialise(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
@@ -209,6 +212,8 @@ class Chunk(_Frozen):
         if not self.ocr:
             data.pop("ocr", None)
             data.pop("ocr_confidence", None)
+        if not self.ocr_low_confidence:
+            data.pop("ocr_low_confidence", None)
         return data
 
     @property
@@ -256,6 +261,9 @@ class DocumentRecord(BaseModel):
     conditional writes of this version's entry (:meth:`~longdoc.core.ports.StateStore.replace_document`:
     an ingest attempt writes only over the entry it last read or wrote, never over a
     ``DELETED`` mark or another worker's newer entry); 0 for entries never written that way.
+    ``page_outcomes`` are the 1-based pages by outcome (``text``, ``ocr``, ``ocr_low_confidence``,
+    ``empty``, ``unreadable``; empty for formats without pages and for records written before
+    issue 27) and ``warnings`` the ingest's warnings, one line each, naming the pages.
     """
 
     doc_id: str
@@ -270,6 +278,8 @@ class DocumentRecord(BaseModel):
     updated_at: str = ""
     duration_seconds: str | None = None
     pages_needing_ocr: list[int] = Field(default_factory=list)
+    page_outcomes: dict[str, list[int]] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
     source_key: str | None = None
     previous_version: str | None = None
     stage: str | None = None

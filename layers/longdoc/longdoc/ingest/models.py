@@ -41,7 +41,10 @@ class OcrPageInfo(_Frozen):
     """A PDF page whose text came from OCR: 1-based ``page``, the ``engine`` name, why it was read
     (``no_text_layer``: a scan; ``poor_text_layer``: an OCR layer that failed the quality check),
     how many ``words`` were read, their ``mean_confidence`` (0-1), ``low_confidence`` when that is
-    under the threshold (indexed, but flagged), and the call's ``cost_usd`` (USD)."""
+    under the threshold (indexed but flagged, or ``skipped``: left out of the text by the
+    ``LONGDOC_OCR_LOW_CONFIDENCE=skip`` setting), the calls' ``cost_usd`` (USD; every orientation
+    tried included), the clockwise ``rotation`` (degrees) the page was turned to be read upright,
+    and the ``dpi`` it was rendered at (0: not recorded)."""
 
     page: int = Field(ge=1)
     engine: str
@@ -50,6 +53,9 @@ class OcrPageInfo(_Frozen):
     mean_confidence: float = Field(ge=0, le=1)
     low_confidence: bool = False
     cost_usd: float = Field(0.0, ge=0)
+    skipped: bool = False
+    rotation: Literal[0, 90, 180, 270] = 0
+    dpi: int = Field(0, ge=0)
 
 
 class OcrFailure(_Frozen):
@@ -73,6 +79,9 @@ class ParsedDocument(_Frozen):
     ``ocr_failed`` the pages OCR could not read (with the reason) and ``poor_layer_pages``
     the pages whose OCR layer failed the quality check and were kept as they are (OCR off, or
     the re-read failed); ``ocr_check_cost_usd`` what re-reading the OCR layers that were kept cost (USD).
+    ``page_outcomes`` has one outcome per PDF page (``text``, ``ocr``, ``ocr_low_confidence``,
+    ``empty``, ``unreadable``: :mod:`longdoc.ingest.parse.damage`; empty for other formats) and
+    ``warnings`` one line per kind of trouble, naming the pages (damaged, garbage, low-confidence).
     ``content_sha256`` is the hex digest of the source bytes;
     ``doc_version`` is its first 16 hex characters.
     """
@@ -89,6 +98,9 @@ class ParsedDocument(_Frozen):
     ocr_failed: list[OcrFailure] = Field(default_factory=list)
     poor_layer_pages: list[int] = Field(default_factory=list)
     ocr_check_cost_usd: float = Field(0.0, ge=0)
+    page_outcomes: list[Literal["text", "ocr", "ocr_low_confidence", "empty", "unreadable"]] = Field(
+        default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
 
     @property
     def doc_version(self) -> str:

@@ -20,10 +20,11 @@ source is built.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from longdoc.core.clock import utc_now
 from longdoc.core.documents import chunks_key, embedding_text, load_chunks, save_chunks
@@ -38,8 +39,11 @@ from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.models import ParsedDocument
 from longdoc.ingest.ocr_cache import BlobOcrCache
 from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, OcrOptions, parse_document
+from longdoc.ingest.parse.damage import by_outcome
 from longdoc.ingest.result import IngestResult, ocr_summary
 from longdoc.ingest.source import IngestSource
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from longdoc.config import IngestFunctionSettings
@@ -57,7 +61,9 @@ class IngestOptions:
     deadline margin in seconds (fewer left before an embed or upsert step, or an OCR page: stop,
     resumable), the lease of the version's ingest claim in seconds (:mod:`longdoc.ingest.lease`),
     and OCR: re-read poor OCR layers, the confidence (0-1) under which an OCR page is
-    flagged, the render resolution in dots per inch."""
+    flagged, the target render resolution in dots per inch (300, Tesseract's recommendation; a finer
+    page image raises it), whether pages are turned upright before OCR, and whether a low-confidence
+    OCR page is indexed flagged (``index``) or left out (``skip``)."""
 
     target_tokens: int = 1000
     max_tokens: int = 2000
@@ -68,7 +74,9 @@ class IngestOptions:
     claim_lease_seconds: float = CLAIM_LEASE_SECONDS
     ocr_recheck_layers: bool = True
     ocr_min_confidence: float = 0.80
-    ocr_dpi: int = 200
+    ocr_dpi: int = 300
+    ocr_orientation: bool = True
+    ocr_low_confidence: Literal["index", "skip"] = "index"
 
     @classmethod
     def from_settings(cls, settings: IngestFunctionSettings) -> IngestOptions:
@@ -77,7 +85,8 @@ class IngestOptions:
                    overlap=settings.chunk_overlap, max_bytes=settings.max_document_bytes,
                    max_pages=settings.max_document_pages, deadline_margin=settings.ingest_deadline_margin_seconds,
                    ocr_recheck_layers=settings.ocr_recheck_layers, ocr_min_confidence=settings.ocr_min_confidence,
-                   ocr_dpi=settings.ocr_dpi)
+                   ocr_dpi=settings.ocr_dpi, ocr_orientation=settings.ocr_orientation,
+                   ocr_low_confidence=settings.ocr_low_confidence)
 
 
 def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptions | None = None, *,
@@ -134,6 +143,8 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     ocr = _ocr_options(source, deps, options, time_left)
     parsed, chunks, meta = _parse_and_chunk(source, deps.state, options, ocr, existing)
     timings = {"parse": time.monotonic() - started}
+    for warning in parsed.warnings:
+        log.warning("%s: %s", source.name, warning)
     claim = VersionClaim(deps.state, source.doc_id, source.version, lease_seconds=options.claim_lease_seconds)
     try:
         # Whoever held the claim before may have finished between the first read and the claim.
@@ -227,7 +238,8 @@ def _ocr_options(source: IngestSource, deps: IngestDeps, options: IngestOptions,
                                  f"progress saved: {cache.reused + cache.stored} pages read")
 
     return OcrOptions(deps.ocr, recheck_layers=options.ocr_recheck_layers, min_confidence=options.ocr_min_confidence,
-                      dpi=options.ocr_dpi, cache=cache, before_page=before_page)
+                      dpi=options.ocr_dpi, cache=cache, before_page=before_page, orient=options.ocr_orientation,
+                      low_confidence=options.ocr_low_confidence)
 
 
 def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOptions, ocr: OcrOptions | None,
@@ -281,6 +293,7 @@ def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord
         embedding_tokens=carried.embedding_tokens if carried else 0,
         attempts=(carried.attempts if carried else 0) + 1,
         pages_needing_ocr=parsed.pages_needing_ocr, metadata=meta,
+        page_outcomes=by_outcome(parsed.page_outcomes), warnings=parsed.warnings,
     )
     return record, resuming
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longdoc.ingest.models import ParsedDocument
+from longdoc.ingest.parse.damage import by_outcome
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,10 @@ class IngestResult:
     threshold, ``ocr_failed_pages`` the pages OCR could not read with the reason,
     ``poor_layer_pages`` OCR layers that failed the quality check and were kept, and
     ``pages_needing_ocr`` scanned pages left unread (OCR off, or failed).
+    Issue 27: ``page_outcomes`` are the 1-based pages by outcome (``text``, ``ocr``,
+    ``ocr_low_confidence``, ``empty``, ``unreadable``; :mod:`longdoc.ingest.parse.damage`; empty
+    for formats without pages), ``ocr_rotations`` the OCR pages read turned (page -> clockwise
+    degrees), and ``warnings`` one line per kind of trouble, naming the pages.
     """
 
     doc_id: str
@@ -55,6 +60,9 @@ class IngestResult:
     ocr_failed_pages: dict[int, str] = field(default_factory=dict)
     poor_layer_pages: list[int] = field(default_factory=list)
     pages_needing_ocr: list[int] = field(default_factory=list)
+    page_outcomes: dict[str, list[int]] = field(default_factory=dict)
+    ocr_rotations: dict[int, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 def ocr_summary(parsed: ParsedDocument) -> dict[str, Any]:
@@ -64,4 +72,7 @@ def ocr_summary(parsed: ParsedDocument) -> dict[str, Any]:
             "ocr_cost_usd": round(sum(p.cost_usd for p in parsed.ocr_pages) + parsed.ocr_check_cost_usd, 6),
             "ocr_low_confidence_pages": [p.page for p in parsed.ocr_pages if p.low_confidence],
             "ocr_failed_pages": {f.page: f.reason for f in parsed.ocr_failed},
-            "poor_layer_pages": list(parsed.poor_layer_pages), "pages_needing_ocr": list(parsed.pages_needing_ocr)}
+            "poor_layer_pages": list(parsed.poor_layer_pages), "pages_needing_ocr": list(parsed.pages_needing_ocr),
+            "page_outcomes": by_outcome(parsed.page_outcomes),
+            "ocr_rotations": {p.page: p.rotation for p in parsed.ocr_pages if p.rotation},
+            "warnings": list(parsed.warnings)}

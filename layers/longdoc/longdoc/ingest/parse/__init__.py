@@ -146,6 +146,8 @@ def parse_document(
         ocr_failed=outcome.failed,
         poor_layer_pages=outcome.poor_layers,
         ocr_check_cost_usd=round(outcome.check_cost_usd, 6),
+        page_outcomes=outcome.page_outcomes,
+        warnings=outcome.warnings,
     )
 
 

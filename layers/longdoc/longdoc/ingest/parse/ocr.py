@@ -10,18 +10,23 @@ Which pages are read:
   it, unless its own confidence is under ``min_confidence`` (then the layer stays, flagged in
   ``poor_layer_pages``). Measured on the Vicksburg scan with Tesseract at 200 dpi: pages 1-2
   and 4-6 agree at 0.979-0.989, page 3 (text wrapped round an illustration, read out of order
-  in the layer, ``mw-``, ``2*``) at 0.866, so page 3 alone is re-read.
+  in the layer, ``mw-``, ``2*``) at 0.866; at 300 dpi (issue 27) pages 1-2 and 4-6 agree at
+  0.968-0.988 and page 3 at 0.950, so the threshold is 0.96 and page 3 alone is re-read at both.
 * without an engine, or with the recheck off, the layers are only checked for garbage tokens
   (:func:`layer_quality` under :data:`LAYER_MIN_QUALITY`, flagged in ``poor_layer_pages``).
   That check is cheap but blind to real-word errors (``tie earth``): every Vicksburg page scores
   0.994-0.998. A born-digital page is never checked: URLs, section signs and tables make the
   token check meaningless there (the Federal Register scores 0.81), and its text is the truth.
 
-Each page is rendered with PDFium at ``dpi`` (grey, PNG) and read by the engine; the words
-become the page text, one OCR line per text line. A page whose mean word confidence is
-under ``min_confidence`` is still indexed but flagged ``low_confidence`` in
-:attr:`~longdoc.ingest.models.ParsedDocument.ocr_pages`; a page the engine cannot read, or
-where it reads no word, is named in ``ocr_failed`` and the other pages go on.
+Each page is rendered with PDFium in grey at :func:`~longdoc.ingest.parse.orient.render_dpi`
+(the target ``dpi``, 300 by default, or the page image's own resolution when finer, capped for
+memory), turned upright and read by the engine (:func:`~longdoc.ingest.parse.orient.read_upright`,
+when ``orient`` is on); the words, their boxes mapped back onto the unturned page, become the page
+text, one OCR line per text line. A page whose mean word confidence is under ``min_confidence`` is
+flagged ``low_confidence`` in :attr:`~longdoc.ingest.models.ParsedDocument.ocr_pages` and, by
+``low_confidence``, indexed (``index``: its chunks carry ``ocr_low_confidence``) or left out
+(``skip``); a page the engine cannot read, or where it reads no word, is named in ``ocr_failed``
+and the other pages go on.
 
 Progress: every page read is handed to ``cache`` (:class:`OcrCache`, a blob per page in the
 pipeline), and a page found there is not read again, so an ingest cut short by its deadline
@@ -35,19 +40,24 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from longdoc.core.errors import OcrPageError
-from longdoc.core.ports import OcrEngine, OcrPage
+from longdoc.core.ports import OcrEngine, OcrPage, OrientationDetector
 from longdoc.ingest.models import OcrFailure, OcrPageInfo
+from longdoc.ingest.parse.orient import MAX_RENDER_PIXELS, TARGET_DPI, png, read_upright, render_dpi, upright
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
 
 LAYER_MIN_QUALITY = 0.97
 """Share of plausible tokens an OCR layer needs when it cannot be re-read (Vicksburg pages: 0.994-0.998)."""
-LAYER_MIN_AGREEMENT = 0.95
-"""Word agreement (Dice, 0-1) an OCR layer needs with a fresh OCR reading to be kept."""
+LAYER_MIN_AGREEMENT = 0.96
+"""Word agreement (Dice, 0-1) an OCR layer needs with a fresh OCR reading to be kept (Vicksburg at
+300 dpi: good layers 0.968-0.988, the out-of-order one 0.950)."""
 INVISIBLE = 3
 """PDF text render mode 3: neither fill nor stroke (ISO 32000-1, 9.3.6), the mode of OCR layers."""
 _TOKEN = re.compile(r"[^\s—–]+")
@@ -90,28 +100,41 @@ class MemoryOcrCache:
 @dataclass(frozen=True)
 class OcrOptions:
     """How OCR runs in a parse: the ``engine``; whether poor OCR layers are re-read (``recheck_layers``);
-    the mean word confidence (0-1) under which a page is flagged; the render resolution in dots per
-    inch; the progress ``cache``; and ``before_page``, called before each page is read (it raises
-    :class:`~longdoc.core.errors.IngestDeadline` when the invocation is short of time)."""
+    the mean word confidence (0-1) under which a page is flagged; the target render resolution in
+    dots per inch (``dpi``; a finer page image raises it, ``max_pixels`` caps the rendered page);
+    the progress ``cache``; ``before_page``, called before each page is read (it raises
+    :class:`~longdoc.core.errors.IngestDeadline` when the invocation is short of time); whether each
+    page is turned upright before it is read (``orient``) and by which ``detector`` (None: the
+    engine itself when it is one, else only the trial by confidence); and what becomes of a
+    low-confidence page (``low_confidence``: ``index`` it flagged, or ``skip`` it)."""
 
     engine: OcrEngine
     recheck_layers: bool = True
     min_confidence: float = 0.80
-    dpi: int = 200
+    dpi: int = TARGET_DPI
     cache: OcrCache = field(default_factory=MemoryOcrCache)
     before_page: Callable[[], None] | None = None
+    orient: bool = True
+    detector: OrientationDetector | None = None
+    low_confidence: Literal["index", "skip"] = "index"
+    max_pixels: int = MAX_RENDER_PIXELS
 
 
 @dataclass
 class OcrOutcome:
     """What OCR did to a PDF: new page texts by 1-based page, the pages read, failed and flagged,
-    and the cost (USD) of the readings that checked an OCR layer and kept it."""
+    and the cost (USD) of the readings that checked an OCR layer and kept it; then, filled by the
+    PDF reader (:mod:`~longdoc.ingest.parse.damage`), the pages PDFium could not load
+    (``unreadable``, with the reason), one outcome per page and the warnings naming pages."""
 
     texts: dict[int, str] = field(default_factory=dict)
     pages: list[OcrPageInfo] = field(default_factory=list)
     failed: list[OcrFailure] = field(default_factory=list)
     poor_layers: list[int] = field(default_factory=list)
     check_cost_usd: float = 0.0
+    unreadable: dict[int, str] = field(default_factory=dict)
+    page_outcomes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _words(text: str) -> Counter[str]:
@@ -170,6 +193,40 @@ def page_image(pdf: pdfium.PdfDocument, index: int, dpi: int) -> bytes:
         page.close()
 
 
+def image_dpi(page: pdfium.PdfPage) -> float | None:
+    """The finest resolution (dots per inch, as drawn on the page) of the page's images, or None without one."""
+    best: float | None = None
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3):
+        try:
+            meta = obj.get_metadata()
+        except pdfium.PdfiumError:
+            continue
+        dpi = max(float(meta.horizontal_dpi), float(meta.vertical_dpi))
+        best = dpi if best is None or dpi > best else best
+    return best
+
+
+def page_render(pdf: pdfium.PdfDocument, index: int, options: OcrOptions) -> tuple[int, Image]:
+    """Page ``index`` (0-based) rendered in grey for OCR: ``(dpi, PIL image)`` at :func:`render_dpi`."""
+    page = pdf[index]
+    try:
+        width, height = page.get_size()
+        dpi = render_dpi(width, height, image_dpi(page), target=options.dpi, max_pixels=options.max_pixels)
+        return dpi, page.render(scale=dpi / 72, grayscale=True).to_pil()
+    finally:
+        page.close()
+
+
+def page_dpi(pdf: pdfium.PdfDocument, number: int, options: OcrOptions) -> int:
+    """The resolution 1-based page ``number`` is (or was) rendered at for OCR (:func:`render_dpi`)."""
+    page = pdf[number - 1]
+    try:
+        width, height = page.get_size()
+        return render_dpi(width, height, image_dpi(page), target=options.dpi, max_pixels=options.max_pixels)
+    finally:
+        page.close()
+
+
 def ocr_layers(pdf: pdfium.PdfDocument, texts: list[str]) -> list[int]:
     """The 1-based pages with text whose text is an OCR layer (:func:`is_ocr_layer`)."""
     found: list[int] = []
@@ -192,7 +249,14 @@ def _read(pdf: pdfium.PdfDocument, number: int, options: OcrOptions) -> OcrPage:
         return cached
     if options.before_page is not None:
         options.before_page()
-    result = options.engine.read_page(page_image(pdf, number - 1, options.dpi))
+    _, picture = page_render(pdf, number - 1, options)
+    if options.orient:
+        detector = options.detector
+        if detector is None and isinstance(options.engine, OrientationDetector):
+            detector = options.engine
+        result = read_upright(picture, options.engine, detector, options.min_confidence)
+    else:
+        result = options.engine.read_page(png(picture))
     options.cache.put(number, result)
     return result
 
@@ -232,9 +296,14 @@ def run_ocr(pdf: pdfium.PdfDocument, scans: list[int], layers: dict[int, str], o
             outcome.failed.append(OcrFailure(page=number, reason="OCR read no words (blank or unreadable image)"))
             continue
         assert confidence is not None
-        outcome.texts[number] = result.text
+        low = confidence < options.min_confidence
+        skip = low and options.low_confidence == "skip"
+        text = upright(result).text
+        if not skip:
+            outcome.texts[number] = text
         outcome.pages.append(OcrPageInfo(page=number, engine=result.engine, words=len(result.words),
                                          reason="no_text_layer" if number not in layers else "poor_text_layer",
                                          mean_confidence=round(confidence, 4), cost_usd=result.cost_usd,
-                                         low_confidence=confidence < options.min_confidence))
+                                         low_confidence=low, skipped=skip, rotation=result.rotation,
+                                         dpi=page_dpi(pdf, number, options)))
     return outcome

@@ -27,6 +27,7 @@ from longdoc.ingest.parse.cleanup import (
     labels_from_furniture,
     resolve_hyphens,
 )
+from longdoc.ingest.parse.damage import page_outcomes
 from longdoc.ingest.parse.reading import reading_order
 from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, layer_quality, ocr_layers, run_ocr
 from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
@@ -79,11 +80,18 @@ def pdf_pages(source: str, data: bytes, max_pages: int,
     vocabulary) and the values of filled form fields after their labels
     (:mod:`~longdoc.ingest.parse.forms`); ``labels`` are the PDF's own page labels (``None`` where it defines none).
     Raises :class:`DocumentError` naming ``source`` when the PDF needs a password, uses an
-    unsupported security handler, is corrupt, has no pages or more than ``max_pages``, or
-    has no text on any page (a scan that needs OCR).
+    unsupported security handler, is corrupt (or no page of it loads), has no pages or more than
+    ``max_pages``, or has no text on any page (a scan that needs OCR). A page PDFium cannot load
+    is empty, named in ``ocr_outcome.unreadable`` and in a warning (:mod:`~longdoc.ingest.parse.damage`),
+    and the other pages go on.
     """
     with PDFIUM_LOCK:
         texts, labels, needs_ocr, outcome, page_count = _read_pages(source, data, max_pages, ocr)
+    outcomes, warnings = page_outcomes(texts, outcome.pages, outcome.failed, outcome.unreadable,
+                                       ocr.min_confidence if ocr is not None else 0.80)
+    outcome.page_outcomes, outcome.warnings = list(outcomes), warnings
+    if outcome.unreadable and len(outcome.unreadable) == page_count:
+        raise DocumentError(source, f"corrupt or unreadable PDF (page 1: {outcome.unreadable[1]})")
     if not any(t.strip() for t in texts):
         failed = "; ".join(f"page {f.page}: {f.reason}" for f in outcome.failed)
         raise DocumentError(
@@ -107,8 +115,13 @@ def _read_pages(source: str, data: bytes, max_pages: int,
         texts: list[str] = []
         labels: list[str | None] = []
         needs_ocr: list[int] = []
+        unreadable: dict[int, str] = {}
         for index in range(page_count):
-            raw, has_image, fields = _raw_page_text(source, pdf, index)
+            try:
+                raw, has_image, fields = _raw_page_text(pdf, index)
+            except pdfium.PdfiumError as exc:  # a damaged page: named in a warning, the others go on
+                raw, has_image, fields = "", False, []
+                unreadable[index + 1] = str(exc).rstrip(".")
             page_text = normalise(raw, _PDF_TABLE).strip("\n")
             if fields:
                 page_text = merge_form_fields(page_text, [_normalised(f) for f in fields])
@@ -120,6 +133,7 @@ def _read_pages(source: str, data: bytes, max_pages: int,
             except pdfium.PdfiumError:  # pragma: no cover - a broken label tree is not fatal
                 labels.append(None)
         needs_ocr, outcome = _apply_ocr(pdf, texts, needs_ocr, ocr)
+        outcome.unreadable = unreadable
     finally:
         pdf.close()
     return texts, labels, needs_ocr, outcome, page_count
@@ -141,7 +155,8 @@ def _apply_ocr(pdf: pdfium.PdfDocument, texts: list[str], needs_ocr: list[int],
         texts[number - 1] = normalise(text, _PDF_TABLE).strip("\n")
     if not ocr.recheck_layers:
         outcome.poor_layers = flagged
-    return [p for p in needs_ocr if p not in outcome.texts], outcome
+    read = outcome.texts.keys() | {p.page for p in outcome.pages}  # a skipped low-confidence page was read
+    return [p for p in needs_ocr if p not in read], outcome
 
 
 def _open_pdf(source: str, data: bytes) -> pdfium.PdfDocument:
@@ -168,33 +183,28 @@ def _normalised(field: FormField) -> FormField:
     return replace(field, value=normalise(field.value, _PDF_TABLE), label=normalise(field.label, _PDF_TABLE))
 
 
-def _raw_page_text(source: str, pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool, list[FormField]]:
+def _raw_page_text(pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool, list[FormField]]:
     """Return PDFium's text for page ``index`` (0-based), whether the page holds an image,
     and its filled form fields.
 
     The image check only runs for a page without text (a scan candidate). Closes every
-    page object it opens.
+    page object it opens. Raises :class:`pypdfium2.PdfiumError` when PDFium cannot load the page
+    (the caller names it unreadable and goes on).
     """
+    page = pdf[index]
     try:
-        page = pdf[index]
+        textpage = page.get_textpage()
         try:
-            textpage = page.get_textpage()
-            try:
-                text = reading_order(textpage)
-                fields = read_form_fields(pdf, page, textpage)
-            finally:
-                textpage.close()
-            has_image = False
-            if not text.strip() and not fields:
-                has_image = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
-            return text, has_image, fields
+            text = reading_order(textpage)
+            fields = read_form_fields(pdf, page, textpage)
         finally:
-            page.close()
-    except pdfium.PdfiumError as exc:
-        detail = str(exc).rstrip(".")
-        raise DocumentError(
-            source, f"corrupt or unreadable PDF (page {index + 1}: {detail})"
-        ) from exc
+            textpage.close()
+        has_image = False
+        if not text.strip() and not fields:
+            has_image = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
+        return text, has_image, fields
+    finally:
+        page.close()
 
 
 def _open_failure_reason(err_code: int) -> str:

@@ -1,0 +1,46 @@
+"""``longdoc ingest --json`` and ``longdoc chunks``: page outcomes, warnings and the low-confidence flag (issue 27)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from longdoc import wiring
+from longdoc.cli import main
+from tests.unit.ingest.test_ocr_orientation import COARSE, SENTENCES, damaged, scan_pdf, sentence_page, text_pdf
+
+pytestmark = pytest.mark.slow
+
+
+def test_flags_reach_the_ingest_json_and_the_chunk_listing(tmp_path, monkeypatch, capsys) -> None:
+    # Given a damaged 18-page PDF and a scan whose second page is 6-point text at 72 dpi, ingested locally
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
+    monkeypatch.setenv("LONGDOC_OCR", "tesseract")
+    wiring.reset()
+    (tmp_path / "damaged.pdf").write_bytes(damaged(text_pdf(18)))
+    (tmp_path / "coarse.pdf").write_bytes(scan_pdf([(sentence_page(SENTENCES[0]), 300),
+                                                    (sentence_page(COARSE, dpi=72, points=6), 72)]))
+    try:
+        assert main(["ingest", "--json", str(tmp_path / "damaged.pdf"), str(tmp_path / "coarse.pdf")]) == 0
+        out, err = capsys.readouterr()
+        rows = [json.loads(line) for line in out.splitlines()]
+        # Then the JSON rows carry the pages by outcome and the warnings naming the pages
+        assert rows[0]["page_outcomes"] == {"text": [p for p in range(1, 19) if p != 11], "empty": [11]}
+        assert rows[0]["warnings"] == ["pages 11: no text (blank, a scan left unread, or a damaged page)"]
+        assert rows[1]["page_outcomes"] == {"ocr": [1], "ocr_low_confidence": [2]}
+        assert rows[1]["warnings"][0].startswith("pages 2: OCR read them with low confidence")
+        # and stderr says WARNING, naming the file and the pages
+        assert f"longdoc: {tmp_path / 'damaged.pdf'}: WARNING: pages 11: no text" in err
+        # When the scan's chunks are listed
+        assert main(["chunks", "--json", "coarse"]) == 0
+        out, err = capsys.readouterr()
+        chunks = json.loads(out)
+        # Then the chunk of page 2 carries ocr_low_confidence, the document's warning is repeated on stderr
+        assert [c.get("ocr_low_confidence", False) for c in chunks if c["page_end"] == 2] == [True]
+        assert "WARNING: pages 2: OCR read them with low confidence" in err
+        assert main(["chunks", "coarse"]) == 0
+        assert "[ocr_low_confidence]" in capsys.readouterr().out
+    finally:
+        wiring.reset()
