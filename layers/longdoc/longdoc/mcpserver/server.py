@@ -12,6 +12,8 @@ on the server's stderr by the SDK).
 from __future__ import annotations
 
 import json
+import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -163,9 +165,26 @@ def _doc_resource(doc_id: str) -> dict[str, Any]:
     return t.document_row(record) | {"chunk_list": [t.chunk_view(c, text=False) for c in t.chunks_of(record)]}
 
 
+def _plain_root_logging() -> None:
+    """Give the root logger one plain stderr handler at WARNING, unless it has handlers already.
+
+    The SDK's server calls :func:`logging.basicConfig` with a rich-text handler at the level it is
+    given; with a handler in place that call does nothing, so the SDK's warnings and crash reports
+    still reach stderr, plainly, and Werkzeug, finding no handler for its INFO access lines, keeps
+    its own as before (``longdoc serve``'s output is unchanged).
+    """
+    root = logging.getLogger()
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
+        root.addHandler(handler)
+
+
 def build_server() -> LongdocMCP:
     """A new server with every tool of :data:`TOOLS` and the document and chunk resources (nothing is opened yet:
     stores and models are built by :mod:`longdoc.wiring` on the first call that needs them)."""
+    _plain_root_logging()
     server = LongdocMCP(SERVER_NAME, title="longdoc: cited clause extraction", instructions=INSTRUCTIONS,
                         version="0.1.0", log_level="WARNING")
     for spec in TOOLS:
