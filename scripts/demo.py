@@ -154,7 +154,21 @@ def main() -> int:
     run(["runs"])
     print(f"\nHTML pages: {', '.join(str(p) for p in sorted(args.out.glob('*.html')))}")
     print("\nEvery quote above is verbatim from the cited chunk; `longdoc chunks DOC_ID --json` shows the chunks.")
+    mcp_tools()
     return 0
+
+
+def mcp_tools() -> None:
+    """The MCP tools (issue 30), listed from the server object itself (no subprocess): name and first sentence."""
+    import asyncio
+
+    from longdoc.mcpserver.server import build_server
+
+    tools = asyncio.run(build_server().list_tools())
+    print(f"\n== MCP: `longdoc mcp` (stdio) and /mcp on `longdoc serve` serve {len(tools)} tools ==")
+    for tool in tools:
+        first = (tool.description or "").split(". ")[0].rstrip(".")
+        print(f"  {tool.name:<18} {first}.")
 
 
 def ocr_step(corpus: Path) -> None:

@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE_ROOT = REPO / "layers" / "longdoc" / "longdoc"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("longdoc.cli", "longdoc.local", "longdoc.eval"),
+    ("longdoc.cli", "longdoc.local", "longdoc.eval", "longdoc.mcpserver"),
     ("longdoc.wiring",),
     ("longdoc.adapters",),
     ("longdoc.triage", "longdoc.bulk", "longdoc.summarize"),

@@ -28,15 +28,14 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import Field, StringConstraints
 
 from longdoc import wiring
 from longdoc.config import ApiFunctionSettings, function_settings
 from longdoc.core.errors import IdempotencyConflict, LongdocError, NotFound, TooManyRuns, UnknownClauseType
 from longdoc.extract.catalogue import load_catalogue
-from longdoc.extract.runs import (
+from longdoc.extract.runs import (  # ExtractionRequest: the body of POST /extractions (also the MCP extract tool's)
     Admission,
-    RunRequest,
+    ExtractionRequest,
     reconcile_run,
     run_result,
     start_extraction,
@@ -48,23 +47,6 @@ app = APIGatewayRestResolver(enable_validation=True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling route modules, as in Lambda's task root
 for _routes in ("triage_routes", "summary_routes", "bulk_routes"):  # POST /triage; /summaries; /bulk-extractions
     app.include_router(importlib.import_module(_routes).router)
-
-
-ClauseTypeName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-FactKey = Annotated[str, StringConstraints(min_length=1, max_length=64)]
-FactValue = Annotated[str, StringConstraints(max_length=1000)]
-
-
-class ExtractionRequest(RunRequest):  # a RunRequest with the API's bounds; same JSON, so same run ids
-    """Body of ``POST /extractions`` (bounds in the module docstring)."""
-
-    doc_id: str = Field(min_length=1, max_length=128)
-    doc_version: str | None = Field(None, min_length=1, max_length=64)
-    clause_types: list[ClauseTypeName] = Field(min_length=1, max_length=64)
-    max_tokens: int | None = Field(None, ge=64, le=64000)
-    top_k: int | None = Field(None, ge=1, le=50)
-    facts: dict[FactKey, FactValue] = Field(default_factory=dict, max_length=32,
-                                            description="exact values pinned into CASE_FACTS")
 
 
 def _settings() -> ApiFunctionSettings:

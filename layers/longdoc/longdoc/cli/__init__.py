@@ -16,6 +16,7 @@ Commands (scripts rely on their JSON shapes):
   longdoc bulk status BULK_ID [--json]
   longdoc serve [--host 127.0.0.1] [--port 8080]   (the API function's handler over HTTP)
   longdoc runs [--status RUNNING|FAILED|SUCCEEDED|STALE] [--json]; runs show RUN_ID; runs resume RUN_ID
+  longdoc mcp                          (the tools as a Model Context Protocol server on stdio; also /mcp on serve)
 
 Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
 failure, with a one-line reason on stderr.
@@ -33,7 +34,7 @@ import warnings
 from pydantic import ValidationError
 
 from longdoc.cli import bulk as bulk_cli
-from longdoc.cli import evals, extract, ingest, runs, serve
+from longdoc.cli import evals, extract, ingest, mcp, runs, serve
 from longdoc.cli import summarize as summarize_cli
 from longdoc.cli import triage as triage_cli
 from longdoc.cli.common import failure_line, print_table
@@ -42,7 +43,7 @@ from longdoc.core.text import one_line
 
 __all__ = ["build_parser", "failure_line", "main", "print_table"]
 
-COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli, bulk_cli)  # triage_cli after evals: it adds `eval triage`
+COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli, bulk_cli, mcp)  # triage_cli after evals: it adds `eval triage`
 """Each module adds its subcommands with ``register(sub)``; a new pipeline adds its own module here."""
 
 

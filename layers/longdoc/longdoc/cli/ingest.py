@@ -18,7 +18,7 @@ def _not_ready(record: DocumentRecord) -> str:
     return f"{record.status}: {not_ready_reason(record)}"
 
 
-def _ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]:
+def ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]:
     """Ingest one file (and its sidecar) through the local runner (:mod:`longdoc.local.ingest_runner`).
 
     Returns ``(record, previous latest version, skipped: same bytes already READY)``.
@@ -90,7 +90,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     for raw in args.paths:
         path = Path(raw)
         try:
-            record, previous, skipped = _ingest_one(path)
+            record, previous, skipped = ingest_one(path)
         except Exception as exc:  # one bad file never stops the others
             failures += 1
             reason = str(exc) if isinstance(exc, CliError) else f"{path}: {type(exc).__name__}: {exc}"

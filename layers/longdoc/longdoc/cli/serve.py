@@ -12,7 +12,8 @@ from longdoc.cli.common import int_at_least, statemachine_path
 from longdoc.core.errors import CliError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from longdoc.local.server import MachineStarter
+    from longdoc.local.server import BackgroundStarter, MachineStarter
+    from longdoc.mcpserver.http import McpHttpMount
     from longdoc.wiring import Machine
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -33,6 +34,25 @@ def _machine_starters(home: Path) -> dict[Machine, MachineStarter]:
             "bulk": MachineStarter("bulk", home, bulk_machine())}
 
 
+def local_starters(home: Path) -> tuple[BackgroundStarter, dict[Machine, MachineStarter]]:
+    """Local mode's execution starters, as ``longdoc serve`` and ``longdoc mcp`` put them into
+    :func:`longdoc.wiring.overrides`: one worker process per extraction run (its lease claimed
+    first), and per summary or bulk execution."""
+    from longdoc import wiring
+    from longdoc.local.server import BackgroundStarter
+
+    return BackgroundStarter(wiring.state_store(), home, statemachine_path()), _machine_starters(home)
+
+
+def _mcp_mount(host: str) -> McpHttpMount:
+    """The MCP streamable HTTP transport (:mod:`longdoc.mcpserver.http`), started, for ``/mcp``."""
+    from longdoc.mcpserver.http import McpHttpMount
+
+    mount = McpHttpMount(host=host)
+    mount.start()
+    return mount
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the API until interrupted; background runs still going are stopped (they show as STALE)."""
     from werkzeug.serving import make_server
@@ -40,21 +60,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.local.lambda_runtime import load_handler
-    from longdoc.local.server import ApiApp, BackgroundStarter
+    from longdoc.local.server import ApiApp
 
     settings = get_settings()
     api = load_handler("api")
-    starter = BackgroundStarter(wiring.state_store(), settings.home, statemachine_path())
-    machines = _machine_starters(settings.home)
+    starter, machines = local_starters(settings.home)
     if args.host not in LOOPBACK:
         print(f"longdoc serve: WARNING: listening on {args.host}, not loopback: anyone who can reach this "
               "machine can start runs and read results (there is no IAM authorisation locally)", file=sys.stderr)
+    mcp = _mcp_mount(args.host)
     try:
-        server = make_server(args.host, args.port, ApiApp(api, max_body_bytes=args.max_body_bytes), threaded=True)
+        server = make_server(args.host, args.port, ApiApp(api, max_body_bytes=args.max_body_bytes,
+                                                          mounts={"/mcp": mcp}), threaded=True)
     except OSError as exc:  # port in use, address not on this machine, ...
+        mcp.stop()
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"longdoc serve: http://{host}:{server.server_port}  (docs /docs, OpenAPI /openapi.json; "
+    print(f"longdoc serve: http://{host}:{server.server_port}  (docs /docs, OpenAPI /openapi.json, MCP /mcp; "
           f"data in {settings.home})", flush=True)
     # Local mode's composition: the handlers ask wiring for their ExecutionStarters (Step Functions on
     # AWS); while serving, wiring answers local workers, and the previous composition is back on exit.
@@ -67,6 +89,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.server_close()
+        mcp.stop()
         for machine in machines.values():
             machine.stop()
         stopped = starter.stop()

@@ -6,7 +6,7 @@ extraction, retrieval and the entry points read it back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from longdoc.core.models import Chunk, DocumentRecord
 from longdoc.core.ports import BlobStore, StateStore
@@ -83,3 +83,33 @@ def ready_document(state: StateStore, doc_id: str, doc_version: str | None = Non
         return latest
     ready = [r for r in state.list_document_versions(doc_id) if r.status == "READY"]
     return ready[-1] if ready else latest
+
+
+def page_text(chunks: Sequence[Chunk], page: int) -> str | None:
+    """The indexed text of physical page ``page`` (1-based), rebuilt from the chunks that cover it.
+
+    Each chunk's ``page_spans`` (absolute character offsets) say which of its characters lie on
+    which page; the pieces on ``page`` are joined in document order, overlapping chunks counted
+    once, and a gap no chunk covers is one line feed. It is the text quotes are verified against
+    (running headers and footers removed, OCR text for scanned pages). Returns None when no chunk
+    has text on that page (a page past the end, a document without pages, a scanned page left
+    without OCR).
+    """
+    pieces: list[tuple[int, int, str]] = []
+    for chunk in chunks:
+        for span in chunk.page_spans:
+            lo, hi = max(span.char_start, chunk.char_start), min(span.char_end, chunk.char_end)
+            if span.page == page and lo < hi:
+                pieces.append((lo, hi, chunk.text[lo - chunk.char_start:hi - chunk.char_start]))
+    if not pieces:
+        return None
+    out: list[str] = []
+    cursor = -1
+    for lo, hi, text in sorted(pieces):
+        if hi <= cursor:
+            continue
+        if out and lo > cursor:
+            out.append("\n")
+        out.append(text[max(cursor - lo, 0):])
+        cursor = hi
+    return "".join(out)

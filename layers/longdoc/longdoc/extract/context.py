@@ -25,9 +25,26 @@ def retriever(deps: Deps, run: RunRecord, chunks: dict[str, Chunk]) -> Retriever
     ``line_of_business`` facts when given (see :mod:`longdoc.extract.retrieve`), with the session's
     reranker (``deps.reranker``; None: the fused order). Every retrieval of a session goes through
     here: the clause types' pages (:func:`page`, :func:`retrieve`) and ``search_chunks``."""
-    return Retriever(list(chunks.values()), deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT,
-                     lead_rank=LEAD_RANK, term=run.facts.get("term"),
-                     line_of_business=run.facts.get("line_of_business"), reranker=deps.reranker)
+    return document_retriever(deps, list(chunks.values()), term=run.facts.get("term"),
+                              line_of_business=run.facts.get("line_of_business"))
+
+
+def document_retriever(deps: Deps, chunks: list[Chunk], *, term: str | None = None,
+                       line_of_business: str | None = None) -> Retriever:
+    """The retriever of :func:`retriever` over one document version's ``chunks``, without a run:
+    hybrid (dense + BM25 + best passage), the document's opening kept at :data:`LEAD_RANK`, ``deps.reranker``."""
+    return Retriever(chunks, deps.index, mode="hybrid", dense_weight=DENSE_WEIGHT, lead_rank=LEAD_RANK,
+                     term=term, line_of_business=line_of_business, reranker=deps.reranker)
+
+
+def search_document(deps: Deps, chunks: list[Chunk], query: str, top_k: int) -> list[Chunk]:
+    """The ``top_k`` best of one document version's ``chunks`` for ``query``, ranked as the model's own
+    ``search_chunks`` ranks them (:func:`document_retriever`; one query embedding, one index query).
+
+    Used by outside callers (the MCP ``search_chunks`` tool), which have no session: every ranked
+    chunk is returned, none left out as already shown. Raises what the embedder and index raise.
+    """
+    return document_retriever(deps, chunks).rank(query, deps.embedder.embed_query(query), top_k)
 
 
 def session_retriever(deps: Deps, s: Session) -> Retriever:

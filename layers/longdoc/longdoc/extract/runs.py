@@ -18,9 +18,9 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StringConstraints
 
 from longdoc.core.clock import utc_now
 from longdoc.config import ExtractionSettings
@@ -71,6 +71,30 @@ class RunRequest(BaseModel):
     max_tokens: int | None = Field(None, ge=MAX_TOKENS_BOUNDS[0], le=MAX_TOKENS_BOUNDS[1])
     top_k: int | None = None
     facts: dict[str, str] = Field(default_factory=dict)
+
+
+ClauseTypeName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+FactKey = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+FactValue = Annotated[str, StringConstraints(max_length=1000)]
+
+
+class ExtractionRequest(RunRequest):  # a RunRequest with the API's bounds; same JSON, so same run ids
+    """A :class:`RunRequest` with the bounds of every outside caller: the body of ``POST /extractions``
+    and the arguments of the MCP ``extract`` tool.
+
+    At most 64 clause types of 1-128 characters, ``top_k`` 1-50, at most 32 facts with keys of
+    1-64 and values of at most 1,000 characters (our own limits, keeping a request small).
+    """
+
+    doc_id: str = Field(min_length=1, max_length=128, description="the document id (`list_documents`)")
+    doc_version: str | None = Field(None, min_length=1, max_length=64,
+                                    description="a version of the document; default: its latest READY one")
+    clause_types: list[ClauseTypeName] = Field(min_length=1, max_length=64,
+                                               description="clause type names (`list_clause_types`), any case")
+    max_tokens: int | None = Field(None, ge=64, le=64000, description="output tokens per model call")
+    top_k: int | None = Field(None, ge=1, le=50, description="chunks retrieved per clause type")
+    facts: dict[FactKey, FactValue] = Field(default_factory=dict, max_length=32,
+                                            description="exact values pinned into CASE_FACTS")
 
 
 @dataclass(frozen=True)

@@ -198,11 +198,15 @@ class ApiApp:
     """The WSGI application: HTTP request -> proxy event -> the API function's ``handler`` -> HTTP response.
 
     ``api`` is the loaded ``functions/api/app.py`` module (:func:`~longdoc.local.lambda_runtime.load_handler`).
+    ``mounts`` maps a path (``/mcp``) to a WSGI application answering it instead of the handler
+    (``longdoc serve``'s MCP transport, :mod:`longdoc.mcpserver.http`).
     """
 
-    def __init__(self, api: ModuleType, *, max_body_bytes: int = MAX_BODY_BYTES):
+    def __init__(self, api: ModuleType, *, max_body_bytes: int = MAX_BODY_BYTES,
+                 mounts: dict[str, Any] | None = None):
         self.api = api
         self.max_body_bytes = max_body_bytes
+        self.mounts = dict(mounts or {})
         self._one_at_a_time = threading.Lock()
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
@@ -229,5 +233,8 @@ class ApiApp:
         return http_response(self.invoke(proxy_event(request, body)))
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        mounted = self.mounts.get(environ.get("PATH_INFO") or "/")
+        if mounted is not None:
+            return mounted(environ, start_response)
         response = self.dispatch(Request(environ))
         return response(environ, start_response)
