@@ -188,7 +188,7 @@ def _markdown(scan: _Scan, line: _Line) -> bool:
     keyword = None if num else _KEYWORD_RE.match(title)  # "# PART 2 - Fees": Part 2, not the id above it
     section_id = num.group(1) if num else _keyword_id(keyword.group("kw"), keyword.group("num")) if keyword else None
     scan.headings.append(Heading(line.start, line.end, section_id, title[:100], len(m.group("hashes"))))
-    scan.num = Numbering(parse_number(section_id) if num else scan.num.last, section_id)
+    scan.num = Numbering(parse_number(num.group(1)) if num else scan.num.last, section_id)
     return True
 
 
