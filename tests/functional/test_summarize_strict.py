@@ -19,7 +19,7 @@ import pytest
 
 from longdoc import wiring
 from longdoc.cli import main
-from tests.fakes.anthropic_server import enable_streaming, error_reply, text_block
+from tests.fakes.anthropic_server import enable_streaming, error_reply, message_reply, text_block, usage_json
 from tests.fakes.strict_claude import StrictClaude
 from tests.functional.summary_support import ClaudeShaped, add_policy, claude_home
 
@@ -134,3 +134,40 @@ def test_a_failed_summary_is_told_in_one_sentence_without_the_lambda_payload(hom
     assert re.fullmatch(r"longdoc: summary sum-[0-9a-f]{20} failed: ModelRequestError: .*scripted rejection.* "
                         r"\(run the same command again to resume; finished groups are kept\)", line), line
     assert not any(s in line for s in ("errorType", "stackTrace", "{", "Traceback"))
+
+
+HALF = "The Insured Person must notify Us of any claim within but the"
+
+
+def _cut_first_map() -> Any:
+    """Tamper: the first map call stops on max_tokens inside its record_summary call (a half statement last)."""
+    state = {"done": False}
+
+    def tamper(kind: str, body: dict[str, Any], content: list[dict[str, Any]]) -> Any:
+        if kind == "map" and not state["done"]:
+            state["done"] = True
+            block = next(b for b in content if b["type"] == "tool_use")
+            block["input"]["statements"].append({"text": HALF, "sections": ["1"]})
+            return message_reply(content, "max_tokens", usage_json(100, body["max_tokens"]))
+        return content
+
+    return tamper
+
+
+def test_a_map_call_cut_by_max_tokens_is_asked_again_with_more_room_and_never_stored(home, monkeypatch,
+                                                                                     capsys) -> None:
+    # Given a first map reply that stopped on max_tokens inside its record_summary call
+    add_policy(home, sections=8)
+    with strict(monkeypatch, ClaudeShaped(_cut_first_map())) as fake:
+        # When the policy is summarised
+        code, result, err = summarize(capsys)
+        bodies = messages_calls(fake)
+        rejected = list(fake.rejected)
+    assert rejected == [] and code == 0 and result is not None, err
+    # Then the cut call was asked again: the same request with twice the output cap
+    first, again = bodies[0], bodies[1]
+    assert again["messages"] == first["messages"] and again["max_tokens"] == 2 * first["max_tokens"]
+    # And its half statement was never stored, verified or printed
+    assert all(HALF not in s["text"] for s in result["statements"]) and HALF not in result["text"]
+    stored = [p.read_text() for p in (home / "bucket" / "summaries").rglob("map/*.json")]
+    assert stored and all(HALF not in text for text in stored)

@@ -12,6 +12,7 @@ from longdoc.core.conversation import conversation_problems
 from longdoc.core.errors import ModelAnswerMissing
 from longdoc.triage.service import TriageDeps, TriageRequest, run_triage
 from tests.fakes.anthropic_server import FakeAnthropic, message_reply, tool_use_block
+from tests.fakes.strict_claude import StrictClaude
 from tests.unit.triage_set import load_policy_set
 
 CLAIM = {"claim_id": "h23", "loss_date": "2024-06-28", "line_of_business": "home", "policy_number": "HO-2024-20777",
@@ -129,8 +130,9 @@ def test_a_second_answer_without_the_tool_fails_by_name(fake: FakeAnthropic, sto
     assert len(fake.requests) == 2
 
 
-def test_a_correction_answers_every_tool_call_of_the_turn_first(fake: FakeAnthropic, stores) -> None:
-    # Given a reply with two record_triage calls, the first citing a clause that was not sent
+def test_two_contradictory_calls_in_one_turn_are_both_sent_back_and_none_is_read(fake: FakeAnthropic,
+                                                                                stores) -> None:
+    # Given a reply with two record_triage calls that disagree (covered citing a clause not sent, then refer)
     bad = {"decision": "covered", "reasons": ["x"], "citations": [{"clause_id": "99.9", "quote": "nothing"}]}
     first, second = tool_use_block("record_triage", bad), tool_use_block("record_triage", REFER)
     fake.enqueue(message_reply([THINK, first, second], stop_reason="tool_use"),
@@ -143,6 +145,61 @@ def test_a_correction_answers_every_tool_call_of_the_turn_first(fake: FakeAnthro
     results = messages[2]["content"]
     assert [r["type"] for r in results] == ["tool_result", "tool_result"]
     assert [r["tool_use_id"] for r in results] == [first["id"], second["id"]]
-    assert "99.9" in results[0]["content"] and "only the first record_triage call" in results[1]["content"]
+    # And neither was read: both are told the turn held two different answers (the silent "first kept" is gone)
+    assert all("2 record_triage calls with different answers in one turn (covered, refer)" in r["content"]
+               and r["is_error"] for r in results)
     assert conversation_problems(messages) == []
+    assert (result["decision"], result["verified"], result["corrections"]) == ("refer", True, 1)
+
+
+# --- issue 28: cut-off answers, polarity of reasons (through the strict Claude fake) -----------
+
+NOTICE = ("must be reported to us in writing no later than 14 days after the leak is first discovered")
+LATER = "We may refuse a claim that is reported later where the delay has increased the loss or damage."
+
+
+def _strict_triage(fake: StrictClaude, stores) -> dict:
+    blobs, state = stores
+    model = ClaudeModel("test-key-not-real", "claude-sonnet-5-5", base_url=fake.base_url, max_retries=0, timeout=10.0)
+    return run_triage(TriageRequest(collection="dev-policy-set", claim=CLAIM), TriageDeps(state, blobs, model=model))
+
+
+def test_a_record_triage_call_cut_by_max_tokens_is_asked_again_with_more_room_never_verified(stores) -> None:
+    # Given a first reply cut by max_tokens inside its record_triage call (a whole-looking input, its
+    # reason cut mid-sentence), then the complete call
+    cut = {"decision": "covered", "reasons": ["the leak was reported within the period but the"],
+           "citations": [{"clause_id": "7.2", "quote": NOTICE}]}
+    whole = {"decision": "refer", "reasons": ["reported 26 days after discovery; the delay may matter"],
+             "citations": [{"clause_id": "7.2", "quote": NOTICE}]}
+    with StrictClaude() as fake:
+        fake.enqueue(message_reply([tool_use_block("record_triage", cut)], stop_reason="max_tokens"),
+                     message_reply([tool_use_block("record_triage", whole)], stop_reason="tool_use"))
+        # When the claim is triaged
+        result = _strict_triage(fake, stores)
+        bodies = [r.body for r in fake.calls("POST", "/v1/messages")]
+        rejected = list(fake.rejected)
+    # Then the cut call was never read: the same conversation went out again with twice the room
+    assert rejected == [] and len(bodies) == 2
+    assert bodies[1]["max_tokens"] == 2 * bodies[0]["max_tokens"] and bodies[1]["messages"] == bodies[0]["messages"]
+    # And the answer is the complete call's, verified; the cut reason appears nowhere
+    assert (result["decision"], result["verified"]) == ("refer", True)
+    assert all("but the" not in r for r in result["reasons"])
+
+
+def test_a_reason_that_drops_a_quotes_modal_is_sent_back(stores) -> None:
+    # Given a reason saying "we refuse a claim reported later" citing "We may refuse a claim that is reported later"
+    dropped = {"decision": "not_covered", "reasons": ["we refuse a claim that is reported later"],
+               "citations": [{"clause_id": "7.2", "quote": LATER}]}
+    kept = {"decision": "refer", "reasons": ["we may refuse a claim that is reported later"],
+            "citations": [{"clause_id": "7.2", "quote": LATER}]}
+    with StrictClaude() as fake:
+        fake.enqueue(message_reply([tool_use_block("record_triage", dropped)], stop_reason="tool_use"),
+                     message_reply([tool_use_block("record_triage", kept)], stop_reason="tool_use"))
+        # When the claim is triaged
+        result = _strict_triage(fake, stores)
+        bodies = [r.body for r in fake.calls("POST", "/v1/messages")]
+    # Then the first answer was rejected naming the dropped "may", and the corrected one is verified
+    sent_back = bodies[1]["messages"][-1]["content"]
+    tool_result = next(b for b in sent_back if b.get("type") == "tool_result")
+    assert "drops 'may'" in tool_result["content"] and tool_result["is_error"] is True
     assert (result["decision"], result["verified"], result["corrections"]) == ("refer", True, 1)

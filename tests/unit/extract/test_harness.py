@@ -155,3 +155,23 @@ def test_words_the_quote_itself_reads_side_by_side_are_not_a_dropped_negation() 
     # And cutting the "not" out of "shall not be valid" is still rejected
     with pytest.raises(CitationError, match="drops 'not'"):
         check_clause_support("any purported assignment without such consent shall be valid", [ASSIGNMENT])
+
+
+# --- issue 28: numbers checked with what they count (the summaries' rule) ---------------------
+
+SUBCONTRACTING = "The Supplier uses three subcontractors, listed in Schedule 4, and pays EUR 12,480.00 a month."
+
+
+def test_a_clause_text_count_must_come_with_its_noun() -> None:
+    # Given a quote with "three subcontractors" and "Schedule 4", When clause_text says 4 subcontractors
+    # Then it is rejected: the 4 of the quote names a schedule, it counts nothing
+    with pytest.raises(CitationError, match="values not in any quote: 4 subcon"):
+        check_clause_support("The Supplier uses 4 subcontractors listed in Schedule 4.", [SUBCONTRACTING])
+    # And the count the quote gives, in digits or words, with separators normalised, is supported
+    check_clause_support("The Supplier uses 3 subcontractors listed in Schedule 4 and pays EUR 12480.00 a month.",
+                         [SUBCONTRACTING])
+
+
+def test_a_rounded_amount_in_clause_text_is_rejected() -> None:
+    with pytest.raises(CitationError, match="EUR 12,500"):
+        check_clause_support("The Supplier pays EUR 12,500 a month to its subcontractors.", [SUBCONTRACTING])

@@ -185,3 +185,32 @@ def test_gdpr_council_article_13_paragraph_points_are_cited_with_their_paragraph
     assert _cited(chunks, parsed.text, "the categories of personal data concerned", after14) == "Article 14(1)(d)"
     ids = [s for s in _ids(chunks) if (s or "").startswith("Article 13")]
     assert ids[:3] == ["Article 13", "Article 13(1)", "Article 13(1)(a)"]
+
+
+BODY = "The Supplier shall deliver the goods on time. " * 6
+
+
+@pytest.mark.parametrize(("name", "heading", "expected"), [
+    ("parts.md", "# PART {n}", [f"Part {n}" for n in range(1, 7)]),
+    ("parts.md", "## PART {n} - Fees and Terms", [f"Part {n}" for n in range(1, 7)]),
+    ("articles.md", "# ARTICLE {r}", ["Article I", "Article II", "Article III", "Article IV", "Article V", "Article VI"]),
+    ("schedules.md", "# Schedule {n}: Prices", [f"Schedule {n}" for n in range(1, 7)]),
+    ("parts.txt", "PART {w}", ["Part One", "Part Two", "Part Three", "Part Four", "Part Five", "Part Six"]),
+    ("parts.txt", "PART {n}", [f"Part {n}" for n in range(1, 7)]),
+])
+def test_keyword_headings_with_the_same_word_get_distinct_ids(name: str, heading: str, expected: list[str]) -> None:
+    # Given six headings with the same keyword and different numbers (arabic, roman, words; Markdown or plain)
+    romans, words = ["I", "II", "III", "IV", "V", "VI"], ["ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX"]
+    text = "\n\n".join(heading.format(n=n, r=romans[n - 1], w=words[n - 1]) + f"\n\n{BODY}" for n in range(1, 7))
+    # When the document is chunked
+    chunks = chunk_document(parse_document(name, text.encode()), "doc")
+    # Then each heading opens its own section, cited by keyword and number (never one shared id)
+    assert _ids(chunks) == expected
+    assert _cited(chunks, text, "The Supplier", after=heading.format(n=4, r="IV", w="FOUR")) == expected[3]
+
+
+def test_a_lowercase_number_word_after_a_keyword_is_prose_not_a_heading() -> None:
+    # Given "Part one of ..." in running text (a cross-reference), Then no "Part One" heading is read
+    text = f"1. Scope\n\n{BODY}\n\nPart one of the Agreement applies to the goods.\n\n{BODY}"
+    chunks = chunk_document(parse_document("x.txt", text.encode()), "doc")
+    assert _ids(chunks) == ["1"]

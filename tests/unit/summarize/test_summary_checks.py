@@ -102,3 +102,50 @@ def test_lexrank_prefers_the_central_sentence() -> None:
     scores = lexrank(sentences)
     assert abs(sum(scores) - 1) < 1e-6 and scores.index(min(scores)) == 3
     assert 3 not in top_sentences(sentences, 2)
+
+
+COUNTS = """1. Subcontracting
+
+The Supplier uses three subcontractors, listed in Schedule 4. The Supplier shall pay EUR 12,480.00 per month
+within 30 (thirty) days. The Buyer shall not otherwise increase the fees.
+"""
+
+
+@pytest.fixture(scope="module")
+def counts() -> SectionIndex:
+    return SectionIndex(chunk_document(parse_document("c.txt", COUNTS.encode()), "c"))
+
+
+@pytest.mark.parametrize("text", [
+    "The Supplier uses 3 subcontractors.",                      # digits for the section's number word
+    "The Supplier uses three subcontractors.",
+    "The Supplier pays EUR 12480.00 per month.",                # thousands separator
+    "The Supplier pays EUR\u00a012,480.00 per month.",          # NBSP
+    "Payment is due within 30 days.",                           # "30 (thirty) days"
+    "The subcontractors are listed in Schedule 4.",             # the number with the word before it
+])
+def test_a_number_with_what_it_counts_passes(counts, text) -> None:
+    # Given the section's counts and amounts, When a statement restates them, Then it is verified
+    assert [c.section_id for c in check_statement(text, ["1"], {"1"}, counts)] == ["1"]
+
+
+@pytest.mark.parametrize("text, reason", [
+    ("The Supplier uses 4 subcontractors.", "'4' does not appear verbatim with what it counts"),  # only "Schedule 4"
+    ("The Supplier pays EUR 12,500 per month.", "'EUR 12,500' does not appear verbatim"),          # a rounding
+    ("The Supplier pays USD 12,480.00 per month.", "'USD 12,480.00' does not appear verbatim"),    # another currency
+    ("Payment is due within 30 months.", "'30' does not appear verbatim with what it counts"),
+    ("The subcontractors are listed in Schedule 3.", "'3' does not appear verbatim"),
+])
+def test_a_number_without_what_it_counts_fails(counts, text, reason) -> None:
+    # Given a section that says "three subcontractors" and "Schedule 4", When a statement's number
+    # counts something else, Then it fails with the reason
+    with pytest.raises(StatementError, match=reason):
+        check_statement(text, ["1"], {"1"}, counts)
+
+
+def test_a_statement_that_drops_the_sections_negation_fails(counts) -> None:
+    # Given "shall not otherwise increase" in the section, When a statement says "shall otherwise increase"
+    with pytest.raises(StatementError, match="drops 'not'"):
+        check_statement("The Buyer shall otherwise increase the fees.", ["1"], {"1"}, counts)
+    # Then the statement that keeps it passes
+    assert check_statement("The Buyer shall not otherwise increase the fees.", ["1"], {"1"}, counts)

@@ -86,6 +86,11 @@ def cmd_summarize(args: argparse.Namespace) -> int:
     stream_to = (sys.stderr if args.json else sys.stdout) if args.stream else None
     result = _run(args, stream_to)
     result["wall_seconds"] = round(time.monotonic() - started, 3)
+    if result.get("partial"):
+        from longdoc.summarize.result import coverage_line
+
+        print(f"longdoc: partial summary: {coverage_line(result['coverage'])} (see coverage in the result)",
+              file=sys.stderr)
     if args.html:
         from longdoc import wiring
         from longdoc.core.documents import load_chunks

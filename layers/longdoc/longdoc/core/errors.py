@@ -292,6 +292,15 @@ class SummaryFailed(LongdocError):
     """The summary run failed; the cause names the original error (its partials stay for a resume)."""
 
 
+class ReduceNotConverging(LongdocError):
+    """The reduce levels did not bring the partial summaries within the final call's input budget:
+    two levels in a row did not shrink the total, or the level bound was passed."""
+
+
+class EmptySummary(LongdocError):
+    """The summary has no verified statement: a failure, never a SUCCEEDED empty summary."""
+
+
 # --- Triage (one clear line each; the CLI prints it, the API returns it) ---------------------
 
 

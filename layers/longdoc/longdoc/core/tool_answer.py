@@ -21,9 +21,13 @@ The re-ask keeps the conversation rules (:mod:`longdoc.core.conversation`):
   so such a stop is a budget outcome, not a missing answer: the cap grows up to
   :data:`MAX_GROWTHS` times, as the extraction loop escalates it, and a text answer is re-asked once.
 
-A call of the tool counts only when it is complete: on a ``max_tokens`` stop, a call whose input
-does not validate against the tool's ``input_schema`` in the request was cut
-(:func:`longdoc.core.schema.schema_problems`) and is never taken as the answer.
+A call of the tool counts only when it is complete. On a ``max_tokens`` stop the cap ended the
+turn inside its last block, so a call that is the reply's last block was cut (its JSON may
+not have closed, and a string field may stop mid-word: "...but the"; the API gives no sign
+that it closed) and is never taken as the answer, whatever its input looks like; an earlier
+call of that turn closed before the next block began and counts when its input validates
+against the tool's ``input_schema`` in the request (every required field present and well
+typed, :func:`longdoc.core.schema.schema_problems`). The re-ask then gives more room.
 
 A refusal is not re-asked: the reply is returned for the caller to handle.
 """
@@ -72,13 +76,15 @@ def tool_uses(response: ModelResponse, tool: str) -> list[ToolUseBlock]:
 
 def complete_uses(response: ModelResponse, request: ModelRequest, tool: str) -> list[ToolUseBlock]:
     """The reply's calls of ``tool`` that are complete: all of them, except on a ``max_tokens``
-    stop, where a call whose input fails the tool's ``input_schema`` (from ``request.tools``) was
-    cut by the output cap and is left out."""
+    stop, where the reply's last block, when a call, was cut by the output cap, and an earlier
+    call whose input fails the tool's ``input_schema`` (from ``request.tools``) is left out too
+    (module docstring)."""
     calls = tool_uses(response, tool)
     if response.stop_reason != "max_tokens":
         return calls
+    last = response.content[-1] if response.content else None
     schema = next((t.get("input_schema") for t in request.tools if t.get("name") == tool), None)
-    return [c for c in calls if isinstance(schema, dict) and not schema_problems(c.input, schema)]
+    return [c for c in calls if c is not last and isinstance(schema, dict) and not schema_problems(c.input, schema)]
 
 
 def answered_turn(response: ModelResponse, note: str, tool: str) -> list[Message]:

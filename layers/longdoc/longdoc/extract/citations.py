@@ -15,6 +15,9 @@ from longdoc.core.errors import CitationError
 from longdoc.core.models import locate, page_at
 from longdoc.core.models import Chunk
 from longdoc.core.records import Citation
+from longdoc.core.polarity import polarity_problem
+from longdoc.core.quantities import bare_quantities, describe, find_quantity, find_value
+from longdoc.core.values import exact_values
 from longdoc.search.quotes import find_quotes
 
 def quote_span(citation: Citation, chunk: Chunk) -> tuple[int, int] | None:
@@ -60,9 +63,6 @@ _STOPWORDS = frozenset({
     "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
     "this", "to", "under", "upon", "was", "were", "which", "will", "with", "within"
 })
-POLARITY_WORDS = frozenset({"not", "no", "never", "without", "except", "unless", "neither", "nor", "cannot",
-                            "may", "shall", "must"})
-"""Negations, exceptions and modal verbs: content words whose loss or addition flips what a clause says."""
 
 SUPPORT_STEM_CHARS = 6
 """Words are compared by their first 6 characters (``terminate`` ~ ``termination``), a crude stem."""
@@ -75,9 +75,12 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
 
     The rule (ours; the model is told it in the system prompt):
 
-    * every token of ``clause_text`` that contains a digit (amounts, dates, section
-      numbers, ``$247.83``) must occur verbatim among the quotes' tokens,
-    * negations, exceptions and modal verbs (:data:`POLARITY_WORDS`) are content: one in
+    * every number of ``clause_text`` must occur in a quote with what it counts
+      (:mod:`longdoc.core.quantities`, the summaries' rule): an amount, date or percentage as
+      the same value (currency and number; whitespace and thousands separators aside, a
+      rounding refused), any other number with its noun or unit (``4 subcontractors`` is not
+      supported by ``three subcontractors ... Schedule 4``),
+    * negations, exceptions and modal verbs (:data:`longdoc.core.polarity.POLARITY_WORDS`) are content: one in
       ``clause_text`` must occur in a quote, and one in a quote must not be cut out of the
       words around it (``is not permitted`` -> ``is permitted`` is rejected; see
       :func:`_check_polarity`), and
@@ -91,8 +94,9 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
     quote_tokens = {t.lower() for q in quotes for t in _TOKEN.findall(q)}
     quote_stems = {t[:SUPPORT_STEM_CHARS] for t in quote_tokens}
     tokens = [t.lower() for t in _TOKEN.findall(clause_text)]
-    numbers = [t for t in tokens if any(ch.isdigit() for ch in t)]
-    missing_numbers = [t for t in numbers if t not in quote_tokens]
+    missing_numbers = [v for v in exact_values(clause_text) if all(find_value(v, q) is None for q in quotes)]
+    missing_numbers += [describe(n) for n in bare_quantities(clause_text)
+                        if all(find_quantity(n, q) is None for q in quotes)]
     if missing_numbers:
         raise CitationError(
             f"clause_text has values not in any quote: {', '.join(missing_numbers[:5])}; quote the text that states them"
@@ -110,33 +114,9 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
     _check_polarity(tokens, [[t.lower() for t in _TOKEN.findall(q)] for q in quotes])
 
 
-def _triples(tokens: list[str]) -> set[tuple[str, str, str]]:
-    """Runs of three tokens by stem (first :data:`SUPPORT_STEM_CHARS` characters), ``""`` before the first and after the last."""
-    stems = ["", *(t[:SUPPORT_STEM_CHARS] for t in tokens), ""]
-    return set(zip(stems[:-2], stems[1:-1], stems[2:], strict=True))
-
-
 def _check_polarity(clause_tokens: list[str], quote_tokens: list[list[str]]) -> None:
-    """Raise :class:`CitationError` when clause_text adds or drops a negation, exception or modal verb.
-
-    ``clause_tokens`` / ``quote_tokens``: lower-cased tokens of clause_text and of each quote.
-    Added: a :data:`POLARITY_WORDS` word of clause_text that no quote has. Dropped: clause_text
-    reads a quote's words around one of its polarity words with that word cut out (quote "is
-    not permitted to", clause_text "is permitted to" or ending "is permitted"; compared by
-    stem), unless the quotes read those words that way themselves (quote "shall be binding
-    ... shall not be valid", clause_text "shall be binding").
-    """
-    in_quotes = {t for q in quote_tokens for t in q}
-    added = sorted({t for t in clause_tokens if t in POLARITY_WORDS and t not in in_quotes})
-    if added:
-        raise CitationError(f"clause_text says {', '.join(added)} but no quote does; keep the document's meaning")
-    clause_runs = _triples(clause_tokens) - {run for tokens in quote_tokens for run in _triples(tokens)}
-    for tokens in quote_tokens:
-        stems = [t[:SUPPORT_STEM_CHARS] for t in tokens] + [""]
-        for at, token in enumerate(tokens[:-1]):
-            before = stems[at - 1] if at else ""
-            cut = {(before, stems[at + 1], stems[at + 2]), (before, stems[at + 1], "")}
-            if token in POLARITY_WORDS and cut & clause_runs:
-                phrase = " ".join(tokens[max(at - 1, 0):at + 2])
-                raise CitationError(f"clause_text drops {token!r} from the quote's {phrase!r}; a dropped negation, "
-                                    "exception or modal verb changes the meaning")
+    """Raise :class:`CitationError` when clause_text adds or drops a negation, exception or modal
+    verb (the shared rule, :func:`longdoc.core.polarity.polarity_problem`)."""
+    problem = polarity_problem(clause_tokens, quote_tokens, "clause_text")
+    if problem:
+        raise CitationError(problem)

@@ -36,7 +36,7 @@ from longdoc.core.conversation import check_conversation
 from longdoc.core.errors import ConversationMalformed, ModelAnswerMissing, ModelRefused, StatementError
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
 from longdoc.core.ports import Model, StreamingModel
-from longdoc.core.tool_answer import ask_for_tool, tool_uses
+from longdoc.core.tool_answer import ask_for_tool, complete_uses
 from longdoc.core.values import exact_values
 from longdoc.summarize.checks import check_statement, resolve_cite
 from longdoc.summarize.models import Dropped, ExactValue, Statement, ValueKind
@@ -119,8 +119,10 @@ class Meter:
         return response
 
 
-def _tool_inputs(response: ModelResponse) -> list[dict[str, Any]]:
-    inputs = [b.input for b in tool_uses(response, SUMMARY_TOOL)]
+def _tool_inputs(response: ModelResponse, request: ModelRequest) -> list[dict[str, Any]]:
+    """The inputs of the reply's complete ``record_summary`` calls (a call cut by ``max_tokens`` is
+    never read: :func:`longdoc.core.tool_answer.complete_uses`)."""
+    inputs = [b.input for b in complete_uses(response, request, SUMMARY_TOOL)]
     if not inputs and response.stop_reason == "refusal":
         raise ModelRefused("the model refused to summarise this text")
     return inputs
@@ -165,7 +167,7 @@ def _correct(model: Model, request: ModelRequest, turn: list[Message], failed: l
     for response in answer.responses:
         outcome.add(response)
     outcome.corrections += 1
-    corrected = _raw(_tool_inputs(answer.response))
+    corrected = _raw(_tool_inputs(answer.response, answer.request))
     for i, ((text, sections), reason) in enumerate(failed):
         if i >= len(corrected) or not corrected[i][0].strip():
             outcome.dropped.append(Dropped(text=text, sections=sections, reason=f"{reason}; withdrawn in the "
@@ -196,7 +198,7 @@ def tool_call(model: Model, request: ModelRequest, checker: Checker, stage: str)
     for reply in answer.responses:
         outcome.add(reply)
     request, response = answer.request, answer.response
-    inputs = _tool_inputs(response)
+    inputs = _tool_inputs(response, request)
     outcome.values = [v for data in inputs for v in (data.get("exact_values") or []) if isinstance(v, dict)]
     outcome.statements, failed = checker.split(_raw(inputs))
     if failed:

@@ -3,10 +3,14 @@
 1. It cites at least one section, and every section it cites was given to the call that
    wrote it (a citation id is matched as given, then without a ``Section``/``Article``/``§``
    prefix or a ``#n`` part suffix).
-2. Every number, amount, date, percentage, quoted term and known defined term in it
-   appears verbatim (whitespace aside) in at least one of the cited sections' own text:
-   amounts, dates and percentages whole (:func:`longdoc.core.values.exact_values`), other
-   numbers as whole tokens (``14`` is not found inside ``140``).
+2. Every amount, date and percentage in it occurs in a cited section as the same value
+   (currency and number; whitespace and thousands separators aside, a rounding refused), and
+   every other number with what it counts or names (``4 subcontractors``, ``30 days``,
+   ``Schedule 4``): :mod:`longdoc.core.quantities`. A ``Section``/``Clause``/... number that is
+   one of the cited ids needs no more. Quoted terms and known defined terms appear verbatim
+   (whitespace aside).
+3. It keeps the polarity of the cited sections: no negation, exception or modal verb added
+   or cut out (:func:`longdoc.core.polarity.polarity_problem`, extraction's rule).
 
 A statement that fails is sent back to the model once with the reason; what still fails is
 dropped and reported (:class:`~longdoc.summarize.models.Dropped`).
@@ -18,6 +22,8 @@ import re
 from collections.abc import Collection, Iterable
 
 from longdoc.core.errors import StatementError
+from longdoc.core.polarity import polarity_problem, tokens
+from longdoc.core.quantities import bare_quantities, describe, find_quantity, find_value
 from longdoc.core.values import exact_values
 from longdoc.search.quotes import find_quote
 from longdoc.summarize.models import SectionCitation
@@ -25,6 +31,8 @@ from longdoc.summarize.units import Piece, SectionIndex
 
 _TOKEN = re.compile(r"[^\W_]+(?:[.,/:-][^\W_]+)*", re.UNICODE)
 _QUOTED = re.compile(r"[“\"]([^”\"\n]{2,80})[”\"]")
+_CITING_WORDS = frozenset({"section", "sections", "clause", "clauses", "article", "articles", "part", "schedule",
+                           "annex", "exhibit", "appendix", "paragraph", "§"})
 _PREFIX = re.compile(r"^(?:section|sec\.|article|art\.|clause|§)\s*", re.IGNORECASE)
 
 
@@ -79,6 +87,44 @@ def _citation(index: SectionIndex, cited: str, pieces: list[Piece], at: tuple[Pi
                            chunk_id=chunk.chunk_id, heading_path=chunk.heading_path_of(start))
 
 
+def _pin_numbers(text: str, resolved: list[str], pieces: list[tuple[str, Piece]]) -> dict[str, tuple[Piece, int]]:
+    """Check the statement's exact values and counted numbers against the cited pieces (module
+    docstring, rule 2); return where each cited section's first one was found. Raises
+    :class:`StatementError` naming the first value or number not found with its unit."""
+    first: dict[str, tuple[Piece, int]] = {}
+    where = ", ".join(resolved)
+    for value in exact_values(text):
+        hit = next(((c, p, at) for c, p in pieces if (at := find_value(value, p.text)) is not None), None)
+        if hit is None:
+            raise StatementError(f"{value!r} does not appear verbatim in the cited section(s) {where} (the same "
+                                 "currency and number, separators aside); copy values exactly as the section states "
+                                 "them, or cite the section that does")
+        first.setdefault(hit[0], (hit[1], hit[2]))
+    ids = {r.split("#")[0] for r in resolved} | {r.split("#")[0].split(" ")[-1] for r in resolved}
+    for quantity in bare_quantities(text):
+        if quantity.before in _CITING_WORDS and (quantity.raw in ids or any(i.startswith(quantity.raw + ".") for i in ids)):
+            continue  # "under Section 4.2" citing 4.2
+        hit = next(((c, p, at) for c, p in pieces if (at := find_quantity(quantity, p.text)) is not None), None)
+        if hit is None:
+            raise StatementError(f"{quantity.raw!r} does not appear verbatim with what it counts ({describe(quantity)!r}) "
+                                 f"in the cited section(s) {where}; state the number the section gives for it, or "
+                                 "cite the section that does")
+        first.setdefault(hit[0], (hit[1], hit[2]))
+    return first
+
+
+def _resolved(sections: list[str], given: Collection[str]) -> list[str]:
+    """The given ids the cited ``sections`` mean, each once; :class:`StatementError` for one not given."""
+    resolved: list[str] = []
+    for raw in sections:
+        cite = resolve_cite(raw, given)
+        if cite is None:
+            raise StatementError(f"it cites section {raw!r}, which this call was not given")
+        if cite not in resolved:
+            resolved.append(cite)
+    return resolved
+
+
 def check_statement(text: str, sections: list[str], given: Collection[str], index: SectionIndex,
                     terms: Iterable[str] = (), prefer_chunks: Collection[str] = ()) -> list[SectionCitation]:
     """Check one statement (see the module docstring); return its citations with pages resolved.
@@ -92,13 +138,7 @@ def check_statement(text: str, sections: list[str], given: Collection[str], inde
         raise StatementError("the statement is empty")
     if not sections:
         raise StatementError("the statement cites no section; cite at least one section id from the headers")
-    resolved: list[str] = []
-    for raw in sections:
-        cite = resolve_cite(raw, given)
-        if cite is None:
-            raise StatementError(f"it cites section {raw!r}, which this call was not given")
-        if cite not in resolved:
-            resolved.append(cite)
+    resolved = _resolved(sections, given)
     words = _words(text)
     # A section id can repeat (a schedule's "Section 3" and the benefit's): the call's own chunks
     # first, then the piece sharing most words with the statement.
@@ -107,11 +147,18 @@ def check_statement(text: str, sections: list[str], given: Collection[str], inde
                for c in resolved}
     if not any(covered.values()):
         raise StatementError(f"the cited sections {', '.join(resolved)} have no text")
-    first: dict[str, tuple[Piece, int]] = {}
+    pieces = [(c, p) for c in resolved for p in covered[c]]
+    where = ", ".join(resolved)
+    first = _pin_numbers(text, resolved, pieces)
     for needle in must_be_verbatim(text, terms):
-        hit = next(((c, p, at) for c in resolved for p in covered[c] if (at := _found(needle, p)) is not None), None)
+        if any(ch.isdigit() for ch in needle):
+            continue  # values and numbers: checked above with their units
+        hit = next(((c, p, at) for c, p in pieces if (at := _found(needle, p)) is not None), None)
         if hit is None:
-            raise StatementError(f"{needle!r} does not appear verbatim in the cited section(s) {', '.join(resolved)}; "
-                                 "copy values exactly as the section states them, or cite the section that does")
+            raise StatementError(f"{needle!r} does not appear verbatim in the cited section(s) {where}; "
+                                 "copy terms exactly as the section states them, or cite the section that does")
         first.setdefault(hit[0], (hit[1], hit[2]))
+    problem = polarity_problem(tokens(text), [tokens(p.text) for _, p in pieces], "the statement")
+    if problem:
+        raise StatementError(f"{problem} (cited: {where})")
     return [_citation(index, c, covered[c], first.get(c), text) for c in resolved if covered[c]]

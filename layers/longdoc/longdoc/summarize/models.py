@@ -71,10 +71,19 @@ class Partial(_Model):
 
     ``calls`` counts model requests (the first call plus corrections); ``usage`` sums them.
     ``rank`` orders partials for the next level (focus relevance first, else document order).
+    Coverage: ``groups`` are the map groups (indexes) whose content this partial carries;
+    ``lost`` the groups consumed into it whose content did not come through (a group that
+    failed, a reduce that answered no statement); ``failed`` says why, when this call itself
+    produced nothing (a refusal, no answer, a persistent 5xx).
     """
 
     key: str
     rank: int
+    groups: list[int] = Field(default_factory=list)
+    lost: list[int] = Field(default_factory=list)
+    failed: str | None = None
+    why: dict[int, str] = Field(default_factory=dict)
+    """Why each ``lost`` group was lost (the failing call's ``failed``), kept through the levels."""
     statements: list[Statement] = Field(default_factory=list)
     exact_values: list[ExactValue] = Field(default_factory=list)
     dropped: list[Dropped] = Field(default_factory=list)

@@ -153,11 +153,19 @@ def _partials_nonce(partials: Sequence[Sequence[Statement]], focus: str | None) 
     return _nonce(["\n".join(statement_line(s) for s in statements) for statements in partials], focus)
 
 
+def reduce_statements(partials: Sequence[Sequence[Statement]], length: Length) -> int:
+    """How many statements a reduce call may answer: the length's cap, and at most half its input
+    statements (at least 1), so a model that follows the request shrinks every level
+    (:data:`longdoc.summarize.levels.MIN_SHRINK`)."""
+    return min(STATEMENTS[length]["reduce"], max(1, sum(map(len, partials)) // 2))
+
+
 def reduce_request(partials: Sequence[Sequence[Statement]], length: Length, focus: str | None) -> ModelRequest:
-    """Merge a batch of partial summaries into fewer statements (tool answer); exact values are not asked for."""
+    """Merge a batch of partial summaries into fewer statements (tool answer; at most
+    :func:`reduce_statements`); exact values are not asked for."""
     nonce = _partials_nonce(partials, focus)
     task = (f"The fenced partial summaries cover consecutive parts of one document. Merge them into at most "
-            f"{STATEMENTS[length]['reduce']} statements with the {SUMMARY_TOOL} tool, keeping the most important "
+            f"{reduce_statements(partials, length)} statements with the {SUMMARY_TOOL} tool, keeping the most important "
             "facts. Each statement cites the section ids of the statements it draws on. Leave exact_values out: "
             "they are kept separately, verbatim.")
     return _request(_statements_context(partials, nonce), task + _focus_task(focus, nonce), "reduce", tool=True)

@@ -8,11 +8,16 @@ Shape (JSON)::
      "statements": [{"text", "citations": [{"section_id", "page", "page_label", "chunk_id", "heading_path"}]}],
      "exact_values": [{"value", "kind", "section_id", "page"}],
      "dropped": [{"text", "sections", "reason", "stage"}],
+     "partial": bool, "coverage": {"groups", "groups_used", "groups_not_used": [{"group", "sections",
+                                   "page_start", "page_end", "reason"}],
+                                   "sections_not_summarised", "pages_not_summarised"},
      "text",                                   # the final synthesis as streamed
      "usage": {...tokens}, "usage_by_stage": {"map", "reduce", "final"},
      "cost_usd", "cost_by_stage": {"map", "reduce", "final"}}
 
-Usage is in tokens (what the model reported), cost in USD as decimal strings from the price
+``partial`` is True when any group's text did not reach the final call (a map call that failed
+for good, a reduce that answered nothing); ``coverage`` names those groups by their sections and
+pages. Usage is in tokens (what the model reported), cost in USD as decimal strings from the price
 table (:mod:`longdoc.core.cost`; None for a model without a price, e.g. the baseline).
 """
 
@@ -50,9 +55,43 @@ def _reduce_partials(blobs: BlobStore, summary_id: str, depth: int) -> list[Part
     return out
 
 
+def coverage(plan: Plan, finals: list[Partial]) -> dict[str, Any]:
+    """What the final call's inputs ``finals`` cover of ``plan``'s groups (module docstring's ``coverage``).
+
+    A group is used when a final input carries it (:attr:`Partial.groups`); every other group
+    is listed with its sections, pages and the reason found on the partial that lost it.
+    A single-call plan covers every group.
+    """
+    if plan.mode == "single":
+        used = {g.index for g in plan.groups}
+    else:
+        used = {g for p in finals if p.statements for g in p.groups}
+    reasons = {g: r for p in finals for g, r in p.why.items()}
+    missing = [g for g in plan.groups if g.index not in used]
+    pages = sorted({n for g in missing if g.page_start is not None
+                    for n in range(g.page_start, (g.page_end or g.page_start) + 1)})
+    return {"groups": len(plan.groups), "groups_used": len(plan.groups) - len(missing),
+            "groups_not_used": [{"group": g.index, "sections": g.section_ids, "page_start": g.page_start,
+                                 "page_end": g.page_end, "reason": reasons.get(g.index, "no verified statement")}
+                                for g in missing],
+            "sections_not_summarised": list(dict.fromkeys(s for g in missing for s in g.section_ids)),
+            "pages_not_summarised": pages}
+
+
+def coverage_line(cov: dict[str, Any]) -> str:
+    """One line of a :func:`coverage` dict naming the groups not summarised (the first five):
+    ``2 of 19 groups not summarised: group 3 (sections 4, 4.1; pages 7-8): ModelRefused: ...``."""
+    if not cov["groups_not_used"]:
+        return f"all {cov['groups']} groups summarised"
+    named = "; ".join(f"group {g['group']} (sections {', '.join(g['sections'])}; pages {g['page_start']}-{g['page_end']}): "
+                      f"{g['reason']}" for g in cov["groups_not_used"][:5])
+    return f"{len(cov['groups_not_used'])} of {cov['groups']} groups not summarised: {named}"
+
+
 def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int, outcome: Outcome,
-                 values: list[ExactValue], settings: SummarizeSettings) -> dict[str, Any]:
-    """Assemble the result (module docstring) from the stored partials and the final call's outcome."""
+                 values: list[ExactValue], settings: SummarizeSettings, finals: list[Partial]) -> dict[str, Any]:
+    """Assemble the result (module docstring) from the stored partials and the final call's outcome
+    (``depth``: the reduce level whose partials ``finals`` went to the final call; none in single mode)."""
     from longdoc.summarize.baseline import SUMMARY_BASELINE_NAME
 
     maps = [store.load_partial(blobs, store.map_key(record.summary_id, g.index)) for g in plan.groups] \
@@ -63,6 +102,7 @@ def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int
     model = outcome.model or record.model
     prices = load_prices(str(settings.price_table) if settings.price_table else None)
     calls = [*maps, *reduces]
+    cov = coverage(plan, finals)
     return {
         "summary_id": record.summary_id, "doc_id": record.doc_id, "doc_version": record.doc_version,
         "source": record.source, "status": "SUCCEEDED", "model": model,
@@ -77,6 +117,7 @@ def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int
         "statements": [s.model_dump() for s in outcome.statements],
         "exact_values": [v.model_dump() for v in values],
         "dropped": [d.model_dump() for p in calls for d in p.dropped] + [d.model_dump() for d in outcome.dropped],
+        "partial": bool(cov["groups_not_used"]), "coverage": cov,
         "text": outcome.text,
         "usage": total.model_dump(), "usage_by_stage": {k: u.model_dump() for k, u in by_stage.items()},
         "cost_usd": estimate_cost(total, model, prices),

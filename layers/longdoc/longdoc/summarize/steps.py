@@ -16,19 +16,38 @@ from dataclasses import dataclass
 from typing import Any
 
 from longdoc.core.documents import load_chunks
-from longdoc.core.errors import short_cause
+from longdoc.core.errors import (
+    EmptySummary,
+    ModelAnswerMissing,
+    ModelRefused,
+    ModelUnavailable,
+    ReduceNotConverging,
+    short_cause,
+)
 from longdoc.core.ports import BlobStore, StreamingModel, TokenCounter
-from longdoc.core.tokens import document_measure, estimate_tokens
+from longdoc.core.tokens import document_measure
 from longdoc.summarize import store
 from longdoc.summarize.calls import Checker, Meter, group_values, streamed_call, tool_call
 from longdoc.summarize.models import ExactValue, Partial, Plan, Statement, SummaryRecord
-from longdoc.summarize.prompt import final_request, map_request, reduce_request, statement_line
-from longdoc.summarize.result import build_result
+from longdoc.summarize.levels import (
+    MIN_SHRINK,
+    check_consumed,
+    make_batches,
+    max_levels,
+    shrank,
+    split_oversized,
+    total_tokens,
+)
+from longdoc.summarize.prompt import final_request, map_request, reduce_request
+from longdoc.summarize.result import build_result, coverage, coverage_line
 from longdoc.config import SummarizeSettings
 from longdoc.summarize.units import SectionIndex, make_groups
 
-MAX_REDUCE_DEPTH = 8
-"""Reduce levels before the final call takes whatever is left (each level at least halves the partials)."""
+GROUP_FAILURE_LIMIT = 6
+"""Failed attempts of one map group (a persistent 5xx: the state machine's first try plus its 5
+``ModelUnavailable`` retries) after which the group is recorded as not summarised (a partial
+summary naming it) instead of failing the run on every rerun. A refusal or a missing answer is
+recorded at once (asking again gets the same answer)."""
 
 
 @dataclass
@@ -112,8 +131,22 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
     request = map_request(pieces, doc.record.source, doc.record.request.length, doc.record.request.focus)
     checker = Checker(doc.index, set(group.section_ids), prefer_chunks=set(group.chunk_ids))
     with _metered(deps, key) as model:
-        outcome = tool_call(model, request, checker, stage=f"map {index}")
+        try:
+            outcome = tool_call(model, request, checker, stage=f"map {index}")
+        except (ModelRefused, ModelAnswerMissing, ModelUnavailable) as exc:
+            attempts = store.add_failure(deps.blobs, key)
+            if isinstance(exc, ModelUnavailable) and attempts < GROUP_FAILURE_LIMIT:
+                raise
+            failed = f"{type(exc).__name__}: {short_cause(str(exc))[:300]}"
+            partial = Partial(key=key, rank=group.rank, lost=[index], exact_values=group_values([], pieces, doc.index),
+                              failed=failed, why={index: failed},
+                              usage=model.usage.add(store.load_spent(deps.blobs, key)), model=deps.model.name)
+            store.save_partial(deps.blobs, key, partial)
+            return {"summary_id": summary_id, "index": index, "cached": False, "statements": 0, "dropped": 0,
+                    "failed": partial.failed}
         partial = Partial(key=key, rank=group.rank, statements=outcome.statements,
+                          groups=[index] if outcome.statements else [], lost=[] if outcome.statements else [index],
+                          why={} if outcome.statements else {index: "the map call kept no verified statement"},
                           exact_values=group_values(outcome.values, pieces, doc.index), dropped=outcome.dropped,
                           usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
                           corrections=outcome.corrections, model=outcome.model)
@@ -123,29 +156,21 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
 
 
 def level_partials(blobs: BlobStore, summary_id: str, level: int, the_plan: Plan) -> list[Partial]:
-    """The partials a level starts from, in rank order: the map partials (level 0) or reduce level ``level``."""
+    """The partials a level starts from, in rank order: the map partials (level 0) or reduce level ``level``.
+
+    A map partial stored before coverage was recorded (no ``groups`` and no ``lost``) carries its own group.
+    """
     if level == 0:
         keys = [store.map_key(summary_id, g.index) for g in the_plan.groups]
+        partials = [store.load_partial(blobs, k) for k in keys]
+        partials = [p if p.groups or p.lost else p.model_copy(update={"groups": [g.index]})
+                    for p, g in zip(partials, the_plan.groups, strict=True)]
     else:
         keys = []
         while blobs.exists(store.reduce_key(summary_id, level, len(keys))):
             keys.append(store.reduce_key(summary_id, level, len(keys)))
-    return sorted((store.load_partial(blobs, k) for k in keys), key=lambda p: p.rank)
-
-
-def _tokens(partial: Partial) -> int:
-    return sum(estimate_tokens(statement_line(s)) + 1 for s in partial.statements) + 20
-
-
-def _batches(partials: Sequence[Partial], budget: int) -> list[list[Partial]]:
-    """Consecutive partials packed up to ``budget`` tokens, at least two per batch (so each level shrinks)."""
-    batches: list[list[Partial]] = []
-    for partial in partials:
-        if batches and (len(batches[-1]) < 2 or sum(map(_tokens, batches[-1])) + _tokens(partial) <= budget):
-            batches[-1].append(partial)
-        else:
-            batches.append([partial])
-    return batches
+        partials = [store.load_partial(blobs, k) for k in keys]
+    return sorted(partials, key=lambda p: p.rank)
 
 
 def merge_values(partials: Sequence[Partial]) -> list[ExactValue]:
@@ -174,11 +199,30 @@ def _checker(doc: _Doc, statements: Sequence[Statement], values: Sequence[ExactV
 def _reduce_batch(deps: SummaryDeps, doc: _Doc, key: str, batch: list[Partial]) -> None:
     values = merge_values(batch)
     statements = [s for p in batch for s in p.statements]
+    groups = sorted({g for p in batch for g in p.groups})
+    lost = sorted({g for p in batch for g in p.lost} - set(groups))
+    rank = min(p.rank for p in batch)
+    why = {g: r for p in batch for g, r in p.why.items()}
+    if not statements:  # nothing to reduce (every input failed): carried on, no call
+        store.save_partial(deps.blobs, key, Partial(key=key, rank=rank, lost=lost, why=why, exact_values=values))
+        return
     request = reduce_request([p.statements for p in batch], doc.record.request.length, doc.record.request.focus)
     with _metered(deps, key) as model:
-        outcome = tool_call(model, request, _checker(doc, statements, values), stage=key)
+        try:
+            outcome = tool_call(model, request, _checker(doc, statements, values), stage=key)
+        except (ModelRefused, ModelAnswerMissing) as exc:
+            error = f"{key}: {type(exc).__name__}: {short_cause(str(exc))[:300]}"
+            store.save_partial(deps.blobs, key, Partial(
+                key=key, rank=rank, lost=sorted({*groups, *lost}), exact_values=values, model=deps.model.name,
+                failed=error, why={**why, **dict.fromkeys(groups, error)},
+                usage=model.usage.add(store.load_spent(deps.blobs, key))))
+            return
+        kept = bool(outcome.statements)  # a reduce that answers no statement loses its inputs: recorded
+        failed: str | None = None if kept else f"{key}: the reduce call kept no verified statement"
         store.save_partial(deps.blobs, key, Partial(
-            key=key, rank=min(p.rank for p in batch), statements=outcome.statements, exact_values=values,
+            key=key, rank=rank, statements=outcome.statements, exact_values=values,
+            groups=groups if kept else [], lost=lost if kept else sorted({*groups, *lost}), failed=failed,
+            why=why if failed is None else {**why, **dict.fromkeys(groups, failed)},
             dropped=outcome.dropped, usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
             corrections=outcome.corrections, model=outcome.model))
 
@@ -187,16 +231,34 @@ def reduce_level(deps: SummaryDeps, summary_id: str, level: int) -> dict[str, An
     """Reduce level ``level``'s partials one level further, or say they are ready for the final call.
 
     Returns ``{summary_id, level, status: "READY"|"CONTINUE", partials}``: READY (``level``
-    unchanged) when the partials fit ``summary_reduce_input_tokens`` or the depth cap is
-    reached; else CONTINUE with ``level + 1`` after every batch of the new level is stored
-    (batches already stored are skipped; the rest run ``summary_reduce_concurrency`` at once).
+    unchanged) when the partials fit ``summary_reduce_input_tokens`` (the final call's input
+    budget too) or fewer than two carry statements; else CONTINUE with ``level + 1`` after every
+    batch of the new level is stored (batches already stored are skipped; the rest run
+    ``summary_reduce_concurrency`` at once). The contract (:mod:`longdoc.summarize.levels`):
+    every call within the budget, every piece consumed once, each level shrinking by
+    :data:`~longdoc.summarize.levels.MIN_SHRINK` (else pairwise batches next, else an error),
+    at most :func:`~longdoc.summarize.levels.max_levels` levels. Raises
+    :class:`~longdoc.core.errors.ReduceNotConverging` when the contract cannot be kept.
     """
     doc = _load(deps, summary_id)
     partials = level_partials(deps.blobs, summary_id, level, doc.plan)
     budget = deps.settings.summary_reduce_input_tokens
-    if sum(map(_tokens, partials)) <= budget or level >= MAX_REDUCE_DEPTH or len(partials) < 2:
+    total = total_tokens(partials)
+    if total <= budget or sum(1 for p in partials if p.statements) < 1:
         return {"summary_id": summary_id, "level": level, "status": "READY", "partials": len(partials)}
-    batches = _batches(partials, budget)
+    maps = partials if level == 0 else level_partials(deps.blobs, summary_id, 0, doc.plan)
+    bound = max_levels(maps, len(doc.plan.groups), budget)
+    totals = [total_tokens(level_partials(deps.blobs, summary_id, n, doc.plan)) for n in range(max(0, level - 2), level)]
+    stalled = [not shrank(a, b) for a, b in zip([*totals, total], [*totals, total][1:], strict=False)]
+    if level >= bound or (len(stalled) >= 2 and stalled[-1] and stalled[-2]):
+        why = (f"{level} levels reached the bound of {bound} for {len(doc.plan.groups)} groups" if level >= bound
+               else f"levels {level - 1} and {level} did not shrink the partials (tokens: "
+                    f"{' -> '.join(map(str, [*totals, total]))}; each level must reach {MIN_SHRINK:.0%} or less)")
+        raise ReduceNotConverging(f"summary {summary_id}: reduce cannot fit the {budget}-token input budget: {why}; "
+                                  "the model's reduce answers do not condense their input")
+    pieces = split_oversized(partials, budget)
+    batches = make_batches(pieces, budget, pairwise=bool(stalled and stalled[-1]))
+    check_consumed(pieces, batches)
     todo = [(store.reduce_key(summary_id, level + 1, b), batch) for b, batch in enumerate(batches)
             if not deps.blobs.exists(store.reduce_key(summary_id, level + 1, b))]
     with ThreadPoolExecutor(max_workers=max(1, min(deps.settings.summary_reduce_concurrency, len(todo)))) as pool:
@@ -207,6 +269,10 @@ def reduce_level(deps: SummaryDeps, summary_id: str, level: int) -> dict[str, An
 
 def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable[[str], None]) -> dict[str, Any]:
     """The final call, streamed to ``on_text``; stores the result and marks the summary SUCCEEDED.
+
+    The result records its coverage (:func:`longdoc.summarize.result.coverage`) and is
+    ``partial`` when a group was not summarised. Raises :class:`~longdoc.core.errors.EmptySummary`
+    when no statement is verified (no group gave one, or the final call kept none): a failure.
 
     A document that fits (plan mode ``single``) is sent whole; otherwise the partials of
     ``level`` are. A stored result is returned without calling the model again. Returns
@@ -219,6 +285,7 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
     doc = _load(deps, summary_id)
     length, focus = doc.record.request.length, doc.record.request.focus
     key = store.result_key(summary_id)
+    finals = level_partials(deps.blobs, summary_id, level, doc.plan) if doc.plan.mode == "map" else []
     with _metered(deps, key) as model:
         if doc.plan.mode == "single":
             pieces = doc.index.pieces_for([c for g in doc.plan.groups for c in g.chunk_ids])
@@ -227,13 +294,19 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
             outcome = streamed_call(model, map_request(pieces, doc.record.source, length, focus, final=True),
                                     checker, on_text)
         else:
-            inputs = level_partials(deps.blobs, summary_id, level, doc.plan)
-            values = merge_values(inputs)
+            values = merge_values(finals)
+            inputs = [p for p in finals if p.statements]
+            if not inputs:
+                raise EmptySummary(f"summary {summary_id}: no group gave a verified statement "
+                                   f"({coverage_line(coverage(doc.plan, finals))})")
             statements = [s for p in inputs for s in p.statements]
             outcome = streamed_call(model, final_request([p.statements for p in inputs], length, focus),
                                     _checker(doc, statements, values), on_text)
         outcome.usage = outcome.usage.add(store.load_spent(deps.blobs, key))
-        result = build_result(deps.blobs, doc.record, doc.plan, level, outcome, values, deps.settings)
+        if not outcome.statements:
+            raise EmptySummary(f"summary {summary_id}: the final call kept no verified statement "
+                               f"({len(outcome.dropped)} dropped); nothing is stored as a summary")
+        result = build_result(deps.blobs, doc.record, doc.plan, level, outcome, values, deps.settings, finals)
         store.save_result(deps.blobs, summary_id, result)
     store.save_record(deps.blobs, doc.record.model_copy(update={"status": "SUCCEEDED", "model": result["model"]}))
     return {"summary_id": summary_id, "status": "SUCCEEDED", "statements": len(result["statements"]),

@@ -122,3 +122,21 @@ def add_spent(blobs: BlobStore, step_key: str, usage: Usage) -> None:
     """
     if usage.prompt_tokens() or usage.output_tokens:
         blobs.put(spent_key(step_key), load_spent(blobs, step_key).add(usage).model_dump_json().encode())
+
+
+def failures_key(step_key: str) -> str:
+    """Key of the count of failed attempts of the step that writes ``step_key``
+    (``summaries/<id>/failures/map/00003.json``)."""
+    root, summary_id, rest = step_key.split("/", 2)
+    return f"{root}/{summary_id}/failures/{rest}"
+
+
+def add_failure(blobs: BlobStore, step_key: str) -> int:
+    """Count one more failed attempt of that step; returns the count so far (1 for the first).
+
+    One writer per step (a step's attempts run one after another), so read-add-write is safe.
+    """
+    key = failures_key(step_key)
+    count = int(blobs.get(key).decode()) + 1 if blobs.exists(key) else 1
+    blobs.put(key, str(count).encode())
+    return count

@@ -4,7 +4,15 @@ The harness checks every citation before anything is returned: its ``clause_id``
 one of the clauses sent in the prompt (a number read from a clause's body, ``14 days after
 the leak``, is not a clause id), and its quote must occur verbatim in that clause's text
 (whitespace aside, :func:`longdoc.search.quotes.find_quote`). ``covered`` and
-``not_covered`` need at least one citation. A rejected call goes back to the model as an
+``not_covered`` need at least one citation. A reason must keep the polarity of the quotes it
+rests on: one that cuts a negation, exception or modal verb out of a cited quote's words
+("shall otherwise increase" for "shall not otherwise increase") is rejected (extraction's rule,
+:func:`longdoc.core.polarity.polarity_problem`; only dropped words, since a reason explains the
+decision in its own words and may say "not" itself). A ``record_triage`` call cut by
+``max_tokens`` is never read (:func:`longdoc.core.tool_answer.complete_uses`; the call is asked
+again with more room). Two or more calls in one turn with different inputs contradict each
+other: none is read, the turn is sent back (every call answered with that problem) and counts
+as a rejected answer; identical calls are read once. A rejected call goes back to the model as an
 ``is_error`` tool result saying what is wrong (every ``tool_use`` of the turn gets its
 ``tool_result``); after :data:`MAX_CORRECTIONS` rejected corrections the answer is ``refer``
 with ``verified: false`` (never a decision the harness could not check). The tool is asked for
@@ -15,6 +23,7 @@ decision at all.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +31,8 @@ from longdoc.core.conversation import check_conversation
 from longdoc.core.errors import AnswerRejected
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.ports import Model
-from longdoc.core.tool_answer import ask_for_tool
+from longdoc.core.polarity import polarity_problem, tokens
+from longdoc.core.tool_answer import ask_for_tool, complete_uses
 from longdoc.search.quotes import find_quote
 from longdoc.triage.clauses import Clause
 from longdoc.triage.prompt import TOOL_NAME
@@ -92,13 +102,28 @@ def verify(tool_input: dict[str, Any], clauses: list[Clause]) -> tuple[str, list
             problems.append(str(exc))
     if decision in ("covered", "not_covered") and not citations and not problems:
         problems.append(f"a {decision} decision needs at least one citation of a clause sent to you")
+    quoted = [tokens(c["quote"]) for c in citations]
+    for reason in reasons if isinstance(reasons, list) and quoted else []:
+        problem = polarity_problem(tokens(str(reason)), quoted, f"the reason {str(reason)[:80]!r}", added=False)
+        if problem:
+            problems.append(problem)
     if problems:
         raise AnswerRejected("\n".join(problems))
     return str(decision), [r.strip() for r in reasons or []], citations
 
 
-def _tool_call(response: ModelResponse) -> ToolUseBlock | None:
-    return next((b for b in response.content if isinstance(b, ToolUseBlock) and b.name == TOOL_NAME), None)
+def _tool_call(response: ModelResponse, request: ModelRequest) -> tuple[ToolUseBlock | None, str]:
+    """The turn's one complete ``record_triage`` call, or None with the problem: no complete call
+    (a refusal), or complete calls with different inputs (contradictory: none is read)."""
+    calls = complete_uses(response, request, TOOL_NAME)
+    if not calls:
+        return None, f"the model stopped with {response.stop_reason} before answering"
+    distinct = {json.dumps(c.input, sort_keys=True, default=str) for c in calls}
+    if len(distinct) > 1:
+        decisions = ", ".join(str(c.input.get("decision")) for c in calls)
+        return None, (f"{len(calls)} {TOOL_NAME} calls with different answers in one turn ({decisions}): none is "
+                      f"read; answer with exactly one {TOOL_NAME} call")
+    return calls[0], ""
 
 
 def _correction(request: ModelRequest, response: ModelResponse, call: ToolUseBlock | None,
@@ -107,18 +132,19 @@ def _correction(request: ModelRequest, response: ModelResponse, call: ToolUseBlo
     harness's answer to it: an ``is_error`` ``tool_result`` for every ``tool_use`` of the turn,
     first in the user turn (the Messages API rule: each ``tool_use`` has its ``tool_result`` in
     the next message, https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use).
-    The call that was verified (``call``, the first ``record_triage``) gets ``problem``; a further
-    ``record_triage`` call is told only the first is read; any other name is an unknown tool.
+    The call that was verified (``call``) gets ``problem``; a further ``record_triage`` call is told
+    only one is read (an identical repeat); with ``call`` None (contradictory calls) every
+    ``record_triage`` call gets ``problem``; any other name is an unknown tool.
     Raises :class:`~longdoc.core.errors.ConversationMalformed` if the result breaks the rules."""
     assistant = Message(role="assistant", content=[b.model_dump() for b in response.content])
     results: list[dict[str, Any]] = []
     for block in response.content:
         if not isinstance(block, ToolUseBlock):
             continue
-        if call is not None and block.id == call.id:
+        if (call is not None and block.id == call.id) or (call is None and block.name == TOOL_NAME):
             text = f"Rejected, correct and call {TOOL_NAME} again:\n{problem}"
         elif block.name == TOOL_NAME:
-            text = f"Not read: only the first {TOOL_NAME} call of a turn is read; answer with one call."
+            text = f"Not read: it repeats the {TOOL_NAME} call before it; answer with one call."
         else:
             text = f"unknown tool {block.name!r}; answer with one {TOOL_NAME} call."
         results.append({"type": "tool_result", "tool_use_id": block.id, "is_error": True, "content": text})
@@ -145,10 +171,12 @@ def run_model(model: Model, request: ModelRequest, clauses: list[Clause],
         answer = ask_for_tool(model, request, TOOL_NAME, "triage")
         usage = usage.add(answer.usage)
         request, response = answer.request, answer.response
-        call = _tool_call(response)
-        if call is None:  # ask_for_tool returns without a call only on a refusal
-            problem = f"the model stopped with {response.stop_reason} before answering"
+        call, problem = _tool_call(response, request)
+        if call is None and response.stop_reason == "refusal":  # ask_for_tool returns without a call only then
             break
+        if call is None:  # contradictory calls: sent back, counted as a rejected answer
+            request = _correction(request, response, None, problem)
+            continue
         try:
             decision, reasons, citations = verify(call.input, clauses)
         except AnswerRejected as exc:

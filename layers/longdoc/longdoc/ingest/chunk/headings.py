@@ -56,11 +56,15 @@ _KEYWORD_LEVEL = {
     "part": 1, "chapter": 1, "schedule": 1, "exhibit": 1, "annex": 1, "appendix": 1,
     "section": 2, "article": 3,
 }
+_NUMBER_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+_NUMBER_WORD = "|".join(f"{w.title()}|{w.upper()}" for w in reversed(_NUMBER_WORDS))
+"""``PART ONE`` ... ``PART TWENTY`` (title or upper case only: ``Part one of ...`` is prose); longest first."""
 _KEYWORD_RE = re.compile(
     r"^(?P<kw>PART|Part|CHAPTER|Chapter|SCHEDULE|Schedule|EXHIBIT|Exhibit|ANNEX|Annex|"
     r"APPENDIX|Appendix|SECTION|Section|ARTICLE|Article)\s+"
     # a statute's compound number ("Section 19-28.1-14 of the ... Act") is read whole
-    r"(?P<num>\d+[A-Za-z]?(?:\.\d+)*(?:[-–]\d+(?:\.\d+)*)*|[IVXLC]+(?:\.\d+)*|[A-Z])(?![\w.]*\w)(?!\()\.?"
+    rf"(?P<num>\d+[A-Za-z]?(?:\.\d+)*(?:[-–]\d+(?:\.\d+)*)*|[IVXLC]+(?:\.\d+)*|{_NUMBER_WORD}|[A-Z])"
+    r"(?![\w.]*\w)(?!\()\.?"
     r"(?P<rest>\s*[:.\-–—]?\s*.*)$"
 )
 _BOX_RE = re.compile(r"^\*\s+(.*?)\s*\*$")
@@ -114,8 +118,9 @@ Recogniser = Callable[[_Scan, _Line], bool]
 
 
 def _keyword_id(kw: str, num: str) -> str:
-    """The section id of a keyword heading: ``Article 17``, ``Chapter IV`` (roman numerals upper case)."""
-    return f"{kw.capitalize()} {num.upper() if roman_to_int(num) else num}"
+    """The section id of a keyword heading: ``Article 17``, ``Chapter IV`` (roman numerals upper case),
+    ``Part Two`` (a number word title-cased)."""
+    return f"{kw.capitalize()} {num.upper() if roman_to_int(num) else num.title() if num.lower() in _NUMBER_WORDS else num}"
 
 
 def _marked(scan: _Scan, line: _Line) -> bool:
@@ -180,9 +185,10 @@ def _markdown(scan: _Scan, line: _Line) -> bool:
         return False
     title = m.group("rest").strip()
     num = re.match(r"^(\d+(?:\.\d+)*)\.?\s", title + " ")
-    section_id = num.group(1) if num else None
+    keyword = None if num else _KEYWORD_RE.match(title)  # "# PART 2 - Fees": Part 2, not the id above it
+    section_id = num.group(1) if num else _keyword_id(keyword.group("kw"), keyword.group("num")) if keyword else None
     scan.headings.append(Heading(line.start, line.end, section_id, title[:100], len(m.group("hashes"))))
-    scan.num = Numbering(parse_number(section_id) if section_id else scan.num.last, section_id)
+    scan.num = Numbering(parse_number(num.group(1)) if num else scan.num.last, section_id)
     return True
 
 
