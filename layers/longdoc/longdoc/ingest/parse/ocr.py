@@ -43,6 +43,7 @@ import pypdfium2.raw as pdfium_c
 from longdoc.core.errors import OcrPageError
 from longdoc.core.ports import OcrEngine, OcrPage
 from longdoc.ingest.models import OcrFailure, OcrPageInfo
+from longdoc.ingest.parse.layout import page_text_from_words
 
 LAYER_MIN_QUALITY = 0.97
 """Share of plausible tokens an OCR layer needs when it cannot be re-read (Vicksburg pages: 0.994-0.998)."""
@@ -232,7 +233,7 @@ def run_ocr(pdf: pdfium.PdfDocument, scans: list[int], layers: dict[int, str], o
             outcome.failed.append(OcrFailure(page=number, reason="OCR read no words (blank or unreadable image)"))
             continue
         assert confidence is not None
-        outcome.texts[number] = result.text
+        outcome.texts[number] = page_text_from_words(result.words)
         outcome.pages.append(OcrPageInfo(page=number, engine=result.engine, words=len(result.words),
                                          reason="no_text_layer" if number not in layers else "poor_text_layer",
                                          mean_confidence=round(confidence, 4), cost_usd=result.cost_usd,

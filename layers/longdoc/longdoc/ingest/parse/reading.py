@@ -53,6 +53,9 @@ NOTE_SIZE = 0.85
 GAP_LINES = 2.0
 """A white gap taller than this many line heights splits a column into two blocks."""
 HYPHEN_MARKER = "\ufffe"
+GUTTER_CHARS = 12
+"""Most visible characters of a line standing in a gutter that is read as page furniture (a folio
+``-12-``, ``Page 3``), not as column text."""
 
 
 @dataclass
@@ -103,12 +106,30 @@ def char_boxes(textpage: pdfium.PdfTextPage, text: str) -> tuple[list[Box | None
     return boxes, sizes
 
 
-def _crosses(gutters: Gutters, before: Box, after: Box) -> bool:
-    """Whether the step from character box ``before`` to ``after`` jumps over a gutter: from left of its
-    middle to the next column's left edge, over at least :data:`MIN_JUMP` points of white."""
+def zone(box: Box, gutters: Gutters) -> float:
+    """Where a character sits across the page: column ``k`` as ``k``, inside gutter ``k`` (its middle
+    more than :data:`TOLERANCE` points within the gutter's edges) as ``k + 0.5``."""
+    middle = (box.left + box.right) / 2
+    for k, (a, b) in enumerate(gutters):
+        if a + TOLERANCE < middle < b - TOLERANCE:
+            return k + 0.5
+    return float(sum(1 for a, b in gutters if (a + b) / 2 < middle))
+
+
+def crosses(gutters: Gutters, before: Box, after: Box, start: Box | None = None) -> bool:
+    """Whether the step from character box ``before`` to ``after`` leaves a column or a short line in a
+    gutter, over at least :data:`MIN_JUMP` points of white: from left of a gutter's middle to the next
+    column's left edge (two columns welded on one line), from a column into a gutter (a folio set
+    between the columns), or out of a gutter when the piece began in it (``start``: the box of the
+    piece's first character). A heading running from a column through a gutter is not cut there."""
     if after.left - before.right < MIN_JUMP:
         return False
-    return any(before.right < (a + b) / 2 and after.left >= b - TOLERANCE for a, b in gutters)
+    if any(before.right < (a + b) / 2 and after.left >= b - TOLERANCE for a, b in gutters):
+        return True
+    was, now = zone(before, gutters), zone(after, gutters)
+    if now % 1 and not was % 1:
+        return True
+    return bool(was % 1 and not now % 1 and start is not None and zone(start, gutters) % 1)
 
 
 def _breaks_line(prev: Box, box: Box) -> bool:
@@ -142,7 +163,7 @@ def segments(text: str, boxes: list[Box | None], sizes: list[float], gutters: Gu
             close(i)
             start, box, prev, visible, cut = i + 1, None, None, 0, False
         elif char_box is not None:
-            if prev is not None and (jump := _crosses(gutters, prev, char_box)) | _breaks_line(prev, char_box):
+            if prev is not None and (jump := crosses(gutters, prev, char_box, box)) | _breaks_line(prev, char_box):
                 close(i)
                 start, box, visible, cut = i, None, 0, jump
             box = char_box if box is None else box.union(char_box)
@@ -152,7 +173,7 @@ def segments(text: str, boxes: list[Box | None], sizes: list[float], gutters: Gu
     return out
 
 
-def _column_of(box: Box, gutters: Gutters) -> int:
+def column_of(box: Box, gutters: Gutters) -> int:
     """The index of the column holding ``box`` (by its middle, columns split at gutter middles),
     or -1 when it covers a whole gutter (spanning)."""
     if any(box.left < a and box.right > b for a, b in gutters):
@@ -161,16 +182,26 @@ def _column_of(box: Box, gutters: Gutters) -> int:
     return sum(1 for a, b in gutters if (a + b) / 2 < middle)
 
 
+def straddles(seg: Segment, gutters: Gutters) -> bool:
+    """Whether ``seg`` starts inside a gutter and runs on into the next column: the rest of a line across
+    the columns (a heading cut where one of its words stands in the gutter), never a column's line
+    (a column's lines start at its left edge; a long one may end inside the gutter) nor a folio."""
+    box = seg.box
+    return any(a + TOLERANCE < box.left < b - TOLERANCE and box.right > b for a, b in gutters)
+
+
 def _placed(text: str, segs: list[Segment], gutters: Gutters) -> list[Segment]:
-    """The segments with their columns, pieces cut at a gutter joined again when either one spans."""
+    """The segments with their columns, pieces cut at a gutter joined again when either one spans or
+    :func:`straddles` a gutter."""
     out: list[Segment] = []
     for seg in segs:
-        seg.column = _column_of(seg.box, gutters)
+        seg.column = column_of(seg.box, gutters)
         prev = out[-1] if out else None
-        if seg.cut and prev is not None and prev.end == seg.start and min(prev.column, seg.column) < 0:
+        if (seg.cut and prev is not None and prev.end == seg.start
+                and (min(prev.column, seg.column) < 0 or straddles(prev, gutters) or straddles(seg, gutters))):
             box = prev.box.union(seg.box)
             out[-1] = Segment(prev.start, seg.end, box, prev.chars + seg.chars, max(prev.size, seg.size),
-                              _column_of(box, gutters), prev.cut, _clean(text[prev.start:seg.end]))
+                              column_of(box, gutters), prev.cut, _clean(text[prev.start:seg.end]))
         else:
             out.append(seg)
     return out
@@ -302,6 +333,51 @@ def ordered_text(text: str, boxes: list[Box | None], sizes: list[float], gutters
     """
     raw = segments(text, boxes, sizes, gutters)
     flat = _placed(text, [s for s in raw if not s.vertical], gutters)
+    return arrange(flat, [s for s in raw if s.vertical], gutters)
+
+
+def in_gutter(seg: Segment, gutters: Gutters, others: list[Segment]) -> bool:
+    """Whether ``seg`` is a short line standing alone in a gutter (a folio such as ``-2-`` set between
+    the columns): at most :data:`GUTTER_CHARS` visible characters, within a gutter, and its
+    left edge shared by none of ``others`` (list numbers and side headings hanging into a gutter
+    line up with each other: they belong to the column on their right)."""
+    middle, box = (seg.box.left + seg.box.right) / 2, seg.box
+    inside = any(a + TOLERANCE < middle < b - TOLERANCE and box.left >= a - TOLERANCE and box.right <= b + TOLERANCE
+                 for a, b in gutters)
+    if seg.chars > GUTTER_CHARS or not inside:
+        return False
+    return not any(abs(o.box.left - seg.box.left) <= TOLERANCE for o in others if o is not seg)
+
+
+def _hung(flat: list[Segment], floating: list[Segment], gutters: Gutters) -> list[Segment]:
+    """``flat`` without the ``floating`` segments, a list number hanging in a gutter (cut from its line
+    there, :func:`crosses`) joined again to the text it was cut from."""
+    out: list[Segment] = []
+    for seg in flat:
+        if seg in floating:
+            continue
+        prev = out[-1] if out else None
+        if seg.cut and prev is not None and prev.end == seg.start and zone(prev.box, gutters) % 1:
+            box = prev.box.union(seg.box)
+            out[-1] = Segment(prev.start, seg.end, box, prev.chars + seg.chars, max(prev.size, seg.size),
+                              column_of(box, gutters), prev.cut, prev.text + seg.text)
+        else:
+            out.append(seg)
+    return out
+
+
+def arrange(flat: list[Segment], vertical: list[Segment], gutters: Gutters) -> str:
+    """The text of a page's segments in reading order: steps 2-4 of the module docstring.
+
+    ``flat`` are the horizontal segments with their columns (:func:`column_of`), ``vertical`` the
+    segments written up or down the page, ``gutters`` not empty. The one column step for every
+    source of boxes: PDFium's characters (:func:`ordered_text`) and OCR words
+    (:func:`~longdoc.ingest.parse.layout.page_text_from_words`). Short lines standing in a gutter
+    (:func:`in_gutter`) go last, at the page's foot, where the running-furniture detection
+    (:func:`~longdoc.ingest.parse.cleanup.find_furniture`) tests them for repetition across pages.
+    """
+    floating = [s for s in flat if in_gutter(s, gutters, flat)]
+    flat = _hung(flat, floating, gutters)
     lowest = min((s.box.bottom for s in flat if s.column >= 0), default=0.0)
     captions = _captions([s for s in flat if s.column >= 0], [s for s in flat if s.column < 0 and s.box.top > lowest])
     for seg in flat:
@@ -313,7 +389,8 @@ def ordered_text(text: str, boxes: list[Box | None], sizes: list[float], gutters
     blocks = [_lines_text(unit.segs) for unit in _sorted_units(units)]
     blocks += [_lines_text([s for s in placed if s.column == c and s.start in notes]) for c in range(len(gutters) + 1)]
     blocks.append(_lines_text([s for s in flat if s.column < 0 and s.box.top <= lowest]))
-    blocks.append([s.text.strip(" ") for s in raw if s.vertical])
+    blocks.append([s.text.strip(" ") for s in vertical])
+    blocks.append([s.text.strip(" ") for s in sorted(floating, key=lambda s: -s.box.top)])
     return "\n".join(_join(block) for block in blocks if block)
 
 
