@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import io
+import random
 import textwrap
 
 import pypdfium2 as pdfium
@@ -31,7 +32,8 @@ TITLES = ("Notice", "Cover", "Premium", "Claims", "Documents", "Period", "Schedu
 
 def clause(number: int, words: int = 36) -> str:
     """Clause ``number``: ``"N. Title. sentence one. sentence two."`` of about ``words`` words."""
-    body = [WORDS[(number * 7 + i) % len(WORDS)] for i in range(words)]
+    pick = random.Random(number)
+    body = [pick.choice(WORDS) for _ in range(words)]
     half = words // 2
     first = " ".join(body[:half])
     second = " ".join(body[half:])

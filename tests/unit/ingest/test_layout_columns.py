@@ -94,20 +94,20 @@ def _filing(pages: int) -> tuple[bytes, list[str]]:
 
 
 def test_folios_between_the_columns_of_a_filing_are_furniture() -> None:
-    # Given a four-page three-column filing whose folio -n- stands in a gutter, mid-page, in the gutter
-    # between columns 1 and 2 on odd pages and between 2 and 3 on even ones
-    data, clauses = _filing(4)
+    # Given a twelve-page three-column filing whose folio -n- stands in a gutter, mid-page, in the gutter
+    # between columns 1 and 2 on odd pages and between 2 and 3 on even ones (some lines reach into it)
+    data, clauses = _filing(12)
     # When it is parsed and chunked
     doc = parse_document("filing.pdf", data)
     chunks = chunk_document(doc, "d", target_tokens=60, max_tokens=120)
     # Then every folio is furniture of its page, no chunk carries one, and no chunk ends mid-sentence
-    assert [(f.page, f.text) for f in doc.furniture] == [(n, f"-{n}-") for n in range(1, 5)]
+    assert [(f.page, f.text) for f in doc.furniture] == [(n, f"-{n}-") for n in range(1, 13)]
     assert not [c.chunk_id for c in chunks if FOLIO.search(c.text)]
     assert [c.text[-30:] for c in chunks if not c.text.rstrip().endswith(".")] == []
     # and every clause reads whole, with its number as a section
     flat = " ".join(doc.text.split())
     assert all(text in flat for text in clauses)
-    assert sorted({sid for c in chunks for sid in c.section_ids}, key=int) == [str(n) for n in range(1, 25)]
+    assert sorted({sid for c in chunks for sid in c.section_ids}, key=int) == [str(n) for n in range(1, 73)]
 
 
 def test_a_short_line_in_a_gutter_that_does_not_repeat_stays_in_the_text() -> None:

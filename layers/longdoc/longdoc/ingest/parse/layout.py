@@ -16,7 +16,7 @@ it. :func:`page_text_from_words` sends the words through the same steps as a PDF
    :func:`~longdoc.ingest.parse.columns.find_gutters` reads, as PDFium's text runs are.
 3. Without gutters the page keeps the engine's own line order exactly (``OcrPage.text``). With
    them, each visual line is cut into segments wherever the next word stands in another column
-   or gutter (:func:`~longdoc.ingest.parse.reading.column_of`), and the segments are ordered by
+   or gutter (:func:`~longdoc.ingest.parse.gutters.column_of`), and the segments are ordered by
    :func:`~longdoc.ingest.parse.reading.arrange`, the step the PDF text layer uses: columns top
    to bottom, spanning lines between them, short lines in a gutter (a folio) at the page's foot.
    Footnotes are not told apart on OCR pages (word heights follow the letters, not the type size).
@@ -29,7 +29,8 @@ from collections.abc import Sequence
 
 from longdoc.core.ports import OcrPage, OcrWord
 from longdoc.ingest.parse.columns import Box, find_gutters, same_line
-from longdoc.ingest.parse.reading import Gutters, Segment, arrange, column_of, crosses
+from longdoc.ingest.parse.gutters import Gutters, Segment, column_of, crosses
+from longdoc.ingest.parse.reading import arrange
 
 FRAME = (612.0, 792.0)
 """The page the word boxes are put on, in points (width, height): US Letter."""
@@ -78,7 +79,7 @@ def _runs(words: Sequence[OcrWord], boxes: list[Box], lines: list[list[int]]) ->
 
 def _segments(words: Sequence[OcrWord], boxes: list[Box], lines: list[list[int]], gutters: Gutters) -> list[Segment]:
     """The visual lines cut wherever the next word stands in another column or gutter
-    (:func:`~longdoc.ingest.parse.reading.crosses`), in reading order of lines; ``start``
+    (:func:`~longdoc.ingest.parse.gutters.crosses`), in reading order of lines; ``start``
     numbers them so that a block keeps that order."""
     out: list[Segment] = []
 

@@ -29,6 +29,17 @@ PDFium's text exactly (:func:`reading_order`). Geometry is in PDF points, y upwa
    ``FPDFText_GetLooseCharBox``) is read after every column's body, before the spanning
    lines below all columns (a running footer). Text written up or down the page (a
    margin note such as the Federal Register's ``jbell on DSK... with PROPOSALS``) goes last.
+5. **Folios between columns** (issue 27): a piece is also cut where a character steps from a
+   column into a gutter, or out of one when the piece began there (:func:`crosses`); a short
+   line standing alone in a gutter (:func:`in_gutter`: a ``-2-`` set between the columns)
+   goes after everything else, at the page's foot, where the running-furniture detection
+   (:func:`~longdoc.ingest.parse.cleanup.find_furniture`) removes it when it repeats across
+   pages (position here, repetition there). List numbers hanging into a gutter line up with
+   each other and are joined back to their text; a heading's words either side of a gutter
+   are joined again (:func:`straddles`).
+
+Steps 2-5 (:func:`arrange`) are the one column step for every source of boxes: PDFium's
+characters here, OCR words in :mod:`~longdoc.ingest.parse.layout`.
 
 Lines are joined by ``"\\n"``; within one block a segment ending with PDFium's hyphen
 marker is joined to the next one directly, as PDFium does, so the hyphen is still
@@ -38,50 +49,29 @@ resolved by :func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from longdoc.ingest.parse.columns import TOLERANCE, Box, find_gutters, text_runs
+from longdoc.ingest.parse.gutters import (
+    MIN_JUMP,
+    Gutters,
+    Segment,
+    column_of,
+    crosses,
+    hung,
+    in_gutter,
+    straddles,
+)
 
-Gutters = list[tuple[float, float]]
-MIN_JUMP = 4.0
-"""Least white, in points, between two characters of one PDFium line that sit in different columns."""
+__all__ = ["MIN_JUMP", "Gutters", "Segment", "arrange", "column_of", "crosses", "ordered_text", "reading_order"]
 NOTE_SIZE = 0.85
 """Footnote lines are set smaller than this share of the type size of the line above them."""
 GAP_LINES = 2.0
 """A white gap taller than this many line heights splits a column into two blocks."""
 HYPHEN_MARKER = "\ufffe"
-GUTTER_CHARS = 12
-"""Most visible characters of a line standing in a gutter that is read as page furniture (a folio
-``-12-``, ``Page 3``), not as column text."""
-
-
-@dataclass
-class Segment:
-    """Characters ``start..end`` (PDFium char indexes, end exclusive) on one visual line: their box,
-    count of visible characters, largest type size (points), column (-1: spanning), whether it was
-    cut from the previous segment at a gutter, and its text (without line-break characters)."""
-
-    start: int
-    end: int
-    box: Box
-    chars: int = 0
-    size: float = 0.0
-    column: int = -1
-    cut: bool = False
-    text: str = field(default="", repr=False)
-
-    @property
-    def vertical(self) -> bool:
-        """Text written up or down the page: several characters stacked in a tall, narrow box."""
-        return self.chars >= 3 and self.box.height > 3 * self.box.width
-
-    @property
-    def middle(self) -> float:
-        """The height of the box's middle, in points."""
-        return (self.box.top + self.box.bottom) / 2
 
 
 def char_boxes(textpage: pdfium.PdfTextPage, text: str) -> tuple[list[Box | None], list[float]]:
@@ -104,32 +94,6 @@ def char_boxes(textpage: pdfium.PdfTextPage, text: str) -> tuple[list[Box | None
         get_loose(raw, i, loose)
         sizes.append(loose.top - loose.bottom if loose.top > loose.bottom else loose.bottom - loose.top)
     return boxes, sizes
-
-
-def zone(box: Box, gutters: Gutters) -> float:
-    """Where a character sits across the page: column ``k`` as ``k``, inside gutter ``k`` (its middle
-    more than :data:`TOLERANCE` points within the gutter's edges) as ``k + 0.5``."""
-    middle = (box.left + box.right) / 2
-    for k, (a, b) in enumerate(gutters):
-        if a + TOLERANCE < middle < b - TOLERANCE:
-            return k + 0.5
-    return float(sum(1 for a, b in gutters if (a + b) / 2 < middle))
-
-
-def crosses(gutters: Gutters, before: Box, after: Box, start: Box | None = None) -> bool:
-    """Whether the step from character box ``before`` to ``after`` leaves a column or a short line in a
-    gutter, over at least :data:`MIN_JUMP` points of white: from left of a gutter's middle to the next
-    column's left edge (two columns welded on one line), from a column into a gutter (a folio set
-    between the columns), or out of a gutter when the piece began in it (``start``: the box of the
-    piece's first character). A heading running from a column through a gutter is not cut there."""
-    if after.left - before.right < MIN_JUMP:
-        return False
-    if any(before.right < (a + b) / 2 and after.left >= b - TOLERANCE for a, b in gutters):
-        return True
-    was, now = zone(before, gutters), zone(after, gutters)
-    if now % 1 and not was % 1:
-        return True
-    return bool(was % 1 and not now % 1 and start is not None and zone(start, gutters) % 1)
 
 
 def _breaks_line(prev: Box, box: Box) -> bool:
@@ -171,23 +135,6 @@ def segments(text: str, boxes: list[Box | None], sizes: list[float], gutters: Gu
             visible += 1
     close(len(text))
     return out
-
-
-def column_of(box: Box, gutters: Gutters) -> int:
-    """The index of the column holding ``box`` (by its middle, columns split at gutter middles),
-    or -1 when it covers a whole gutter (spanning)."""
-    if any(box.left < a and box.right > b for a, b in gutters):
-        return -1
-    middle = (box.left + box.right) / 2
-    return sum(1 for a, b in gutters if (a + b) / 2 < middle)
-
-
-def straddles(seg: Segment, gutters: Gutters) -> bool:
-    """Whether ``seg`` starts inside a gutter and runs on into the next column: the rest of a line across
-    the columns (a heading cut where one of its words stands in the gutter), never a column's line
-    (a column's lines start at its left edge; a long one may end inside the gutter) nor a folio."""
-    box = seg.box
-    return any(a + TOLERANCE < box.left < b - TOLERANCE and box.right > b for a, b in gutters)
 
 
 def _placed(text: str, segs: list[Segment], gutters: Gutters) -> list[Segment]:
@@ -336,36 +283,6 @@ def ordered_text(text: str, boxes: list[Box | None], sizes: list[float], gutters
     return arrange(flat, [s for s in raw if s.vertical], gutters)
 
 
-def in_gutter(seg: Segment, gutters: Gutters, others: list[Segment]) -> bool:
-    """Whether ``seg`` is a short line standing alone in a gutter (a folio such as ``-2-`` set between
-    the columns): at most :data:`GUTTER_CHARS` visible characters, within a gutter, and its
-    left edge shared by none of ``others`` (list numbers and side headings hanging into a gutter
-    line up with each other: they belong to the column on their right)."""
-    middle, box = (seg.box.left + seg.box.right) / 2, seg.box
-    inside = any(a + TOLERANCE < middle < b - TOLERANCE and box.left >= a - TOLERANCE and box.right <= b + TOLERANCE
-                 for a, b in gutters)
-    if seg.chars > GUTTER_CHARS or not inside:
-        return False
-    return not any(abs(o.box.left - seg.box.left) <= TOLERANCE for o in others if o is not seg)
-
-
-def _hung(flat: list[Segment], floating: list[Segment], gutters: Gutters) -> list[Segment]:
-    """``flat`` without the ``floating`` segments, a list number hanging in a gutter (cut from its line
-    there, :func:`crosses`) joined again to the text it was cut from."""
-    out: list[Segment] = []
-    for seg in flat:
-        if seg in floating:
-            continue
-        prev = out[-1] if out else None
-        if seg.cut and prev is not None and prev.end == seg.start and zone(prev.box, gutters) % 1:
-            box = prev.box.union(seg.box)
-            out[-1] = Segment(prev.start, seg.end, box, prev.chars + seg.chars, max(prev.size, seg.size),
-                              column_of(box, gutters), prev.cut, prev.text + seg.text)
-        else:
-            out.append(seg)
-    return out
-
-
 def arrange(flat: list[Segment], vertical: list[Segment], gutters: Gutters) -> str:
     """The text of a page's segments in reading order: steps 2-4 of the module docstring.
 
@@ -377,7 +294,7 @@ def arrange(flat: list[Segment], vertical: list[Segment], gutters: Gutters) -> s
     (:func:`~longdoc.ingest.parse.cleanup.find_furniture`) tests them for repetition across pages.
     """
     floating = [s for s in flat if in_gutter(s, gutters, flat)]
-    flat = _hung(flat, floating, gutters)
+    flat = hung(flat, floating, gutters)
     lowest = min((s.box.bottom for s in flat if s.column >= 0), default=0.0)
     captions = _captions([s for s in flat if s.column >= 0], [s for s in flat if s.column < 0 and s.box.top > lowest])
     for seg in flat:
