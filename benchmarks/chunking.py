@@ -2,6 +2,9 @@
 
     make bench-chunking            # installs the `bench` extra, then runs this
     python benchmarks/chunking.py [--corpus ../shared/corpus] [--target 1000] [--no-long]
+    python benchmarks/chunking.py --by-type        # our chunker alone, per document type (issue 27)
+    LONGDOC_BENCH_CODE=/other/checkout/layers/longdoc python benchmarks/chunking.py --by-type
+                                                   # the same measure on another checkout's code
 
 Every document in the corpus (top level and ``cuad/``; ``bad/`` skipped) is parsed once
 with :func:`parse_document` and split by each chunker at the same target: ours at
@@ -28,7 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "layers" / "longdoc"))
+sys.path.insert(0, os.environ.get("LONGDOC_BENCH_CODE") or str(ROOT / "layers" / "longdoc"))
+sys.path.insert(1, str(ROOT))  # tests/unit/columns_builder.py makes the multi-column documents
 
 from longdoc.ingest import chunk as ours  # noqa: E402
 from longdoc.ingest.chunk.split import heading_only  # noqa: E402
@@ -221,12 +225,79 @@ def long_pdf(corpus: Path, pages: int = 1000) -> Path:
     return target
 
 
+FOLIO_LINE = re.compile(r"^\s*(?:-\s*\d{1,4}\s*-|\d{1,4}|[Pp]age\s+\d{1,4}(?:\s+of\s+\d{1,4})?)\s*$"
+                        r"|(?<!\S)-\d{1,4}-(?!\S)", re.MULTILINE)
+"""A line that is only a page number (``-2-``, ``17``, ``Page 3 of 9``), or a folio ``-2-`` welded into
+a line of text: furniture left in a chunk."""
+
+
+def doc_type(name: str) -> str:
+    """The document type a benchmark document stands for (its corpus name, or a made one's prefix)."""
+    rules = (("made:", None), ("cuad/", "contract"), ("federal-register", "filing, 3 columns"),
+             ("canadian", "policy wording, 2 columns"), ("policy", "policy wording"), ("gdpr", "regulation"),
+             ("scotus", "transcript"), ("dmca", "summary"))
+    for prefix, kind in rules:
+        if prefix in name:
+            return kind or name.split(":")[1].split("/")[0]
+    return "licence / text"
+
+
+def made_documents() -> list[tuple[str, bytes]]:
+    """Multi-column documents made here (issue 27), with :mod:`tests.unit.columns_builder`: a 12-page
+    3-column filing with folios between the columns, and 4 small 2-column pages drawn row by row."""
+    from tests.unit.columns_builder import clause, column_lines, columns_pdf
+
+    number, filing = 1, []
+    for _ in range(12):
+        page = []
+        for _ in range(3):
+            page.append(column_lines([clause(number), clause(number + 1)], 34))
+            number += 2
+        filing.append(page)
+    small = []
+    for _ in range(4):
+        small.append([column_lines([clause(number, 12)], 40), column_lines([clause(number + 1, 12)], 40)])
+        number += 2
+    return [("made:filing, 3 columns, folios between columns/filing.pdf", columns_pdf(filing, folios=True)),
+            ("made:small pages, 2 columns/small.pdf", columns_pdf(small, size=9.0))]
+
+
+def by_type(corpus: Path, target: int) -> int:
+    """Print our chunker's mid-sentence chunk ends and furniture leaks (chunks holding a page-number
+    line or a welded ``-n-`` folio, :data:`FOLIO_LINE`) per document type, on the corpus and the made documents."""
+    import longdoc
+
+    rows: dict[str, list[int]] = {}
+    inputs = [(p.relative_to(corpus).as_posix(), p.read_bytes()) for p in documents(corpus)] + made_documents()
+    for name, data in inputs:
+        doc = parse_document(name.split("/")[-1] if name.startswith("made:") else name, data)
+        sections = ground_truth(doc)
+        starts = {s.start for s in sections}
+        chunks = ours.chunk_document(doc, "bench", target_tokens=target, max_tokens=2 * target)
+        spans = [trim(doc.text, (c.char_start, c.char_end)) for c in chunks]
+        row = rows.setdefault(doc_type(name), [0, 0, 0, 0])
+        row[0] += 1
+        row[1] += len(spans)
+        row[2] += sum(ends_mid_sentence(doc.text, b, starts) for _, b in spans)
+        row[3] += sum(1 for a, b in spans if FOLIO_LINE.search(doc.text[a:b]))
+    print(f"code: {Path(longdoc.__file__).parent}; target {target} tokens")
+    print("| document type | documents | chunks | mid-sentence ends | chunks with a page number |")
+    print("|---|---:|---:|---:|---:|")
+    for kind, (n, total, mid, folio) in rows.items():
+        print(f"| {kind} | {n} | {total} | {mid} ({mid / total:.1%}) | {folio} ({folio / total:.1%}) |")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT / ".." / "shared" / "corpus")
     parser.add_argument("--target", type=int, default=1000)
     parser.add_argument("--no-long", action="store_true", help="skip the 1,000-page PDF")
+    parser.add_argument("--by-type", action="store_true",
+                        help="only our chunker, per document type: mid-sentence ends and furniture leaks")
     args = parser.parse_args()
+    if args.by_type:
+        return by_type(args.corpus, args.target)
     try:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     except (AttributeError, OSError):

@@ -7,11 +7,19 @@ ingest handler in the event shape AWS delivers (an SQS message wrapping an S3
 come from the ``watchdog`` library; a burst of events for one file (editors and copies
 write in several steps) is processed once, after :data:`SETTLE_SECONDS` of quiet.
 
+A file is taken only when it is whole (issue 27): its size and modification time are the same
+at both ends of the settle window, and a PDF ends in its trailer (``%%EOF`` in its last 1,024
+bytes, where ISO 32000-1 7.5.5 puts the end-of-file marker) and PDFium opens it. A PDF that
+never becomes whole is taken after :data:`INCOMPLETE_WAIT_SECONDS` (and fails with its reason).
+A change to a sidecar ``<file>.metadata.json`` while watching re-delivers ``<file>``, so the new
+metadata is applied (same bytes: the chunks' metadata is rewritten, nothing re-parsed).
+
 Outcomes per file:
 - ingested (or already ingested: the same bytes are a no-op, and a file whose bytes were
   already handled in this session is not even handed over again);
 - the document itself is unusable (FAILED in the registry): the file is moved to
-  ``DIR/failed/`` beside ``<name>.reason.txt`` holding the reason;
+  ``DIR/failed/`` beside ``<name>.reason.txt`` holding the reason; a name already taken there
+  gets a suffix (``report.20261201T101500Z-2.pdf``), so nothing in ``failed/`` is overwritten;
 - a transient failure (embedding or index unavailable): reported, the file stays where it
   is and is tried again when it changes or on the next run.
 """
@@ -31,8 +39,13 @@ from typing import Any
 from longdoc.ingest.metadata import METADATA_SUFFIX
 from longdoc.local.ingest_runner import LocalIngest
 
-SETTLE_SECONDS = 0.5
-"""Quiet time after the last file-system event for a file before it is processed."""
+SETTLE_SECONDS = 2.0
+"""Quiet time after the last file-system event for a file before it is processed; its size and
+mtime must not change over it (0.5 s took files still being copied, issue 27)."""
+INCOMPLETE_WAIT_SECONDS = 600.0
+"""Longest wait for a stable PDF to gain its trailer before it is handed over as it is."""
+TRAILER_WINDOW = 1024
+"""Bytes at a PDF's end searched for ``%%EOF`` (the window PDF readers search; ISO 32000-1 7.5.5)."""
 
 FAILED_DIR = "failed"
 REASON_SUFFIX = ".reason.txt"
@@ -56,6 +69,52 @@ class Outcome:
         return {"path": str(self.path), "status": self.status, "doc_id": self.doc_id,
                 "doc_version": self.doc_version, "pages": self.pages, "chunks": self.chunks,
                 "reused": self.reused, "reason": self.reason}
+
+
+def signature(path: Path) -> tuple[int, int] | None:
+    """``(size in bytes, mtime in ns)`` of a file, or None when it is gone."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
+def is_whole(path: Path) -> bool:
+    """Whether a file can be taken: any non-PDF file; a PDF (``%PDF-`` first, or a ``.pdf`` name)
+    whose last :data:`TRAILER_WINDOW` bytes hold ``%%EOF`` and that PDFium opens. False when unreadable."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if not (data[:1024].lstrip().startswith(b"%PDF-") or path.suffix.lower() == ".pdf"):
+        return True
+    if b"%%EOF" not in data[-TRAILER_WINDOW:]:
+        return False
+    import pypdfium2.raw as pdfium_c
+
+    from longdoc.ingest.parse.pdf import PDFIUM_LOCK
+
+    with PDFIUM_LOCK:
+        handle = pdfium_c.FPDF_LoadMemDocument64(data, len(data), None)
+        if not handle:
+            return pdfium_c.FPDF_GetLastError() == pdfium_c.FPDF_ERR_PASSWORD  # whole, only locked
+        pdfium_c.FPDF_CloseDocument(handle)
+    return True
+
+
+def unique_target(target: Path) -> Path:
+    """``target``, or when it (or its reason file) exists, ``<stem>.<UTC time>-<n><suffix>`` beside it
+    for the first free ``n``: a file moved to ``failed/`` never replaces another."""
+    if not target.exists() and not reason_path(target).exists():
+        return target
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    n = 1
+    while True:
+        candidate = target.with_name(f"{target.stem}.{stamp}-{n}{target.suffix}")
+        if not candidate.exists() and not reason_path(candidate).exists():
+            return candidate
+        n += 1
 
 
 def reason_path(target: Path) -> Path:
@@ -121,7 +180,8 @@ class Watcher:
 
         path = Path(path).resolve()
         data = path.read_bytes()
-        digest = hashlib.sha256(data).hexdigest()
+        sidecar = read_sidecar(path)
+        digest = hashlib.sha256(data).hexdigest() + hashlib.sha256(sidecar or b"").hexdigest()[:16]
         with self._lock:
             if self._seen.get(path) == digest:
                 outcome = Outcome(path, "DUPLICATE")
@@ -130,11 +190,11 @@ class Watcher:
             self._seen[path] = digest
         name = path.relative_to(self.root).as_posix()
         try:
-            done = ingest_file(name, data, read_sidecar(path))
+            done = ingest_file(name, data, sidecar)
         except DocumentError as exc:  # a bad sidecar: nothing was stored
             self._move_to_failed(path, exc.reason)
             doc_id = resolve_doc_id(INCOMING_PREFIX + name, wiring.state_store())
-            outcome = Outcome(path, "FAILED", doc_id, version_from_sha256(digest), reason=exc.reason)
+            outcome = Outcome(path, "FAILED", doc_id, version_from_sha256(digest[:64]), reason=exc.reason)
             self.report(outcome)
             return outcome
         outcome = self._outcome(path, done)
@@ -181,9 +241,11 @@ class Watcher:
         return outcome
 
     def _move_to_failed(self, path: Path, reason: str) -> None:
-        """Move ``path`` to ``failed/`` (same relative path) and write ``<name>.reason.txt`` beside it."""
+        """Move ``path`` to ``failed/`` (same relative path, :func:`unique_target` when taken) and write
+        ``<name>.reason.txt`` beside it."""
         target = self.failed_dir / path.relative_to(self.root)
         target.parent.mkdir(parents=True, exist_ok=True)
+        target = unique_target(target)
         shutil.move(str(path), str(target))
         reason_path(target).write_text(reason + "\n", encoding="utf-8")
         with self._lock:
@@ -198,10 +260,11 @@ class Watcher:
             self._guarded(path, self.remove)
 
     def serve(self, stop: threading.Event, settle: float = SETTLE_SECONDS) -> None:
-        """Process what is there, then watch ``root`` until ``stop`` is set.
+        """Watch ``root`` until ``stop`` is set, the files already there included.
 
-        Created, modified and moved-in files are queued by a ``watchdog`` observer and
-        processed one at a time in this thread, each after ``settle`` seconds of quiet; a file
+        Created, modified and moved-in files (and the documents of changed sidecars) are queued
+        by a ``watchdog`` observer and processed one at a time in this thread once whole
+        (:meth:`_due`): unchanged over ``settle`` seconds and, for a PDF, :func:`is_whole`. A file
         this watcher ingested that is deleted (or moved away) is removed (:meth:`remove`).
         """
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -214,26 +277,57 @@ class Watcher:
                 if event.is_directory or event.event_type not in ("created", "modified", "moved", "closed", "deleted"):
                     return
                 if event.event_type == "moved":  # moved away: its old name is gone
-                    pending.put(Path(str(event.src_path)))
+                    pending.put(_document_of(Path(str(event.src_path))))
                 target = getattr(event, "dest_path", "") or event.src_path
-                pending.put(Path(str(target)))
+                pending.put(_document_of(Path(str(target))))
 
         observer = Observer()
         observer.schedule(Enqueue(), str(self.root), recursive=True)
         observer.start()
         try:
-            self.run_once()
-            due: dict[Path, float] = {}
+            now = time.monotonic()
+            due: dict[Path, _Pending] = {p: _Pending(now + settle, signature(p), now) for p in self.candidates()}
             while not stop.is_set():
                 try:
                     path = pending.get(timeout=0.05)
-                    due[path] = time.monotonic() + settle
+                    now = time.monotonic()
+                    first = due[path].first if path in due else now
+                    due[path] = _Pending(now + settle, signature(path), first)
                 except queue.Empty:
                     pass
                 now = time.monotonic()
-                for path in [p for p, t in due.items() if t <= now]:
-                    del due[path]
-                    self._settled(path)
+                for path in [p for p, t in due.items() if t.deadline <= now]:
+                    later = self._due(path, due.pop(path), now, settle)
+                    if later is not None:
+                        due[path] = later
         finally:
             observer.stop()
             observer.join(timeout=5)
+
+    def _due(self, path: Path, waiting: _Pending, now: float, settle: float) -> _Pending | None:
+        """Process ``path`` when it is whole (see the module docstring); else the new wait for it."""
+        current = signature(path)
+        if current is not None and current != waiting.seen:
+            return _Pending(now + settle, current, waiting.first)  # still being written
+        patient = now - waiting.first < INCOMPLETE_WAIT_SECONDS
+        if current is not None and patient and self._wanted(path) and not is_whole(path):
+            return _Pending(now + settle, current, waiting.first)
+        self._settled(path)
+        return None
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A path waiting to be processed: when to look again (monotonic seconds), its :func:`signature`
+    then, and when it was first queued."""
+
+    deadline: float
+    seen: tuple[int, int] | None
+    first: float
+
+
+def _document_of(path: Path) -> Path:
+    """The document a path stands for: ``x.pdf`` for its sidecar ``x.pdf.metadata.json``, else itself."""
+    if path.name.endswith(METADATA_SUFFIX) and len(path.name) > len(METADATA_SUFFIX):
+        return path.with_name(path.name[: -len(METADATA_SUFFIX)])
+    return path

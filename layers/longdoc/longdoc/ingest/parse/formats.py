@@ -20,7 +20,9 @@ format has pages, so the caller records a single ``PageSpan(page=None)``.
   ``4.2`` in the list that numbers the clauses (the first list to give a decimal number)
   are marked ``numbered`` (section candidates whatever their wording); a separate decimal
   list inside a clause is not. A symbol character (``w:sym``) becomes plain text
-  (:mod:`longdoc.ingest.parse.wordsym`), never docx2python's HTML for it.
+  (:mod:`longdoc.ingest.parse.wordsym`), never docx2python's HTML for it; so do its other
+  generated strings, a hyperlink's ``<a href=...>`` included (one strip,
+  :mod:`longdoc.ingest.parse.wordmarkup`).
 """
 
 from __future__ import annotations
@@ -300,7 +302,7 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
     from docx2python.iterators import iter_paragraphs
 
     from longdoc.ingest.parse.wordnum import W, WordNumbering
-    from longdoc.ingest.parse.wordsym import replace_sym_markup
+    from longdoc.ingest.parse.wordmarkup import strip_markup
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         numbering = WordNumbering.from_docx(archive)
@@ -318,10 +320,7 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
                 if direct and strings and _DOCX2PYTHON_BULLET.fullmatch(strings[0]):
                     strings = strings[1:]  # docx2python's own rendering of the number: ours replaces it
                 number = numbering.label(par.elem)
-            text = "".join(strings)
-            if par.elem is not None:
-                text = replace_sym_markup(text, par.elem)
-            text = text.strip()
+            text = strip_markup(strings, par.elem).strip()
             line = f"{number} {text}".strip() if number else text
             style = (par.style or "").replace(" ", "").lower()
             level = None

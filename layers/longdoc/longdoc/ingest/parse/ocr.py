@@ -48,6 +48,7 @@ import pypdfium2.raw as pdfium_c
 from longdoc.core.errors import OcrPageError
 from longdoc.core.ports import OcrEngine, OcrPage, OrientationDetector
 from longdoc.ingest.models import OcrFailure, OcrPageInfo
+from longdoc.ingest.parse.layout import page_text_from_words
 from longdoc.ingest.parse.orient import MAX_RENDER_PIXELS, TARGET_DPI, png, read_upright, render_dpi, upright
 
 if TYPE_CHECKING:
@@ -298,7 +299,7 @@ def run_ocr(pdf: pdfium.PdfDocument, scans: list[int], layers: dict[int, str], o
         assert confidence is not None
         low = confidence < options.min_confidence
         skip = low and options.low_confidence == "skip"
-        text = upright(result).text
+        text = page_text_from_words(upright(result).words)
         if not skip:
             outcome.texts[number] = text
         outcome.pages.append(OcrPageInfo(page=number, engine=result.engine, words=len(result.words),

@@ -29,6 +29,17 @@ PDFium's text exactly (:func:`reading_order`). Geometry is in PDF points, y upwa
    ``FPDFText_GetLooseCharBox``) is read after every column's body, before the spanning
    lines below all columns (a running footer). Text written up or down the page (a
    margin note such as the Federal Register's ``jbell on DSK... with PROPOSALS``) goes last.
+5. **Folios between columns** (issue 27): a piece is also cut where a character steps from a
+   column into a gutter, or out of one when the piece began there (:func:`crosses`); a short
+   line standing alone in a gutter (:func:`in_gutter`: a ``-2-`` set between the columns)
+   goes after everything else, at the page's foot, where the running-furniture detection
+   (:func:`~longdoc.ingest.parse.cleanup.find_furniture`) removes it when it repeats across
+   pages (position here, repetition there). List numbers hanging into a gutter line up with
+   each other and are joined back to their text; a heading's words either side of a gutter
+   are joined again (:func:`straddles`).
+
+Steps 2-5 (:func:`arrange`) are the one column step for every source of boxes: PDFium's
+characters here, OCR words in :mod:`~longdoc.ingest.parse.layout`.
 
 Lines are joined by ``"\\n"``; within one block a segment ending with PDFium's hyphen
 marker is joined to the next one directly, as PDFium does, so the hyphen is still
@@ -38,47 +49,29 @@ resolved by :func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`.
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
 from longdoc.ingest.parse.columns import TOLERANCE, Box, find_gutters, text_runs
+from longdoc.ingest.parse.gutters import (
+    MIN_JUMP,
+    Gutters,
+    Segment,
+    column_of,
+    crosses,
+    hung,
+    in_gutter,
+    straddles,
+)
 
-Gutters = list[tuple[float, float]]
-MIN_JUMP = 4.0
-"""Least white, in points, between two characters of one PDFium line that sit in different columns."""
+__all__ = ["MIN_JUMP", "Gutters", "Segment", "arrange", "column_of", "crosses", "ordered_text", "reading_order"]
 NOTE_SIZE = 0.85
 """Footnote lines are set smaller than this share of the type size of the line above them."""
 GAP_LINES = 2.0
 """A white gap taller than this many line heights splits a column into two blocks."""
 HYPHEN_MARKER = "\ufffe"
-
-
-@dataclass
-class Segment:
-    """Characters ``start..end`` (PDFium char indexes, end exclusive) on one visual line: their box,
-    count of visible characters, largest type size (points), column (-1: spanning), whether it was
-    cut from the previous segment at a gutter, and its text (without line-break characters)."""
-
-    start: int
-    end: int
-    box: Box
-    chars: int = 0
-    size: float = 0.0
-    column: int = -1
-    cut: bool = False
-    text: str = field(default="", repr=False)
-
-    @property
-    def vertical(self) -> bool:
-        """Text written up or down the page: several characters stacked in a tall, narrow box."""
-        return self.chars >= 3 and self.box.height > 3 * self.box.width
-
-    @property
-    def middle(self) -> float:
-        """The height of the box's middle, in points."""
-        return (self.box.top + self.box.bottom) / 2
 
 
 def char_boxes(textpage: pdfium.PdfTextPage, text: str) -> tuple[list[Box | None], list[float]]:
@@ -101,14 +94,6 @@ def char_boxes(textpage: pdfium.PdfTextPage, text: str) -> tuple[list[Box | None
         get_loose(raw, i, loose)
         sizes.append(loose.top - loose.bottom if loose.top > loose.bottom else loose.bottom - loose.top)
     return boxes, sizes
-
-
-def _crosses(gutters: Gutters, before: Box, after: Box) -> bool:
-    """Whether the step from character box ``before`` to ``after`` jumps over a gutter: from left of its
-    middle to the next column's left edge, over at least :data:`MIN_JUMP` points of white."""
-    if after.left - before.right < MIN_JUMP:
-        return False
-    return any(before.right < (a + b) / 2 and after.left >= b - TOLERANCE for a, b in gutters)
 
 
 def _breaks_line(prev: Box, box: Box) -> bool:
@@ -142,7 +127,7 @@ def segments(text: str, boxes: list[Box | None], sizes: list[float], gutters: Gu
             close(i)
             start, box, prev, visible, cut = i + 1, None, None, 0, False
         elif char_box is not None:
-            if prev is not None and (jump := _crosses(gutters, prev, char_box)) | _breaks_line(prev, char_box):
+            if prev is not None and (jump := crosses(gutters, prev, char_box, box)) | _breaks_line(prev, char_box):
                 close(i)
                 start, box, visible, cut = i, None, 0, jump
             box = char_box if box is None else box.union(char_box)
@@ -152,25 +137,18 @@ def segments(text: str, boxes: list[Box | None], sizes: list[float], gutters: Gu
     return out
 
 
-def _column_of(box: Box, gutters: Gutters) -> int:
-    """The index of the column holding ``box`` (by its middle, columns split at gutter middles),
-    or -1 when it covers a whole gutter (spanning)."""
-    if any(box.left < a and box.right > b for a, b in gutters):
-        return -1
-    middle = (box.left + box.right) / 2
-    return sum(1 for a, b in gutters if (a + b) / 2 < middle)
-
-
 def _placed(text: str, segs: list[Segment], gutters: Gutters) -> list[Segment]:
-    """The segments with their columns, pieces cut at a gutter joined again when either one spans."""
+    """The segments with their columns, pieces cut at a gutter joined again when either one spans or
+    :func:`straddles` a gutter."""
     out: list[Segment] = []
     for seg in segs:
-        seg.column = _column_of(seg.box, gutters)
+        seg.column = column_of(seg.box, gutters)
         prev = out[-1] if out else None
-        if seg.cut and prev is not None and prev.end == seg.start and min(prev.column, seg.column) < 0:
+        if (seg.cut and prev is not None and prev.end == seg.start
+                and (min(prev.column, seg.column) < 0 or straddles(prev, gutters) or straddles(seg, gutters))):
             box = prev.box.union(seg.box)
             out[-1] = Segment(prev.start, seg.end, box, prev.chars + seg.chars, max(prev.size, seg.size),
-                              _column_of(box, gutters), prev.cut, _clean(text[prev.start:seg.end]))
+                              column_of(box, gutters), prev.cut, _clean(text[prev.start:seg.end]))
         else:
             out.append(seg)
     return out
@@ -302,6 +280,21 @@ def ordered_text(text: str, boxes: list[Box | None], sizes: list[float], gutters
     """
     raw = segments(text, boxes, sizes, gutters)
     flat = _placed(text, [s for s in raw if not s.vertical], gutters)
+    return arrange(flat, [s for s in raw if s.vertical], gutters)
+
+
+def arrange(flat: list[Segment], vertical: list[Segment], gutters: Gutters) -> str:
+    """The text of a page's segments in reading order: steps 2-4 of the module docstring.
+
+    ``flat`` are the horizontal segments with their columns (:func:`column_of`), ``vertical`` the
+    segments written up or down the page, ``gutters`` not empty. The one column step for every
+    source of boxes: PDFium's characters (:func:`ordered_text`) and OCR words
+    (:func:`~longdoc.ingest.parse.layout.page_text_from_words`). Short lines standing in a gutter
+    (:func:`in_gutter`) go last, at the page's foot, where the running-furniture detection
+    (:func:`~longdoc.ingest.parse.cleanup.find_furniture`) tests them for repetition across pages.
+    """
+    floating = [s for s in flat if in_gutter(s, gutters, flat)]
+    flat = hung(flat, floating, gutters)
     lowest = min((s.box.bottom for s in flat if s.column >= 0), default=0.0)
     captions = _captions([s for s in flat if s.column >= 0], [s for s in flat if s.column < 0 and s.box.top > lowest])
     for seg in flat:
@@ -313,7 +306,8 @@ def ordered_text(text: str, boxes: list[Box | None], sizes: list[float], gutters
     blocks = [_lines_text(unit.segs) for unit in _sorted_units(units)]
     blocks += [_lines_text([s for s in placed if s.column == c and s.start in notes]) for c in range(len(gutters) + 1)]
     blocks.append(_lines_text([s for s in flat if s.column < 0 and s.box.top <= lowest]))
-    blocks.append([s.text.strip(" ") for s in raw if s.vertical])
+    blocks.append([s.text.strip(" ") for s in vertical])
+    blocks.append([s.text.strip(" ") for s in sorted(floating, key=lambda s: -s.box.top)])
     return "\n".join(_join(block) for block in blocks if block)
 
 
