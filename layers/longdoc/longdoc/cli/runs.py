@@ -60,10 +60,15 @@ def _print_show(view: dict[str, Any]) -> None:
     print(f"clause types: {', '.join(view['clause_types'])}")
     print(f"pending:      {', '.join(view['pending']) or '(none)'}")
     lease = view["lease"]
-    if lease:
+    if lease and lease["expires_at"] <= 0:
+        print(f"lease:        released by {lease['owner']} (generation {lease.get('generation', 0)})")
+    elif lease:
         until = datetime.fromtimestamp(lease["expires_at"], UTC).isoformat(timespec="seconds")
-        live = "live" if lease["expires_at"] > time.time() else "EXPIRED"
-        print(f"lease:        {live}, {lease['owner']} until {until} (renewed {lease['renewed_at']})")
+        live = "live" if view["state"] != "STALE" and lease["expires_at"] > time.time() else "EXPIRED"
+        if live == "EXPIRED" and lease["expires_at"] > time.time():
+            live = "HOLDER GONE"  # its process died (kill -9) before the lease ran out
+        print(f"lease:        {live}, {lease['owner']} until {until} (renewed {lease['renewed_at']}, "
+              f"generation {lease.get('generation', 0)})")
     else:
         print("lease:        (none)")
     cp = view["checkpoint"]
@@ -73,6 +78,9 @@ def _print_show(view: dict[str, Any]) -> None:
     print("last error:   " + (_error_line(error) if error else "(none)"))
     print(f"executions:   {', '.join(view['executions']) or '(none)'}")
     print(f"history:      {view['history'] or '(not written yet)'}")
+    if view.get("next"):
+        print(f"next:         {view['next']}  (continues from checkpoint "
+              f"{cp['version'] if cp else 0}; nothing extracted is repeated)")
     print("\nSTATES (oldest first)")
     for n, step in enumerate(view["steps"], 1):
         print(f"{n:>3}. {step['state']}  entered {step['entered']}")
