@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.core.errors import RunLeaseHeld, RunLeaseLost
+from longdoc.core.failures import innermost_error
 from longdoc.core.ports import StateStore
 from longdoc.core.run_fence import holding
 from longdoc.local.engine import ExecutionResult, Handler, LocalStepFunctions
@@ -243,7 +244,10 @@ class LeasedEngine:
 
         The result is :func:`longdoc.extract.runs.run_result` with ``status`` SUCCEEDED or FAILED
         (from the execution) and ``execution`` (last ARN, history file, event count, error,
-        cause, every ARN of the chain). The lease is released.
+        cause, next, every ARN of the chain). The lease is released. ``cause`` is the innermost
+        error as one line (:func:`~longdoc.core.failures.innermost_error`: no nested payloads, no
+        stack trace; the full cause stays in ``history.json``); ``next`` is the command that
+        continues a failed run (``longdoc runs resume <id>``), None when it succeeded.
 
         Raises :class:`RunLeaseLost` (one line: the run, the holder now, what to do) when another
         process took the run's lease over meanwhile: the heartbeat could not renew it, or a
@@ -260,8 +264,11 @@ class LeasedEngine:
         self.state.release_run_lease(self._run_id, self.owner)
         result = run_result(self.state, self._run_id, self.prices_path)
         result["status"] = execution.status if execution.status in ("SUCCEEDED", "FAILED") else "FAILED"
+        failed = result["status"] != "SUCCEEDED"
         result["execution"] = {"arn": execution.execution_arn, "history": str(history),
                                "events": len(read_history(self.home, self._run_id)), "error": execution.error,
-                               "cause": execution.cause, "executions": execution.executions}
+                               "cause": innermost_error(execution.error, execution.cause) if failed else None,
+                               "next": f"longdoc runs resume {self._run_id}" if failed else None,
+                               "executions": execution.executions}
         _write_json(run_dir(self.home, self._run_id) / "result.json", result)
         return result
