@@ -20,6 +20,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from longdoc import wiring
 from longdoc.config import ExtractFunctionSettings, function_settings
 from longdoc.core.errors import ExtractionFailed, IterationCapReached
+from longdoc.core.failures import innermost_error
 from longdoc.extract.runs import fail_or_resume
 from longdoc.extract.session import run_session
 from longdoc.extract.payloads import ExtractTaskInput, ExtractTaskOutput
@@ -48,8 +49,9 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
     """Run one session for ``event.run_id`` and return :class:`ExtractTaskOutput` as a dict.
 
     ``action="fail"``: record the caught error on the run and raise :class:`IterationCapReached`
-    or :class:`ExtractionFailed` (the execution fails in this state, so a redrive re-enters
-    it); on a redrive, resume the run instead and return ``CONTINUE`` with ``iteration`` 0.
+    or :class:`ExtractionFailed` with the caught error's innermost ``"Type: message"`` as one line
+    (the execution fails in this state, so a redrive re-enters it); on a redrive, resume the run
+    instead and return ``CONTINUE`` with ``iteration`` 0.
     """
     settings = function_settings(ExtractFunctionSettings)
     logger.append_keys(run_id=event.run_id, doc_id=event.doc_id, iteration=event.iteration)
@@ -63,7 +65,7 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
         logger.error("run failed", extra={"error": error})
         metrics.add_metric(name="RunsFailed", unit=MetricUnit.Count, value=1)
         kind = IterationCapReached if error == "IterationCapReached" else ExtractionFailed
-        raise kind(f"{error}: {cause}"[:2000])
+        raise kind(innermost_error(error, cause)[:2000])  # one line: no nested payloads or stack traces
     end = time.monotonic() + context.get_remaining_time_in_millis() / 1000
     deadline = end - settings.time_margin_seconds
     # A model call may run past the deadline, but must give up before the function is killed,

@@ -83,6 +83,29 @@ def test_a_failed_run_is_one_clean_line_on_stderr(claude_home, fake, capsys, res
     assert f" failed: {expected}" in err, err
     for noise in ("stackTrace", "errorType", "File \"", "ExtractionFailed"):
         assert noise not in err
+    # And it ends with the next step: the command that resumes the run
+    run_id = err.split()[2]
+    assert err.rstrip().endswith(f"; next: longdoc runs resume {run_id}")
+
+
+def test_the_json_result_of_a_failed_run_has_a_one_line_cause_and_the_next_step(claude_home, fake, capsys) -> None:
+    # Given the API rejecting every request
+    fake.responder = _bad_request
+    # When the user extracts with --json
+    code = main(["extract", claude_home, "--clause-types", "Governing Law", "--json"])
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    execution = result["execution"]
+    # Then the execution's cause is the innermost error on one line: no nested payload, stack trace or file path
+    assert code == 1 and result["status"] == "FAILED"
+    assert execution["cause"].startswith("ModelRequestError: Claude API rejected the request (HTTP 400")
+    for noise in ("stackTrace", "errorType", "Traceback", "File \"", "/", "\n"):
+        assert noise not in execution["cause"], noise
+    assert execution["next"] == f"longdoc runs resume {result['run_id']}"
+    # And the run record keeps the error (the full cause stays in history.json)
+    assert result["error"] and "ModelRequestError" in (result["cause"] or "")
+    assert "stackTrace" in Path(execution["history"]).read_text(encoding="utf-8")
+    assert err.count("\n") == 1 and err.rstrip().endswith(f"next: longdoc runs resume {result['run_id']}")
 
 
 def test_failure_line_unwraps_any_depth_and_cut_off_payloads() -> None:

@@ -73,7 +73,7 @@ class CheckpointlessState:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def save_checkpoint(self, checkpoint):  # type: ignore[no-untyped-def]
+    def save_checkpoint(self, checkpoint, fence=None):  # type: ignore[no-untyped-def]
         """Drop the save, or raise as a Lambda killed mid-invocation would."""
         if self.crash:
             raise TimeoutError("Task timed out after 900.00 seconds")

@@ -24,7 +24,7 @@ from moto import mock_aws
 
 from longdoc.adapters.blob import LocalBlobStore, S3BlobStore
 from longdoc.adapters.state import CHECKPOINT_TTL_SECONDS, DynamoStateStore, SqliteStateStore, checkpoint_expiry
-from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, NotFound
+from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, NotFound, RunLeaseLost
 from longdoc.core.records import CASE_FACTS_SCHEMA_VERSION, CaseFacts, Checkpoint, Citation, Extraction, ResolvedClause, RunRecord
 from longdoc.core.models import DocumentRecord
 from longdoc.core.messages import Usage
@@ -824,10 +824,123 @@ def test_released_run_lease_is_free(state: StateStore) -> None:
     # Given a held lease / When its owner releases it
     assert state.acquire_run_lease("run-9", "owner-a", 30)
     state.release_run_lease("run-9", "owner-a")
-    # Then it is gone, and anyone may take it
-    assert state.get_run_lease("run-9") is None
+    # Then it has ended (kept, with its generation, so the next owner's is higher), and anyone may take it
+    lease = state.get_run_lease("run-9")
+    assert lease is not None and lease.released and not lease.live(time.time()) and lease.generation == 1
     assert state.renew_run_lease("run-9", "owner-a", 30) is False
     assert state.acquire_run_lease("run-9", "owner-b", 30) is True
+    assert state.get_run_lease("run-9").generation == 2
+
+
+# ------------------------------------------------------------------------- StateStore: fencing (lease generation)
+
+
+def _take_over(state: StateStore, run_id: str = "run-f") -> tuple[int, int]:
+    """Owner A takes the lease and lets it expire; owner B takes it over. Returns (A's, B's) generation."""
+    assert state.acquire_run_lease(run_id, "owner-a", 0.2)
+    first = state.get_run_lease(run_id).generation
+    time.sleep(0.3)
+    assert state.acquire_run_lease(run_id, "owner-b", 30)
+    return first, state.get_run_lease(run_id).generation
+
+
+def test_the_lease_generation_goes_up_only_when_another_owner_takes_it(state: StateStore) -> None:
+    # Given a first owner / Then its generation is 1, kept by its renewals and re-acquires
+    assert state.acquire_run_lease("run-g", "owner-a", 30)
+    assert state.get_run_lease("run-g").generation == 1
+    assert state.renew_run_lease("run-g", "owner-a", 30) and state.acquire_run_lease("run-g", "owner-a", 30)
+    assert state.get_run_lease("run-g").generation == 1
+    # When another owner is refused while it is live, nothing changes
+    assert state.acquire_run_lease("run-g", "owner-b", 30) is False
+    assert state.get_run_lease("run-g").generation == 1
+    # When the lease expires and B takes it over, the generation is one up; B's renewal keeps it
+    state.release_run_lease("run-g", "owner-a")
+    assert state.acquire_run_lease("run-g", "owner-b", 30)
+    assert state.renew_run_lease("run-g", "owner-b", 30)
+    lease = state.get_run_lease("run-g")
+    assert (lease.owner, lease.generation) == ("owner-b", 2)
+
+
+def test_a_stalled_writer_is_refused_after_a_takeover_and_the_new_holders_checkpoint_stands(state: StateStore) -> None:
+    # Given owner A (generation 1) saved checkpoint 1, then stalled past its lease, and B took the run over
+    assert state.acquire_run_lease("run-f", "owner-a", 0.2)
+    state.save_checkpoint(make_checkpoint(1, run_id="run-f"), fence=1)
+    time.sleep(0.3)
+    assert state.acquire_run_lease("run-f", "owner-b", 30)
+    generation = state.get_run_lease("run-f").generation
+    assert generation == 2
+    # When A comes back and writes checkpoint 2 with its old generation
+    with pytest.raises(RunLeaseLost) as lost:
+        state.save_checkpoint(make_checkpoint(2, run_id="run-f", decision="A, stale"), fence=1)
+    # Then the write is refused, naming the run, A's generation and the holder now
+    message = str(lost.value)
+    assert "run run-f" in message and "generation 1" in message and "owner-b" in message and "generation 2" in message
+    assert state.load_checkpoint("run-f").version == 1
+    # And B's checkpoint 2 is accepted and stands
+    state.save_checkpoint(make_checkpoint(2, run_id="run-f", decision="B, holder"), fence=generation)
+    stored = state.load_checkpoint("run-f")
+    assert stored.version == 2 and stored.case_facts.decisions == ["B, holder"]
+
+
+def test_fenced_result_and_status_writes_are_refused_for_an_old_generation(state: StateStore) -> None:
+    # Given a run taken over by B (A held generation 1, B holds 2) and B's run record
+    old, new = _take_over(state)
+    run = RunRecord(run_id="run-f", doc_id="msa", doc_version="abcd1234abcd1234", clause_types=["governing_law"],
+                    model="baseline", max_tokens=1024, top_k=8, created_at="t0", updated_at="t0", status="RUNNING")
+    state.put_run(run, fence=new)
+    # When A writes an extraction and a FAILED status with its old generation
+    with pytest.raises(RunLeaseLost):
+        state.put_extraction("run-f", make_extraction("governing_law"), fence=old)
+    with pytest.raises(RunLeaseLost):
+        state.put_run(run.model_copy(update={"status": "FAILED", "error": "X"}), fence=old)
+    # Then nothing of A's was written
+    assert state.list_extractions("run-f") == []
+    assert state.get_run("run-f").status == "RUNNING" and state.get_run("run-f").error is None
+    # And B's writes with its generation go through; unfenced writes (no lease: AWS) are unchanged
+    state.put_extraction("run-f", make_extraction("governing_law"), fence=new)
+    assert [e.clause_type for e in state.list_extractions("run-f")] == ["governing_law"]
+    state.put_run(run.model_copy(update={"status": "SUCCEEDED"}))
+    assert state.get_run("run-f").status == "SUCCEEDED"
+
+
+def test_a_fenced_write_for_a_run_without_a_lease_is_refused(state: StateStore) -> None:
+    # Given no lease stored for a run / When a write is fenced with a generation
+    with pytest.raises(RunLeaseLost, match="no lease is stored"):
+        state.save_checkpoint(make_checkpoint(1, run_id="run-none"), fence=1)
+    # Then nothing was written
+    assert state.load_checkpoint("run-none") is None
+
+
+def test_a_fenced_checkpoint_still_conflicts_on_its_version(state: StateStore) -> None:
+    # Given the holder's lease and checkpoint 1
+    assert state.acquire_run_lease("run-v", "owner-a", 30)
+    state.save_checkpoint(make_checkpoint(1, run_id="run-v"), fence=1)
+    # When the holder writes version 3 (version 2 was never stored) or version 1 again
+    # Then the version rule still holds under the fence (CheckpointConflict, not RunLeaseLost)
+    with pytest.raises(CheckpointConflict):
+        state.save_checkpoint(make_checkpoint(3, run_id="run-v"), fence=1)
+    with pytest.raises(CheckpointConflict):
+        state.save_checkpoint(make_checkpoint(1, run_id="run-v"), fence=1)
+    assert state.load_checkpoint("run-v").version == 1
+
+
+def test_a_live_run_lease_of_a_dead_local_process_is_taken_over_only_locally(state: StateStore) -> None:
+    # Given a live run lease (30 s) held by a local process that was killed (`kill -9`)
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    dead = f"{socket.gethostname()}:{proc.pid}:0badcafe"
+    assert state.acquire_run_lease("run-k", dead, 30)
+    # When `runs resume` asks for it right away
+    taken = state.acquire_run_lease("run-k", "owner-b", 30)
+    # Then SQLite (one machine) takes it over at once, one generation up; DynamoDB waits for the lease
+    local = isinstance(state, SqliteStateStore)
+    assert taken is local
+    lease = state.get_run_lease("run-k")
+    assert (lease.owner, lease.generation) == (("owner-b", 2) if local else (dead, 1))
+    # And a running holder (this process) keeps its lease in both
+    alive = f"{socket.gethostname()}:{os.getpid()}:0000beef"
+    assert state.acquire_run_lease("run-a", alive, 30)
+    assert state.acquire_run_lease("run-a", "owner-b", 30) is False
 
 
 def test_sqlite_racing_lease_acquisitions_have_exactly_one_winner(tmp_path: Path) -> None:

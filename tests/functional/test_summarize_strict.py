@@ -131,8 +131,8 @@ def test_a_failed_summary_is_told_in_one_sentence_without_the_lambda_payload(hom
     assert code == 1
     line = err.strip()
     assert len(line.splitlines()) == 1
-    assert re.fullmatch(r"longdoc: summary sum-[0-9a-f]{20} failed: ModelRequestError: .*scripted rejection.* "
-                        r"\(run the same command again to resume; finished groups are kept\)", line), line
+    assert re.fullmatch(r"longdoc: summary sum-[0-9a-f]{20} failed: ModelRequestError: .*scripted rejection.*"
+                        r"; next: run the same command again to resume \(finished groups are kept\)", line), line
     assert not any(s in line for s in ("errorType", "stackTrace", "{", "Traceback"))
 
 

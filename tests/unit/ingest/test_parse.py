@@ -483,3 +483,15 @@ def test_a_prefix_that_begins_plain_words_keeps_its_hyphen_only_before_a_word() 
     # And the other prefixes keep theirs when the joined word occurs nowhere
     assert "A non-refundable fee." in text and "Self-insure it." in text
     assert "Twenty-four months." in text
+
+
+def test_a_markdown_soft_hyphen_is_removed_not_made_visible() -> None:
+    # Given a Markdown file whose words carry soft hyphens (U+00AD: invisible where the line does not break)
+    data = "# Duties\n\nThe Supplier's obliga\u00adtions under this Agree\u00adment survive.\n".encode()
+    # When it is parsed
+    doc = parse_document("duties.md", data)
+    # Then the words read as they render, with no visible hyphen and no U+00AD left
+    assert "obligations under this Agreement survive." in doc.text
+    assert "obliga-tions" not in doc.text and "\u00ad" not in doc.text
+    # And a plain-text file keeps its soft hyphens visible as before (EDGAR files use them as hyphens)
+    assert "obliga-tions" in parse_document("duties.txt", data).text

@@ -65,15 +65,25 @@ class BulkLimits:
         return cls(**values)
 
 
+CUSTOM_ID_HASH_CHARS = 12
+"""Hex characters of SHA-256 over the exact run id in a ``custom_id`` (48 bits)."""
+
+
 def custom_id(run_id: str, round_number: int) -> str:
-    """``<run id>-r<round>``, characters outside ``[a-zA-Z0-9_-]`` replaced by ``_``; a run id too
-    long for 64 characters is shortened to 40 characters plus 12 hex of its SHA-256."""
-    safe = re.sub(r"[^a-zA-Z0-9_-]", "_", run_id)
-    suffix = f"-r{round_number}"
-    if len(safe) + len(suffix) > 64:
-        safe = safe[:40] + "_" + hashlib.sha256(run_id.encode()).hexdigest()[:12]
-    cid = safe + suffix
-    assert CUSTOM_ID.match(cid), cid
+    """``<readable prefix>-<12 hex>-r<round>``: one request's ``custom_id``, distinct for distinct run ids.
+
+    The prefix is the run id's first 40 characters with those outside ``[a-zA-Z0-9_-]`` replaced
+    by ``_`` (for people reading a batch); the 12 hex of SHA-256 over the *exact* run id keep
+    ids apart that the cleaning would merge (``run.a`` and ``run_a``). At most 40 + 1 + 12 + 2 +
+    the round's digits characters, within the API's ``^[a-zA-Z0-9_-]{1,64}$``, which must also be
+    unique within a batch (Message Batches create, platform.claude.com API reference, ``custom_id``:
+    "Must be unique for each request within the Message Batch", minLength 1, maxLength 64).
+    Raises ``ValueError`` for a round of more than 9 digits.
+    """
+    safe = re.sub(r"[^a-zA-Z0-9_-]", "_", run_id[:40])
+    cid = f"{safe}-{hashlib.sha256(run_id.encode()).hexdigest()[:CUSTOM_ID_HASH_CHARS]}-r{round_number}"
+    if not CUSTOM_ID.match(cid):
+        raise ValueError(f"custom_id {cid!r} of run {run_id!r}, round {round_number} breaks the Message Batches rule")
     return cid
 
 

@@ -289,23 +289,30 @@ def _retry_later(deps: BulkDeps, bulk_id: str, run_id: str, result: BatchResult,
         _fail(deps, run_id, "BatchRequestFailed", f"{len(failed)} rounds not answered; last: {note}")
 
 
-def _harvest_one(deps: BulkDeps, bulk_id: str, result: BatchResult) -> None:
-    """Join one result to its run by ``custom_id`` and act on it (skipping what was already applied)."""
+def _harvest_one(deps: BulkDeps, bulk_id: str, result: BatchResult) -> bool:
+    """Join one result to its run by ``custom_id`` and act on it (skipping what was already applied).
+
+    Returns False for a ``custom_id`` this job never sent (no ``cid#`` item): logged as a warning
+    naming it, and nothing applied; True otherwise."""
     cid = deps.store.get(_pk(bulk_id), f"cid#{result.custom_id}")
-    run = deps.extract.state.get_run(cid["run_id"]) if cid else None
-    if cid is None or run is None or run.status in TERMINAL:
-        return
+    if cid is None:
+        log.warning("bulk %s: result with unknown custom_id %r (%s) ignored", bulk_id, result.custom_id, result.type)
+        return False
+    run = deps.extract.state.get_run(cid["run_id"])
+    if run is None or run.status in TERMINAL:
+        return True
     if result.type == "succeeded" and result.response is not None:
         record_usage(deps.store, bulk_id, int(cid["round"]), result.custom_id, result.response.usage)
     checkpoint = deps.extract.state.load_checkpoint(run.run_id)
     if (checkpoint.version if checkpoint else 0) != cid["version"]:
-        return  # applied by an earlier (killed) Harvest
+        return True  # applied by an earlier (killed) Harvest
     if result.type == "succeeded":
         _apply_message(deps, bulk_id, cid, result)
     elif result.type == "errored" and result.error_type == "invalid_request_error":
         _fail(deps, run.run_id, "InvalidRequest", result.error_message or "invalid_request_error")
     else:
         _retry_later(deps, bulk_id, run.run_id, result, cid["version"])
+    return True
 
 
 def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
@@ -315,15 +322,17 @@ def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     moved past the version its request was built from was applied already; stored extractions
     are idempotent by key; a non-succeeded result counts once (``seen#``). Past
     ``limits.max_rounds`` a run still open fails. Returns ``{"bulk_id", "round" (the next),
-    "pending", "done", "failed", "cache"}`` (``cache``: the round's prompt-cache figures,
-    :func:`longdoc.bulk.cache.round_cache`: hit rate, read share, tokens, ``primed_miss``)."""
+    "pending", "done", "failed", "cache", "unknown_results"}`` (``cache``: the round's prompt-cache figures,
+    :func:`longdoc.bulk.cache.round_cache`: hit rate, read share, tokens, ``primed_miss``;
+    ``unknown_results``: results of this call whose ``custom_id`` the job never sent, each logged)."""
     pk = _pk(bulk_id)
+    unknown = 0
     for label, _ in _parts(deps, bulk_id, round_number):
         if deps.store.get(pk, f"harvested#{label}") is not None:
             continue
         batch = deps.store.get(pk, f"batch#{label}")
         for result in deps.batches.results(batch["batch_id"] if batch else ""):
-            _harvest_one(deps, bulk_id, result)
+            unknown += not _harvest_one(deps, bulk_id, result)
         deps.store.put(pk, f"harvested#{label}", {"batch_id": batch["batch_id"] if batch else None})
     record_priming(deps.store, deps.batches, bulk_id, round_number, deps.extract.model.name)  # if PollPriming did not
     if round_number + 1 >= deps.limits.max_rounds:
@@ -333,7 +342,8 @@ def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
     if cache["primed_miss"]:
         log.warning("bulk %s round %d was primed but its %d items read nothing from the prompt cache",
                     bulk_id, round_number, cache["items"])
-    return {"bulk_id": bulk_id, "round": round_number + 1, **counts(deps, bulk_id), "cache": cache}
+    return {"bulk_id": bulk_id, "round": round_number + 1, **counts(deps, bulk_id), "cache": cache,
+            "unknown_results": unknown}
 
 
 def counts(deps: BulkDeps, bulk_id: str) -> dict[str, int]:

@@ -4,57 +4,27 @@ the results table."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from longdoc.core.text import one_line
+from longdoc.core.failures import innermost_error, with_next_step
 
 REPO_ROOT = Path(__file__).resolve().parents[4]
 
+# The one-line failure of a run or summary: :func:`longdoc.core.failures.innermost_error` (its old name here).
+failure_line = innermost_error
 
 
-
-_ERROR_FIELD = r'"{}"\s*:\s*"((?:[^"\\]|\\.)*)(?:"|\\?$)'
-_KIND_PREFIX = re.compile(r"^([A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)?): ")
-_WRAPPERS = frozenset({"ExtractionFailed", "States.TaskFailed"})
-"""Error names that only wrap another (the failure-recording state re-raises the caught error inside one)."""
-
-
-def _json_string(text: str, field: str) -> str | None:
-    """The first ``"field": "..."`` string of JSON ``text`` (cut-off text: up to its end), decoded; None if absent."""
-    match = re.search(_ERROR_FIELD.format(field), text)
-    if match is None:
-        return None
-    try:
-        return json.loads(f'"{match.group(1)}"')
-    except ValueError:
-        return match.group(1)
-
-
-def failure_line(error: str | None, cause: str | None) -> str:
-    """``"ErrorType: message"`` of the innermost error in a Step Functions error and cause, one line.
-
-    A cause may nest Lambda error payloads (``{"errorType", "errorMessage", "stackTrace"}``,
-    https://docs.aws.amazon.com/lambda/latest/dg/python-exceptions.html) at any depth, each
-    possibly behind ``"Name: "`` prefixes and cut short (the failure state keeps 2,000
-    characters): every level is peeled, stack traces dropped, and wrapper names
-    (:data:`_WRAPPERS`) give way to the error they carry. Never raises.
-    """
-    kind, text = error or "", cause or ""
-    for _ in range(20):
-        while (prefix := _KIND_PREFIX.match(text)) is not None:
-            kind, text = prefix.group(1), text[prefix.end():]
-        message = _json_string(text, "errorMessage")
-        if message is None:
-            break
-        kind, text = _json_string(text, "errorType") or kind, message
-    if kind in _WRAPPERS and not text:
-        return kind
-    return one_line(f"{kind}: {text}" if kind and text else kind or text)
+def run_failure(result: dict[str, Any]) -> str:
+    """A failed run's result (:meth:`longdoc.local.runner.LeasedEngine.finish`) as the one line a user reads:
+    ``run <id> failed: <innermost error>; next: longdoc runs resume <id>`` (at most 400 characters,
+    the next step never cut). The run record and ``history.json`` keep the full error."""
+    execution = result.get("execution") or {}
+    reason = innermost_error(execution.get("error") or result.get("error"), execution.get("cause") or result.get("cause"))
+    return with_next_step(f"run {result['run_id']} failed: {reason or 'no error recorded'}",
+                          execution.get("next") or f"longdoc runs resume {result['run_id']}")
 
 
 def statemachine_path() -> Path:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from longdoc.cli.common import (failure_line, int_at_least, int_between, max_tokens_bounds, print_table,
+from longdoc.cli.common import (int_at_least, int_between, max_tokens_bounds, print_table, run_failure,
                                 statemachine_path)
 from longdoc.core.errors import CliError
 from longdoc.local.lambda_runtime import load_handler
@@ -55,9 +55,7 @@ def cmd_extract(args: argparse.Namespace) -> int:
               f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
         print_table(result)
     if result["status"] != "SUCCEEDED":
-        execution = result["execution"]
-        print(f"longdoc: run {run.run_id} failed: {failure_line(execution['error'], execution['cause'])}",
-              file=sys.stderr)
+        print(f"longdoc: {run_failure(result)}", file=sys.stderr)
         return 1
     return 0
 

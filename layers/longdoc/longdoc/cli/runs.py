@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from datetime import UTC, datetime
 from typing import Any
 
-from longdoc.cli.common import print_table, statemachine_path
+from longdoc.cli.common import print_table, run_failure, statemachine_path
+from longdoc.core.failures import innermost_error
 from longdoc.core.text import one_line
 from longdoc.local.console import STATES
 
@@ -47,10 +49,10 @@ def _short(value: Any) -> str:
 
 
 def _error_line(error: dict) -> str:
-    """``"<error>: <cause>"`` on one line (at most 300 characters of cause), the error name once even
-    when the cause already opens with it (causes are recorded as ``"RerankUnavailable: ..."``)."""
-    name, cause = str(error.get("error")), one_line(str(error.get("cause")), 300)
-    return cause if cause.startswith(f"{name}: ") else f"{name}: {cause}"
+    """``"<error>: <cause>"`` on one line (at most 300 characters), the error name once even when the cause
+    already opens with it (causes are recorded as ``"RerankUnavailable: ..."``), nested payloads and stack
+    traces dropped (:func:`~longdoc.core.failures.innermost_error`)."""
+    return one_line(innermost_error(error.get("error"), error.get("cause")), 300)
 
 
 def _print_show(view: dict[str, Any]) -> None:
@@ -60,10 +62,15 @@ def _print_show(view: dict[str, Any]) -> None:
     print(f"clause types: {', '.join(view['clause_types'])}")
     print(f"pending:      {', '.join(view['pending']) or '(none)'}")
     lease = view["lease"]
-    if lease:
+    if lease and lease["expires_at"] <= 0:
+        print(f"lease:        released by {lease['owner']} (generation {lease.get('generation', 0)})")
+    elif lease:
         until = datetime.fromtimestamp(lease["expires_at"], UTC).isoformat(timespec="seconds")
-        live = "live" if lease["expires_at"] > time.time() else "EXPIRED"
-        print(f"lease:        {live}, {lease['owner']} until {until} (renewed {lease['renewed_at']})")
+        live = "live" if view["state"] != "STALE" and lease["expires_at"] > time.time() else "EXPIRED"
+        if live == "EXPIRED" and lease["expires_at"] > time.time():
+            live = "HOLDER GONE"  # its process died (kill -9) before the lease ran out
+        print(f"lease:        {live}, {lease['owner']} until {until} (renewed {lease['renewed_at']}, "
+              f"generation {lease.get('generation', 0)})")
     else:
         print("lease:        (none)")
     cp = view["checkpoint"]
@@ -73,6 +80,9 @@ def _print_show(view: dict[str, Any]) -> None:
     print("last error:   " + (_error_line(error) if error else "(none)"))
     print(f"executions:   {', '.join(view['executions']) or '(none)'}")
     print(f"history:      {view['history'] or '(not written yet)'}")
+    if view.get("next"):
+        print(f"next:         {view['next']}  (continues from checkpoint "
+              f"{cp['version'] if cp else 0}; nothing extracted is repeated)")
     print("\nSTATES (oldest first)")
     for n, step in enumerate(view["steps"], 1):
         print(f"{n:>3}. {step['state']}  entered {step['entered']}")
@@ -116,7 +126,10 @@ def cmd_runs_resume(args: argparse.Namespace) -> int:
         print(f"run {result['run_id']}  doc {result['doc_id']}  {result['status']}  model {result['model']}  "
               f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
         print_table(result)
-    return 0 if result["status"] == "SUCCEEDED" else 1
+    if result["status"] != "SUCCEEDED":
+        print(f"longdoc: {run_failure(result)}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from longdoc.cli.common import REPO_ROOT, failure_line, page_cell
+from longdoc.core.failures import with_next_step
 from longdoc.core.errors import CliError
 from longdoc.core.text import one_line
 from longdoc.local.lambda_runtime import load_handler
@@ -49,8 +50,8 @@ def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
             if execution.status != "SUCCEEDED":
                 view = summary_view(blobs, record.summary_id)
                 reason = failure_line(view.get("error") or execution.error, view.get("cause") or execution.cause)
-                raise CliError(f"summary {record.summary_id} failed: {one_line(reason, 300)} (run the same command "
-                               "again to resume; finished groups are kept)")
+                raise CliError(with_next_step(f"summary {record.summary_id} failed: {reason}",
+                                              "run the same command again to resume (finished groups are kept)"))
         elif stream_to is not None:
             stream_to.write(summary_view(blobs, record.summary_id).get("text", "") + "\n")
     return summary_view(blobs, record.summary_id)

@@ -51,6 +51,13 @@ class CheckpointSchemaError(LongdocError):
     """A checkpoint was written by an incompatible CASE_FACTS schema version."""
 
 
+class RunLeaseLost(LongdocError):
+    """A write fenced with a run lease's generation found another generation stored: another
+    process took the run over (its lease had expired). Nothing was written; the process that
+    raised it must stop working on the run. The message names the run, this writer's generation
+    and the holder now (``docs/operations.md``, "How fencing protects a run")."""
+
+
 # --- Model, embedding and rerank APIs (raised by the adapters) ------------------------------
 
 

@@ -91,8 +91,17 @@ class StateStore(Protocol):
         """The owner of the version's ingest claim while its lease runs (None: no claim, or its lease ended)."""
         ...
 
-    def put_run(self, run: RunRecord) -> None:
-        """Create or replace a run record."""
+    def put_run(self, run: RunRecord, fence: int | None = None) -> None:
+        """Create or replace a run record.
+
+        ``fence``: a run lease's generation (:attr:`~longdoc.core.records.RunLease.generation`, from
+        :func:`longdoc.core.run_fence.run_fence`). When given, the write happens only while the
+        run's stored lease still has that generation, checked in the same conditional write
+        (DynamoDB: a ``TransactWriteItems`` with a ``ConditionCheck`` on the ``LEASE`` item;
+        SQLite: one ``BEGIN IMMEDIATE`` transaction); otherwise nothing is written and
+        :class:`longdoc.core.errors.RunLeaseLost` names the holder now. None: unfenced (no lease
+        exists, e.g. on AWS where Step Functions drives the run).
+        """
         ...
 
     def get_run(self, run_id: str) -> RunRecord | None:
@@ -106,15 +115,32 @@ class StateStore(Protocol):
         """
         ...
 
-    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+    def save_checkpoint(self, checkpoint: Checkpoint, fence: int | None = None) -> None:
         """Save ``checkpoint`` if the stored version is ``checkpoint.version - 1`` (or none at 0...1).
 
         Raises :class:`longdoc.core.errors.CheckpointConflict` when another writer won.
+
+        ``fence``: a run lease's generation (:attr:`~longdoc.core.records.RunLease.generation`, from
+        :func:`longdoc.core.run_fence.run_fence`). When given, the write happens only while the
+        run's stored lease still has that generation, checked in the same conditional write
+        (DynamoDB: a ``TransactWriteItems`` with a ``ConditionCheck`` on the ``LEASE`` item;
+        SQLite: one ``BEGIN IMMEDIATE`` transaction); otherwise nothing is written and
+        :class:`longdoc.core.errors.RunLeaseLost` names the holder now. None: unfenced (no lease
+        exists, e.g. on AWS where Step Functions drives the run).
         """
         ...
 
-    def put_extraction(self, run_id: str, extraction: Extraction) -> None:
-        """Store an extraction keyed by ``(run_id, clause_type)``; repeating it is a no-op overwrite."""
+    def put_extraction(self, run_id: str, extraction: Extraction, fence: int | None = None) -> None:
+        """Store an extraction keyed by ``(run_id, clause_type)``; repeating it is a no-op overwrite.
+
+        ``fence``: a run lease's generation (:attr:`~longdoc.core.records.RunLease.generation`, from
+        :func:`longdoc.core.run_fence.run_fence`). When given, the write happens only while the
+        run's stored lease still has that generation, checked in the same conditional write
+        (DynamoDB: a ``TransactWriteItems`` with a ``ConditionCheck`` on the ``LEASE`` item;
+        SQLite: one ``BEGIN IMMEDIATE`` transaction); otherwise nothing is written and
+        :class:`longdoc.core.errors.RunLeaseLost` names the holder now. None: unfenced (no lease
+        exists, e.g. on AWS where Step Functions drives the run).
+        """
         ...
 
     def list_extractions(self, run_id: str) -> list[Extraction]:
@@ -126,8 +152,12 @@ class StateStore(Protocol):
     def acquire_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
         """Take the run's lease for ``owner`` until now + ``ttl_seconds``, in one conditional write.
 
-        Succeeds (True) when no lease is stored, the stored one has expired, or ``owner``
-        already holds it; False when another owner holds a live lease (nothing is written).
+        Succeeds (True) when no lease is stored, the stored one has expired (or was released),
+        or ``owner`` already holds it; False when another owner holds a live lease (nothing is
+        written). A new owner gets the stored generation + 1 (1 for the first lease of a run);
+        ``owner`` taking its own lease again keeps it. The SQLite store (one machine) also takes
+        over a live lease whose holder process is gone (:func:`longdoc.ingest.lease.claim_holder_gone`:
+        ``runs resume`` right after ``kill -9``); DynamoDB waits for the lease to expire.
         """
         ...
 
@@ -136,7 +166,8 @@ class StateStore(Protocol):
         ...
 
     def release_run_lease(self, run_id: str, owner: str) -> None:
-        """Give the lease up (only when ``owner`` holds it; otherwise a no-op)."""
+        """Give the lease up (only when ``owner`` holds it; otherwise a no-op): it ends now
+        (``expires_at`` 0) and keeps its generation, so the next owner's is higher."""
         ...
 
     def get_run_lease(self, run_id: str) -> RunLease | None:

@@ -270,7 +270,18 @@ class RunLease(BaseModel):
     owner: str
     expires_at: float
     renewed_at: str = ""
+    generation: int = 0
+    """The fencing token: 1 for the first owner, one up each time another owner takes the lease
+    (a renewal or a re-acquire by the same owner keeps it). Releasing a lease ends it
+    (``expires_at`` 0) and keeps the generation, so a later owner always gets a higher one.
+    Every fenced checkpoint, extraction and run write is conditional on it. 0: a lease stored
+    before generations existed."""
 
     def live(self, now: float) -> bool:
         """Whether the lease still holds at ``now`` (epoch seconds)."""
         return self.expires_at > now
+
+    @property
+    def released(self) -> bool:
+        """Whether its holder gave it up (:meth:`~longdoc.core.ports.StateStore.release_run_lease`)."""
+        return self.expires_at <= 0

@@ -1,8 +1,9 @@
 """Citation checks the harness runs before anything reaches the results.
 
 A citation is kept only when its ``chunk_id`` belongs to the document version and its
-``quote`` occurs in that chunk's text after whitespace normalisation (nothing else is
-normalised); its page and section are then resolved from the quote's own position
+``quote`` occurs in that chunk's text with whitespace, ligatures, soft hyphens and line-wrap
+hyphens normalised (:mod:`longdoc.search.quotes`; nothing else is), and it is at most a few
+sentences; its page and section are then resolved from the quote's own position
 (:func:`longdoc.core.models.locate`), so a quote on page 14 of a chunk spanning pages 13-14 is
 cited as page 14.
 """
@@ -18,7 +19,7 @@ from longdoc.core.records import Citation
 from longdoc.core.polarity import polarity_problem
 from longdoc.core.quantities import bare_quantities, describe, find_quantity, find_value
 from longdoc.core.values import exact_values
-from longdoc.search.quotes import find_quotes
+from longdoc.search.quotes import find_quotes, quote_problem
 
 def quote_span(citation: Citation, chunk: Chunk) -> tuple[int, int] | None:
     """Where ``citation.quote`` is in ``chunk.text``: ``(start, end)`` character offsets, or None.
@@ -40,12 +41,17 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
     (:func:`longdoc.core.models.locate`), whatever the model claimed; ``quote`` is the chunk's own
     text of it. When the quote occurs more than once in the chunk (a sentence repeated in
     two articles), the occurrence on the page the model cited wins, else the first.
-    Raises :class:`CitationError` when the chunk is unknown or the quote is not verbatim
-    in it.
+    Raises :class:`CitationError` when the chunk is unknown, the quote is longer than a few
+    sentences (:func:`~longdoc.search.quotes.quote_problem`: 600 characters, 4 sentences) or not
+    verbatim in it (whitespace, ligatures, soft and line-wrap hyphens aside:
+    :func:`~longdoc.search.quotes.find_quotes`).
     """
     chunk = chunks.get(citation.chunk_id)
     if chunk is None:
         raise CitationError(f"chunk_id {citation.chunk_id!r} is not a chunk of this document")
+    too_long = quote_problem(citation.quote)
+    if too_long:
+        raise CitationError(too_long)
     span = quote_span(citation, chunk)
     if span is None:
         raise CitationError(

@@ -26,10 +26,11 @@ from longdoc.core.clock import utc_now
 from longdoc.config import ExtractionSettings
 from longdoc.core.documents import not_ready_reason, ready_document
 from longdoc.core.errors import (CheckpointConflict, CheckpointSchemaError, IdempotencyConflict, LongdocError, NotFound,
-                                 TooManyRuns, short_cause)
+                                 RunLeaseLost, TooManyRuns, short_cause)
 from longdoc.core.messages import Usage
 from longdoc.core.models import DocumentRecord
 from longdoc.core.ports import ExecutionStarter, StateStore
+from longdoc.core.run_fence import run_fence
 from longdoc.core.records import CHECKPOINT_TTL_SECONDS, RunRecord
 from longdoc.extract.catalogue import Catalogue
 from longdoc.extract.report_fields import cache_figures, checkpoint_fields, cost_usd, model_provider
@@ -259,23 +260,24 @@ def start_extraction(
                                  iterations_per_execution=settings.iterations_per_execution)
     arn = starter.start_execution(execution_name(run_id, 1), first.model_dump())
     started = existing.model_copy(update={"execution_arn": arn, "status": "RUNNING", "executions": [run_id]})
-    state.put_run(started)
+    state.put_run(started, run_fence(state, run_id))
     return started
 
 
 def record_session(state: StateStore, run: RunRecord, *, model: str, execution: str | None, checkpoint_version: int,
-                   done: bool) -> None:
+                   done: bool, fence: int | None = None) -> None:
     """Store ``run`` after a session: ``SUCCEEDED`` when ``done`` else ``RUNNING``, error cleared.
 
     ``execution`` (the Step Functions execution name, None outside one) is added to
-    ``executions`` once; ``model`` is the model that ran the session.
+    ``executions`` once; ``model`` is the model that ran the session; ``fence`` the session's
+    lease generation (:class:`~longdoc.core.errors.RunLeaseLost` when another process took over).
     """
     executions = list(run.executions)
     if execution and execution not in executions:
         executions.append(execution)
     state.put_run(run.model_copy(update={
         "status": "SUCCEEDED" if done else "RUNNING", "model": model, "updated_at": utc_now(),
-        "executions": executions, "checkpoint_version": checkpoint_version, "error": None, "cause": None}))
+        "executions": executions, "checkpoint_version": checkpoint_version, "error": None, "cause": None}), fence)
 
 
 def _get_run(state: StateStore, run_id: str) -> RunRecord:
@@ -286,7 +288,7 @@ def _get_run(state: StateStore, run_id: str) -> RunRecord:
     return run
 
 
-def _expire_checkpoint(state: StateStore, run_id: str) -> int | None:
+def _expire_checkpoint(state: StateStore, run_id: str, fence: int | None) -> int | None:
     """Save the run's checkpoint once more with a TTL (the run ended); returns the version it stands at.
 
     None when there is no readable checkpoint. An already expiring checkpoint is left as it
@@ -303,7 +305,7 @@ def _expire_checkpoint(state: StateStore, run_id: str) -> int | None:
     try:
         state.save_checkpoint(checkpoint.model_copy(update={
             "version": checkpoint.version + 1, "updated_at": utc_now(),
-            "expires_at": int(time.time()) + CHECKPOINT_TTL_SECONDS}))
+            "expires_at": int(time.time()) + CHECKPOINT_TTL_SECONDS}), fence)
     except CheckpointConflict:
         return checkpoint.version  # a late session saved meanwhile; its checkpoint stands
     return checkpoint.version + 1
@@ -317,14 +319,17 @@ def record_failure(state: StateStore, run_id: str, error: str, cause: str, *, en
     ``cause`` is shortened to its readable part (:func:`~longdoc.core.errors.short_cause`,
     at most 2,000 characters). ``entered`` is the failure-recording state's
     ``$$.State.EnteredTime``: a later call with another value is a redrive (see
-    :func:`fail_or_resume`). Raises :class:`NotFound` for an unknown run.
+    :func:`fail_or_resume`). Every write is fenced with the run lease's generation
+    (:func:`~longdoc.core.run_fence.run_fence`): a process that lost the lease records nothing
+    (:class:`RunLeaseLost`). Raises :class:`NotFound` for an unknown run.
     """
+    fence = run_fence(state, run_id)
     run = _get_run(state, run_id)
-    version = _expire_checkpoint(state, run_id)
+    version = _expire_checkpoint(state, run_id, fence)
     failed = run.model_copy(update={"status": "FAILED", "error": error, "cause": short_cause(cause)[:2000],
                                     "updated_at": utc_now(), "checkpoint_version": version,
                                     "failed_state_entered": entered})
-    state.put_run(failed)
+    state.put_run(failed, fence)
     return failed
 
 
@@ -337,10 +342,17 @@ def fail_or_resume(state: StateStore, run_id: str, error: str, cause: str,
     state's ``EnteredTime`` is new. So: a run already ``FAILED`` at another ``entered``
     is marked ``RUNNING`` again and ``"RESUMED"`` is returned (its checkpoint is reused);
     otherwise the failure is recorded and ``"FAILED"`` returned. Raises :class:`NotFound`.
+
+    A :class:`RunLeaseLost` error is not recorded: another process drives the run now and its
+    record is theirs; it is raised again (one line, the run and the holder), failing this
+    execution under that name.
     """
+    if error == RunLeaseLost.__name__:
+        raise RunLeaseLost(short_cause(cause) or f"run {run_id}: this process lost the run's lease")
     run = _get_run(state, run_id)
     if run.status == "FAILED" and entered and run.failed_state_entered and run.failed_state_entered != entered:
-        state.put_run(run.model_copy(update={"status": "RUNNING", "updated_at": utc_now(), "failed_state_entered": None}))
+        state.put_run(run.model_copy(update={"status": "RUNNING", "updated_at": utc_now(), "failed_state_entered": None}),
+                      run_fence(state, run_id))
         return "RESUMED"
     record_failure(state, run_id, error, cause, entered=entered)
     return "FAILED"

@@ -36,6 +36,7 @@ import logging
 import time
 
 from longdoc.core.documents import load_chunks
+from longdoc.core.run_fence import run_fence
 from longdoc.core.errors import ModelRefused, NoProgress, NotFound
 from longdoc.core.conversation import append_turn, check_conversation
 from longdoc.core.messages import AssistantBlock, Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock
@@ -66,8 +67,11 @@ def open_session(deps: Deps, run_id: str) -> Session:
     """Load the run and its checkpoint (or a fresh one) and fold the stored extractions into CASE_FACTS.
 
     Folding them in makes an invocation re-run from an older checkpoint see the work a
-    lost invocation already stored. Raises :class:`NotFound` for an unknown run.
+    lost invocation already stored. The session's fence (the run lease's generation) is read
+    first, so a process that stalls past its lease has every later write refused
+    (:class:`~longdoc.core.errors.RunLeaseLost`). Raises :class:`NotFound` for an unknown run.
     """
+    fence = run_fence(deps.state, run_id)
     run = deps.state.get_run(run_id)
     if run is None:
         raise NotFound(f"run {run_id} does not exist")
@@ -84,23 +88,24 @@ def open_session(deps: Deps, run_id: str) -> Session:
     return Session(run=run, checkpoint=checkpoint, facts=facts, last=last, usage=checkpoint.usage,
                     calls=list(checkpoint.calls), number=checkpoint.sessions,
                     stop_reason=checkpoint.last_stop_reason, stalled=checkpoint.stalled_sessions,
-                    max_tokens=checkpoint.max_tokens or run.max_tokens)
+                    max_tokens=checkpoint.max_tokens or run.max_tokens, fence=fence)
 
 
 def _save(deps: Deps, s: Session, options: SessionOptions, done: bool) -> int:
     """Save the next checkpoint version and the run's progress; returns that version.
 
     A finished run's checkpoint gets ``expires_at`` (now + 30 days, the DynamoDB TTL).
-    Raises :class:`~longdoc.core.errors.CheckpointConflict` when another invocation saved first.
+    Raises :class:`~longdoc.core.errors.CheckpointConflict` when another invocation saved first,
+    :class:`~longdoc.core.errors.RunLeaseLost` when another process took the run's lease over.
     """
     version = s.checkpoint.version + 1
     deps.state.save_checkpoint(Checkpoint(
         run_id=s.run.run_id, version=version, case_facts=s.facts, sessions=s.number, last_stop_reason=s.stop_reason,
         usage=s.usage, updated_at=utc_now(), stalled_sessions=s.stalled, calls=s.calls[-MAX_CALL_RECORDS:],
         rejected_citations=s.checkpoint.rejected_citations + s.rejected, max_tokens=s.max_tokens,
-        expires_at=int(time.time()) + CHECKPOINT_TTL_SECONDS if done else None))
+        expires_at=int(time.time()) + CHECKPOINT_TTL_SECONDS if done else None), s.fence)
     record_session(deps.state, s.run, model=deps.model.name, execution=options.execution,
-                   checkpoint_version=version, done=done)
+                   checkpoint_version=version, done=done, fence=s.fence)
     return version
 
 

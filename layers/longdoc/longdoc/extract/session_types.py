@@ -122,6 +122,9 @@ class Session:
     asked: list[str] = field(default_factory=list)
     shown: set[str] | None = None
     ranker: Retriever | None = None
+    fence: int | None = None
+    """The run lease generation this session's writes are fenced with (:func:`longdoc.core.run_fence.run_fence`,
+    read once when the session opens); None: the run has no lease."""
 
 
 @dataclass(frozen=True)

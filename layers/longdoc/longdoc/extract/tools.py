@@ -307,7 +307,7 @@ def _strict(node: dict) -> dict:
 
 def store(deps: Deps, s: Session, extraction: Extraction) -> None:
     """Store a verified extraction (idempotent by its key) and apply it to CASE_FACTS."""
-    deps.state.put_extraction(s.run.run_id, extraction)
+    deps.state.put_extraction(s.run.run_id, extraction, s.fence)
     apply_extraction(s.facts, extraction, s.chunks)
     s.last[extraction.clause_type] = extraction
 
@@ -315,7 +315,7 @@ def store(deps: Deps, s: Session, extraction: Extraction) -> None:
 def close(deps: Deps, s: Session, clause: str, why: str) -> None:
     """Close an open multi-instance clause type: re-store its last instance as final (idempotent)."""
     final = s.last[clause].model_copy(update={"final": True})
-    deps.state.put_extraction(s.run.run_id, final)
+    deps.state.put_extraction(s.run.run_id, final, s.fence)
     apply_extraction(s.facts, final, s.chunks)
     s.facts.decisions.append(f"{clause}: no further occurrence ({why})")
 

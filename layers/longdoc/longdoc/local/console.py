@@ -18,17 +18,29 @@ from typing import Any
 from longdoc.core.errors import CheckpointSchemaError, LongdocError, NotFound
 from longdoc.core.ports import StateStore
 from longdoc.core.records import Checkpoint, RunRecord
+from longdoc.ingest.lease import claim_holder_gone
 from longdoc.local.runner import LeasedEngine, read_history
 
 STATES = ("PENDING", "RUNNING", "STALE", "SUCCEEDED", "FAILED")
 
 
 def run_state(state: StateStore, run: RunRecord, now: float | None = None) -> str:
-    """``STALE`` for a ``RUNNING``/``PENDING`` run without a live lease, else the stored status."""
+    """``STALE`` for a ``RUNNING``/``PENDING`` run without a live lease, else the stored status.
+
+    A lease whose holder process is gone from this host (:func:`~longdoc.ingest.lease.claim_holder_gone`,
+    e.g. ``kill -9``) is not live, whatever its expiry says: the SQLite store lets ``runs resume``
+    take it over at once.
+    """
     if run.status not in ("RUNNING", "PENDING"):
         return run.status
     lease = state.get_run_lease(run.run_id)
-    return run.status if lease is not None and lease.live(time.time() if now is None else now) else "STALE"
+    live = lease is not None and lease.live(time.time() if now is None else now) and not claim_holder_gone(lease.owner)
+    return run.status if live else "STALE"
+
+
+def next_step(run_id: str, state: str) -> str | None:
+    """What to run next for a run in ``state``: the resume command for ``STALE`` and ``FAILED`` runs, else None."""
+    return f"longdoc runs resume {run_id}" if state in ("STALE", "FAILED") else None
 
 
 def _age(created_at: str, now: float) -> str:
@@ -116,6 +128,9 @@ def state_steps(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def show_run(state: StateStore, home: Path, run_id: str) -> dict[str, Any]:
     """Where a run stands: its summary, lease, checkpoint, pending clause types, last error, history and steps.
 
+    ``next`` is the command to run next (:func:`next_step`: ``longdoc runs resume <id>`` for a
+    ``STALE`` or ``FAILED`` run), else None.
+
     Raises :class:`NotFound` for an unknown run.
     """
     run = state.get_run(run_id)
@@ -129,7 +144,8 @@ def show_run(state: StateStore, home: Path, run_id: str) -> dict[str, Any]:
     last_error = ({"error": run.error, "cause": run.cause} if run.error
                   else (failures[-1] if failures else None))
     pending = checkpoint.case_facts.pending if checkpoint else list(run.clause_types)
-    return {**summary(state, run), "doc_version": run.doc_version, "model": run.model,
+    row = summary(state, run)
+    return {**row, "next": next_step(run_id, row["state"]), "doc_version": run.doc_version, "model": run.model,
             "executions": run.executions,
             "lease": lease.model_dump() if lease else None,
             "checkpoint": None if checkpoint is None else {
@@ -193,11 +209,12 @@ def resume(engine: LeasedEngine, state: StateStore, run_id: str, *, max_iteratio
                                    iterations_per_execution=iterations_per_execution)
     name = f"{run_id}-resume-{1 + sum('-resume-' in e for e in run.executions)}"
     state.put_run(run.model_copy(update={"status": "RUNNING", "error": None, "cause": None, "updated_at": utc_now(),
-                                         "failed_state_entered": None, "executions": [*run.executions, name]}))
+                                         "failed_state_entered": None, "executions": [*run.executions, name]}),
+                  engine.generation)
     arn = engine.start_execution(name, execution_input)
     stored = state.get_run(run_id)
     if stored is not None:
-        state.put_run(stored.model_copy(update={"execution_arn": arn}))
+        state.put_run(stored.model_copy(update={"execution_arn": arn}), engine.generation)
     return engine.finish(arn)
 
 

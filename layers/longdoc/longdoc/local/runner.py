@@ -9,7 +9,13 @@ stands. Locally the execution lives in the memory of the process that runs it (m
 - a heartbeat thread renews the lease every third of its lifetime and writes the execution
   history so far to ``$LONGDOC_HOME/runs/<run_id>/history.json``; a process that died stops
   renewing, its lease expires, and the run shows as ``STALE`` (:mod:`longdoc.local.console`);
-- when the execution ends, the history and ``result.json`` are written and the lease released.
+- when the execution ends, the history and ``result.json`` are written and the lease released;
+- fencing: the lease's ``generation`` (taken once, at the claim) is the fence of every write the
+  engine's tasks make for the run (:func:`longdoc.core.run_fence.holding`); a process that stalled
+  past its lease and comes back after another took the run over has its writes refused, and
+  :meth:`LeasedEngine.finish` raises :class:`~longdoc.core.errors.RunLeaseLost` naming the holder
+  now instead of reporting the run FAILED (it writes neither ``history.json`` nor ``result.json``:
+  they are the new holder's).
 
 Lease lifetime: ``LONGDOC_RUN_LEASE_SECONDS`` (default 30 s). :class:`LeasedEngine` is the
 :class:`~longdoc.core.ports.ExecutionStarter` that ``longdoc extract``, ``longdoc runs resume`` and
@@ -29,8 +35,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from longdoc.core.errors import RunLeaseHeld
+from longdoc.core.errors import RunLeaseHeld, RunLeaseLost
+from longdoc.core.failures import innermost_error
 from longdoc.core.ports import StateStore
+from longdoc.core.run_fence import holding
 from longdoc.local.engine import ExecutionResult, Handler, LocalStepFunctions
 
 DEFAULT_LEASE_SECONDS = 30.0
@@ -79,14 +87,20 @@ def _write_json(path: Path, data: Any) -> None:
         raise
 
 
-def claim_run(state: StateStore, run_id: str, owner: str, ttl_seconds: float | None = None) -> None:
-    """Take ``run_id``'s lease for ``owner``; raises :class:`RunLeaseHeld` naming the live holder."""
+def claim_run(state: StateStore, run_id: str, owner: str, ttl_seconds: float | None = None) -> int:
+    """Take ``run_id``'s lease for ``owner``; returns its generation (the fence of ``owner``'s writes).
+
+    Raises :class:`RunLeaseHeld` naming the live holder, also when another owner took the lease
+    between the write and the read back.
+    """
     ttl = ttl_seconds or lease_seconds()
-    if not state.acquire_run_lease(run_id, owner, ttl):
-        lease = state.get_run_lease(run_id)
+    taken = state.acquire_run_lease(run_id, owner, ttl)
+    lease = state.get_run_lease(run_id)
+    if not taken or lease is None or lease.owner != owner:
         holder = f" by {lease.owner}" if lease else ""
         raise RunLeaseHeld(f"run {run_id} is being run by another live process (lease held{holder}); "
                            f"wait for it, or for its lease to expire if that process died")
+    return lease.generation
 
 
 class Heartbeat:
@@ -146,6 +160,7 @@ class LeasedEngine:
         self._run_id = ""
         self._prior: list[dict[str, Any]] = []
         self._history_lock = threading.Lock()  # start, tasks and the heartbeat write history.json
+        self.generation = 0  # the lease generation claimed: the fence of this engine's writes
 
     def __enter__(self) -> LeasedEngine:
         self.machine.__enter__()
@@ -155,13 +170,21 @@ class LeasedEngine:
         """``handler`` that first writes ``history.json`` (the task's StateEntered event included), so a
         process killed inside a task, even before its first heartbeat, leaves the steps it reached."""
         def invoke(event: Any, context: Any) -> Any:
-            if self._run_id:
+            if not self._run_id:
+                return handler(event, context)
+            if not self.lost:
                 try:
                     self.write_history()
                 except Exception:  # noqa: BLE001 - a history write never fails the task it records
                     pass
-            return handler(event, context)
+            with holding(self._run_id, self.generation):  # the task's writes carry this engine's generation
+                return handler(event, context)
         return invoke
+
+    @property
+    def lost(self) -> bool:
+        """Whether this engine's lease was taken over by another process (its heartbeat could not renew)."""
+        return self._heartbeat is not None and self._heartbeat.lost.is_set()
 
     def __exit__(self, *exc: object) -> None:
         if self._heartbeat is not None:
@@ -172,7 +195,7 @@ class LeasedEngine:
 
     def claim(self, run_id: str) -> None:
         """Take the run's lease (idempotent for this owner) and start the heartbeat; :class:`RunLeaseHeld` if held."""
-        claim_run(self.state, run_id, self.owner, self.ttl)
+        self.generation = claim_run(self.state, run_id, self.owner, self.ttl)
         if self._heartbeat is None:
             self._run_id = run_id
             self._prior = read_history(self.home, run_id)
@@ -200,6 +223,15 @@ class LeasedEngine:
             _write_json(path, events)
         return path
 
+    def _lost_error(self) -> RunLeaseLost:
+        """The error :meth:`finish` raises when the lease was lost: the run, both generations, the holder now."""
+        lease = self.state.get_run_lease(self._run_id)
+        holder = (f"{lease.owner} holds it now (generation {lease.generation})" if lease and lease.owner != self.owner
+                  else "another process took it over")
+        return RunLeaseLost(f"run {self._run_id}: this process lost the run's lease (it held generation "
+                            f"{self.generation}; {holder}) and stopped without writing; the run goes on there: "
+                            f"`longdoc runs show {self._run_id}`")
+
     def _abort(self) -> None:
         """The lease was lost: stop this engine's running executions (another process owns the run now)."""
         for execution in self.machine.executions():
@@ -212,19 +244,31 @@ class LeasedEngine:
 
         The result is :func:`longdoc.extract.runs.run_result` with ``status`` SUCCEEDED or FAILED
         (from the execution) and ``execution`` (last ARN, history file, event count, error,
-        cause, every ARN of the chain). The lease is released.
+        cause, next, every ARN of the chain). The lease is released. ``cause`` is the innermost
+        error as one line (:func:`~longdoc.core.failures.innermost_error`: no nested payloads, no
+        stack trace; the full cause stays in ``history.json``); ``next`` is the command that
+        continues a failed run (``longdoc runs resume <id>``), None when it succeeded.
+
+        Raises :class:`RunLeaseLost` (one line: the run, the holder now, what to do) when another
+        process took the run's lease over meanwhile: the heartbeat could not renew it, or a
+        task's fenced write was refused. Nothing of this engine is written then.
         """
         from longdoc.extract.runs import run_result
 
         execution: ExecutionResult = self.machine.wait(execution_arn)
         if self._heartbeat is not None:
             self._heartbeat.stop()
+        if self.lost or execution.error == RunLeaseLost.__name__:
+            raise self._lost_error()
         history = self.write_history()
         self.state.release_run_lease(self._run_id, self.owner)
         result = run_result(self.state, self._run_id, self.prices_path)
         result["status"] = execution.status if execution.status in ("SUCCEEDED", "FAILED") else "FAILED"
+        failed = result["status"] != "SUCCEEDED"
         result["execution"] = {"arn": execution.execution_arn, "history": str(history),
                                "events": len(read_history(self.home, self._run_id)), "error": execution.error,
-                               "cause": execution.cause, "executions": execution.executions}
+                               "cause": innermost_error(execution.error, execution.cause) if failed else None,
+                               "next": f"longdoc runs resume {self._run_id}" if failed else None,
+                               "executions": execution.executions}
         _write_json(run_dir(self.home, self._run_id) / "result.json", result)
         return result

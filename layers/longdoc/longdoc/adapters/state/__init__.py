@@ -15,7 +15,7 @@ pk                sk                         other attributes
 ``RUN#{run_id}``  ``RUN``                    status, body
 ``RUN#{run_id}``  ``CHECKPOINT``             version (N), body, expires_at (N, epoch s; ended runs only)
 ``RUN#{run_id}``  ``EXTRACTION#{key}``       clause_type, body, order (N), created_at
-``RUN#{run_id}``  ``LEASE``                  owner, lease_until (N, epoch s, float), renewed_at
+``RUN#{run_id}``  ``LEASE``                  owner, lease_until (N, epoch s, float; 0 released), renewed_at, generation (N)
 ================  =========================  ==========================================
 
 ``{key}`` is :attr:`Extraction.key`: the clause type, plus ``#{instance}`` for a found
@@ -26,6 +26,9 @@ Only checkpoints expire, and only once the run has ended: the session that finis
 its checkpoint has no ``expires_at``. Documents, runs and extractions are results and are kept.
 The ``LEASE`` item (:class:`~longdoc.core.records.RunLease`) is written only by conditional
 writes: at most one live owner drives a run's executions; ``lease_until`` is not a TTL attribute.
+Its ``generation`` is the fencing token: a write passed ``fence`` is one ``TransactWriteItems`` with a
+``ConditionCheck`` that the ``LEASE`` item still has that generation (:class:`~longdoc.core.errors.RunLeaseLost`
+otherwise).
 A ``VERSION#`` item's ``status`` and ``revision`` mirror its body, so that
 ``replace_document`` can write it conditionally (an ingest never overwrites a ``DELETED``
 mark or another worker's newer entry).

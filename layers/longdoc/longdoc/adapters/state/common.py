@@ -7,9 +7,9 @@ import time
 from datetime import UTC, datetime
 
 from longdoc.core import records as models
-from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError
+from longdoc.core.errors import CheckpointConflict, CheckpointSchemaError, RunLeaseLost
 from longdoc.core.models import DocumentRecord
-from longdoc.core.records import CASE_FACTS_SCHEMA_VERSION, Checkpoint, migrate_checkpoint_data
+from longdoc.core.records import CASE_FACTS_SCHEMA_VERSION, Checkpoint, RunLease, migrate_checkpoint_data
 
 CHECKPOINT_TTL_SECONDS = models.CHECKPOINT_TTL_SECONDS
 """Checkpoint lifetime after the run ends, in seconds (30 days); see :func:`checkpoint_expiry`."""
@@ -58,3 +58,15 @@ def conflict_error(checkpoint: Checkpoint) -> CheckpointConflict:
         f"run {checkpoint.run_id}: cannot save checkpoint version {checkpoint.version}; "
         f"expected {expected} stored, another writer saved first"
     )
+
+
+def lease_lost_error(run_id: str, fence: int, lease: RunLease | None) -> RunLeaseLost:
+    """The error of a fenced write refused because the run's lease is no longer at generation ``fence``."""
+    if lease is None:
+        now = "no lease is stored any more"
+    elif lease.released:
+        now = f"the lease is at generation {lease.generation}, released by {lease.owner}"
+    else:
+        now = f"{lease.owner} holds it now (generation {lease.generation})"
+    return RunLeaseLost(f"run {run_id}: this process lost the run's lease (it held generation {fence}; {now}); "
+                        f"its write was refused and it stopped. See `longdoc runs show {run_id}`")

@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from longdoc.adapters.state.leases import DynamoVersionClaims
-from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint
+from longdoc.adapters.state.common import conflict_error, lease_lost_error, now_iso, parse_checkpoint
 from longdoc.core.models import DocumentRecord
 from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord
 
@@ -150,17 +150,44 @@ class DynamoStateStore(DynamoVersionClaims):
             ids.update(item["pk"]["S"].removeprefix("DOC#") for item in page.get("Items", []))
         return sorted(ids)
 
-    def put_run(self, run: RunRecord) -> None:
-        """Create or replace the run item."""
-        self.client.put_item(
-            TableName=self.table_name,
-            Item={
-                "pk": _s(f"RUN#{run.run_id}"),
-                "sk": _s("RUN"),
-                "status": _s(run.status),
-                "body": _s(run.model_dump_json()),
-            },
-        )
+    def _fenced(self, run_id: str, fence: int | None, write: dict[str, Any]) -> None:
+        """Run one write (``{"Put": ...}`` or ``{"Update": ...}``, a TransactWriteItems item), fenced.
+
+        Without ``fence``: the plain ``PutItem``/``UpdateItem``. With it: one ``TransactWriteItems``
+        whose first item is a ``ConditionCheck`` of the run's ``LEASE`` item (``generation =
+        :fence``); its failure raises :class:`RunLeaseLost`, the write's own condition failing
+        raises ``ConditionalCheckFailedException`` as the plain call would
+        (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html:
+        ``CancellationReasons`` lists one code per item, in order).
+        """
+        from botocore.exceptions import ClientError
+
+        (kind, params), = write.items()
+        if fence is None:
+            (self.client.put_item if kind == "Put" else self.client.update_item)(**params)
+            return
+        check = {"ConditionCheck": {"TableName": self.table_name, "Key": {"pk": _s(f"RUN#{run_id}"), "sk": _s("LEASE")},
+                                    "ConditionExpression": "#gen = :fence",
+                                    "ExpressionAttributeNames": {"#gen": "generation"},
+                                    "ExpressionAttributeValues": {":fence": _n(fence)}}}
+        try:
+            self.client.transact_write_items(TransactItems=[check, write])
+        except ClientError as exc:
+            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons") or []]
+            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException" or not reasons:
+                raise
+            if reasons[0] == "ConditionalCheckFailed":
+                raise lease_lost_error(run_id, fence, self.get_run_lease(run_id)) from None
+            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+                raise ClientError({"Error": {"Code": "ConditionalCheckFailedException",
+                                             "Message": "the write's own condition failed"}}, kind) from None
+            raise
+
+    def put_run(self, run: RunRecord, fence: int | None = None) -> None:
+        """Create or replace the run item (fenced: see :meth:`longdoc.core.ports.StateStore.put_run`)."""
+        self._fenced(run.run_id, fence, {"Put": {"TableName": self.table_name, "Item": {
+            "pk": _s(f"RUN#{run.run_id}"), "sk": _s("RUN"), "status": _s(run.status),
+            "body": _s(run.model_dump_json())}}})
 
     def get_run(self, run_id: str) -> RunRecord | None:
         """Return the run or None."""
@@ -177,12 +204,13 @@ class DynamoStateStore(DynamoVersionClaims):
         item = self._get(f"RUN#{run_id}", "CHECKPOINT")
         return parse_checkpoint(item["body"]["S"], run_id) if item else None
 
-    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+    def save_checkpoint(self, checkpoint: Checkpoint, fence: int | None = None) -> None:
         """Conditionally write the checkpoint item; ``expires_at`` only when ``checkpoint.expires_at`` is set.
 
         Condition: ``attribute_not_exists(pk)`` for versions 0 and 1, else
         ``version = checkpoint.version - 1``. Raises :class:`CheckpointConflict` when the
-        condition fails (ConditionalCheckFailedException); other errors propagate.
+        condition fails (ConditionalCheckFailedException); other errors propagate. With ``fence``
+        the write is one transaction with the lease check (:meth:`_fenced`, :class:`RunLeaseLost`).
         """
         from botocore.exceptions import ClientError
 
@@ -204,7 +232,7 @@ class DynamoStateStore(DynamoVersionClaims):
             }
             if checkpoint.expires_at is not None:
                 item["expires_at"] = _n(checkpoint.expires_at)
-            self.client.put_item(TableName=self.table_name, Item=item, **condition)
+            self._fenced(checkpoint.run_id, fence, {"Put": {"TableName": self.table_name, "Item": item, **condition}})
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 raise conflict_error(checkpoint) from None
@@ -216,9 +244,11 @@ class DynamoStateStore(DynamoVersionClaims):
             self._last_order = max(time.time_ns(), self._last_order + 1)
             return self._last_order
 
-    def put_extraction(self, run_id: str, extraction: Extraction) -> None:
-        """Upsert the item ``EXTRACTION#{extraction.key}``; ``order`` and ``created_at`` keep their first-write values."""
-        self.client.update_item(
+    def put_extraction(self, run_id: str, extraction: Extraction, fence: int | None = None) -> None:
+        """Upsert the item ``EXTRACTION#{extraction.key}``; ``order`` and ``created_at`` keep their first-write values.
+
+        With ``fence`` the update is one transaction with the lease check (:meth:`_fenced`)."""
+        self._fenced(run_id, fence, {"Update": dict(
             TableName=self.table_name,
             Key={"pk": _s(f"RUN#{run_id}"), "sk": _s(f"EXTRACTION#{extraction.key}")},
             UpdateExpression=(
@@ -233,7 +263,7 @@ class DynamoStateStore(DynamoVersionClaims):
                 ":order": _n(self._next_order()),
                 ":created": _s(now_iso()),
             },
-        )
+        )})
 
     def list_extractions(self, run_id: str) -> list[Extraction]:
         """Query the run's extraction items (all pages) and return them by first-write order."""
@@ -241,18 +271,23 @@ class DynamoStateStore(DynamoVersionClaims):
         items.sort(key=lambda item: (int(item["order"]["N"]), item["sk"]["S"]))
         return [Extraction.model_validate_json(item["body"]["S"]) for item in items]
 
-    def _lease_write(self, run_id: str, owner: str, ttl_seconds: float, condition: str) -> bool:
-        """Put the ``LEASE`` item under ``condition`` (names ``#owner``, ``#until``, values ``:owner``, ``:now``)."""
+    def _lease_write(self, run_id: str, owner: str, ttl_seconds: float, generation: int, condition: str,
+                     values: dict[str, Any]) -> bool:
+        """Put the ``LEASE`` item (``generation``) under ``condition`` (names ``#owner``, ``#until``, ``#gen``
+        when used; ``values`` its values); False when the condition fails."""
         from botocore.exceptions import ClientError
 
         now = time.time()
         item = {"pk": _s(f"RUN#{run_id}"), "sk": _s("LEASE"), "owner": _s(owner),
-                "lease_until": {"N": repr(now + ttl_seconds)}, "renewed_at": _s(now_iso())}
-        names = {k: v for k, v in {"#owner": "owner", "#until": "lease_until"}.items() if k in condition}
-        values = {k: v for k, v in {":owner": _s(owner), ":now": {"N": repr(now)}}.items() if k in condition}
+                "lease_until": {"N": repr(now + ttl_seconds)}, "renewed_at": _s(now_iso()),
+                "generation": _n(generation)}
+        names = {k: v for k, v in {"#owner": "owner", "#until": "lease_until", "#gen": "generation"}.items()
+                 if k in condition}
+        values = {":now": {"N": repr(now)}, **values}
+        values = {k: v for k, v in values.items() if k in condition}
         try:  # DynamoDB refuses names or values the condition does not use
             self.client.put_item(TableName=self.table_name, Item=item, ConditionExpression=condition,
-                                 ExpressionAttributeNames=names, ExpressionAttributeValues=values)
+                                 ExpressionAttributeNames=names, **({"ExpressionAttributeValues": values} if values else {}))
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
                 return False
@@ -260,25 +295,38 @@ class DynamoStateStore(DynamoVersionClaims):
         return True
 
     def acquire_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
-        """Conditionally put ``(RUN#{run_id}, LEASE)``: absent, expired (``lease_until <= now``) or ``owner``'s.
+        """Take ``(RUN#{run_id}, LEASE)``: absent, ended (``lease_until <= now``) or ``owner``'s.
 
-        ``lease_until`` is not the table's TTL attribute: an expired lease stays readable.
+        Read the lease (consistent), then one conditional ``PutItem`` that also requires the
+        generation read to be still stored (so two takers of one expired lease cannot both win);
+        a new owner writes generation + 1. ``lease_until`` is not the table's TTL attribute: an
+        ended lease stays readable, with its generation.
         """
-        return self._lease_write(run_id, owner, ttl_seconds,
-                                 "attribute_not_exists(pk) OR #until <= :now OR #owner = :owner")
+        seen = self.get_run_lease(run_id)
+        if seen is None:
+            return self._lease_write(run_id, owner, ttl_seconds, 1, "attribute_not_exists(pk)", {})
+        same = "attribute_not_exists(#gen)" if seen.generation == 0 else "#gen = :seen"
+        generation = seen.generation if seen.owner == owner and seen.generation > 0 else seen.generation + 1
+        return self._lease_write(run_id, owner, ttl_seconds, generation, f"{same} AND (#until <= :now OR #owner = :owner)",
+                                 {":owner": _s(owner), ":seen": _n(seen.generation)})
 
     def renew_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
-        """Conditionally put the lease item only while ``owner`` holds it."""
-        return self._lease_write(run_id, owner, ttl_seconds, "#owner = :owner")
+        """Conditionally put the lease item only while ``owner`` holds it (not released), generation kept."""
+        seen = self.get_run_lease(run_id)
+        if seen is None or seen.owner != owner or seen.released:
+            return False
+        return self._lease_write(run_id, owner, ttl_seconds, seen.generation, "#owner = :owner AND #until > :zero",
+                                 {":owner": _s(owner), ":zero": {"N": "0"}})
 
     def release_run_lease(self, run_id: str, owner: str) -> None:
-        """Delete the lease item when ``owner`` holds it (a lost condition is ignored)."""
+        """End the lease (``lease_until`` 0, generation kept) when ``owner`` holds it (a lost condition is ignored)."""
         from botocore.exceptions import ClientError
 
         try:
-            self.client.delete_item(TableName=self.table_name, Key={"pk": _s(f"RUN#{run_id}"), "sk": _s("LEASE")},
-                                    ConditionExpression="#owner = :owner", ExpressionAttributeNames={"#owner": "owner"},
-                                    ExpressionAttributeValues={":owner": _s(owner)})
+            self.client.update_item(TableName=self.table_name, Key={"pk": _s(f"RUN#{run_id}"), "sk": _s("LEASE")},
+                                    UpdateExpression="SET #until = :zero", ConditionExpression="#owner = :owner",
+                                    ExpressionAttributeNames={"#owner": "owner", "#until": "lease_until"},
+                                    ExpressionAttributeValues={":owner": _s(owner), ":zero": {"N": "0"}})
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
                 raise
@@ -289,4 +337,5 @@ class DynamoStateStore(DynamoVersionClaims):
         if item is None:
             return None
         return RunLease(run_id=run_id, owner=item["owner"]["S"], expires_at=float(item["lease_until"]["N"]),
-                        renewed_at=item.get("renewed_at", {}).get("S", ""))
+                        renewed_at=item.get("renewed_at", {}).get("S", ""),
+                        generation=int(item.get("generation", {}).get("N", "0")))

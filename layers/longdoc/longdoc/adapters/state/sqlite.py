@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.adapters.state.leases import SqliteVersionClaims
-from longdoc.adapters.state.common import conflict_error, now_iso, parse_checkpoint, same_entry
+from longdoc.adapters.state.common import conflict_error, lease_lost_error, now_iso, parse_checkpoint, same_entry
+from longdoc.ingest.lease import claim_holder_gone
 from longdoc.core.models import DocumentRecord
 from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord
 
@@ -30,7 +31,8 @@ CREATE TABLE IF NOT EXISTS extractions (
     body TEXT NOT NULL, created_at TEXT NOT NULL,
     PRIMARY KEY (run_id, clause_type));
 CREATE TABLE IF NOT EXISTS run_leases (
-    run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL, renewed_at TEXT NOT NULL);
+    run_id TEXT PRIMARY KEY, owner TEXT NOT NULL, expires_at REAL NOT NULL, renewed_at TEXT NOT NULL,
+    generation INTEGER NOT NULL DEFAULT 0);
 """
 
 
@@ -51,6 +53,9 @@ class SqliteStateStore(SqliteVersionClaims):
         with self._connect() as conn:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.executescript(_SCHEMA)
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(run_leases)")}
+            if "generation" not in columns:  # a store made before leases had a generation
+                conn.execute("ALTER TABLE run_leases ADD COLUMN generation INTEGER NOT NULL DEFAULT 0")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -138,9 +143,22 @@ class SqliteStateStore(SqliteVersionClaims):
         with self._connect() as conn:
             return [doc_id for (doc_id,) in conn.execute("SELECT doc_id FROM latest ORDER BY doc_id").fetchall()]
 
-    def put_run(self, run: RunRecord) -> None:
-        """Create or replace a run record."""
+    @staticmethod
+    def _check_fence(conn: sqlite3.Connection, run_id: str, fence: int | None) -> None:
+        """Inside a write: raise :class:`RunLeaseLost` unless ``fence`` is None or the lease's generation."""
+        if fence is None:
+            return
+        row = conn.execute("SELECT owner, expires_at, renewed_at, generation FROM run_leases WHERE run_id = ?",
+                           (run_id,)).fetchone()
+        if row is None or row[3] != fence:
+            lease = None if row is None else RunLease(run_id=run_id, owner=row[0], expires_at=row[1],
+                                                      renewed_at=row[2], generation=row[3])
+            raise lease_lost_error(run_id, fence, lease)
+
+    def put_run(self, run: RunRecord, fence: int | None = None) -> None:
+        """Create or replace a run record (fenced: see :meth:`longdoc.core.ports.StateStore.put_run`)."""
         with self._write() as conn:
+            self._check_fence(conn, run.run_id, fence)
             conn.execute(
                 "INSERT OR REPLACE INTO runs VALUES (?, ?, ?)",
                 (run.run_id, run.status, run.model_dump_json()),
@@ -160,15 +178,17 @@ class SqliteStateStore(SqliteVersionClaims):
         row = self._read_one("SELECT body FROM checkpoints WHERE run_id = ?", run_id)
         return parse_checkpoint(row[0], run_id) if row else None
 
-    def save_checkpoint(self, checkpoint: Checkpoint) -> None:
+    def save_checkpoint(self, checkpoint: Checkpoint, fence: int | None = None) -> None:
         """Save ``checkpoint`` if the stored version is ``checkpoint.version - 1``.
 
         Versions 0 and 1 require that no checkpoint is stored yet. The check and the
         write are one statement, so concurrent writers of the same version get exactly
-        one winner. Raises :class:`CheckpointConflict` for the losers.
+        one winner. Raises :class:`CheckpointConflict` for the losers. With ``fence``, the
+        lease's generation is checked first in the same transaction (:class:`RunLeaseLost`).
         """
         body = checkpoint.model_dump_json()
         with self._write() as conn:
+            self._check_fence(conn, checkpoint.run_id, fence)
             if checkpoint.version <= 1:
                 cursor = conn.execute(
                     "INSERT INTO checkpoints VALUES (?, ?, ?) ON CONFLICT (run_id) DO NOTHING",
@@ -182,13 +202,15 @@ class SqliteStateStore(SqliteVersionClaims):
             if cursor.rowcount != 1:
                 raise conflict_error(checkpoint)
 
-    def put_extraction(self, run_id: str, extraction: Extraction) -> None:
+    def put_extraction(self, run_id: str, extraction: Extraction, fence: int | None = None) -> None:
         """Store an extraction by ``(run_id, extraction.key)``; a repeat overwrites the body only.
 
         The ``clause_type`` column holds :attr:`Extraction.key` (clause type plus instance).
         The position in :meth:`list_extractions` and ``created_at`` come from the first write.
+        With ``fence``, the lease's generation is checked in the same transaction (:class:`RunLeaseLost`).
         """
         with self._write() as conn:
+            self._check_fence(conn, run_id, fence)
             conn.execute(
                 "INSERT INTO extractions VALUES (?, ?, "
                 "(SELECT COALESCE(MAX(seq), 0) + 1 FROM extractions WHERE run_id = ?), ?, ?) "
@@ -206,29 +228,41 @@ class SqliteStateStore(SqliteVersionClaims):
         return [RunRecord.model_validate_json(body) for body in self._read_bodies("SELECT body FROM runs ORDER BY rowid")]
 
     def acquire_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
-        """Take the lease when none is stored, it expired, or ``owner`` holds it: one upsert with a WHERE."""
+        """Take the lease when none is stored, it ended, its holder process is gone, or ``owner`` holds it.
+
+        One ``BEGIN IMMEDIATE`` transaction reads the lease and writes it; a new owner gets the
+        generation one up. A holder whose process is gone from this host
+        (:func:`~longdoc.ingest.lease.claim_holder_gone`, e.g. after ``kill -9``) loses its live lease
+        at once, as an ingest claim does.
+        """
         now = time.time()
         with self._write() as conn:
-            cursor = conn.execute(
-                "INSERT INTO run_leases VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET "
-                "owner = excluded.owner, expires_at = excluded.expires_at, renewed_at = excluded.renewed_at "
-                "WHERE run_leases.expires_at <= ? OR run_leases.owner = excluded.owner",
-                (run_id, owner, now + ttl_seconds, now_iso(), now))
-            return cursor.rowcount == 1
+            row = conn.execute("SELECT owner, expires_at, generation FROM run_leases WHERE run_id = ?",
+                               (run_id,)).fetchone()
+            if row is not None and row[0] != owner and row[1] > now and not claim_holder_gone(row[0]):
+                return False
+            generation = 1 if row is None else (row[2] if row[0] == owner and row[2] > 0 else row[2] + 1)
+            conn.execute("INSERT OR REPLACE INTO run_leases (run_id, owner, expires_at, renewed_at, generation) "
+                         "VALUES (?, ?, ?, ?, ?)", (run_id, owner, now + ttl_seconds, now_iso(), generation))
+            return True
 
     def renew_run_lease(self, run_id: str, owner: str, ttl_seconds: float) -> bool:
-        """Extend the lease only while ``owner`` holds it (an expired lease nobody took is still ``owner``'s)."""
+        """Extend the lease only while ``owner`` holds it (an expired lease nobody took is still ``owner``'s;
+        a released one is not renewed)."""
         with self._write() as conn:
-            cursor = conn.execute("UPDATE run_leases SET expires_at = ?, renewed_at = ? WHERE run_id = ? AND owner = ?",
+            cursor = conn.execute("UPDATE run_leases SET expires_at = ?, renewed_at = ? "
+                                  "WHERE run_id = ? AND owner = ? AND expires_at > 0",
                                   (time.time() + ttl_seconds, now_iso(), run_id, owner))
             return cursor.rowcount == 1
 
     def release_run_lease(self, run_id: str, owner: str) -> None:
-        """Delete the lease row when ``owner`` holds it."""
+        """End the lease now (``expires_at`` 0, generation kept) when ``owner`` holds it."""
         with self._write() as conn:
-            conn.execute("DELETE FROM run_leases WHERE run_id = ? AND owner = ?", (run_id, owner))
+            conn.execute("UPDATE run_leases SET expires_at = 0 WHERE run_id = ? AND owner = ?", (run_id, owner))
 
     def get_run_lease(self, run_id: str) -> RunLease | None:
-        """Return the stored lease or None."""
-        row = self._read_one("SELECT owner, expires_at, renewed_at FROM run_leases WHERE run_id = ?", run_id)
-        return RunLease(run_id=run_id, owner=row[0], expires_at=row[1], renewed_at=row[2]) if row else None
+        """Return the stored lease (live, expired or released) or None."""
+        row = self._read_one("SELECT owner, expires_at, renewed_at, generation FROM run_leases WHERE run_id = ?",
+                             run_id)
+        return (RunLease(run_id=run_id, owner=row[0], expires_at=row[1], renewed_at=row[2], generation=row[3])
+                if row else None)

@@ -9,7 +9,7 @@ character offsets back to 1-based physical pages. Every failure is a
 
 Normalisation (every format, :mod:`.text`): ``\\r\\n`` and ``\\r`` become ``\\n``; C0 control characters
 other than ``\\n`` and ``\\t`` (NUL, form feed, ...) are removed; trailing whitespace is
-stripped from every line; U+00AD is written as ``-`` (see below). PDF text also gets
+stripped from every line; U+00AD is written as ``-`` (removed in Markdown; see below). PDF text also gets
 PDFium's line-end hyphen marker turned back into ``-`` plus the line break it replaced.
 Blank lines at the top and bottom of a PDF page are dropped, so the single ``"\\n"``
 between pages never turns into an invented paragraph break. There is no Unicode (NFKC)
@@ -25,8 +25,10 @@ Hyphen decisions, measured on the shared corpus:
   printed on the page, leaving any dehyphenation to a later, explicit step.
 * U+00AD is drawn as a visible hyphen in PDFs (ISO 32000-1, Annex D: code 0o255 in
   WinAnsiEncoding is typographically the same as the hyphen), and every U+00AD in the
-  corpus text files is a visible hyphen too (``Rule 13a-15(e)``, ``File No. 333-194486``),
-  so it becomes ``-`` rather than being deleted.
+  corpus text files is a visible hyphen too (``Rule 13a-15(e)``, ``File No. 333-194486``,
+  ``book-running``), so it becomes ``-`` rather than being deleted. Markdown is the exception:
+  it is read as it renders, where U+00AD is invisible, so there it is removed
+  (``obliga\u00adtions`` -> ``obligations``; :data:`~longdoc.ingest.parse.text.MARKDOWN_TABLE`).
 
 The work is split by step: :mod:`.detect` decides the format, :mod:`.pdf` reads PDF pages
 (with :mod:`.cleanup` for furniture, hyphens and page labels), :mod:`.formats` renders
@@ -53,7 +55,7 @@ from longdoc.ingest.parse.detect import (
 from longdoc.ingest.parse.formats import docx_to_text, html_to_text
 from longdoc.ingest.parse.ocr import OcrOptions, OcrOutcome
 from longdoc.ingest.parse.pdf import read_pdf
-from longdoc.ingest.parse.text import TEXT_TABLE, decode_text, normalise
+from longdoc.ingest.parse.text import MARKDOWN_TABLE, TEXT_TABLE, decode_text, normalise
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -182,7 +184,7 @@ def _read_unpaged(source: str, data: bytes, media_type: str) -> tuple[str, list[
     else:
         raw = decode_text(source, data)
         empty = "no text: the file holds only whitespace"
-    text = normalise(raw, TEXT_TABLE)
+    text = normalise(raw, MARKDOWN_TABLE if media_type == "text/markdown" else TEXT_TABLE)
     if not text.strip():
         raise DocumentError(source, empty)
     return text, headings

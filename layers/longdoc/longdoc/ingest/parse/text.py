@@ -2,7 +2,8 @@
 
 ``\\r\\n`` and ``\\r`` become ``\\n``; C0 control characters other than ``\\n`` and ``\\t``
 (NUL, form feed, ...) are removed; trailing whitespace is stripped from every line; U+00AD
-is written as ``-`` (a visible hyphen, see :mod:`longdoc.ingest.parse`).
+is written as ``-`` (a visible hyphen, see :mod:`longdoc.ingest.parse`), except in Markdown,
+where it is removed (:data:`MARKDOWN_TABLE`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ from longdoc.core.errors import DocumentError
 DROP_C0: dict[int, str | None] = {code: None for code in range(0x20) if code not in (0x09, 0x0A)}
 """A ``str.translate`` table that deletes the C0 controls other than tab and newline."""
 TEXT_TABLE: dict[int, str | None] = {**DROP_C0, 0x00AD: "-"}
-"""The translation table of every format but PDF: controls dropped, soft hyphens visible."""
+"""The translation table of every format but PDF and Markdown: controls dropped, soft hyphens visible."""
+MARKDOWN_TABLE: dict[int, str | None] = {**DROP_C0, 0x00AD: None}
+"""Markdown's: controls dropped, soft hyphens removed. Markdown is read as it renders: a browser
+shows U+00AD only where it breaks a line (HTML Living Standard, "soft hyphen"; CommonMark passes the
+character through), so ``obliga\u00adtions`` reads ``obligations``, never ``obliga-tions``."""
 _TRAILING_SPACE = re.compile(r"[^\S\n]+$", re.MULTILINE)
 
 
