@@ -40,6 +40,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.local.lambda_runtime import load_handler
+    from longdoc.local.api_event import RawHeadersHandler
     from longdoc.local.server import ApiApp, BackgroundStarter
 
     settings = get_settings()
@@ -50,7 +51,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"longdoc serve: WARNING: listening on {args.host}, not loopback: anyone who can reach this "
               "machine can start runs and read results (there is no IAM authorisation locally)", file=sys.stderr)
     try:
-        server = make_server(args.host, args.port, ApiApp(api, max_body_bytes=args.max_body_bytes), threaded=True)
+        server = make_server(args.host, args.port, ApiApp(api, max_body_bytes=args.max_body_bytes), threaded=True,
+                             request_handler=RawHeadersHandler)  # repeated headers kept (local/api_event.py)
     except OSError as exc:  # port in use, address not on this machine, ...
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     host = f"[{args.host}]" if ":" in args.host else args.host
