@@ -303,8 +303,9 @@ def test_summaries_keep_the_contract_on_bedrocks_messages_endpoint(home, monkeyp
     # SDK's mantle client finds through ANTHROPIC_BEDROCK_MANTLE_BASE_URL, and a summarising brain
     shaped = ClaudeShaped()
     # local mode runs the summary state machine under moto, whose mock sets its own fake AWS keys
-    # (moto.core.models: FOOBARKEY / FOOBARSECRET): the SDK signs with those inside the steps
-    with enable_streaming(StrictBedrock(shaped, access_key="FOOBARKEY", secret_key="FOOBARSECRET")) as fake:
+    # (moto.core.models: FOOBARKEY / FOOBARSECRET); the model is composed before that sandbox with the
+    # environment's own credentials and region (issue 28), so the fake accepts only those
+    with enable_streaming(StrictBedrock(shaped)) as fake:
         add_policy(home, sections=8)
         monkeypatch.setenv("LONGDOC_MODEL_PROVIDER", "bedrock")
         monkeypatch.setenv("LONGDOC_CLAUDE_MODEL", row.id)

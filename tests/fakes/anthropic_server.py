@@ -60,7 +60,9 @@ class Reply:
     ``status``/``body``/``headers`` form the HTTP response (``body`` is JSON-encoded);
     ``delay`` is seconds to wait before answering; ``drop`` closes the connection without
     any response (the client sees a dropped connection). A success body whose ``model``
-    is ``None`` gets the request's ``model`` filled in.
+    is ``None`` gets the request's ``model`` filled in. ``stream_error`` (``(type, message)``,
+    streamed requests only): after ``stream_error_after`` events of the stream, an error event
+    arrives inside it and the stream ends (:func:`stream_error_reply`).
     """
 
     status: int = 200
@@ -68,6 +70,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
     drop: bool = False
+    stream_error: tuple[str, str] | None = None
+    stream_error_after: int = 4
 
 
 Responder = Callable[[Any], Reply]
@@ -146,6 +150,20 @@ def error_reply(
     headers = {"retry-after-ms": str(retry_after_ms)} if retry_after_ms is not None else {}
     body = {"type": "error", "error": {"type": kind, "message": message}}
     return Reply(status=status, body=body, headers=headers, delay=delay)
+
+
+def stream_error_reply(reply: Reply, error_type: str, message: str = "scripted in-stream error", *,
+                       after_events: int = 4) -> Reply:
+    """``reply`` streamed with an error inside the stream after its HTTP 200: ``after_events`` events
+    (``message_start``, ``content_block_start``, text deltas ...), then the error, then the end.
+
+    On the Messages API the error is an SSE ``event: error`` with ``{"type": "error", "error": {"type":
+    error_type, "message"}}`` (``overloaded_error``, ``api_error``; "Error events",
+    https://docs.anthropic.com/en/api/messages-streaming); on Bedrock's
+    ``InvokeModelWithResponseStream`` an event-stream ``exception`` message of that type
+    (``throttlingException`` ...; :mod:`tests.fakes.event_stream`).
+    """
+    return replace(reply, stream_error=(error_type, message), stream_error_after=after_events)
 
 
 def dropped_connection(delay: float = 0.0) -> Reply:
@@ -337,10 +355,12 @@ def _streaming_handler(base: type, fake: FakeAnthropic) -> type:
                 body = json.loads(raw) if raw else None
             except json.JSONDecodeError:
                 body = None
-            if not (isinstance(body, dict) and body.get("stream")):
+            path = urlsplit(self.path).path
+            eventstream = path.endswith("/invoke-with-response-stream")  # Bedrock InvokeModel, streamed
+            if not (eventstream or (isinstance(body, dict) and body.get("stream"))):
                 self.rfile = io.BytesIO(raw)
                 return super()._handle()
-            recorded = RecordedRequest(self.command, urlsplit(self.path).path, {},
+            recorded = RecordedRequest(self.command, path, {},
                                        {k.lower(): v for k, v in self.headers.items()}, body, len(raw), None, raw)
             with fake.lock:
                 fake.requests.append(recorded)
@@ -358,13 +378,25 @@ def _streaming_handler(base: type, fake: FakeAnthropic) -> type:
                 self.end_headers()
                 self.wfile.write(data)
                 return
+            from tests.fakes import event_stream
+
             self.send_response(200)
-            for name, value in {"content-type": "text/event-stream", "transfer-encoding": "chunked",
+            content_type = event_stream.CONTENT_TYPE if eventstream else "text/event-stream"
+            for name, value in {"content-type": content_type, "transfer-encoding": "chunked",
                                 "cache-control": "no-cache", **fake.response_headers()}.items():
                 self.send_header(name, value)
             self.end_headers()
-            for event, data_json in sse_events(answer.body or {}):
-                payload = f"event: {event}\ndata: {json.dumps(data_json)}\n\n".encode()
+            events = sse_events(answer.body or {})
+            if answer.stream_error is not None:
+                error_type, text = answer.stream_error
+                events = [*events[:answer.stream_error_after],
+                          ("error", {"type": "error", "error": {"type": error_type, "message": text}})]
+            for event, data_json in events:
+                if eventstream:
+                    payload = (event_stream.exception(error_type, text) if event == "error"
+                               else event_stream.chunk(data_json))
+                else:
+                    payload = f"event: {event}\ndata: {json.dumps(data_json)}\n\n".encode()
                 self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
                 self.wfile.flush()
                 fake.sent_events.append(event)

@@ -1,6 +1,7 @@
 """A loopback fake of the Amazon Bedrock runtime ``InvokeModel`` endpoint for Anthropic models.
 
-It serves ``POST /model/{modelId}/invoke`` the way the real ``anthropic`` SDK's
+It serves ``POST /model/{modelId}/invoke`` (and ``/invoke-with-response-stream``, streamed as an AWS
+event stream with :func:`tests.fakes.anthropic_server.enable_streaming`) the way the real ``anthropic`` SDK's
 ``AnthropicBedrock`` client calls it: the body is a Messages API request without ``model``
 and with ``anthropic_version``; the answer is a Messages API ``message`` (shapes:
 https://docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html).
@@ -22,12 +23,18 @@ replies, the responder hook and the request log are those of
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any
 from urllib.parse import unquote
 
 from tests.fakes.anthropic_server import FakeAnthropic, Reply
 from tests.fakes.contract_holder import HoldsContract
 from tests.fakes.loopback import RecordedRequest
+
+
+INVOKE_ACTIONS = ("invoke", "invoke-with-response-stream")
+"""``POST /model/{modelId}/<action>``: InvokeModel and InvokeModelWithResponseStream (the latter answered
+as an AWS event stream once :func:`tests.fakes.anthropic_server.enable_streaming` is on)."""
 
 
 def bedrock_error(status: int, error_type: str, message: str = "scripted error", *,
@@ -70,7 +77,7 @@ class FakeBedrock(FakeAnthropic):
         parts = request.path.split("/")
         mantle = request.method == "POST" and request.path == "/anthropic/v1/messages"
         if not mantle and (request.method != "POST" or len(parts) != 4 or parts[1] != "model"
-                           or parts[3] != "invoke"):
+                           or parts[3] not in INVOKE_ACTIONS):
             return bedrock_error(404, "UnknownOperationException", f"fake serves POST /model/<id>/invoke and "
                                  f"/anthropic/v1/messages only, not {request.method} {request.path}")
         if not self._signature_ok(request, "bedrock-mantle" if mantle else "bedrock"):
@@ -87,8 +94,7 @@ class FakeBedrock(FakeAnthropic):
                                                    bedrock_error(500, "InternalServerException", "no scripted response"))
         body = answer.body
         if body is not None and body.get("type") == "message" and body.get("model") is None:
-            answer = Reply(status=answer.status, body={**body, "model": model}, headers=answer.headers,
-                           delay=answer.delay, drop=answer.drop)
+            answer = replace(answer, body={**body, "model": model})
         return answer
 
     def reply(self, request: RecordedRequest) -> Reply:
@@ -169,7 +175,7 @@ class StrictBedrock(HoldsContract, FakeBedrock):
         if request.method == "POST" and request.path in COUNT_PATHS and isinstance(request.body, dict):
             return self._count_tokens(request)
         parts = request.path.split("/")
-        invoke = request.method == "POST" and len(parts) == 4 and parts[1] == "model" and parts[3] == "invoke"
+        invoke = request.method == "POST" and len(parts) == 4 and parts[1] == "model" and parts[3] in INVOKE_ACTIONS
         messages = request.method == "POST" and request.path in MESSAGES_PATHS
         if not (invoke or messages) or not isinstance(request.body, dict):
             return super()._scripted(request)
@@ -202,7 +208,7 @@ class StrictBedrock(HoldsContract, FakeBedrock):
         payload = answer.body
         if answer.status == 200 and isinstance(payload, dict) and payload.get("type") == "message":
             shaped = self.contract.shape(body, {**payload, "model": payload.get("model") or model})
-            answer = Reply(status=200, body=shaped, headers=answer.headers, delay=answer.delay)
+            answer = replace(answer, status=200, body=shaped)
         return answer
 
     def _count_tokens(self, request: RecordedRequest) -> Reply:

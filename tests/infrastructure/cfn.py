@@ -116,7 +116,7 @@ def evaluate(node: Any, pseudo: dict[str, str]) -> Any:
 def condition_values(template: dict[str, Any], parameters: dict[str, Any]) -> dict[str, bool]:
     """Evaluate every entry of ``Conditions`` for the given parameter values (defaults fill the rest).
 
-    Understands Fn::Equals, Fn::Not, Fn::And, Fn::Or, Condition and Ref to a parameter;
+    Understands Fn::Equals, Fn::Not, Fn::And, Fn::Or, Condition, Fn::Select, Fn::Split and Ref to a parameter;
     raises ``NotImplementedError`` for anything else.
     """
     values = {name: p.get("Default") for name, p in template["Parameters"].items()} | parameters
@@ -124,6 +124,10 @@ def condition_values(template: dict[str, Any], parameters: dict[str, Any]) -> di
     def value(node: Any) -> Any:
         if isinstance(node, dict) and list(node) == ["Ref"]:
             return str(values[node["Ref"]])
+        if isinstance(node, dict) and list(node) == ["Fn::Select"]:
+            return value(node["Fn::Select"][1])[int(node["Fn::Select"][0])]
+        if isinstance(node, dict) and list(node) == ["Fn::Split"]:
+            return value(node["Fn::Split"][1]).split(node["Fn::Split"][0])
         if isinstance(node, str | int):
             return str(node)
         raise NotImplementedError(f"cannot evaluate {node!r}")

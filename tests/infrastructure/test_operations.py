@@ -467,7 +467,10 @@ _EXERCISE = {
 @pytest.mark.parametrize("function", sorted(_NOT_IN))
 def test_a_function_imports_only_distributions_its_lock_installs(function: str) -> None:
     # Given a fresh AWS-mode interpreter with the development environment's packages, Claude on Bedrock
+    # (with the role's credentials in the environment, as Lambda sets them: the Bedrock client is
+    # composed with them, resolved once through boto3's session)
     env = {"LONGDOC_MODE": "aws", "LONGDOC_BUCKET": "b", "LONGDOC_TABLE": "t", "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
            "LONGDOC_MODEL": "claude", "LONGDOC_MODEL_PROVIDER": "bedrock",
            "PYTHONPATH": f"{REPO / 'layers' / 'longdoc'}:{REPO}", "PATH": "/usr/bin:/bin"}
     # When the handler module is imported as Lambda imports it, and its lazy imports run (the

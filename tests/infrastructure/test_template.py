@@ -739,6 +739,43 @@ def test_bedrock_invoke_is_limited_to_the_configured_model_and_profile(template:
     assert template["Parameters"]["ModelProvider"]["Default"] == "anthropic"
 
 
+APP_PROFILE_ARN = "arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/a1b2c3d4e5f6"
+
+
+@pytest.mark.parametrize(("model_id", "allowed"), [
+    ("global.anthropic.claude-sonnet-5-5", True),
+    ("us.anthropic.claude-haiku-4-5-20251001-v1:0", True),
+    ("anthropic.claude-sonnet-4-5-20250929-v1:0", True),
+    (APP_PROFILE_ARN, True),
+    ("arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-haiku-4-5-20251001-v1:0", True),
+    ("arn:aws:bedrock:eu-west-1:123456789012:application-inference-profile/A1B2", False),
+    ("arn:aws:s3:::bucket", False),
+    ("Anthropic Claude", False),
+])
+def test_the_bedrock_model_parameter_takes_ids_and_inference_profile_arns(template: dict[str, Any], model_id: str,
+                                                                          allowed: bool) -> None:
+    # Given BedrockModelId's AllowedPattern (CloudFormation matches the whole value, issue 28)
+    pattern = template["Parameters"]["BedrockModelId"]["AllowedPattern"]
+    # Then foundation-model ids, system inference profile ids and application inference-profile ARNs pass
+    assert (re.fullmatch(pattern, model_id) is not None) is allowed
+
+
+@pytest.mark.parametrize("logical_id", sorted(_MODEL_ACTIONS))
+def test_an_application_inference_profile_arn_is_granted_as_that_arn(template: dict[str, Any], logical_id: str) -> None:
+    # Given ModelProvider=bedrock with an application inference profile ARN as the model
+    deployed = deployed_resources(template, {"ModelProvider": "bedrock", "BedrockModelId": APP_PROFILE_ARN})
+    statements = [s for s in role_statements(deployed, logical_id)
+                  if set(as_list(s["Action"])) & (_BEDROCK - {_MANTLE})]
+    # When the Bedrock statements are read, Then the profile ARN itself is granted (not
+    # ...:inference-profile/<the ARN>), and the foundation model only through that profile
+    resources = [r for s in statements for r in as_list(s["Resource"])]
+    assert {"Ref": "BedrockModelId"} in resources
+    assert not any("inference-profile/${BedrockModelId}" in sub_text(r) for r in resources if isinstance(r, dict)
+                   and "Fn::Sub" in r)
+    [profile_only] = [s for s in statements if "Condition" in s]
+    assert profile_only["Condition"]["StringEquals"]["bedrock:InferenceProfileArn"] == {"Ref": "BedrockModelId"}
+
+
 def test_reranker_is_off_by_default_and_set_on_every_function_that_retrieves(template: dict[str, Any],
                                                                               resources: dict[str, Any]) -> None:
     # Given the Reranker and RerankModel parameters

@@ -108,14 +108,35 @@ class ModelSettings(_Group):
     in ``anthropic_secret_name``) or ``"bedrock"`` (Amazon Bedrock with the
     environment's AWS credentials, no key; the template sets ``claude_model`` to its Bedrock id); ``claude_model`` is then the Anthropic model id or
     the Bedrock model / inference profile id (template parameter ``ModelProvider``).
+
+    ``claude_model`` unset: the provider's default (:data:`longdoc.core.model_defaults.DEFAULT_MODELS`,
+    ``claude-sonnet-5-5`` / ``global.anthropic.claude-sonnet-5-5``); set but empty (``LONGDOC_CLAUDE_MODEL=``)
+    is an error naming the variable, never a silent default. ``bedrock_region``: the Region Bedrock is
+    called in (default: ``AWS_REGION``, ``AWS_DEFAULT_REGION``, the AWS profile's region;
+    :mod:`longdoc.adapters.bedrock_access`).
     """
 
     model: str = "auto"  # "auto": Claude when a key is available, else the offline baseline
     model_provider: Literal["anthropic", "bedrock"] = "anthropic"
-    claude_model: str = DEFAULT_MODELS["anthropic"]  # the capability table's default (claude-sonnet-5-5)
+    claude_model: str = ""  # "" after validation never: unset -> the provider's default (below)
+    bedrock_region: str | None = Field(None, pattern=r"^[a-z]{2}(-[a-z]+)+-[0-9]+$")
     anthropic_secret_name: str | None = None
     strict_tools: bool = True  # strict tool schemas (Claude Sonnet/Opus/Haiku 4.5+ accept them)
     price_table: Path | None = None  # JSON price table override (default: the capability table, data/models.json)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_default_model(cls, data: object) -> object:
+        """Unset ``claude_model`` -> the provider's default model; a blank one is refused (names the variable)."""
+        if isinstance(data, dict):
+            value = data.get("claude_model")
+            if value is None:
+                provider = data.get("model_provider") or "anthropic"
+                data = {**data, "claude_model": DEFAULT_MODELS.get(str(provider), DEFAULT_MODELS["anthropic"])}
+            elif isinstance(value, str) and not value.strip():
+                raise ValueError(f"{ENV_PREFIX}CLAUDE_MODEL is set but empty: unset it for the provider's default "
+                                 f"({', '.join(f'{k}: {v}' for k, v in DEFAULT_MODELS.items())}) or name a model id")
+        return data
 
 
 class ExtractionSettings(_Group):

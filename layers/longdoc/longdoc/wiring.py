@@ -234,8 +234,11 @@ def model() -> Model:
     """The model: Claude (``LONGDOC_MODEL=claude`` or a key present) or the offline baseline.
 
     Claude on the Anthropic API reads its key through a :class:`SecretKey` (the secret in AWS,
-    ``ANTHROPIC_API_KEY`` locally); on Bedrock (``model_provider="bedrock"``) it signs with the
-    environment's AWS credentials and ``ANTHROPIC_BEDROCK_BASE_URL`` may redirect it (tests).
+    ``ANTHROPIC_API_KEY`` locally); on Bedrock (``model_provider="bedrock"``) with the region and AWS
+    credentials resolved here, once (:func:`longdoc.adapters.bedrock_access.resolve_bedrock_access`:
+    ``LONGDOC_BEDROCK_REGION``, the profile, logged; the local engine builds it before its moto sandbox);
+    ``ANTHROPIC_BEDROCK_MANTLE_BASE_URL`` (5.x rows) or ``ANTHROPIC_BEDROCK_BASE_URL`` (InvokeModel rows)
+    may redirect it (tests). Raises ConfigError for a Bedrock region, credential or model-id problem.
     """
     s = get_settings()
     if uses_baseline():
@@ -245,7 +248,10 @@ def model() -> Model:
     from longdoc.adapters.claude import ClaudeModel
 
     if s.model_provider == "bedrock":
-        return ClaudeModel(None, s.claude_model, provider="bedrock")
+        from longdoc.adapters.bedrock_access import resolve_bedrock_access
+
+        access = resolve_bedrock_access(s.claude_model, s.bedrock_region)
+        return ClaudeModel(None, s.claude_model, provider="bedrock", aws_access=access)
     return ClaudeModel(_anthropic_key(s), s.claude_model, base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
 

@@ -42,7 +42,7 @@ def test_a_request_becomes_the_rest_proxy_event_and_the_answer_the_response() ->
     response = client.post("/extractions?x=1&y=2&y=3", json={"doc_id": "d"}, headers={"Idempotency-Key": "k1"})
     # Then the handler got the REST proxy event API Gateway sends
     event = seen[-1]
-    assert (event["httpMethod"], event["path"], event["resource"]) == ("POST", "/extractions", "/{proxy+}")
+    assert (event["httpMethod"], event["path"], event["resource"]) == ("POST", "/extractions", "/extractions")
     assert event["headers"]["Idempotency-Key"] == "k1" and event["multiValueHeaders"]["Idempotency-Key"] == ["k1"]
     assert event["queryStringParameters"] == {"x": "1", "y": "3"}
     assert event["multiValueQueryStringParameters"] == {"x": ["1"], "y": ["2", "3"]}

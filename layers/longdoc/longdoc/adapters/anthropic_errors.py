@@ -15,6 +15,13 @@ client's ``RemoteProtocolError``). What is left after the SDK's own retries maps
   ``ModelErrorException``, ``InternalServerException`` and ``ServiceUnavailableException``
   -> :class:`~longdoc.core.errors.ModelUnavailable`
 * any other 4xx (401 included) -> :class:`~longdoc.core.errors.ModelRequestError` (retrying will not help)
+* an error event inside a stream (the SDK raises it with status 200) by its ``error.type``:
+  ``rate_limit_error``, ``overloaded_error``, Bedrock's ``throttlingException`` /
+  ``modelNotReadyException`` throttled; ``api_error``, ``timeout_error``, Bedrock's
+  ``internalServerException``, ``serviceUnavailableException``, ``modelStreamErrorException``,
+  ``modelTimeoutException`` unavailable, and so is an event whose type is empty: the SDK's
+  event-stream decoder keeps only the names of botocore's ``ResponseStream`` shape, so Bedrock's
+  ``modelNotReadyException`` frame arrives nameless; any other type a request error
 
 Status codes and error types follow the Messages API error reference
 (https://docs.anthropic.com/en/api/errors); Bedrock names its errors in the ``x-amzn-ErrorType``
@@ -38,7 +45,13 @@ THROTTLE_STATUSES: frozenset[int] = frozenset({429, 529})
 #: Bedrock error types (``x-amzn-ErrorType``) that mean "no capacity now" / "try again later".
 BEDROCK_THROTTLE_ERRORS: frozenset[str] = frozenset({"ThrottlingException", "ModelNotReadyException"})
 BEDROCK_UNAVAILABLE_ERRORS: frozenset[str] = frozenset(
-    {"ModelTimeoutException", "ModelErrorException", "InternalServerException", "ServiceUnavailableException"})
+    {"ModelTimeoutException", "ModelErrorException", "InternalServerException", "ServiceUnavailableException",
+     "ModelStreamErrorException"})
+#: ``error.type`` of an error event inside a stream (after HTTP 200) that means "try again later":
+#: the Anthropic API's (https://docs.anthropic.com/en/api/messages-streaming, "Error events") and,
+#: capitalised, Bedrock's event-stream exception names (``throttlingException`` ...).
+STREAM_THROTTLE_TYPES: frozenset[str] = frozenset({"rate_limit_error", "overloaded_error"})
+STREAM_UNAVAILABLE_TYPES: frozenset[str] = frozenset({"api_error", "timeout_error"})
 
 
 def status_error(exc: anthropic.APIStatusError, api: str = "Claude API") -> LongdocError:
@@ -51,6 +64,13 @@ def status_error(exc: anthropic.APIStatusError, api: str = "Claude API") -> Long
         api_message = exc.body["message"]  # Bedrock's error body: {"message": "..."}
     detail = f"HTTP {status}" + (f" {error_type}" if error_type else "")
     detail += f": {api_message or exc.message}"
+    if status == 200:  # an error event inside a stream: its type is all there is
+        detail = f"in-stream {error_type or 'error without a type'}: {api_message or exc.message}"
+        bedrock_type = (error_type or "")[:1].upper() + (error_type or "")[1:]
+        if error_type in STREAM_THROTTLE_TYPES:
+            status = 429
+        elif not error_type or error_type in STREAM_UNAVAILABLE_TYPES:
+            status = 500
     if status in THROTTLE_STATUSES or bedrock_type in BEDROCK_THROTTLE_ERRORS:
         return ModelThrottled(f"{api} throttled ({detail})")
     if status >= 500 or bedrock_type in BEDROCK_UNAVAILABLE_ERRORS:

@@ -10,8 +10,8 @@ provider. Every request is built from the model's row of the capability table
 rejects (forced ``tool_choice``, assistant prefill) refused before sending with
 :class:`~longdoc.core.errors.ModelRejectsRequest`.
 
-With Bedrock no API key exists: requests are SigV4-signed from the environment's AWS
-credentials (the Lambda role). A row with ``endpoint: "messages"`` (the 5.x models) is served
+With Bedrock no API key exists: requests are SigV4-signed with the AWS credentials resolved once at
+composition (the Lambda role; a laptop's profile or keys: :mod:`longdoc.adapters.bedrock_access`). A row with ``endpoint: "messages"`` (the 5.x models) is served
 by "Claude in Amazon Bedrock", the Messages API at ``/anthropic/v1/messages`` (BEDROCK page;
 https://docs.aws.amazon.com/bedrock/latest/userguide/inference-messages-api.html), through the
 SDK's ``AnthropicBedrockMantle`` client (service ``bedrock-mantle``, base URL
@@ -40,7 +40,7 @@ a rotated key reaches a warm function within the cache lifetime. An authenticati
 (HTTP 401) refetches the key bypassing the cache and, if it changed, retries the call once
 with a new client; a key that is still rejected is a :class:`ModelRequestError`.
 
-The ``anthropic`` SDK is imported inside :meth:`ClaudeModel.__init__` only: importing it
+The ``anthropic`` SDK is imported inside the methods that build a client or call it only: importing it
 costs seconds, and code paths that never call Claude (ingest) must not pay for it.
 
 Retries are the SDK's own (``max_retries``; it retries 408/409/429/5xx and dropped
@@ -55,15 +55,8 @@ Step Functions error names:
 * connection failures, timeouts and other 5xx -> :class:`ModelUnavailable`
 * any other 4xx -> :class:`ModelRequestError` (retrying will not help)
 
-Status codes and error types follow the Messages API error reference
-(https://docs.anthropic.com/en/api/errors). Bedrock names its errors in the
-``x-amzn-ErrorType`` header (InvokeModel API reference,
-https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_InvokeModel.html):
-``ThrottlingException`` (429) and ``ModelNotReadyException`` (429) are throttling;
-``ModelTimeoutException`` (408), ``ModelErrorException`` (424), ``InternalServerException``
-(500) and ``ServiceUnavailableException`` (503) are unavailability; the rest
-(``ValidationException``, ``AccessDeniedException``, ``ResourceNotFoundException``,
-``ServiceQuotaExceededException``, ...) are request errors.
+Status codes and error types, Bedrock's ``x-amzn-ErrorType`` names and the error events inside a
+stream are listed with their sources in :mod:`longdoc.adapters.anthropic_errors`.
 """
 
 from __future__ import annotations
@@ -75,7 +68,9 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from longdoc.adapters.anthropic_errors import not_json, status_error, translated
+from longdoc.adapters.bedrock_access import BedrockAccess
 from longdoc.adapters.claude_budget import create_within
+from longdoc.adapters.claude_stream import stream_within
 from longdoc.core.errors import ModelUnavailable
 from longdoc.adapters.claude_response import to_response as _to_response
 from longdoc.core.messages import ModelRequest, ModelResponse
@@ -124,8 +119,12 @@ class ClaudeModel:
         provider: ``"anthropic"`` (default) or ``"bedrock"``; also :attr:`provider`.
         base_url: API root (default: the SDK's, ``https://api.anthropic.com`` or
             ``https://bedrock-runtime.<region>.amazonaws.com``); tests point it at a loopback fake.
-        aws_region: Bedrock Region (default: ``AWS_REGION`` / ``AWS_DEFAULT_REGION``, which
-            Lambda sets).
+        aws_region: Bedrock Region when ``aws_access`` is None (default: the SDK reads ``AWS_REGION`` /
+            ``AWS_DEFAULT_REGION`` and the credentials from the environment at each request).
+        aws_access: Bedrock's region and credentials resolved once at composition
+            (:func:`longdoc.adapters.bedrock_access.resolve_bedrock_access`), passed to the SDK client
+            explicitly, so a later change of the environment (the local engine's moto sandbox) never
+            reaches it; refreshed temporary credentials rebuild the client, as a rotated key does.
         max_retries: retries the SDK performs before an error reaches us (SDK default 2).
         timeout: seconds per HTTP attempt (600 s = the SDK's own default for
             non-streaming calls, below the 15-minute Lambda limit). A request's
@@ -147,17 +146,17 @@ class ClaudeModel:
         provider: Provider = "anthropic",
         base_url: str | None = None,
         aws_region: str | None = None,
+        aws_access: BedrockAccess | None = None,
         max_retries: int = 2,
         timeout: float = 600.0,
     ) -> None:
-        import anthropic  # lazy: ~2.5 s import, see module docstring
-
         self.name = model
         self.provider = provider
         self.max_retries = max_retries
         self._base_url = base_url
         self._timeout = timeout
         self._key_source: KeySource | None = None
+        self._aws_access: BedrockAccess | None = None
         self._key_fingerprint: str | None = None
         self._client: Any
         self._counts: dict[str, int] = {}
@@ -168,8 +167,9 @@ class ClaudeModel:
             if api_key is not None:
                 raise ValueError("provider 'bedrock' signs requests with AWS credentials: pass no API key")
             self.endpoint = spec.endpoint if spec is not None and spec.endpoint else "invoke"
-            bedrock = anthropic.AnthropicBedrockMantle if self.endpoint == "messages" else anthropic.AnthropicBedrock
-            self._client = bedrock(aws_region=aws_region, base_url=base_url, max_retries=max_retries, timeout=timeout)
+            self._aws_access = aws_access
+            self._client = self._bedrock_client({"aws_region": aws_region} if aws_access is None
+                                                else aws_access.client_kwargs())
         elif provider == "anthropic":
             if api_key is None:
                 raise ValueError("provider 'anthropic' needs an API key or a key source")
@@ -189,9 +189,23 @@ class ClaudeModel:
         return anthropic.Anthropic(api_key=key, base_url=self._base_url, max_retries=self.max_retries,
                                    timeout=self._timeout)
 
+    def _bedrock_client(self, auth: dict[str, Any]) -> Any:
+        """A new Bedrock client (Mantle for ``endpoint="messages"``) with ``auth`` (region, keys or
+        bearer key: :meth:`BedrockAccess.client_kwargs`); remembers the credentials' fingerprint."""
+        import anthropic
+
+        self._key_fingerprint = _fingerprint(repr(sorted(auth.items())))
+        bedrock = anthropic.AnthropicBedrockMantle if self.endpoint == "messages" else anthropic.AnthropicBedrock
+        return bedrock(**auth, base_url=self._base_url, max_retries=self.max_retries, timeout=self._timeout)
+
     def _current_client(self, *, refresh: bool = False) -> Any:
-        """The client for the key source's current key, rebuilt when the key changed."""
-        if self._key_source is None:  # Bedrock: credentials are the environment's
+        """The client for the key source's current key (Bedrock: the current AWS credentials), rebuilt when it changed."""
+        if self._key_source is None:  # Bedrock
+            if self._aws_access is not None:
+                auth = self._aws_access.client_kwargs()
+                if _fingerprint(repr(sorted(auth.items()))) != self._key_fingerprint:
+                    log.info("AWS credentials for Bedrock changed (refreshed); rebuilding the client")
+                    self._client = self._bedrock_client(auth)
             return self._client
         key = self._key_source(refresh=refresh)
         if _fingerprint(key) != self._key_fingerprint:
@@ -218,11 +232,17 @@ class ClaudeModel:
             ModelRequestError: any other 4xx, including a 401 that persists after the key was
                 read again; the message carries the status, the error type and its message.
         """
+        kwargs = self._kwargs(request)
+        return self._with_key_rotation(lambda client: self._call(kwargs, request, client))
+
+    def _with_key_rotation(self, call: Callable[[Any], ModelResponse]) -> ModelResponse:
+        """``call(client)`` with the current client; after a 401 (Anthropic API) the key is read again,
+        bypassing the cache, and ``call`` retried once if it changed (module docstring). Raises
+        :class:`ModelRequestError` for a 401 that persists, or on Bedrock."""
         import anthropic  # already loaded by __init__; cheap
 
-        kwargs = self._kwargs(request)
         try:
-            return self._call(kwargs, request, self._current_client())
+            return call(self._current_client())
         except anthropic.AuthenticationError as exc:
             if self._key_source is None:
                 raise status_error(exc) from exc
@@ -234,7 +254,7 @@ class ClaudeModel:
                 raise status_error(exc) from exc
             log.warning("Anthropic API rejected the cached key; retrying once with the current secret")
             try:
-                return self._call(kwargs, request, client)
+                return call(client)
             except anthropic.AuthenticationError as again:
                 raise status_error(again) from again
 
@@ -345,21 +365,24 @@ class ClaudeModel:
     # --- Streaming (summaries; :class:`longdoc.core.ports.StreamingModel`) ---
 
     def stream(self, request: ModelRequest, on_text: Callable[[str], None]) -> ModelResponse:
-        """Run one Messages API call streamed over SSE; ``on_text`` gets each text delta as it arrives.
+        """Run one Messages API call streamed (SSE; Bedrock InvokeModel: its event stream); ``on_text``
+        gets each text delta as it arrives.
 
-        Uses the SDK's ``messages.stream`` helper (``text_stream``, then the accumulated
-        final message), so a long answer never waits on one response or trips the SDK's
-        guard against long non-streaming requests. The request is built as in
-        :meth:`create` (table-driven fields, the same refusals: ModelRejectsRequest before
-        sending). Errors map as in :meth:`create` (ModelThrottled, ModelUnavailable,
-        ModelRequestError); a connection dropped mid-stream is ModelUnavailable.
+        Uses the SDK's ``messages.stream`` helper (``text_stream``, then the accumulated final message),
+        so a long answer never waits on one response or trips the SDK's guard against long
+        non-streaming requests. The request is built as in :meth:`create` (:meth:`_kwargs`: table-driven
+        fields, Bedrock's ``anthropic_version`` on InvokeModel, the same refusals: ModelRejectsRequest
+        before sending), with the key source's current key and the same one-time retry after a 401.
+        An error inside the stream after its HTTP 200 is classified by its type, and retryable ones
+        are retried within ``request.timeout_seconds``, a failed attempt's text discarded
+        (:func:`longdoc.adapters.claude_stream.stream_within`). Errors map as in :meth:`create`
+        (ModelThrottled, ModelUnavailable, ModelRequestError); a connection dropped mid-stream is
+        ModelUnavailable.
         """
         kwargs = self._kwargs(request)
-        client = self._current_client()  # the key source's current key, as create() uses
-        if request.timeout_seconds is not None:
-            client = client.with_options(timeout=max(1.0, request.timeout_seconds))
-        with translated("Claude API"), client.messages.stream(**kwargs) as events:
-            for text in events.text_stream:
-                on_text(text)
-            message = events.get_final_message()
-        return _to_response(message)
+
+        def call(client: Any) -> ModelResponse:
+            return _to_response(stream_within(client, kwargs, on_text, budget=request.timeout_seconds,
+                                              max_retries=self.max_retries, api="Claude API"))
+
+        return self._with_key_rotation(call)

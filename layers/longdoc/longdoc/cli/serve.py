@@ -60,6 +60,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.local.lambda_runtime import load_handler
+    from longdoc.local.api_event import RawHeadersHandler
     from longdoc.local.server import ApiApp
 
     settings = get_settings()
@@ -71,7 +72,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     mcp = _mcp_mount(args.host)
     try:
         server = make_server(args.host, args.port, ApiApp(api, max_body_bytes=args.max_body_bytes,
-                                                          mounts={"/mcp": mcp}), threaded=True)
+                                                          mounts={"/mcp": mcp}), threaded=True,
+                             request_handler=RawHeadersHandler)  # repeated headers kept (local/api_event.py)
     except OSError as exc:  # port in use, address not on this machine, ...
         mcp.stop()
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None

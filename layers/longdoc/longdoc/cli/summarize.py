@@ -22,12 +22,26 @@ def statemachine() -> Path:
     return Path(os.environ.get("LONGDOC_SUMMARIZE_STATEMACHINE", REPO_ROOT / "statemachine" / "summarize.asl.json"))
 
 
-def _writer(out: TextIO):
-    def write(text: str) -> None:
-        out.write(text)
-        out.flush()
+class _Writer:
+    """The CLI's stream sink: writes each delta as it arrives; a discard (an attempt that failed
+    inside its stream, retried) ends that text with one line saying it is void, so the retried
+    answer that follows is never read as its continuation (:class:`longdoc.core.ports.TextSink`)."""
 
-    return write
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+
+    def __call__(self, text: str) -> None:
+        self.out.write(text)
+        self.out.flush()
+
+    def discard(self, reason: str) -> None:
+        """End the void text with ``[... discarded: <reason>; retrying]`` on a line of its own."""
+        self.out.write(f"\n[the text above is discarded: {one_line(reason, 200)}; retrying]\n")
+        self.out.flush()
+
+
+def _writer(out: TextIO) -> _Writer:
+    return _Writer(out)
 
 
 def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:

@@ -255,8 +255,29 @@ class StreamingModel(Model, Protocol):
 
         Returns the whole reply as :meth:`Model.create` would (content, stop reason, usage).
         Raises the same errors as :meth:`Model.create`; ``on_text`` may have been called
-        with part of the text before an error.
+        with part of the text before an error. An implementation that retries a failed attempt
+        (an error inside the stream) calls ``on_text.discard(reason)`` when ``on_text`` has that
+        method (:class:`TextSink`) before the next attempt's text and before raising, for every
+        attempt that had sent text: that text is not part of the answer.
         """
+        ...
+
+
+@runtime_checkable
+class TextSink(Protocol):
+    """An ``on_text`` for :meth:`StreamingModel.stream` that can also be told to void what it got.
+
+    ``sink(text)`` gets each text delta; ``sink.discard(reason)`` says the text since the last
+    discard (of an attempt that failed, ``reason`` its one-line error) is void: a printer says so
+    and the next text is the answer from its start (issue 28).
+    """
+
+    def __call__(self, text: str) -> None:
+        """One text delta, in order."""
+        ...
+
+    def discard(self, reason: str) -> None:
+        """The text received since the last discard is void (``reason``: why the attempt failed)."""
         ...
 
 

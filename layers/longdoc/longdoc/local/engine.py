@@ -78,9 +78,27 @@ def _invoke_in_process(handlers: dict[str, Handler]):
     return _invoke
 
 
+def _model_before_sandbox() -> None:
+    """Compose the Bedrock model before :func:`_aws_sandbox` replaces the AWS environment (issue 28).
+
+    With ``LONGDOC_MODEL_PROVIDER=bedrock`` the model's region and credentials are resolved now,
+    from the real environment and profile, and passed to its client explicitly
+    (:func:`longdoc.wiring.model`, cached for the process), so the handlers that run inside the
+    sandbox call Bedrock with them, never with moto's fake keys. Raises ConfigError (a Bedrock
+    region, credential or model-id problem) before anything runs.
+    """
+    if os.environ.get("LONGDOC_MODEL_PROVIDER") == "bedrock":
+        from longdoc import wiring
+
+        wiring.model()
+
+
 @contextmanager
 def _aws_sandbox():
-    """Fake credentials for moto only while the engine runs (never touches real AWS)."""
+    """Fake credentials and ``us-east-1`` for moto's stand-ins only while the engine runs (never touches real AWS).
+
+    Covers the local stand-ins alone: the model client was built before it with its own
+    region and credentials (:func:`_model_before_sandbox`)."""
     keys = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_DEFAULT_REGION", "AWS_PROFILE")
     saved = {k: os.environ.get(k) for k in keys}
     os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
@@ -123,6 +141,7 @@ class LocalStepFunctions:
 
         handlers = {**self.handlers, "LocalStartExecutionArn": self._start_execution_task}
         by_function = {f"longdoc-local-{n.removesuffix('Arn').lower()}": h for n, h in handlers.items()}
+        _model_before_sandbox()
         sandbox = _aws_sandbox()
         sandbox.__enter__()
         self._stack.append(sandbox)

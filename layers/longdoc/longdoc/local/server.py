@@ -1,7 +1,9 @@
 """``longdoc serve``: the API function's own handler behind a local HTTP server (Werkzeug's WSGI server).
 
 Each HTTP request becomes the API Gateway REST proxy event the function receives on AWS
-(https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html),
+(:func:`longdoc.local.api_event.proxy_event`: the template's route in ``resource``, repeated
+headers and parameters in ``multiValueHeaders`` / ``multiValueQueryStringParameters``;
+https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html),
 and the handler's proxy response becomes the HTTP response: same routes, validation,
 status codes, error bodies and idempotency, because it is the same code. What differs:
 
@@ -23,8 +25,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
-import uuid
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -33,6 +33,7 @@ from werkzeug.wrappers import Request, Response
 
 from longdoc.core.errors import ExecutionAlreadyExists
 from longdoc.core.ports import StateStore
+from longdoc.local.api_event import proxy_event
 from longdoc.local.docs_page import docs_html
 from longdoc.local.engine import REGION, LocalContext
 from longdoc.local.runner import claim_run, lease_seconds, new_owner, run_dir
@@ -140,39 +141,6 @@ def _stop_all(workers: list[subprocess.Popen[bytes]]) -> int:
         except subprocess.TimeoutExpired:
             worker.kill()
     return len(alive)
-
-
-def proxy_event(request: Request, body: bytes) -> dict[str, Any]:
-    """The API Gateway REST proxy event for ``request`` (stage ``local``, resource ``/{proxy+}``).
-
-    Headers keep their last value in ``headers`` and all values in ``multiValueHeaders``; a body
-    that is not UTF-8 is sent base64-encoded with ``isBase64Encoded``, as API Gateway does.
-    """
-    headers: dict[str, str] = {}
-    multi: dict[str, list[str]] = {}
-    for key, value in request.headers.items():
-        headers[key] = value
-        multi.setdefault(key, []).append(value)
-    query = {k: request.args.getlist(k) for k in request.args}
-    try:
-        text, encoded = body.decode("utf-8"), False
-    except UnicodeDecodeError:
-        text, encoded = base64.b64encode(body).decode("ascii"), True
-    path = request.path or "/"
-    return {
-        "resource": "/{proxy+}", "path": path, "httpMethod": request.method,
-        "headers": headers, "multiValueHeaders": multi,
-        "queryStringParameters": {k: v[-1] for k, v in query.items()} or None,
-        "multiValueQueryStringParameters": query or None,
-        "pathParameters": {"proxy": path.lstrip("/")}, "stageVariables": None,
-        "requestContext": {"accountId": "123456789012", "apiId": "local", "stage": "local",
-                           "resourcePath": "/{proxy+}", "path": f"/local{path}", "httpMethod": request.method,
-                           "requestId": str(uuid.uuid4()), "requestTimeEpoch": int(time.time() * 1000),
-                           "protocol": request.environ.get("SERVER_PROTOCOL", "HTTP/1.1"),
-                           "identity": {"sourceIp": request.remote_addr or "127.0.0.1",
-                                        "userAgent": headers.get("User-Agent", "")}},
-        "body": text if body else None, "isBase64Encoded": encoded,
-    }
 
 
 def http_response(result: dict[str, Any]) -> Response:

@@ -96,10 +96,25 @@ def summary_view(blobs: BlobStore, summary_id: str) -> dict[str, Any]:
 _SINKS: list[Callable[[str], None]] = []
 
 
-def emit(text: str) -> None:
-    """Send a streamed text delta to every sink registered in this process (none on AWS)."""
-    for sink in list(_SINKS):
-        sink(text)
+class _Emit:
+    """The handler's ``on_text`` (:class:`~longdoc.core.ports.TextSink`): each delta, and each discard
+    of a failed attempt's text, to every sink registered in this process (none on AWS)."""
+
+    def __call__(self, text: str) -> None:
+        """Send a streamed text delta to every sink."""
+        for sink in list(_SINKS):
+            sink(text)
+
+    def discard(self, reason: str) -> None:
+        """Tell every sink that has ``discard`` that the text since the last discard is void."""
+        for sink in list(_SINKS):
+            discard = getattr(sink, "discard", None)
+            if callable(discard):
+                discard(reason)
+
+
+emit = _Emit()
+"""Send a streamed text delta (``emit(text)``) or a discard (``emit.discard(reason)``) to every registered sink."""
 
 
 @contextmanager
