@@ -5,7 +5,8 @@ on its own and fused (:mod:`longdoc.triage.ranking`):
 
 - ``loss``: what happened, to what, where, when: the form's descriptive fields and the note's
   sentences that are not condition-like, without the form's boilerplate (policy number, names,
-  amounts, dates, ids: they stay in CASE_FACTS, not in the query);
+  amounts, dates, ids: they stay in CASE_FACTS, not in the query), followed by the wording's
+  defined terms for its plain words (below);
 - ``event``: the form's short description of the loss (or the note's first sentence);
 - ``condition``: the note's condition-like sentences (notice, reports, deadlines, proof, delay);
   kept apart so that a deadline phrase does not drag the loss query to the clause sharing it;
@@ -154,17 +155,18 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
     conditions = [s for s in note if _CONDITION.search(s)]
     losses = [s for s in note if not _CONDITION.search(s)]
     loss = _clean(" ".join([v for _, v in fields] + losses)) or _clean(claim.text) or claim.text
-    queries = [Query("loss", loss, 1.0)]
+    terms = defined_terms(loss, defs, rare)
+    queries = [Query("loss", " ".join([loss, *terms]), 1.0)]  # the plain words, and the wording's terms for them
     event = _clean(" ".join(described) or (losses[0] if losses else ""))
     if event and event != loss:
-        queries.append(Query("event", event, 1.0))
+        queries.append(Query("event", event, 0.5))  # a part of the loss query: half its weight
     if conditions:
         queries.append(Query("condition", _clean(_FORM_WORDS.sub(" ", " ".join(conditions))), 1.0))
     if claim.case_facts and described:
-        queries.append(Query("limit", _clean(" ".join(described)) + " " + LIMIT_WORDS, 0.5))
-    if len(losses) > 1:
-        queries += [Query(f"sentence {i}", _clean(s), 0.5) for i, s in enumerate(losses, start=1) if _clean(s)]
-    terms = defined_terms(loss, defs, rare)
+        queries.append(Query("limit", _clean(" ".join(described)) + " " + LIMIT_WORDS, 0.3))
+    if len(losses) > 1:  # the sentences share one query's weight: together they are the loss query again
+        queries += [Query(f"sentence {i}", _clean(s), round(1 / len(losses), 3))
+                    for i, s in enumerate(losses, start=1) if _clean(s)]
     if terms:
-        queries.append(Query("defined terms", " ".join(terms), 0.7))
+        queries.append(Query("defined terms", " ".join(terms), 1.0))
     return queries
