@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 
+UNNAMED = "in no query's first 5 (ranked in by the fusion of all)"
+"""What ``--explain`` says of a clause that no query had in its first five."""
+
+
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -27,7 +31,7 @@ def explain_table(result: dict[str, Any]) -> list[str]:
     then each band's estimated tokens against the input budget (``--explain``)."""
     budget = result["budget"]
     lines = [f"query {q['name']} (weight {q['weight']}): {_cut(q['text'], 100)}" for q in result.get("queries", [])]
-    lines += [f"  {c['clause_id']} found by {', '.join(c.get('found_by') or ['fusion only'])}"
+    lines += [f"  {c['clause_id']} " + (f"found by {', '.join(c['found_by'])}" if c.get("found_by") else UNNAMED)
               for c in result["band"]["clauses"]]
     lines += [f"input budget {budget['input_budget']} tokens from {budget['source']}"]
     lines += [f"  {name:<22}{tokens:>7}" for name, tokens in budget["bands"].items()]
