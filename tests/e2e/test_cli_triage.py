@@ -59,6 +59,8 @@ def test_eval_triage_reports_recall_next_to_the_naive_baseline(home: Path, tmp_p
     assert main(["eval", "triage", "--gold", str(homes), "--collection", "dev-policy-set", "--bm25", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     overall = report["overall"]
-    assert overall["claims"] == 29 and set(report["strata"]) == {"line_of_business=home", "term=2023", "term=2024"}
+    assert overall["claims"] == 29 and set(report["strata"]) == {
+        "line_of_business=home", "term=2023", "term=2024", "kind=-", "split=dev",
+        "wording=homeowners-wording-2023", "wording=homeowners-wording-2024"}
     assert overall["wrong_term_top3"] == 0.0 < overall["naive_wrong_term_top3"]
     assert overall["recall@3"] >= overall["naive_recall@3"]

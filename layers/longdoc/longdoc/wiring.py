@@ -441,9 +441,11 @@ def triage_deps(offline_ranking: bool = False) -> TriageDeps:
     from longdoc.triage.service import TriageDeps
 
     chosen = None if uses_baseline() else model()
+    rerank = None if get_settings().reranker == "none" else reranker()
     if offline_ranking:
-        return TriageDeps(state_store(), blob_store(), model=chosen, tokens=_budget_counter())
-    return TriageDeps(state_store(), blob_store(), embedder(), vector_index(), chosen, tokens=_budget_counter())
+        return TriageDeps(state_store(), blob_store(), model=chosen, tokens=_budget_counter(), reranker=rerank)
+    return TriageDeps(state_store(), blob_store(), embedder(), vector_index(), chosen, tokens=_budget_counter(),
+                      reranker=rerank)
 
 
 def reset() -> None:

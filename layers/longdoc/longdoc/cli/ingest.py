@@ -21,7 +21,7 @@ def _not_ready(record: DocumentRecord) -> str:
 def ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]:
     """Ingest one file (and its sidecar) through the local runner (:mod:`longdoc.local.ingest_runner`).
 
-    Returns ``(record, previous latest version, skipped: same bytes already READY)``.
+    Returns ``(record, previous latest version, skipped: same bytes already READY, chunked alike)``.
     Raises :class:`CliError` naming the file when it is missing, its sidecar holds a bad
     value (the field named, even for bytes already READY), or it did not become READY.
     While another ``longdoc ingest`` of the same version runs, waits for it (said once on stderr);
@@ -50,7 +50,9 @@ def ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]
         raise CliError(f"{path}: ingest failed, retry later: {done.failure or 'the version was not registered'}")
     if record.status != "READY":
         raise CliError(f"{path}: {record.reason if record.status == 'FAILED' and record.reason else _not_ready(record)}")
-    return record, done.previous, done.before is not None and done.before.status == "READY"
+    before = done.before
+    # same bytes already READY and chunked the same way (a profile change re-chunks: not skipped)
+    return record, done.previous, before is not None and before.status == "READY" and before.chunking == record.chunking
 
 
 def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previous: DocumentRecord | None,

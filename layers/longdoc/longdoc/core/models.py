@@ -291,6 +291,9 @@ class DocumentRecord(BaseModel):
     timings: dict[str, str] = Field(default_factory=dict)
     metadata: DocumentMetadata = Field(default_factory=DocumentMetadata)
     revision: int = 0
+    chunking: str | None = None
+    """How the version was chunked (``"300/400/0.15"``: target/max tokens, overlap; its metadata's
+    profile, :mod:`longdoc.ingest.profiles`); None for entries written before it was kept."""
 
 
 # --- Where a character of a chunk is ----------------------------------------------------------

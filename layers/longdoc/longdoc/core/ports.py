@@ -211,6 +211,18 @@ class VectorIndex(Protocol):
 
 
 @runtime_checkable
+class Reranker(Protocol):
+    """Reorders retrieved chunks for a query (e.g. Voyage rerank on AWS); must not add chunks.
+
+    Used by extraction's retrieval and by triage's clause ranking (which sends each clause as a
+    chunk carrying the clause's text); :class:`longdoc.adapters.voyage_rerank.VoyageReranker` is the AWS one.
+    """
+
+    def rerank(self, query: str, chunks: Sequence[Chunk], top_k: int) -> list[Chunk]:
+        """Return at most ``top_k`` of ``chunks``, best first."""
+        ...
+
+
 class Model(Protocol):
     """One Messages-API-shaped call. ``name`` is recorded on every result it produces."""
 

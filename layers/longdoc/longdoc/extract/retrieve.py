@@ -29,12 +29,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal
 
 from longdoc.core.documents import embedding_text
 from longdoc.core.tokens import estimate_tokens
 from longdoc.core.models import Chunk
-from longdoc.core.ports import VectorIndex
+from longdoc.core.ports import Reranker, VectorIndex
 from longdoc.search.bm25 import BM25, bm25_terms
 from longdoc.search.fusion import rrf
 
@@ -62,14 +62,6 @@ def passages(chunk: Chunk, headers: bool = True) -> list[str]:
     spans = [(max(s.char_start, chunk.char_start) - chunk.char_start, min(s.char_end, chunk.char_end) - chunk.char_start)
              for s in chunk.section_spans] or [(0, len(chunk.text))]
     return [head + chunk.text[a:b] for a, b in spans if chunk.text[a:b].strip()]
-
-
-class Reranker(Protocol):
-    """Reorders retrieved chunks for a query (e.g. Voyage rerank on AWS); must not add chunks."""
-
-    def rerank(self, query: str, chunks: Sequence[Chunk], top_k: int) -> list[Chunk]:
-        """Return at most ``top_k`` of ``chunks``, best first."""
-        ...
 
 
 class NoRerank:

@@ -7,7 +7,9 @@ invocation running out of time) the version is marked ``FAILED`` with the reason
 redelivery continues where it stopped. Re-ingesting bytes whose version is already
 ``READY`` is a no-op, unless only the document metadata changed: then that version's
 chunk list is rewritten with the new metadata (same chunk ids and text, no parsing,
-embedding or upserting). Embeddings are cached per version by text hash, model and
+embedding or upserting); or unless the metadata now selects another chunk profile
+(:mod:`longdoc.ingest.profiles`): then the version is chunked again, its old vectors deleted,
+and only chunk texts not in its embedding cache are embedded. Embeddings are cached per version by text hash, model and
 dimension (:mod:`longdoc.ingest.embeddings`), so a new version re-embeds only the chunks
 whose text changed.
 
@@ -38,6 +40,7 @@ from longdoc.ingest.embeddings import EmbeddingCache, embed_missing, text_sha256
 from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.models import ParsedDocument
 from longdoc.ingest.ocr_cache import BlobOcrCache
+from longdoc.ingest.profiles import chunking_label, options_for
 from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, OcrOptions, parse_document
 from longdoc.ingest.parse.damage import by_outcome
 from longdoc.ingest.result import IngestResult, ocr_summary
@@ -138,7 +141,7 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     options = options or IngestOptions()
     started = time.monotonic()
     existing = deps.state.get_document(source.doc_id, source.version)
-    if existing is not None and existing.status == "READY":
+    if existing is not None and existing.status == "READY" and not _rechunk(source, existing, options):
         return _ready_again(source, deps, existing, started)
     ocr = _ocr_options(source, deps, options, time_left)
     parsed, chunks, meta = _parse_and_chunk(source, deps.state, options, ocr, existing)
@@ -149,26 +152,42 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     try:
         # Whoever held the claim before may have finished between the first read and the claim.
         existing = deps.state.get_document(source.doc_id, source.version)
-        if existing is not None and existing.status == "READY":
+        if existing is not None and existing.status == "READY" and not _rechunk(source, existing, options):
             return _ready_again(source, deps, existing, started)
         run = IngestAttempt(source=source, deps=deps, chunks=chunks, prior=existing, time_left=time_left,
                             deadline_margin=options.deadline_margin, started=started, timings=timings, claim=claim)
-        run.register(*_new_record(source, deps, existing, parsed, chunks, meta))
+        run.register(*_new_record(source, deps, existing, parsed, chunks, meta,
+                                  chunking_label(options_for(options, meta))))
         _store_embed_upsert(run)
         return _finish(run, parsed)
     finally:
         claim.release()
 
 
+def _rechunk(source: IngestSource, existing: DocumentRecord, options: IngestOptions) -> bool:
+    """True when the ``READY`` version ``existing`` was chunked otherwise than its metadata's profile
+    asks now (:mod:`longdoc.ingest.profiles`; an entry without ``chunking`` counts as chunked with
+    ``options``). Bad metadata: False (the caller's :func:`_ready_again` reports it)."""
+    try:
+        meta = source.metadata()
+    except DocumentError:
+        return False
+    return chunking_label(options_for(options, meta)) != (existing.chunking or chunking_label(options))
+
+
 def _store_embed_upsert(run: IngestAttempt) -> None:
     """Write the chunk list, embed and upsert; on failure record ``FAILED`` and re-raise.
 
     A :class:`DocumentError` (a chunk the embedder cannot read) also removes what was
-    written for the version; other errors keep the progress for the redelivery.
+    written for the version; other errors keep the progress for the redelivery. Re-chunking a
+    ``READY`` version (another profile) first deletes its vectors: the same chunk ids now hold
+    other text, and there may be fewer of them.
     """
     source, deps = run.source, run.deps
     cache = EmbeddingCache(deps.blobs, deps.embedder, source.doc_id, source.version)
     try:
+        if run.prior is not None and run.prior.status == "READY":
+            deps.index.delete_document(source.doc_id, source.version)
         _store_chunks(run)
         vectors = _embed(run, cache)
         _upsert(run, vectors)
@@ -254,8 +273,9 @@ def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOpt
         meta = source.metadata()
         parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes, max_pages=options.max_pages,
                                 ocr=ocr)
-        chunks = chunk_document(parsed, source.doc_id, target_tokens=options.target_tokens,
-                                max_tokens=options.max_tokens, overlap=options.overlap, metadata=meta)
+        sizes = options_for(options, meta)  # the document kind's profile (ingest/profiles.py)
+        chunks = chunk_document(parsed, source.doc_id, target_tokens=sizes.target_tokens,
+                                max_tokens=sizes.max_tokens, overlap=sizes.overlap, metadata=meta)
         if not chunks:
             raise DocumentError(source.name, "no text to chunk")
     except DocumentError as exc:
@@ -275,7 +295,7 @@ def _previous_version(source: IngestSource, state: StateStore, existing: Documen
 
 
 def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord | None, parsed: ParsedDocument,
-                chunks: list[Chunk], meta: DocumentMetadata) -> tuple[DocumentRecord, bool]:
+                chunks: list[Chunk], meta: DocumentMetadata, chunking: str) -> tuple[DocumentRecord, bool]:
     """The version's ``INGESTING`` entry to register, and whether an earlier attempt is resumed.
 
     A ``FAILED`` or ``INGESTING`` attempt with the same chunk count and embedding model is
@@ -292,7 +312,7 @@ def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord
         upserted=carried.upserted if carried else 0, reused=carried.reused if carried else 0,
         embedding_tokens=carried.embedding_tokens if carried else 0,
         attempts=(carried.attempts if carried else 0) + 1,
-        pages_needing_ocr=parsed.pages_needing_ocr, metadata=meta,
+        pages_needing_ocr=parsed.pages_needing_ocr, metadata=meta, chunking=chunking,
         page_outcomes=by_outcome(parsed.page_outcomes), warnings=parsed.warnings,
     )
     return record, resuming
@@ -306,7 +326,7 @@ def _store_chunks(run: IngestAttempt) -> None:
 def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
     """Embed what the cache lacks (after reusing the previous version's vectors); returns vectors in chunk order."""
     step = time.monotonic()
-    if run.resuming:
+    if run.resuming or (run.prior is not None and run.prior.status == "READY"):  # resumed, or re-chunked
         cache.load()
     texts = [embedding_text(c) for c in run.chunks]
     hashes = [text_sha256(t) for t in texts]

@@ -179,3 +179,22 @@ def fill_band(ranked: Sequence[Clause], limit: int) -> Band:
         if used > limit:
             break
     return Band(chosen, used, limit, bool(ranked) and ranked[0].tokens > limit)
+
+
+def units_as_clauses(chunks: Sequence[Chunk], *, endorsement: bool = False, start: int = 0,
+                     count: Callable[[str], int] = estimate_tokens) -> list[Clause]:
+    """The clause units of one document version (:func:`longdoc.triage.units.clause_units`: sections
+    capped at 400 tokens and split at paragraph joints as ``4.2#1``, whatever the chunk size), as
+    :class:`Clause` objects in document order (``order`` from ``start``), each sized with ``count``."""
+    from longdoc.triage.units import clause_units
+
+    out: list[Clause] = []
+    units = clause_units(chunks, preamble=PREAMBLE)
+    doc_id = chunks[0].doc_id if chunks else ""
+    version = chunks[0].doc_version if chunks else ""
+    for unit in units:
+        cid = f"{doc_id}:{unit.unit_id}" if endorsement else unit.unit_id
+        clause = Clause(f"{doc_id}:{version}@{unit.start}", cid, doc_id, version, unit.chunk_id, unit.heading_path,
+                        unit.text, endorsement, start + len(out), 0)
+        out.append(_sized(clause, count))
+    return out

@@ -1,43 +1,72 @@
-"""``longdoc eval triage``: recall of the gold clauses in the ranking, by line of business and term. No model calls.
+"""``longdoc eval triage``: recall of the gold clauses in the ranking, by claim kind, wording, split,
+line of business and term, beside two baselines in the same run. No model calls.
 
 Gold file: JSON Lines, one invented claim a line::
 
-    {"id": "h01", "claim": {... claim JSON with loss_date, line_of_business ...},
+    {"id": "h01", "kind": "covered", "split": "dev", "claim": {... loss_date, line_of_business ...},
      "gold_doc": "homeowners-wording-2023", "gold": ["5.10"]}
+    {"id": "r07", "kind": "trap", "claim": {...}, "gold_doc": "travel-wording",
+     "gold_quotes": ["We will pay ... verbatim from the wording"]}
 
-``gold`` lists clause ids as the band cites them (an endorsement's with its doc_id prefix);
-a ranked clause matches a gold id by string equality of its id without the split-part
-suffix (``5.10#2`` -> ``5.10``) or of an enclosing level (``Section 29(k)`` -> ``Section 29``,
-the extraction eval's convention), and a wording clause must also come from ``gold_doc`` (the
-same number in another term's wording is another clause). recall@k is the share of a
-claim's gold ids among the first k ranked clauses, averaged over claims.
+``kind`` is one of :data:`KINDS` (``-`` when absent), ``split`` ``dev`` or ``test`` (held-out
+claims, written but never looked at while tuning). ``gold`` lists clause ids as the band cites
+them: a ranked clause matches by its id without the split-part suffix (``5.10#2`` -> ``5.10``)
+or an enclosing level (``Section 29(k)`` -> ``Section 29``), and a wording clause must come from
+``gold_doc``. ``gold_quotes`` are verbatim sentences of the wording: a ranked unit matches when
+it holds at least 80 % of a quote's words in order (the gold README's rule), so the figure does
+not depend on how a ranking cuts units. recall@k is the share of a claim's gold items among the
+first k, averaged over claims.
 
-The naive baseline, in the same run: BM25 over every clause of every document of the
-collection (no term resolution, no line-of-business filter, every endorsement), with the
-claim text as the query. ``wrong_term_top3`` is the share of claims whose first three
-clauses include one from a document not in force for that claim. ``top_over_band`` is the
-share of claims whose top clause alone is over the clause band (default budget).
+Rankings measured in the same run:
+
+- ``triage``: today's ranking (clause units from structure, the claim's queries fused,
+  :func:`longdoc.triage.ranking.rank_claim`);
+- ``legacy``: the ranking before issue 31 (chunk sections as clauses, the whole claim text as
+  one query, :func:`longdoc.triage.ranking.legacy_rank`), over the same documents in force;
+- ``naive``: BM25 with the claim text over the whole collection (no term resolution, no
+  line-of-business filter): over 1,000-character windows of each document's text for
+  quote gold, over every chunk section for id gold (windows carry no clause ids).
+
+``wrong_term_top3`` is the share of claims whose first three include a clause of a document not
+in force; ``top_over_band`` the share whose top clause alone is over the default clause band.
 """
 
 from __future__ import annotations
 
-import html
 import json
+import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import TriageError
+from longdoc.core.models import Chunk
+from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.budget import DEFAULT_INPUT_BUDGET, clause_band
 from longdoc.triage.claim import claim_from_json
-from longdoc.triage.clauses import Clause, clauses_of, enclosing_ids, rank
+from longdoc.triage.clauses import Clause, clauses_of, enclosing_ids, units_as_clauses
 from longdoc.triage.collections import Member, load_collection
+from longdoc.triage.evaluate_report import render, render_html, summarise
 from longdoc.triage.prompt import fixed_parts
+from longdoc.triage.ranking import legacy_rank, rank_claim
 from longdoc.triage.service import TriageDeps, claim_context
 from longdoc.triage.terms import resolve
+from longdoc.triage.unit_vectors import unit_vectors
+from longdoc.triage.units import document_text
+
+__all__ = ["KINDS", "evaluate", "read_gold", "render", "render_html"]
 
 KS = (1, 3)
+KINDS = ("covered", "excluded", "condition", "limit", "two_clauses", "paraphrase", "trap")
+"""The claim kinds a handler sees (issue 31): the deciding clause grants, excludes, sets a condition
+(a notice deadline, a report), caps (a sub-limit), needs two clauses, is told in plain words the
+wording does not use, or the claim holds a phrase that matches another clause than the deciding one."""
+WINDOW_CHARS = 1_000
+"""Window size of the naive baseline (characters)."""
+QUOTE_COVER = 0.8
+"""Share of a gold quote's words a unit must hold in order (the gold README's retrieval rule)."""
 
 
 def read_gold(path: Path) -> list[dict[str, Any]]:
@@ -50,107 +79,148 @@ def read_gold(path: Path) -> list[dict[str, Any]]:
             case = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TriageError(f"{path}:{n}: not JSON ({exc})") from None
-        if not isinstance(case, dict) or not isinstance(case.get("claim"), dict) or not case.get("gold"):
-            raise TriageError(f"{path}:{n}: a gold claim needs \"claim\" (object) and \"gold\" (clause ids)")
+        if not isinstance(case, dict) or not isinstance(case.get("claim"), dict) or not (
+                case.get("gold") or case.get("gold_quotes")):
+            raise TriageError(f"{path}:{n}: a gold claim needs \"claim\" (object) and \"gold\" (clause ids) "
+                              "or \"gold_quotes\" (verbatim wording)")
+        if case.get("kind") not in (None, *KINDS):
+            raise TriageError(f"{path}:{n}: unknown kind {case.get('kind')!r} (kinds: {', '.join(KINDS)})")
         cases.append(case)
     if not cases:
         raise TriageError(f"no gold claims in {path}")
     return cases
 
 
-def _hits(ranked: Sequence[Clause], gold: list[str], gold_doc: str | None, k: int) -> float:
-    found = {key for c in ranked[:k] if c.endorsement or gold_doc is None or c.doc_id == gold_doc
-             for key in enclosing_ids(c.clause_id)}
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", unicodedata.normalize("NFKC", text).lower())
+
+
+def quote_in(quote: str, text: str) -> bool:
+    """True when ``text`` holds at least :data:`QUOTE_COVER` of ``quote``'s words in order (NFKC, case-folded)."""
+    want, have = _words(quote), iter(_words(text))
+    found = sum(1 for w in want if any(h == w for h in have))
+    return bool(want) and found >= QUOTE_COVER * len(want)
+
+
+def _hits(ranked: Sequence[Clause], case: dict[str, Any], k: int) -> float:
+    gold_doc = case.get("gold_doc")
+    top = [c for c in ranked[:k] if c.endorsement or gold_doc is None or c.doc_id == gold_doc]
+    if case.get("gold_quotes"):
+        quotes = [str(q) for q in case["gold_quotes"]]
+        return sum(1 for q in quotes if any(quote_in(q, c.text) for c in top)) / len(quotes)
+    gold = [str(g) for g in case["gold"]]
+    found = {key for c in top for key in enclosing_ids(c.clause_id)}
     return sum(1 for g in gold if g in found) / len(gold)
 
 
+def windows(chunks: Sequence[Chunk], endorsement: bool, size: int = WINDOW_CHARS) -> list[Clause]:
+    """The document's text in ``size``-character windows (the naive baseline's units), cut at a space."""
+    text, a = document_text(chunks), 0
+    out: list[Clause] = []
+    first = chunks[0]
+    while a < len(text):
+        b = min(len(text), a + size)
+        if b < len(text) and text.rfind(" ", a, b) > a:
+            b = text.rfind(" ", a, b)
+        out.append(Clause(f"{first.doc_id}:{first.doc_version}~{a}", f"w{len(out) + 1}", first.doc_id,
+                          first.doc_version, first.chunk_id, (), text[a:b], endorsement, len(out), 0))
+        a = b
+    return out
+
+
 class _Pools:
-    """Clauses per collection member, loaded once."""
+    """Units, legacy clauses and windows per collection member, loaded once."""
 
     def __init__(self, deps: TriageDeps, members: list[Member]):
         self.deps = deps
         self.members = {m.doc_id: m for m in members}
-        self.cache: dict[str, list[Clause]] = {}
+        self.cache: dict[tuple[str, str], list[Clause]] = {}
 
-    def of(self, doc_ids: Sequence[str]) -> list[Clause]:
+    def of(self, doc_ids: Sequence[str], kind: str = "units") -> list[Clause]:
         out: list[Clause] = []
         for doc_id in doc_ids:
-            if doc_id not in self.cache:
+            if (doc_id, kind) not in self.cache:
                 m = self.members[doc_id]
-                self.cache[doc_id] = clauses_of(load_chunks(self.deps.blobs, m.doc_id, m.doc_version),
-                                                endorsement=m.is_endorsement)
-            out += self.cache[doc_id]
+                chunks = load_chunks(self.deps.blobs, m.doc_id, m.doc_version)
+                make = {"units": units_as_clauses, "legacy": clauses_of}.get(kind)
+                self.cache[(doc_id, kind)] = (make(chunks, endorsement=m.is_endorsement) if make
+                                              else windows(chunks, m.is_endorsement))
+            out += self.cache[(doc_id, kind)]
         return [Clause(**{**c.__dict__, "order": i}) for i, c in enumerate(out)]
 
 
-def _score(case: dict[str, Any], collection: str, members: list[Member], pools: _Pools,
-           deps: TriageDeps) -> dict[str, Any]:
+def _score(case: dict[str, Any], collection: str, members: list[Member], pools: _Pools, deps: TriageDeps,
+           embed: Callable[[str], Sequence[float]] | None) -> dict[str, Any]:
     claim = claim_from_json(case["claim"])
     loss, lob = claim_context(claim, members, None, None)
     resolution = resolve(collection, members, lob, loss)
-    live = {m.doc_id for m in resolution.members}
-    pool = pools.of([m.doc_id for m in resolution.members])
-    vector = deps.embedder.embed_query(claim.text) if deps.embedder is not None and deps.index is not None else None
-    ranked = rank(pool, claim.text, index=deps.index if vector is not None else None, vector=vector)
-    naive = rank(pools.of(list(pools.members)), claim.text)
+    live = [m.doc_id for m in resolution.members]
+    index = deps.index if embed is not None else None
+    units = pools.of(live)
+    vectors = unit_vectors(deps.blobs, deps.embedder, units) if embed is not None and deps.embedder else None
+    result = rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors)
+    ranked = result.clauses
+    legacy = legacy_rank(pools.of(live, "legacy"), claim, index=index, embed=embed)
+    everything = list(pools.members)
+    naive_pool = pools.of(everything, "windows" if case.get("gold_quotes") else "legacy")
+    naive = _bm25(naive_pool, claim.text)
     fixed = fixed_parts(claim)
     band = clause_band(DEFAULT_INPUT_BUDGET, fixed.instructions, fixed.examples, fixed.claim, fixed.task)
-    gold, gold_doc = [str(g) for g in case["gold"]], case.get("gold_doc")
-    return {"id": case.get("id"), "line_of_business": lob, "term": resolution.wording.term or "-",
-            **{f"recall@{k}": _hits(ranked, gold, gold_doc, k) for k in KS},
-            **{f"naive_recall@{k}": _hits(naive, gold, gold_doc, k) for k in KS},
-            "top_over_band": ranked[0].tokens > band if ranked else False,
-            "wrong_term_top3": any(c.doc_id not in live for c in ranked[:3]),
-            "naive_wrong_term_top3": any(c.doc_id not in live for c in naive[:3]),
-            "top3": [c.clause_id for c in ranked[:3]], "naive_top3": [c.clause_id for c in naive[:3]], "gold": gold}
+    row: dict[str, Any] = {
+        "id": case.get("id"), "kind": case.get("kind") or "-", "split": case.get("split") or "dev",
+        "wording": case.get("gold_doc") or resolution.wording.doc_id, "line_of_business": lob,
+        "term": resolution.wording.term or "-"}
+    for name, ranking in (("", ranked), ("legacy_", legacy), ("naive_", naive)):
+        for k in KS:
+            row[f"{name}recall@{k}"] = _hits(ranking, case, k)
+    live_set = set(live)
+    row.update({"top_over_band": ranked[0].tokens > band if ranked else False,
+                "wrong_term_top3": any(c.doc_id not in live_set for c in ranked[:3]),
+                "naive_wrong_term_top3": any(c.doc_id not in live_set for c in naive[:3]),
+                "top3": [c.clause_id for c in ranked[:3]],
+                "found_by": [result.reasons.get(c.key, []) for c in ranked[:3]],
+                "legacy_top3": [c.clause_id for c in legacy[:3]], "naive_top3": [c.clause_id for c in naive[:3]],
+                "gold": [str(g) for g in case.get("gold") or case.get("gold_quotes") or []]})
+    return row
 
 
-_METRICS = ("recall@1", "recall@3", "naive_recall@1", "naive_recall@3", "top_over_band", "wrong_term_top3",
-            "naive_wrong_term_top3")
-
-
-def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    n = len(rows)
-    return {"claims": n, **{m: round(sum(float(r[m]) for r in rows) / n, 3) if n else None for m in _METRICS}}
+def _bm25(pool: list[Clause], query: str) -> list[Clause]:
+    index = BM25([bm25_tokens(" ".join(c.heading_path) + " " + c.text) for c in pool])
+    ranked = [pool[i] for i, _ in index.rank(bm25_tokens(query))]
+    seen = {c.key for c in ranked}
+    return ranked + [c for c in pool if c.key not in seen]
 
 
 def evaluate(gold_path: Path, collection: str, deps: TriageDeps,
              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Score every gold claim (no model calls); returns overall, per line of business and per term figures."""
+    """Score every gold claim (no model calls); returns overall figures and strata (kind, wording,
+    split, line of business, term), each with the legacy and naive baselines of the same run."""
     cases = read_gold(gold_path)
     members = load_collection(deps.state, collection)
     pools = _Pools(deps, members)
+    vectors: dict[str, Sequence[float]] = {}
+    embedder = deps.embedder
+
+    def embed(text: str) -> Sequence[float]:
+        if text not in vectors:
+            assert embedder is not None
+            vectors[text] = embedder.embed_query(text)
+        return vectors[text]
+
+    hybrid = deps.index is not None and embedder is not None
     rows = []
     for case in cases:
-        rows.append(_score(case, collection, members, pools, deps))
+        rows.append(_score(case, collection, members, pools, deps, embed if hybrid else None))
         if progress:
-            progress(f"{rows[-1]['id']}: top3 {rows[-1]['top3']} gold {rows[-1]['gold']}")
+            progress(f"{rows[-1]['id']} [{rows[-1]['kind']}]: top3 {rows[-1]['top3']} r@3 {rows[-1]['recall@3']}")
     strata: dict[str, dict[str, Any]] = {}
-    for key in ("line_of_business", "term"):
+    for key in ("kind", "wording", "split", "line_of_business", "term"):
         for value in sorted({r[key] for r in rows}):
-            strata[f"{key}={value}"] = _summary([r for r in rows if r[key] == value])
-    mode = "hybrid (BM25 + dense)" if deps.index is not None and deps.embedder is not None else "BM25"
-    return {"collection": collection, "gold": str(gold_path), "ranking": mode, "naive": "BM25, whole collection",
-            "overall": _summary(rows), "strata": strata, "claims": rows}
-
-
-def render(report: dict[str, Any]) -> str:
-    """The report as a text table: one row overall, one per stratum."""
-    head = ("STRATUM", "CLAIMS", "R@1", "R@3", "NAIVE R@1", "NAIVE R@3", "TOP>BAND", "WRONG TERM@3", "NAIVE WRONG@3")
-    rows = [("overall", report["overall"]), *report["strata"].items()]
-    lines = [f"triage recall on {report['collection']} ({report['ranking']}; naive: {report['naive']})",
-             "  ".join(f"{h:<13}" for h in head)]
-    for name, s in rows:
-        cells = [name, str(s["claims"]), *(f"{s[m]:.3f}" for m in _METRICS)]
-        lines.append("  ".join(f"{c:<13}" for c in cells))
-    return "\n".join(lines)
-
-
-def render_html(report: dict[str, Any]) -> str:
-    """The report as a self-contained HTML page (the same table, and each claim's top three)."""
-    table = "".join(f"<tr><td>{html.escape(line)}</td></tr>" for line in render(report).splitlines())
-    claims = "".join(f"<tr><td>{html.escape(str(r['id']))}</td><td>{html.escape(', '.join(r['gold']))}</td>"
-                     f"<td>{html.escape(', '.join(r['top3']))}</td><td>{html.escape(', '.join(r['naive_top3']))}</td></tr>"
-                     for r in report["claims"])
-    return (f"<!doctype html><meta charset='utf-8'><title>triage eval</title><pre><table>{table}</table></pre>"
-            f"<table border=1><tr><th>claim</th><th>gold</th><th>top 3</th><th>naive top 3</th></tr>{claims}</table>")
+            strata[f"{key}={value}"] = summarise([r for r in rows if r[key] == value])
+    mode = "hybrid (BM25 + dense)" if hybrid else "BM25"
+    mode += ", reranked" if deps.reranker is not None else ""
+    chunking = {m.doc_id: f"{m.chunks} chunks" for m in members}
+    return {"collection": collection, "gold": str(gold_path), "ranking": mode,
+            "legacy": "one query (the claim text) over chunk sections, same documents in force",
+            "naive": f"BM25, whole collection ({WINDOW_CHARS}-character windows for quote gold)",
+            "members": chunking, "overall": summarise(rows), "strata": strata, "claims": rows}

@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 
+UNNAMED = "in no query's first 5 (ranked in by the fusion of all)"
+"""What ``--explain`` says of a clause that no query had in its first five."""
+
+
 def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
@@ -23,9 +27,13 @@ def band_table(result: dict[str, Any]) -> list[str]:
 
 
 def explain_table(result: dict[str, Any]) -> list[str]:
-    """Each band's estimated tokens against the input budget (``--explain``)."""
+    """The claim's queries, which query found each clause sent (``loss#1``: first for the loss query),
+    then each band's estimated tokens against the input budget (``--explain``)."""
     budget = result["budget"]
-    lines = [f"input budget {budget['input_budget']} tokens from {budget['source']}"]
+    lines = [f"query {q['name']} (weight {q['weight']}): {_cut(q['text'], 100)}" for q in result.get("queries", [])]
+    lines += [f"  {c['clause_id']} " + (f"found by {', '.join(c['found_by'])}" if c.get("found_by") else UNNAMED)
+              for c in result["band"]["clauses"]]
+    lines += [f"input budget {budget['input_budget']} tokens from {budget['source']}"]
     lines += [f"  {name:<22}{tokens:>7}" for name, tokens in budget["bands"].items()]
     return lines
 

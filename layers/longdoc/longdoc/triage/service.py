@@ -15,13 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from longdoc.core.documents import load_chunks
 from longdoc.core.errors import TriageError
-from longdoc.core.ports import BlobStore, Embedder, Model, StateStore, TokenCounter, VectorIndex
+from longdoc.core.ports import BlobStore, Embedder, Model, Reranker, StateStore, TokenCounter, VectorIndex
 from longdoc.core.tokens import document_measure
 from longdoc.triage.answer import Answer, baseline_answer, run_model
 from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, Bands, clause_band,
                                    parse_cost_line)
 from longdoc.triage.claim import Claim, claim_from_json, read_claim
-from longdoc.triage.clauses import Band, Clause, clauses_of, fill_band, rank
+from longdoc.triage.clauses import Band, Clause, fill_band, units_as_clauses
+from longdoc.triage.ranking import Ranked, rank_claim
+from longdoc.triage.unit_vectors import unit_vectors
 from longdoc.triage.collections import Member, load_collection
 from longdoc.triage.prompt import DEFAULT_EXAMPLES, build_request, fixed_parts
 from longdoc.triage.terms import Resolution, resolve
@@ -65,6 +67,8 @@ class TriageDeps:
     model: Model | None = None
     tokens: TokenCounter | None = None
     """Sizes the clause band: the token-counting endpoint with a key, else the offline estimate."""
+    reranker: Reranker | None = None
+    """Reorders the fused top clauses (``LONGDOC_RERANKER=voyage``: Voyage rerank); None keeps the fused order."""
 
 
 def parse_claim(request: TriageRequest) -> Claim:
@@ -94,21 +98,26 @@ def claim_context(claim: Claim, members: list[Member], loss_date: str | None,
 
 
 def pool(blobs: BlobStore, resolution: Resolution, tokens: TokenCounter | None = None) -> list[Clause]:
-    """The clauses of the wording in force and of its endorsements in force: the only ones ranked,
-    each sized with ``tokens`` (None: the offline estimate)."""
+    """The clause units of the wording in force and of its endorsements in force: the only ones ranked,
+    each sized with ``tokens`` (None: the offline estimate). Units come from the documents' structure
+    (:func:`~longdoc.triage.clauses.units_as_clauses`), whatever chunk size the ingest used."""
     out: list[Clause] = []
     for member in resolution.members:
         chunks = load_chunks(blobs, member.doc_id, member.doc_version)
-        out += clauses_of(chunks, endorsement=member.is_endorsement, start=len(out),
+        out += units_as_clauses(chunks, endorsement=member.is_endorsement, start=len(out),
                           count=document_measure(tokens, [c.text for c in chunks]))
     return out
 
 
-def ranked_clauses(deps: TriageDeps, resolution: Resolution, query: str) -> list[Clause]:
-    """Every clause of the documents in force, best first for ``query`` (hybrid when an index is wired)."""
+def ranked_clauses(deps: TriageDeps, resolution: Resolution, claim: Claim) -> Ranked:
+    """Every clause of the documents in force, best first for the claim's queries (hybrid when an
+    index is wired; reranked when a reranker is), with the queries and each clause's reasons."""
     clauses = pool(deps.blobs, resolution, deps.tokens)
-    vector = deps.embedder.embed_query(query) if deps.embedder is not None and deps.index is not None else None
-    return rank(clauses, query, index=deps.index if vector is not None else None, vector=vector)
+    embedder, index = deps.embedder, deps.index
+    embed = embedder.embed_query if embedder is not None and index is not None else None
+    vectors = unit_vectors(deps.blobs, embedder, clauses) if embedder is not None and embed is not None else None
+    return rank_claim(clauses, claim, index=index if embed is not None else None, embed=embed,
+                      reranker=deps.reranker, vectors=vectors)
 
 
 def input_budget(request: TriageRequest) -> tuple[int, int, str]:
@@ -130,10 +139,11 @@ def wording_line(resolution: Resolution) -> str:
     return text
 
 
-def _band_json(band: Band) -> dict[str, Any]:
+def _band_json(band: Band, reasons: dict[str, list[str]] | None = None) -> dict[str, Any]:
     return {"limit": band.limit, "tokens": band.tokens, "top_over_band": band.top_over_band,
             "clauses": [{"rank": i + 1, "clause_id": c.clause_id, "doc_id": c.doc_id, "chunk_id": c.chunk_id,
-                         "heading_path": list(c.heading_path), "tokens": c.tokens, "endorsement": c.endorsement}
+                         "heading_path": list(c.heading_path), "tokens": c.tokens, "endorsement": c.endorsement,
+                         "found_by": (reasons or {}).get(c.key, [])}
                         for i, c in enumerate(band.clauses)]}
 
 
@@ -147,7 +157,8 @@ def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
     claim = parse_claim(request)
     loss, lob = claim_context(claim, members, request.loss_date, request.line_of_business)
     resolution = resolve(request.collection, members, lob, loss)
-    ranked = ranked_clauses(deps, resolution, claim.text)
+    ranking_result = ranked_clauses(deps, resolution, claim)
+    ranked = ranking_result.clauses
     budget, reserve, source = input_budget(request)
     examples = request.examples if request.examples is not None else DEFAULT_EXAMPLES
     fixed = fixed_parts(claim, examples)
@@ -159,10 +170,13 @@ def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
         answer = run_model(deps.model, req, band.clauses)
     bands = Bands(budget, fixed.instructions, fixed.examples, band.tokens, fixed.claim, fixed.task, reserve, band.limit)
     ranking = "hybrid (BM25 + dense)" if deps.embedder is not None and deps.index is not None else "bm25"
+    ranking += ", reranked" if deps.reranker is not None else ""
     return {"collection": request.collection, "claim_id": claim.claim_id, "loss_date": resolution.loss_date,
             "line_of_business": lob, "wording": _member(resolution.wording),
             "endorsements": [_member(e) for e in resolution.endorsements], "case_facts": claim.case_facts,
-            **answer.to_json(), "ranking": ranking, "band": _band_json(band),
+            **answer.to_json(), "ranking": ranking,
+            "queries": [{"name": q.name, "text": q.text, "weight": q.weight} for q in ranking_result.queries],
+            "band": _band_json(band, ranking_result.reasons),
             "budget": {"input_budget": budget, "source": source, "bands": dict(bands.rows())}}
 
 

@@ -1,0 +1,43 @@
+"""Text and HTML views of a ``longdoc eval triage`` report (:mod:`longdoc.triage.evaluate`)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+METRICS = ("recall@1", "recall@3", "legacy_recall@1", "legacy_recall@3", "naive_recall@1", "naive_recall@3",
+           "top_over_band", "wrong_term_top3", "naive_wrong_term_top3")
+"""The averaged figures of a stratum (shares 0-1)."""
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"claims": n, metric: mean rounded to 3 places}`` over the claim rows (None when empty)."""
+    n = len(rows)
+    return {"claims": n, **{m: round(sum(float(r[m]) for r in rows) / n, 3) if n else None for m in METRICS}}
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as a text table: one row overall, one per stratum (kind, wording, split, line, term)."""
+    head = ("STRATUM", "CLAIMS", "R@1", "R@3", "LEGACY R@1", "LEGACY R@3", "NAIVE R@1", "NAIVE R@3", "TOP>BAND",
+            "WRONG TERM@3", "NAIVE WRONG@3")
+    rows = [("overall", report["overall"]), *report["strata"].items()]
+    width = max(13, *(len(name) + 1 for name, _ in rows))
+    lines = [f"triage recall on {report['collection']} ({report['ranking']}; legacy: {report['legacy']}; "
+             f"naive: {report['naive']})",
+             f"{head[0]:<{width}}" + "  ".join(f"{h:<12}" for h in head[1:])]
+    for name, s in rows:
+        cells = [str(s["claims"]), *(f"{s[m]:.3f}" for m in METRICS)]
+        lines.append(f"{name:<{width}}" + "  ".join(f"{c:<12}" for c in cells))
+    return "\n".join(lines)
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """The report as a self-contained HTML page (the same table, and each claim's top three per ranking)."""
+    table = "".join(f"<tr><td>{html.escape(line)}</td></tr>" for line in render(report).splitlines())
+    claims = "".join(f"<tr><td>{html.escape(str(r['id']))}</td><td>{html.escape(r['kind'])}</td>"
+                     f"<td>{html.escape(' | '.join(r['gold']))}</td><td>{html.escape(', '.join(r['top3']))}</td>"
+                     f"<td>{html.escape(', '.join(r['legacy_top3']))}</td>"
+                     f"<td>{html.escape(', '.join(r['naive_top3']))}</td></tr>" for r in report["claims"])
+    return (f"<!doctype html><meta charset='utf-8'><title>triage eval</title><pre><table>{table}</table></pre>"
+            "<table border=1><tr><th>claim</th><th>kind</th><th>gold</th><th>top 3</th><th>legacy top 3</th>"
+            f"<th>naive top 3</th></tr>{claims}</table>")

@@ -1,0 +1,172 @@
+"""A claim read as a handler reads it: the loss apart from the form, several queries, the wording's terms.
+
+:func:`claim_queries` turns a :class:`~longdoc.triage.claim.Claim` into named queries, each ranked
+on its own and fused (:mod:`longdoc.triage.ranking`):
+
+- ``loss``: what happened, to what, where, when: the form's descriptive fields and the note's
+  sentences that are not condition-like, without the form's boilerplate (policy number, names,
+  amounts, dates, ids: they stay in CASE_FACTS, not in the query), followed by the wording's
+  defined terms for its plain words (below);
+- ``event``: the form's short description of the loss (or the note's first sentence);
+- ``condition``: the note's condition-like sentences (notice, reports, deadlines, proof, delay);
+  kept apart so that a deadline phrase does not drag the loss query to the clause sharing it;
+- ``sentence N``: each other loss sentence on its own, when the note has several (the peril and
+  the damaged property often sit in different sentences);
+- ``limit``: the form's description with the words wordings state caps in (:data:`LIMIT_WORDS`),
+  when the claim has an amount: a handler checks the sub-limit of the property claimed;
+- ``defined terms``: the wording's own defined terms (its definitions section, ``"Flood" means
+  ...``) whose definitions share the loss's plain words (:func:`definitions`, :func:`defined_terms`).
+
+No rule here names a wording's words: the cues are the claim form's field names, sentence
+shape, and the definitions each wording itself gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from longdoc.core.values import exact_values
+from longdoc.search.bm25 import BM25, bm25_tokens
+from longdoc.triage.claim import Claim
+
+_BOILERPLATE_FIELD = re.compile(
+    r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum|insured|name|claimant|address|phone|email|"
+    r"policy|adjuster|handler|status|currency|reference|broker|agent|contact|premium|reserve|paid", re.IGNORECASE)
+_DESCRIPTION_FIELD = re.compile(r"descr|summary|what|loss|incident|event|cause|circumstance|peril", re.IGNORECASE)
+_CONDITION = re.compile(
+    r"\b(?:notif\w*|notice|report\w*|police|told (?:us|the|them|his|her|their)|inform\w*|deadline|"
+    r"(?:\w+ )?(?:days?|weeks?|months?|years?) (?:later|after (?:the|it|coming|returning))|waited|"
+    r"proof|receipts?|documents?|certificate|statement|sworn|declaration|written|in writing|letter|"
+    r"confirmation|verif\w*|claim form|filed)\b", re.IGNORECASE)
+_FORM_WORDS = re.compile(r"\b(?:claims?|filed|this|insurer)\b", re.IGNORECASE)
+LIMIT_WORDS = "limit maximum up to in total each per item sum insured"
+"""Words with which wordings state a cap (the ``limit`` query adds them to the damaged property)."""
+_PEOPLE = re.compile(r"\b(?:the )?(?:insured|policyholder|claimant|customer)(?:'s|’s)?\b", re.IGNORECASE)
+"""The claim form's words for the person claiming: every wording has them, they select no clause."""
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+")
+_DEFINITION = re.compile(r"^\s*[\"“']?([A-Z][\w’'/()&-]*(?:\s+[\w’'/()&-]+){0,5}?)[\"”']?\s*(?:\([^)]{1,40}\)\s*)?"
+                         r"(?:means|shall mean|includes|refers to|is defined as)\b", re.MULTILINE)
+_ID_LIKE = re.compile(r"\b[A-Z]{1,5}[-/]?\d[\w/-]*\b")
+MIN_SHARED_WORDS = 2
+"""A definition maps a claim's plain words to its term when it shares at least this many distinct words,"""
+RARE_SHARE = 0.05
+"""... one of them rare in the wording (in at most this share of its clauses: ``overflow``, not ``loss``)."""
+MAX_TERMS = 2
+"""Defined terms added per claim (the best-scoring definitions)."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """One named query: ``name`` (``loss``, ``event``, ``condition``, ``sentence 2``, ``defined terms``),
+    its text, and its weight in the fusion (1.0 is the loss query's)."""
+
+    name: str
+    text: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One defined term of a wording (as written, ``Flood``) and its definition text."""
+
+    term: str
+    text: str
+
+
+def _clean(text: str) -> str:
+    """``text`` without exact values (amounts, dates, percentages) and reference-like ids."""
+    for value in exact_values(text):
+        text = text.replace(value, " ")
+    return " ".join(_PEOPLE.sub(" ", _ID_LIKE.sub(" ", text)).split())
+
+
+def loss_fields(claim: Claim) -> list[tuple[str, str]]:
+    """The claim form's descriptive fields ``(name, value)``: boilerplate (ids, names, amounts, dates) left out."""
+    return [(name, value) for name, value in claim.fields.items()
+            if not _BOILERPLATE_FIELD.search(name.rsplit(".", 1)[-1]) or _DESCRIPTION_FIELD.search(name)
+            and not re.search(r"amount|date|number|_id$", name, re.IGNORECASE)]
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text`` (split after ``.``, ``!``, ``?``, ``;``), stripped, empty ones left out."""
+    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+
+
+def definitions(texts: Sequence[str]) -> list[Definition]:
+    """The defined terms of a wording from its clause texts: lines ``"Term" means ...`` (also ``shall mean``,
+    ``includes``, ``refers to``), each with the text up to the next definition (at most 800 characters)."""
+    out: list[Definition] = []
+    for text in texts:
+        matches = list(_DEFINITION.finditer(text))
+        for i, m in enumerate(matches):
+            end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+            term = m.group(1).strip(" \"“”'")
+            if len(term) >= 3 and term.lower() not in {"this", "the", "it", "which", "that", "you", "we", "our"}:
+                out.append(Definition(term, text[m.end():min(end, m.end() + 800)].strip()))
+    return out
+
+
+def is_definitions(text: str) -> bool:
+    """True when ``text`` is a run of definitions: at least three ``Term means ...`` lines."""
+    return len(_DEFINITION.findall(text)) >= 3
+
+
+def defined_terms(text: str, defs: Sequence[Definition], rare: set[str] | None = None) -> list[str]:
+    """The defined terms whose definitions best match ``text`` (BM25), sharing at least
+    :data:`MIN_SHARED_WORDS` distinct words with it, one of them in ``rare`` (words few clauses of the
+    wording use; None: any), not already named in it; at most :data:`MAX_TERMS`."""
+    if not defs or not text.strip():
+        return []
+    words = set(bm25_tokens(text))
+    index = BM25([bm25_tokens(d.text) for d in defs])
+    out: list[str] = []
+    lower = text.lower()
+    for i, _ in index.rank(bm25_tokens(text)):
+        d = defs[i]
+        shared = words & set(bm25_tokens(d.text))
+        if d.term.lower() in lower or d.term in out or len(shared) < MIN_SHARED_WORDS or (
+                rare is not None and not shared & rare):
+            continue
+        out.append(d.term)
+        if len(out) == MAX_TERMS:
+            break
+    return out
+
+
+def rare_words(texts: Sequence[str], share: float = RARE_SHARE) -> set[str]:
+    """The BM25 terms found in at most ``share`` of ``texts`` (a wording's clauses), at least in one."""
+    df: dict[str, int] = {}
+    for text in texts:
+        for word in set(bm25_tokens(text)):
+            df[word] = df.get(word, 0) + 1
+    cap = max(1, int(share * len(texts)))
+    return {w for w, n in df.items() if n <= cap}
+
+
+def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] | None = None) -> list[Query]:
+    """The named queries of ``claim`` (see the module docstring), best-weighted first; never empty
+    (a claim with no descriptive text falls back to its whole text as the ``loss`` query). ``defs``
+    and ``rare`` are the wording's definitions and rare words (:func:`defined_terms`)."""
+    fields = loss_fields(claim)
+    described = [v for n, v in fields if _DESCRIPTION_FIELD.search(n)]
+    note = sentences(claim.note)
+    conditions = [s for s in note if _CONDITION.search(s)]
+    losses = [s for s in note if not _CONDITION.search(s)]
+    loss = _clean(" ".join([v for _, v in fields] + losses)) or _clean(claim.text) or claim.text
+    terms = defined_terms(loss, defs, rare)
+    queries = [Query("loss", " ".join([loss, *terms]), 1.0)]  # the plain words, and the wording's terms for them
+    event = _clean(" ".join(described) or (losses[0] if losses else ""))
+    if event and event != loss:
+        queries.append(Query("event", event, 0.5))  # a part of the loss query: half its weight
+    if conditions:
+        queries.append(Query("condition", _clean(_FORM_WORDS.sub(" ", " ".join(conditions))), 1.0))
+    if claim.case_facts and described:
+        queries.append(Query("limit", _clean(" ".join(described)) + " " + LIMIT_WORDS, 0.3))
+    if len(losses) > 1:  # the sentences share one query's weight: together they are the loss query again
+        queries += [Query(f"sentence {i}", _clean(s), round(1 / len(losses), 3))
+                    for i, s in enumerate(losses, start=1) if _clean(s)]
+    if terms:
+        queries.append(Query("defined terms", " ".join(terms), 1.0))
+    return queries

@@ -1,0 +1,127 @@
+"""Triage's ranking: each named query of the claim ranked on its own, fused, optionally reranked, with reasons.
+
+For every :class:`~longdoc.triage.queries.Query`: BM25 over the clause units (heading path and
+text) and, with an embedder and an index, the dense ranking of their chunks (weighted
+:data:`~longdoc.triage.clauses.DENSE_WEIGHT` against BM25). All rankings are fused by
+reciprocal rank fusion (:func:`longdoc.search.fusion.rrf`), each weighted by its query's
+weight. A :class:`~longdoc.core.ports.Reranker` (Voyage rerank on AWS with
+``LONGDOC_RERANKER=voyage``; none offline) then reorders the first :data:`RERANK_TOP` with the
+loss query. ``reasons`` name, for each clause, the queries that had it in their first
+:data:`REASON_DEPTH` (``loss#1``, ``defined terms#2``), shown by ``--explain``.
+
+:data:`LEGACY` is the ranking before issue 31 (one query: the whole claim text), kept callable
+as a named baseline for ``longdoc eval triage``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from longdoc.core.models import Chunk
+from longdoc.core.ports import Reranker, VectorIndex
+from longdoc.search.fusion import rrf
+from longdoc.triage.claim import Claim
+from longdoc.triage.clauses import DENSE_WEIGHT, Clause, bm25_ranking, dense_ranking, rank
+from longdoc.triage.unit_vectors import dense_unit_ranking
+from longdoc.triage.queries import Definition, Query, claim_queries, definitions, is_definitions, rare_words
+
+RERANK_TOP = 20
+"""Fused candidates the reranker reorders (the rest keep their fused order after them)."""
+UNIT_DENSE_WEIGHT = 1.0
+"""The dense ranking's weight over unit vectors (BM25's is 1): units are small enough for the
+vector to stand for the clause, unlike a large extraction chunk's."""
+DEFINITION_WEIGHT = 0.5
+"""Fused score factor of a unit that is a run of definitions: it shares words with every claim, but
+decides none; its terms reach the ranking through the ``defined terms`` query instead."""
+REASON_DEPTH = 5
+"""A query is named as a reason for a clause when the clause is in that query's first this many."""
+LEGACY = "legacy-single-query"
+"""Name of the pre-issue-31 ranking (the claim text as one query over chunk sections)."""
+
+
+@dataclass
+class Ranked:
+    """The ranked pool: ``clauses`` best first, the ``queries`` used, and ``reasons`` per clause key
+    (``["loss#1", "condition#3"]``: query name and the clause's rank in that query)."""
+
+    clauses: list[Clause]
+    queries: list[Query]
+    reasons: dict[str, list[str]] = field(default_factory=dict)
+
+
+def pool_definitions(clauses: Sequence[Clause]) -> list[Definition]:
+    """The defined terms of the pool's wordings (their definitions sections), in pool order."""
+    return definitions([c.text for c in clauses])
+
+
+def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | None = None,
+               embed: Callable[[str], Sequence[float]] | None = None, reranker: Reranker | None = None,
+               queries: Sequence[Query] | None = None, dense_weight: float = DENSE_WEIGHT,
+               vectors: dict[str, list[float]] | None = None, unit_weight: float = UNIT_DENSE_WEIGHT) -> Ranked:
+    """Every clause of the pool, best first for ``claim``'s queries (see the module docstring).
+
+    ``embed`` maps a query text to its vector (None: BM25 only). With ``vectors`` (clause key ->
+    unit vector, :func:`longdoc.triage.unit_vectors.unit_vectors`) the dense ranking is over the
+    units, weighted ``unit_weight``; else, with an ``index``, over their chunks, weighted
+    ``dense_weight``. ``queries`` overrides :func:`~longdoc.triage.queries.claim_queries` (e.g. a
+    model-written set). Clauses no query found follow in pool order, so every clause has a rank.
+    """
+    if not clauses:
+        return Ranked([], list(queries or []))
+    texts = [c.text for c in clauses]
+    qs = list(queries) if queries is not None else claim_queries(claim, pool_definitions(clauses), rare_words(texts))
+    rankings: list[list[str]] = []
+    weights: list[float] = []
+    reasons: dict[str, list[str]] = {}
+    for q in qs:
+        lists = [bm25_ranking(clauses, q.text)]
+        ws = [q.weight]
+        if vectors is not None and embed is not None:
+            lists.append(dense_unit_ranking(clauses, vectors, embed(q.text)))
+            ws.append(q.weight * unit_weight)
+        elif index is not None and embed is not None:
+            lists.append(dense_ranking(clauses, index, embed(q.text)))
+            ws.append(q.weight * dense_weight)
+        fused = [k for k, _ in rrf(lists, weights=ws)] if len(lists) > 1 else lists[0]
+        for pos, key in enumerate(fused[:REASON_DEPTH], start=1):
+            reasons.setdefault(key, []).append(f"{q.name}#{pos}")
+        rankings += lists
+        weights += ws
+    by_key = {c.key: c for c in clauses}
+    scaled = [(k, v * (DEFINITION_WEIGHT if is_definitions(by_key[k].text) else 1.0))
+              for k, v in rrf(rankings, weights=weights)]
+    keys = [k for k, _ in sorted(scaled, key=lambda p: -p[1])]
+    seen = set(keys)
+    keys += [c.key for c in clauses if c.key not in seen]
+    ordered = [by_key[k] for k in keys]
+    if reranker is not None:
+        ordered = _rerank(reranker, qs[0].text, ordered)
+    return Ranked(ordered, qs, reasons)
+
+
+def _rerank(reranker: Reranker, query: str, ordered: list[Clause]) -> list[Clause]:
+    """The first :data:`RERANK_TOP` clauses reordered by ``reranker`` (each sent as its chunk with the
+    clause's own text and key), the rest after them in fused order."""
+    head = ordered[:RERANK_TOP]
+    by_key = {c.key: c for c in head}
+    order = [by_key[ch.chunk_id] for ch in reranker.rerank(query, [_stand_in(c) for c in head], len(head))
+             if ch.chunk_id in by_key]
+    picked = {c.key for c in order}
+    return order + [c for c in head if c.key not in picked] + ordered[RERANK_TOP:]
+
+
+def _stand_in(clause: Clause) -> Chunk:
+    """The clause as a chunk for the :class:`Reranker` port (chunk id = the clause's pool key)."""
+    return Chunk(chunk_id=clause.key, doc_id=clause.doc_id, doc_version=clause.doc_version, ordinal=clause.order,
+                 source=clause.doc_id, page_start=None, page_end=None, section_id=clause.clause_id,
+                 heading_path=list(clause.heading_path), text=clause.text, char_start=0, char_end=len(clause.text),
+                 token_count=clause.tokens, content_hash=hashlib.sha256(clause.text.encode("utf-8")).hexdigest())
+
+
+def legacy_rank(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | None = None,
+                embed: Callable[[str], Sequence[float]] | None = None) -> list[Clause]:
+    """The pre-issue-31 ranking (:data:`LEGACY`): the whole claim text as one hybrid query."""
+    vector = embed(claim.text) if index is not None and embed is not None else None
+    return rank(clauses, claim.text, index=index if vector is not None else None, vector=vector)
