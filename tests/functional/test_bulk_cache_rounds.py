@@ -22,7 +22,7 @@ from longdoc.adapters.batches import AnthropicBatches
 from longdoc.adapters.bulk_store import SqliteBulkStore
 from longdoc.adapters.claude import ClaudeModel
 from longdoc.bulk.driver import run_rounds
-from longdoc.bulk.plan import BulkLimits
+from longdoc.bulk.plan import BulkLimits, custom_id
 from longdoc.bulk.runs import Stores, bulk_status
 from longdoc.bulk.steps import BulkDeps, create_bulk
 from longdoc.config import function_settings
@@ -93,7 +93,7 @@ def test_a_documents_next_round_reads_its_context_written_by_the_round_before(
     sent = {r["custom_id"]: r["params"] for b in batches.batches.values() for r in b["requests"]}
     usage = {sk.split("#")[2]: body for sk, body in deps.store.query(f"bulk#{bulk_id}", "usage#")}
     for run in range(3):
-        first, second = f"run-cache-{run}-r0", f"run-cache-{run}-r1"
+        first, second = custom_id(f"run-cache-{run}", 0), custom_id(f"run-cache-{run}", 1)
         marks, _ = StrictCache.breakpoints(key, sent[first])
         # Then each request has three breakpoints: tools, system, the stable context (CASE_FACTS + chunks)
         assert len(marks) == 3 and marks[2].tokens > marks[1].tokens + 1000
