@@ -12,8 +12,14 @@ on its own and fused (:mod:`longdoc.triage.ranking`):
   kept apart so that a deadline phrase does not drag the loss query to the clause sharing it;
 - ``sentence N``: each other loss sentence on its own, when the note has several (the peril and
   the damaged property often sit in different sentences);
-- ``limit``: the form's description with the words wordings state caps in (:data:`LIMIT_WORDS`),
-  when the claim has an amount: a handler checks the sub-limit of the property claimed;
+- ``limit``: the form's description (and its wording terms) with the words wordings state caps in
+  (:data:`LIMIT_WORDS`), when the claim has an amount, ranked **only among the units that state an
+  amount or a cap** (:mod:`longdoc.triage.routing`): a handler checks the sub-limit of the property
+  claimed, and the special-limits list or schedule row is found among amounts, not among the
+  cover clauses that share the property's words;
+- ``wording terms``: the words wordings use for the loss's lay words (``suitcase`` -> ``baggage``),
+  from the packaged loss vocabulary (:mod:`longdoc.triage.vocabulary`), only those the wording
+  itself uses; they also join the ``loss`` query;
 - ``defined terms``: the wording's own defined terms (its definitions section, ``"Flood" means
   ...``) whose definitions share the loss's plain words (:func:`definitions`, :func:`defined_terms`).
 
@@ -30,6 +36,7 @@ from dataclasses import dataclass
 from longdoc.core.values import exact_values
 from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.claim import Claim
+from longdoc.triage.vocabulary import wording_terms
 
 _BOILERPLATE_FIELD = re.compile(
     r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum|insured|name|claimant|address|phone|email|"
@@ -55,6 +62,10 @@ RARE_SHARE = 0.05
 """... one of them rare in the wording (in at most this share of its clauses: ``overflow``, not ``loss``)."""
 MAX_TERMS = 2
 """Defined terms added per claim (the best-scoring definitions)."""
+LIMIT_WEIGHT = 0.3
+"""Fusion weight of the ``limit`` query (ranked among the units that state an amount or a cap)."""
+VOCABULARY_WEIGHT = 1.0
+"""Fusion weight of the ``wording terms`` query (the loss vocabulary's terms the wording uses)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +76,8 @@ class Query:
     name: str
     text: str
     weight: float
+    scope: str | None = None
+    """Rank only the units of this role (:data:`longdoc.triage.routing.ROLES`); None: every unit."""
 
 
 @dataclass(frozen=True)
@@ -145,10 +158,13 @@ def rare_words(texts: Sequence[str], share: float = RARE_SHARE) -> set[str]:
     return {w for w, n in df.items() if n <= cap}
 
 
-def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] | None = None) -> list[Query]:
+def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] | None = None,
+                  wording_words: set[str] | None = None) -> list[Query]:
     """The named queries of ``claim`` (see the module docstring), best-weighted first; never empty
     (a claim with no descriptive text falls back to its whole text as the ``loss`` query). ``defs``
-    and ``rare`` are the wording's definitions and rare words (:func:`defined_terms`)."""
+    and ``rare`` are the wording's definitions and rare words (:func:`defined_terms`);
+    ``wording_words`` the wording's :func:`~longdoc.triage.vocabulary.lay_tokens` (None: no
+    ``wording terms`` query from the loss vocabulary)."""
     fields = loss_fields(claim)
     described = [v for n, v in fields if _DESCRIPTION_FIELD.search(n)]
     note = sentences(claim.note)
@@ -156,17 +172,22 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
     losses = [s for s in note if not _CONDITION.search(s)]
     loss = _clean(" ".join([v for _, v in fields] + losses)) or _clean(claim.text) or claim.text
     terms = defined_terms(loss, defs, rare)
-    queries = [Query("loss", " ".join([loss, *terms]), 1.0)]  # the plain words, and the wording's terms for them
+    mapped = [t for t in (wording_terms(loss, wording_words) if wording_words else [])
+              if t.lower() not in {d.lower() for d in terms}]  # a defined term found already is not repeated
+    queries = [Query("loss", " ".join([loss, *terms, *mapped]), 1.0)]  # the plain words, and the wording's terms for them
     event = _clean(" ".join(described) or (losses[0] if losses else ""))
     if event and event != loss:
         queries.append(Query("event", event, 0.5))  # a part of the loss query: half its weight
     if conditions:
         queries.append(Query("condition", _clean(_FORM_WORDS.sub(" ", " ".join(conditions))), 1.0))
     if claim.case_facts and described:
-        queries.append(Query("limit", _clean(" ".join(described)) + " " + LIMIT_WORDS, 0.3))
+        queries.append(Query("limit", _clean(" ".join(described + mapped)) + " " + LIMIT_WORDS, LIMIT_WEIGHT, "limit"))
+
     if len(losses) > 1:  # the sentences share one query's weight: together they are the loss query again
         queries += [Query(f"sentence {i}", _clean(s), round(1 / len(losses), 3))
                     for i, s in enumerate(losses, start=1) if _clean(s)]
     if terms:
         queries.append(Query("defined terms", " ".join(terms), 1.0))
+    if mapped:  # the wording's own words for the loss's lay words (data/loss_vocabulary.json)
+        queries.append(Query("wording terms", " ".join(mapped), VOCABULARY_WEIGHT))
     return queries

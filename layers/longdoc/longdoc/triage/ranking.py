@@ -25,6 +25,8 @@ from longdoc.search.fusion import rrf
 from longdoc.triage.claim import Claim
 from longdoc.triage.clauses import DENSE_WEIGHT, Clause, bm25_ranking, dense_ranking, rank
 from longdoc.triage.unit_vectors import dense_unit_ranking
+from longdoc.triage.routing import unit_roles
+from longdoc.triage.vocabulary import lay_tokens
 from longdoc.triage.queries import Definition, Query, claim_queries, definitions, is_definitions, rare_words
 
 RERANK_TOP = 20
@@ -71,18 +73,24 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     if not clauses:
         return Ranked([], list(queries or []))
     texts = [c.text for c in clauses]
-    qs = list(queries) if queries is not None else claim_queries(claim, pool_definitions(clauses), rare_words(texts))
+    words = {w for t in texts for w in lay_tokens(t)}
+    qs = list(queries) if queries is not None else claim_queries(claim, pool_definitions(clauses), rare_words(texts),
+                                                                 words)
     rankings: list[list[str]] = []
     weights: list[float] = []
     reasons: dict[str, list[str]] = {}
+    roles = {c.key: unit_roles(c.heading_path, c.text) for c in clauses}
     for q in qs:
-        lists = [bm25_ranking(clauses, q.text)]
+        scoped = [c for c in clauses if q.scope in roles[c.key]] if q.scope else list(clauses)
+        if not scoped:
+            continue
+        lists = [bm25_ranking(scoped, q.text)]
         ws = [q.weight]
         if vectors is not None and embed is not None:
-            lists.append(dense_unit_ranking(clauses, vectors, embed(q.text)))
+            lists.append(dense_unit_ranking(scoped, vectors, embed(q.text)))
             ws.append(q.weight * unit_weight)
         elif index is not None and embed is not None:
-            lists.append(dense_ranking(clauses, index, embed(q.text)))
+            lists.append(dense_ranking(scoped, index, embed(q.text)))
             ws.append(q.weight * dense_weight)
         fused = [k for k, _ in rrf(lists, weights=ws)] if len(lists) > 1 else lists[0]
         for pos, key in enumerate(fused[:REASON_DEPTH], start=1):

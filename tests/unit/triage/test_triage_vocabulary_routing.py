@@ -1,0 +1,117 @@
+"""Issue 31, second pass: the loss vocabulary (lay words -> the wording's words) and the limit query
+ranked among amount-bearing units only."""
+
+from __future__ import annotations
+
+import pytest
+
+from longdoc.core.errors import TriageError
+from longdoc.triage.claim import claim_from_json
+from longdoc.triage.clauses import Clause
+from longdoc.triage.queries import Query, claim_queries
+from longdoc.triage.ranking import rank_claim
+from longdoc.triage.routing import unit_roles
+from longdoc.triage.vocabulary import default_vocabulary, lay_tokens, parse_vocabulary, wording_terms
+
+
+def _clause(n: int, heading: str, text: str) -> Clause:
+    return Clause(f"k{n}", str(n), "wording", "v1", f"c{n}", (heading,), text, False, n, 50)
+
+
+POOL = [
+    _clause(1, "Hotel Extension", "We will pay hotel costs when a trip is extended because the traveller is unfit to travel."),
+    _clause(2, "Personal Property and Baggage",
+            "We will pay for accidental loss of or damage to personal property and baggage during the journey."),
+    _clause(3, "Travel Delay", "We will pay when the departure of the public conveyance is delayed by six hours."),
+    _clause(4, "Money", "We will pay for loss of money due to robbery or theft during the journey."),
+]
+
+
+def _claim(description: str, note: str, amount: str | None = None) -> object:
+    data = {"loss_date": "2024-05-01", "line_of_business": "travel",
+            "claim_form": {"description": description}, "adjuster_note": note}
+    if amount:
+        data["claim_amount"] = amount
+    return claim_from_json(data)
+
+
+def test_packaged_vocabulary_loads_and_maps_lay_words_to_terms_the_wording_uses() -> None:
+    # Given the packaged map and a wording that says "baggage" and "theft" but not "personal effects"
+    wording = set(lay_tokens(" ".join(c.text for c in POOL)))
+    # When a claim's plain words are mapped
+    terms = wording_terms("My suitcases were pickpocketed on the metro", wording)
+    # Then the wording's own words come back, and a mapped term the wording lacks does not
+    assert len(default_vocabulary()) >= 40
+    assert "baggage" in terms and "theft" in terms
+    assert "personal effects" not in terms
+
+
+def test_a_term_already_in_the_claim_is_not_added_again() -> None:
+    # Given a claim that already says "theft"
+    wording = set(lay_tokens("theft robbery burglary"))
+    # When mapped, Then only the terms it does not hold yet are added
+    assert wording_terms("theft of my stolen wallet", wording) == ["robbery", "burglary"]
+
+
+def test_bad_vocabulary_file_is_refused_with_its_name() -> None:
+    # Given an entry with no terms, When parsed, Then the error names the file and the entry
+    with pytest.raises(TriageError, match=r"vocab\.json: entry 1"):
+        parse_vocabulary('{"entries": [{"lay": ["suitcase"], "terms": []}]}', "vocab.json")
+    with pytest.raises(TriageError, match="vocab.json is not valid JSON"):
+        parse_vocabulary("{", "vocab.json")
+
+
+def test_claim_queries_add_the_wording_terms_query_and_extend_loss() -> None:
+    # Given a claim told in plain words and the wording's words
+    claim = _claim("Suitcase split open", "The suitcase fell off a trolley and split open.")
+    words = set(lay_tokens(" ".join(c.text for c in POOL)))
+    # When its queries are built
+    queries = {q.name: q for q in claim_queries(claim, wording_words=words)}
+    # Then a "wording terms" query carries the wording's word, which also joins the loss query
+    assert "baggage" in queries["wording terms"].text
+    assert "baggage" in queries["loss"].text
+
+
+def test_plain_words_reach_the_clause_in_the_wordings_words() -> None:
+    # Given a claim that never says "baggage" (BM25 only, no embedder)
+    claim = _claim("Suitcase split open", "The suitcase fell off a hotel trolley and split open.")
+    # When ranked
+    ranked = rank_claim(POOL, claim)
+    # Then the baggage clause is first (without the vocabulary the hotel clause shares more words)
+    assert ranked.clauses[0].clause_id == "2"
+    assert any(r.startswith("wording terms#") for r in ranked.reasons["k2"])
+
+
+LIMIT_POOL = [
+    _clause(1, "Coverage C - Personal Property",
+            "We insure jewellery, watches and other personal property you own against theft of jewellery."),
+    _clause(2, "Special Limits of Insurance", "Securities up to $5,000 in total. Furs and gems up to $6,000 in total."),
+    _clause(3, "Conditions", "You must give notice of the theft to the police."),
+]
+
+
+def test_unit_roles_mark_units_that_state_an_amount_or_a_cap() -> None:
+    # Given a special-limits unit, a schedule row and a cover clause
+    # Then only those stating an amount or a cap have the limit role
+    assert unit_roles(("Special Limits",), "Money up to $500 in total.") == {"limit"}
+    assert unit_roles((), "the maximum sum insured specified in the Benefit Schedule") == {"limit"}
+    assert unit_roles(("Cover",), "We insure your personal property against theft.") == frozenset()
+
+
+def test_limit_query_is_ranked_among_amount_bearing_units_only() -> None:
+    # Given a claim with an amount: its limit query is scoped to the limit role
+    claim = _claim("Jewellery stolen", "A ring was stolen from the bedroom.", amount="$9,000.00")
+    limit = next(q for q in claim_queries(claim) if q.name == "limit")
+    assert limit.scope == "limit"
+    # When the limit query alone ranks the pool
+    ranked = rank_claim(LIMIT_POOL, claim, queries=[limit])
+    # Then its first is the special-limits unit, and the cover clause (more shared words) is not in it
+    assert "limit#1" in ranked.reasons["k2"]
+    assert not any(r.startswith("limit#") for r in ranked.reasons.get("k1", []))
+
+
+def test_a_query_scoped_to_a_role_no_unit_has_is_skipped() -> None:
+    # Given a pool with no amount-bearing unit, When a limit-scoped query ranks it
+    ranked = rank_claim(POOL[:1], _claim("x", "y"), queries=[Query("limit", "hotel", 1.0, "limit")])
+    # Then no reason names it and every clause still has a rank
+    assert ranked.reasons == {} and [c.key for c in ranked.clauses] == ["k1"]
