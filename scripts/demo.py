@@ -99,6 +99,13 @@ def api_call(out: Path) -> None:
         access_log.close()
 
 
+def review_step(run_id: str) -> None:
+    """The review queue of the contract's run (issue 29): low-confidence items and possible omissions."""
+    print("\n== Review: items under the accept threshold and every possible omission, lowest confidence first ==")
+    run(["review", "list", "--run", run_id])
+    print("review page: http://127.0.0.1:8080/review  (`longdoc serve --port 8080`)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus")
@@ -126,9 +133,11 @@ def main() -> int:
          ["--fact", "claim_amount=$247.83", "--fact", "customer_id=cust_4711"],
          {"LONGDOC_CLAUSE_CATALOGUE": str(ROOT / "scripts" / "demo-policy-clause-types.yaml")}),
     ]
+    run_ids: list[str] = []
     for doc_id, clause_types, extra, env in jobs:
         result = run(["extract", doc_id, "--clause-types", clause_types, *extra, "--json"], env=env, capture=True)
         data = json.loads(result.stdout)
+        run_ids.append(data["run_id"])
         print(f"run {data['run_id']}  {data['status']}  model {data['model']}")
         print_table(data)
         target = args.out / f"{doc_id}.json"
@@ -139,6 +148,7 @@ def main() -> int:
               f"{data['checkpoints']} checkpoint(s), execution history in {data['execution']['history']}")
         page = args.out / f"{doc_id}.html"
         run(["report", data["run_id"], "--html", str(page)])
+    review_step(run_ids[0])
     summarize_policy(args.out)
     ocr_step(corpus)
     gold = corpus.parent / "gold" / "cuad-dev.jsonl"

@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("longdoc.cli", "longdoc.local", "longdoc.eval", "longdoc.mcpserver"),
     ("longdoc.wiring",),
     ("longdoc.adapters",),
-    ("longdoc.triage", "longdoc.bulk", "longdoc.summarize"),
+    ("longdoc.triage", "longdoc.bulk", "longdoc.summarize", "longdoc.review"),
     ("longdoc.ingest", "longdoc.extract"),
     ("longdoc.search",),
     ("longdoc.core", "longdoc.config", "longdoc.observability", "longdoc.data"),

@@ -159,6 +159,15 @@ class ExtractionSettings(_Group):
     search_min_score: float = Field(0.45, ge=0, le=1.01)
 
 
+class ReviewSettings(_Group):
+    """The review loop (issue 29): the auto-accept confidence and the accuracy alert's floor."""
+
+    # items with confidence below this go to the review queue (possible omissions always do)
+    review_accept_threshold: float = Field(0.8, ge=0, le=1)
+    # a stratum alerts (eval accuracy exits 1) under 90% only with at least this many labels
+    review_min_stratum_labels: int = Field(5, ge=1, le=100_000)
+
+
 class IngestRuntimeSettings(_Group):
     """How the ingest function paces itself against the invocation's deadline."""
 
@@ -252,7 +261,7 @@ class BulkApiSettings(StoreSettings, ModelSettings, ExtractionSettings):
 
 
 class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, RerankSettings, IngestRuntimeSettings,
-               ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings):
+               ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings, ReviewSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table")

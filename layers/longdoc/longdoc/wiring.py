@@ -29,14 +29,15 @@ from longdoc.config import ApiFunctionSettings, BulkApiSettings, ExtractFunction
 from longdoc.config import StoreSettings, SummaryApiSettings, function_settings, get_settings
 from longdoc.core.errors import ConfigError
 from longdoc.bulk.ports import BatchClient, BulkStore
-from longdoc.core.ports import BlobStore, Embedder, ExecutionStarter, Model, OcrEngine, StateStore, StreamingModel
-from longdoc.core.ports import TokenCounter, VectorIndex
+from longdoc.core.ports import BlobStore, DecisionStore, Embedder, ExecutionStarter, Model, OcrEngine, StateStore
+from longdoc.core.ports import StreamingModel, TokenCounter, VectorIndex
 
 if TYPE_CHECKING:  # pragma: no cover - typing only; the stage modules are imported on first use
     from longdoc.adapters.secrets import SecretKey
     from longdoc.bulk.steps import BulkDeps
     from longdoc.extract.retrieve import Reranker
     from longdoc.extract.session import Deps, SessionOptions
+    from longdoc.review import ReviewService
     from longdoc.summarize.steps import SummaryDeps
     from longdoc.triage.service import TriageDeps
 
@@ -57,7 +58,6 @@ def blob_store() -> BlobStore:
     s = get_settings()
     if s.mode == "aws":
         from longdoc.adapters.blob import S3BlobStore
-
         return S3BlobStore(_require(s.bucket, "bucket"))
     return _local_blobs(s.home)
 
@@ -68,7 +68,6 @@ def state_store() -> StateStore:
     s = get_settings()
     if s.mode == "aws":
         from longdoc.adapters.state import DynamoStateStore
-
         return DynamoStateStore(_require(s.table, "table"))
     s.home.mkdir(parents=True, exist_ok=True)
     return _local_state(s.home)
@@ -81,7 +80,6 @@ def embedder() -> Embedder:
     if s.mode == "aws":
         from longdoc.adapters.secrets import SecretKey
         from longdoc.adapters.voyage_http import VoyageHttpEmbedder
-
         return VoyageHttpEmbedder(SecretKey("VOYAGE_API_KEY", s.voyage_secret_name), s.voyage_model,
                                   s.embedding_dimension, base_url=s.voyage_base_url)
     return local_embedder(s.local_embedder)
@@ -96,11 +94,9 @@ def local_embedder(variant: str | None = None) -> Embedder:
     variant = variant or get_settings().local_embedder
     if variant == "torch":
         from longdoc.adapters.embedders import MiniLMEmbedder
-
         return MiniLMEmbedder()
     if variant == "onnx":
         from longdoc.adapters.minilm_onnx import OnnxMiniLMEmbedder
-
         return OnnxMiniLMEmbedder()
     raise ConfigError(f"LONGDOC_LOCAL_EMBEDDER must be onnx or torch, not {variant!r}")
 
@@ -118,7 +114,6 @@ def vector_index() -> VectorIndex:
     if s.mode == "aws":
         from longdoc.adapters.secrets import api_key
         from longdoc.adapters.vector_index import PineconeIndex
-
         index = PineconeIndex(api_key("PINECONE_API_KEY", s.pinecone_secret_name),
                               _require(s.pinecone_index_host, "pinecone_index_host"), s.pinecone_namespace,
                               embedder().dimension)
@@ -144,13 +139,11 @@ def reranker() -> Reranker:
     s = get_settings()
     if s.reranker == "none":
         from longdoc.extract.retrieve import NoRerank
-
         return NoRerank()
     if s.mode == "local" and not os.environ.get("VOYAGE_API_KEY", "").strip():
         raise ConfigError("LONGDOC_RERANKER=voyage needs VOYAGE_API_KEY in local mode (or LONGDOC_RERANKER=none)")
     from longdoc.adapters.secrets import SecretKey
     from longdoc.adapters.voyage_rerank import VoyageReranker
-
     secret = s.voyage_secret_name if s.mode == "aws" else None
     return VoyageReranker(SecretKey("VOYAGE_API_KEY", secret), s.rerank_model, base_url=s.voyage_base_url)
 
@@ -164,29 +157,48 @@ def ocr_engine() -> OcrEngine | None:
         return None
     if choice == "textract":
         from longdoc.adapters.ocr_textract import TextractOcr
-
         return TextractOcr(region=s.textract_region)
     from longdoc.adapters.ocr_tesseract import TesseractOcr
-
     return TesseractOcr()
 
 
 def _local_blobs(root: Path) -> BlobStore:
     from longdoc.adapters.blob import LocalBlobStore
-
     return LocalBlobStore(root / "bucket")
 
 
 def _local_state(root: Path) -> StateStore:
     from longdoc.adapters.state import SqliteStateStore
-
     return SqliteStateStore(root / "state.sqlite3")
 
 
 def _local_index(root: Path, dimension: int) -> VectorIndex:
     from longdoc.adapters.vector_index import LanceDBIndex
-
     return LanceDBIndex(root / "lancedb", dimension)
+
+
+@lru_cache(maxsize=1)
+def decision_store() -> DecisionStore:
+    """Review items and decisions: the stack's DynamoDB table on AWS, ``review.sqlite3`` under the home locally."""
+    s = get_settings()
+    if s.mode == "aws":
+        from longdoc.adapters.review_store_dynamo import DynamoDecisionStore
+        return DynamoDecisionStore(_require(s.table, "table"))
+    from longdoc.adapters.review_store import SqliteDecisionStore
+    return SqliteDecisionStore(s.home / "review.sqlite3")
+
+
+def review_service() -> ReviewService:
+    """The :class:`~longdoc.review.ReviewService` over :func:`decision_store`, run results and chunks of the
+    state and blob stores, with ``LONGDOC_REVIEW_ACCEPT_THRESHOLD``; runs listed only where the store can."""
+    from longdoc.core.documents import load_chunks
+    from longdoc.extract.public import run_result
+    from longdoc.review import ReviewService, ReviewSources
+
+    state, lister = state_store(), getattr(state_store(), "list_runs", None)
+    sources = ReviewSources(lambda r: run_result(state, r), lambda d, v: load_chunks(blob_store(), d, v),
+                            state.get_document, (lambda: [r.run_id for r in lister()]) if lister else None)
+    return ReviewService(decision_store(), sources, get_settings().review_accept_threshold)
 
 
 class LocalStores(NamedTuple):
@@ -210,7 +222,6 @@ def model_name(settings: Settings | None = None) -> str:
     keyless = s.model_provider == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY")
     if s.model == "baseline" or (s.model == "auto" and s.mode == "local" and keyless):
         from longdoc.adapters.baseline import BASELINE_NAME
-
         return BASELINE_NAME
     return s.claude_model
 
@@ -218,14 +229,12 @@ def model_name(settings: Settings | None = None) -> str:
 def uses_baseline() -> bool:
     """Whether :func:`model` is the offline extractive baseline (no Claude call is made)."""
     from longdoc.adapters.baseline import BASELINE_NAME
-
     return model_name() == BASELINE_NAME
 
 
 def baseline_model(threshold: float | None = None, search: bool = True) -> Model:
     """A new offline baseline with evidence ``threshold`` (default: its own) and its search step on or off (eval)."""
     from longdoc.adapters.baseline import DEFAULT_THRESHOLD, OfflineBaselineModel
-
     return OfflineBaselineModel(threshold=DEFAULT_THRESHOLD if threshold is None else threshold, search=search)
 
 
@@ -243,13 +252,11 @@ def model() -> Model:
     s = get_settings()
     if uses_baseline():
         from longdoc.adapters.baseline import OfflineBaselineModel
-
         return OfflineBaselineModel()
     from longdoc.adapters.claude import ClaudeModel
 
     if s.model_provider == "bedrock":
         from longdoc.adapters.bedrock_access import resolve_bedrock_access
-
         access = resolve_bedrock_access(s.claude_model, s.bedrock_region)
         return ClaudeModel(None, s.claude_model, provider="bedrock", aws_access=access)
     return ClaudeModel(_anthropic_key(s), s.claude_model, base_url=os.environ.get("ANTHROPIC_BASE_URL"))
@@ -281,7 +288,6 @@ def _anthropic_key(s: Settings) -> SecretKey:
     """The Anthropic API key's source, for Messages and Message Batches alike: the Secrets Manager
     secret on AWS (``LONGDOC_ANTHROPIC_SECRET_NAME``), ``ANTHROPIC_API_KEY`` locally."""
     from longdoc.adapters.secrets import SecretKey
-
     return SecretKey("ANTHROPIC_API_KEY", s.anthropic_secret_name if s.mode == "aws" else None)
 
 
@@ -289,7 +295,6 @@ def deps() -> Deps:
     """All adapters a session needs, as :class:`longdoc.extract.session.Deps` (built on first call of each)."""
     from longdoc.extract.catalogue import load_catalogue
     from longdoc.extract.session import Deps
-
     return Deps(state=state_store(), blobs=blob_store(), embedder=embedder(), index=vector_index(),
                 model=model(), catalogue=load_catalogue(get_settings().clause_catalogue), reranker=reranker(),
                 tokens=_budget_counter())
@@ -301,7 +306,6 @@ def session_options(settings: ExtractFunctionSettings | Settings, **bounds: Any)
     (tokens), the ``search_chunks`` budget (calls, tokens) and the ``not_found`` evidence
     threshold; ``bounds`` adds the caller's own (deadlines, execution name)."""
     from longdoc.extract.session import SessionOptions
-
     return SessionOptions(strict_tools=settings.strict_tools,
                           no_progress_limit=settings.no_progress_limit, budget_tokens=settings.context_budget_tokens,
                           search_max_calls=settings.search_max_calls, search_max_tokens=settings.search_max_tokens,
@@ -314,7 +318,6 @@ def bulk_store() -> BulkStore:
     s = get_settings()
     if s.mode == "aws":
         from longdoc.adapters.bulk_store_dynamo import DynamoBulkStore
-
         return DynamoBulkStore(_require(s.table, "table"))
     from longdoc.adapters.bulk_store import SqliteBulkStore
 
@@ -358,7 +361,6 @@ def step_functions_starter(machine: Machine) -> ExecutionStarter:
     """The Step Functions starter of ``machine``, whatever :func:`overrides` says (one client per state machine
     and process; ``step_functions_starter.cache_clear()`` forgets them, as :func:`reset` does)."""
     from longdoc.adapters.executions import StepFunctionsStarter
-
     cls, field, purpose = _STARTER_ARNS[machine]
     arn = getattr(function_settings(cls), field)
     if not arn:
@@ -373,13 +375,11 @@ def batch_client(model: Model) -> BatchClient:
     settings = get_settings()
     if uses_baseline():
         from longdoc.adapters.batches import LocalBatches
-
         return LocalBatches(model, settings.home / "batches")
     if settings.model_provider == "bedrock":
         raise ConfigError("bulk extraction uses the Anthropic Message Batches API; ModelProvider=bedrock has none "
                           "(deploy with ModelProvider=anthropic, or run extractions one by one)")
     from longdoc.adapters.batches import AnthropicBatches
-
     return AnthropicBatches(_anthropic_key(settings)(), base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
 
@@ -389,7 +389,6 @@ def results_store() -> BlobStore:
     if settings.mode == "aws":
         return blob_store()
     from longdoc.adapters.blob import LocalBlobStore
-
     return LocalBlobStore(settings.home)
 
 
@@ -453,5 +452,5 @@ def reset() -> None:
     an :func:`overrides` block stays in force."""
     function_settings.cache_clear()
     for fn in (blob_store, state_store, embedder, vector_index, model, ocr_engine, bulk_store, reranker, token_counter,
-               step_functions_starter, bulk_deps):
+               step_functions_starter, bulk_deps, decision_store):
         fn.cache_clear()

@@ -36,6 +36,22 @@ def test_run_html_highlights_the_quote_inside_its_page_text():
     assert "page 2" in html and "section 12" in html and "end_turn" in html
 
 
+def test_run_html_shows_each_extractions_confidence_and_reasons():
+    # Given a run with a scored not_found flagged as a possible omission, and one stored before scores existed
+    result = {"run_id": "r1", "doc_id": "d", "doc_version": "v", "status": "SUCCEEDED", "model": "m",
+              "sessions": 1, "checkpoints": 1, "cost_usd": None, "usage": {}, "calls": [],
+              "extractions": [{"clause_type": "Audit Rights", "status": "not_found", "citations": [],
+                               "confidence": {"score": 0.35, "possible_omission": True,
+                                              "reasons": ["-0.20 unquoted chunk d:v:0003 holds the hint <audit>"]}},
+                              {"clause_type": "Old", "status": "not_found", "citations": []}]}
+    # When the audit page is written
+    html = run_html(result, {})
+    # Then the score, the flag and the escaped reasons are on it, and the old one says it has none
+    assert "data-confidence='0.350'" in html and "confidence <b>0.35</b>" in html
+    assert "possible omission" in html and "holds the hint &lt;audit&gt;" in html
+    assert "confidence: not recorded" in html
+
+
 def test_report_command_names_an_unknown_run(tmp_path, monkeypatch, capsys):
     from longdoc import cli, wiring
 

@@ -337,6 +337,21 @@ class AnswerRejected(LongdocError, ValueError):
     """A tool call failed verification; the message (one line per problem) goes back to the model."""
 
 
+# --- Review (one clear line each; the CLI prints it, the API answers 409/422/404) -----------
+
+
+class DecisionConflict(LongdocError):
+    """A decision was made on an item version that is no longer the latest (another decision came first)."""
+
+
+class CorrectionNotVerbatim(LongdocError, ValueError):
+    """A correction's span is not verbatim in the document (or names no chunk or page of it)."""
+
+
+class InvalidDecision(LongdocError, ValueError):
+    """A decision that does not fit its item (``mark_present`` on a found clause, no quote for ``correct``)."""
+
+
 # --- CLI and local mode ----------------------------------------------------------------------
 
 

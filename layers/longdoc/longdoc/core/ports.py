@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord
 from longdoc.core.models import Chunk, DocumentRecord
 from longdoc.core.messages import ModelRequest, ModelResponse
+from longdoc.core.reviews import DecisionStore  # noqa: F401 - the review port, defined beside its shapes
 
 
 @runtime_checkable
@@ -388,3 +389,4 @@ class OrientationDetector(Protocol):
         (too few characters, a blank page). Raises :class:`longdoc.core.errors.OcrUnavailable`
         when the detector itself cannot run."""
         ...
+

@@ -70,6 +70,24 @@ class SearchRecord(BaseModel):
     tokens: int = 0
 
 
+class Confidence(BaseModel):
+    """How far the evidence backs one extraction or ``not_found``: ``score`` in [0, 1] and why.
+
+    Computed by the harness from what it checked (:mod:`longdoc.extract.confidence`), never asked
+    of the model. ``reasons`` are short lines (``"quote verified exact"``, ``"cited chunk ranked 1 of
+    5"``), each naming its effect on the score. ``possible_omission`` (``not_found`` only): a strong
+    retrieved chunk was never read into a quote nor searched past, ``candidate`` names it
+    (``{"chunk_id", "page", "score"}``, score a 0-1 similarity).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    score: float = Field(ge=0.0, le=1.0)
+    reasons: list[str] = Field(default_factory=list)
+    possible_omission: bool = False
+    candidate: dict[str, Any] | None = None
+
+
 class Extraction(BaseModel):
     """One clause instance: ``found`` with at least one citation, or ``not_found`` with none.
 
@@ -78,6 +96,8 @@ class Extraction(BaseModel):
     :func:`longdoc.extract.harness.instance_key`) and is ``""`` for ``not_found``. ``final``
     is True when this instance closed its clause type (no further instance exists).
     Stores key extractions by :attr:`key`, so writing the same instance twice overwrites.
+    ``confidence`` is the harness's evidence score (:class:`Confidence`; None on extractions
+    stored before it existed).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -91,6 +111,7 @@ class Extraction(BaseModel):
     instance: str = ""
     final: bool = True
     evidence: NotFoundEvidence | None = None
+    confidence: Confidence | None = None
 
     @property
     def key(self) -> str:

@@ -130,8 +130,15 @@ def _case_row(case: GoldCase, got: list[dict], reference: str, shares: dict) -> 
         "section_correct": section_ok, "page_correct": page_ok,
         "exact_values_ok": sum(any(v in t for t in texts) for v in case.exact_values),
         "exact_values_total": len(case.exact_values),
+        "confidence": _confidence(found or got),
         **shares,
     }
+
+
+def _confidence(answers: list[dict]) -> float | None:
+    """The answer's evidence confidence (issue 29): the best of its extractions' scores; None when unscored."""
+    scores = [e["confidence"]["score"] for e in answers if e.get("confidence")]
+    return max(scores) if scores else None
 
 
 def _shares(result: dict, cases: int) -> dict:
@@ -254,8 +261,18 @@ def _report(gold: Path, corpus: Path, model: Model, budget_tokens: int | None, r
                   "input_tokens_per_case": round(total_usage.input_tokens / max(len(rows), 1)),
                   "output_tokens_per_case": round(total_usage.output_tokens / max(len(rows), 1))},
         "case_results": rows,
+        "calibration": _calibration(rows),
         "seconds": round(time.monotonic() - started, 1),
     }
+
+
+def _calibration(rows: list[dict]) -> dict:
+    """ECE and precision above the accept threshold of the rows' confidences (:mod:`longdoc.eval.calibration`)."""
+    from longdoc.config import get_settings
+    from longdoc.eval.calibration import calibration
+
+    pairs = [(float(r["confidence"]), bool(r["correct"])) for r in rows if r.get("confidence") is not None]
+    return calibration(pairs, get_settings().review_accept_threshold)
 
 
 def _rates(rows: list[dict]) -> dict:

@@ -211,6 +211,17 @@ def _evidence(e: dict, searches: list[dict]) -> str:
     return f"<div class='evidence'>{note}<table data-evidence>{''.join(rows)}</table></div>"
 
 
+def _confidence(e: dict) -> str:
+    """An extraction's evidence confidence (issue 29): the score, a possible-omission flag, the reasons."""
+    conf = e.get("confidence")
+    if not conf:
+        return "<p data-confidence='none'>confidence: not recorded (stored before issue 29)</p>"
+    flag = " <span class='flag'>possible omission</span>" if conf.get("possible_omission") else ""
+    reasons = "".join(f"<li>{escape(str(r))}</li>" for r in conf.get("reasons") or [])
+    return (f"<div class='confidence' data-confidence='{conf['score']:.3f}'><p>confidence "
+            f"<b>{conf['score']:.2f}</b>{flag}</p><ul data-reasons>{reasons}</ul></div>")
+
+
 def run_html(result: dict, chunks: Mapping[str, object], pages: PageRenderer | None = None) -> str:
     """Audit page of one run: every extraction with its quote highlighted, on the PDF page where there is one.
 
@@ -219,7 +230,8 @@ def run_html(result: dict, chunks: Mapping[str, object], pages: PageRenderer | N
     quote's page). ``pages(page, quote)`` returns the rendered page with the quote boxed
     (:func:`longdoc.eval.pdfpage.quote_on_page`), or None: then, and for documents without
     pages, the citation keeps the text view. A ``not_found`` shows its evidence (the queries the
-    model searched, what each search returned, the chunk ids it examined; :func:`_evidence`).
+    model searched, what each search returned, the chunk ids it examined; :func:`_evidence`). Every
+    extraction shows its confidence and reasons (:func:`_confidence`).
     Also lists sessions, checkpoints, usage, cost and calls. One self-contained file: images are
     inlined as data URIs.
     """
@@ -232,6 +244,7 @@ def run_html(result: dict, chunks: Mapping[str, object], pages: PageRenderer | N
             "<h2>Extractions</h2>"]
     for e in result["extractions"]:
         body.append(f"<h3>{escape(e['clause_type'])}: {escape(e['status'])}</h3>")
+        body.append(_confidence(e))
         body.extend(_citation(c, chunks, pages) for c in e.get("citations", []))
         if e["status"] == "not_found":
             body.append(_evidence(e, searches))

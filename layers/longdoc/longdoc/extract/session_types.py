@@ -122,6 +122,8 @@ class Session:
     asked: list[str] = field(default_factory=list)
     shown: set[str] | None = None
     ranker: Retriever | None = None
+    rejections: dict[str, int] = field(default_factory=dict)
+    """Calls rejected per clause type in this session (citation checks and screening), for confidence."""
     fence: int | None = None
     """The run lease generation this session's writes are fenced with (:func:`longdoc.core.run_fence.run_fence`,
     read once when the session opens); None: the run has no lease."""

@@ -19,8 +19,9 @@ from typing import Any
 
 from longdoc.core.messages import ToolUseBlock
 from longdoc.core.schema import schema_problems
-from longdoc.core.records import Extraction, NotFoundEvidence
+from longdoc.core.records import Confidence, Extraction, NotFoundEvidence
 from longdoc.extract.context import page, session_retriever
+from longdoc.extract.confidence import Rankings, found_confidence, not_found_confidence
 from longdoc.extract.harness import ToolOutcome, apply_extraction, extract_outcome, not_found_outcome
 from longdoc.extract.prompt import (CACHE_BREAKPOINT, EXTRACT_TOOL, MAX_QUERY_CHARS, MAX_SEARCH_TOP_K, NOT_FOUND_TOOL,
                                     SEARCH_TOOL, render_next_page)
@@ -87,14 +88,20 @@ class _ClauseTool(SessionTool):
                options: SessionOptions) -> tuple[str, bool]:
         """Screen, decide, and act on the outcome; returns ``(tool_result text, is_error)``."""
         rejection, evidence = self.screen(s, block, options)
+        clause = block.input.get("clause_type")
         if rejection is not None:
             s.rejected += self.counts_rejection
+            if self.counts_rejection and isinstance(clause, str):
+                s.rejections[clause] = s.rejections.get(clause, 0) + 1
             return rejection, True
         outcome = self.decide(s, block, model)
         s.rejected += outcome.rejected_citation
+        if outcome.rejected_citation and isinstance(clause, str):
+            s.rejections[clause] = s.rejections.get(clause, 0) + 1
         text = outcome.text
         if outcome.extraction is not None:
-            extra = {"evidence": evidence} if outcome.extraction.status == "not_found" else {}
+            extra: dict[str, Any] = {"evidence": evidence} if outcome.extraction.status == "not_found" else {}
+            extra["confidence"] = confidence(deps, s, block, outcome.extraction, evidence)
             store(deps, s, outcome.extraction.model_copy(update=extra))
         if outcome.close:
             close(deps, s, outcome.close, "the model found no further occurrence")
@@ -303,6 +310,19 @@ def _strict(node: dict) -> dict:
 
 
 # --- what the clause tools do to the session -------------------------------------------------
+
+
+def confidence(deps: Deps, s: Session, block: ToolUseBlock, extraction: Extraction,
+               evidence: NotFoundEvidence | None) -> Confidence:
+    """The evidence score of a verified extraction or ``not_found`` (:mod:`longdoc.extract.confidence`),
+    from the session's retrieval (no new embedding or index query) and its rejected calls."""
+    clause = deps.catalogue.resolve(extraction.clause_type)
+    rankings = Rankings(session_retriever(deps, s), clause, s.run.top_k)
+    if extraction.status == "found":
+        raw = [c.get("quote", "") if isinstance(c, dict) else "" for c in block.input.get("citations") or []]
+        return found_confidence(extraction.citations, raw, s.chunks, clause, rankings,
+                                s.rejections.get(extraction.clause_type, 0))
+    return not_found_confidence(clause, s.chunks, rankings, s.shown or set(), evidence, s.facts.searches)
 
 
 def store(deps: Deps, s: Session, extraction: Extraction) -> None:

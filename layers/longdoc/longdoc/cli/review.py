@@ -1,0 +1,169 @@
+"""``longdoc review list|show|accept|correct|reject|mark-present|mark-absent|export`` and ``eval accuracy``.
+
+The terminal surface of :class:`longdoc.review.ReviewService` (the same actions as the review page).
+The reviewer is ``--reviewer`` or ``$USER``; ``--version N`` makes a decision conditional on the item
+still being at version N (the stale one is refused: :class:`~longdoc.core.errors.DecisionConflict`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from longdoc.core.errors import CliError
+
+REVIEW_PAGE = "http://127.0.0.1:8080/review"
+"""Where ``longdoc serve`` (default port) shows the review page."""
+
+
+def _service():  # -> ReviewService
+    from longdoc import wiring
+
+    return wiring.review_service()
+
+
+def _reviewer(args: argparse.Namespace) -> str:
+    who = args.reviewer or os.environ.get("USER") or os.environ.get("USERNAME")
+    if not who:
+        raise CliError("no reviewer: pass --reviewer NAME (or set $USER)")
+    return who
+
+
+def queue_lines(items: list) -> list[str]:
+    """The queue as text lines: confidence, kind, clause type, page, item id, value (one line each)."""
+    lines = [f"{'CONF':>5}  {'KIND':<17} {'CLAUSE TYPE':<30} {'PAGE':>4}  {'ITEM':<19} VALUE"]
+    for i in items:
+        value = " ".join((i.quote or i.value or "-").split())
+        lines.append(f"{i.confidence:>5.2f}  {i.kind:<17} {i.clause_type[:30]:<30} {str(i.page or '-'):>4}  "
+                     f"{i.item_id:<19} {value[:60] + ('…' if len(value) > 60 else '')}")
+    return lines
+
+
+def cmd_review_list(args: argparse.Namespace) -> int:
+    """The review queue (pending items under the threshold, and every possible omission), or ``--all`` items."""
+    svc = _service()
+    items = svc.items(args.run) if args.all else svc.queue(args.run, args.threshold)
+    if args.json:
+        print(json.dumps([i.model_dump(mode="json") for i in items], indent=1, ensure_ascii=False))
+        return 0
+    print("\n".join(queue_lines(items)))
+    print(f"{len(items)} item(s){'' if args.all else ' to review'}; threshold {args.threshold or svc.threshold}; "
+          f"review page: {REVIEW_PAGE} (longdoc serve)")
+    return 0
+
+
+def cmd_review_show(args: argparse.Namespace) -> int:
+    """One item with its confidence reasons and its decision history."""
+    svc = _service()
+    item, history = svc.item(args.item_id), svc.history(args.item_id)
+    if args.json:
+        print(json.dumps({"item": item.model_dump(mode="json"), "history": [d.model_dump(mode="json") for d in history]},
+                         indent=1, ensure_ascii=False))
+        return 0
+    print(f"{item.item_id}  {item.kind}  {item.clause_type}  status {item.status} (version {item.version})")
+    print(f"run {item.run_id}  doc {item.doc_id}@{item.doc_version}  page {item.page or '-'}  chunk {item.chunk_id or '-'}")
+    print(f"value: {item.quote or item.value or '-'}")
+    print(f"confidence {item.confidence:.2f}:")
+    for r in item.reasons:
+        print(f"  - {r}")
+    for d in history:
+        cite = f" -> {d.citation.quote!r} (p. {d.citation.page}, {d.citation.chunk_id})" if d.citation else ""
+        print(f"  v{d.version} {d.at} {d.reviewer}: {d.action}{cite}" + (f"  [{d.note}]" if d.note else ""))
+    return 0
+
+
+def cmd_review_decide(args: argparse.Namespace) -> int:
+    """Store one decision (``args.action``) and print it."""
+    from longdoc.review import DecisionRequest
+
+    request = DecisionRequest(action=args.action, reviewer=_reviewer(args), quote=getattr(args, "quote", None),
+                              chunk_id=getattr(args, "chunk", None), page=getattr(args, "page", None), note=args.note)
+    decision = _service().decide(args.item_id, request, expected_version=args.version)
+    if args.json:
+        print(json.dumps(decision.model_dump(mode="json"), indent=1, ensure_ascii=False))
+    else:
+        where = f" at p. {decision.citation.page} ({decision.citation.chunk_id})" if decision.citation else ""
+        print(f"{decision.item_id} v{decision.version}: {decision.action} by {decision.reviewer}{where}")
+    return 0
+
+
+def cmd_review_export(args: argparse.Namespace) -> int:
+    """Write the reviewed items as gold JSONL (``shared/gold/README.md`` format)."""
+    summary = _service().export_gold(Path(args.out), args.run or None, Path(args.corpus) if args.corpus else None)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        left = ", ".join(f"{n} {why}" for why, n in summary["left_out"].items()) or "none"
+        print(f"wrote {summary['written']} gold case(s) to {summary['path']}; left out: {left}")
+    return 0
+
+
+def cmd_eval_accuracy(args: argparse.Namespace) -> int:
+    """Accuracy by stratum on reviewed labels; exit 1 when a stratum with enough labels is under 90%."""
+    from longdoc.config import get_settings
+    from longdoc.eval.accuracy import accuracy_html, evaluate_accuracy, render_accuracy
+
+    gold = Path(args.gold)
+    if not gold.exists():
+        raise CliError(f"gold file not found: {gold}")
+    settings = get_settings()
+    report = evaluate_accuracy(gold, args.min_labels or settings.review_min_stratum_labels,
+                               settings.review_accept_threshold)
+    print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1) if args.json else render_accuracy(report))
+    if args.html:
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.html).write_text(accuracy_html(report), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
+    return 1 if report["alerts"] else 0
+
+
+def _decision_parser(sub: argparse._SubParsersAction, name: str, action: str, help: str) -> argparse.ArgumentParser:
+    p = sub.add_parser(name, help=help)
+    p.add_argument("item_id")
+    p.add_argument("--reviewer", default=None, help="who decides (default: $USER)")
+    p.add_argument("--version", type=int, default=None, help="refuse unless the item is still at this version")
+    p.add_argument("--note", default=None)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_review_decide, action=action)
+    return p
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``review ...`` and ``eval accuracy`` to the ``longdoc`` parser (after :mod:`longdoc.cli.evals`)."""
+    p = sub.add_parser("review", help="the review queue: list, show, accept, correct, reject, mark, export")
+    rs = p.add_subparsers(dest="review_command", required=True)
+    p = rs.add_parser("list", help="the queue, lowest confidence first (--all: every item)")
+    p.add_argument("--run", default=None, help="one run's items (default: every run's)")
+    p.add_argument("--threshold", type=float, default=None, help="accept threshold (default: settings)")
+    p.add_argument("--all", action="store_true", help="every item, any status")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_review_list)
+    p = rs.add_parser("show", help="one item: value, confidence reasons, history")
+    p.add_argument("item_id")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_review_show)
+    _decision_parser(rs, "accept", "accept", "the model's answer is right")
+    _decision_parser(rs, "reject", "reject", "the model's answer is wrong (no replacement)")
+    _decision_parser(rs, "mark-absent", "mark_absent", "the clause is not in the document")
+    for name, action in (("correct", "correct"), ("mark-present", "mark_present")):
+        p = _decision_parser(rs, name, action, "the right span, verified verbatim" if action == "correct"
+                             else "the clause is in the document (optionally where)")
+        p.add_argument("--quote", required=action == "correct", help="the span's text, verbatim from the document")
+        p.add_argument("--page", type=int, default=None, help="1-based page the span is on")
+        p.add_argument("--chunk", default=None, help="chunk id holding the span")
+    p = rs.add_parser("export", help="write reviewed items as gold JSONL")
+    p.add_argument("--out", required=True)
+    p.add_argument("--run", action="append", help="only this run (repeatable)")
+    p.add_argument("--corpus", default=None, help="write document paths relative to this folder")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_review_export)
+    evals = next(a for a in sub.choices["eval"]._actions if isinstance(a, argparse._SubParsersAction))
+    p = evals.add_parser("accuracy", help="accuracy by stratum on reviewed labels; exit 1 on a stratum under 90%")
+    p.add_argument("--gold", required=True, help="a review export (longdoc review export)")
+    p.add_argument("--min-labels", type=int, default=None, help="labels a stratum needs to alert (default: settings)")
+    p.add_argument("--html", default=None, help="also write the dashboard (inline SVG heat map)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_eval_accuracy)

@@ -1,0 +1,106 @@
+"""Reviewed items as gold cases, in the format of ``shared/gold/README.md`` (one JSON object per line).
+
+What a decision says about the truth (the label), by item kind:
+
+============================  ===========================================  ====================
+decision                      extraction (model said found)                not_found / possible omission
+============================  ===========================================  ====================
+accept                        found, the model's quote is the snippet      not_found
+correct                       found, the corrected quote is the snippet    found, that quote
+mark_present (with a span)    -                                            found, that quote
+mark_absent                   not_found (the model invented it)            not_found
+reject                        left out: the truth is unknown (no span)     left out
+mark_present without a span   -                                            left out (no snippet)
+============================  ===========================================  ====================
+
+Each case also carries the model's own answer (``model_status``, ``model_quote``, ``model_page``) and
+the review (``item_id``, ``run_id``, ``decision``, ``reviewer``, ``reviewed_at``), extra fields that
+``longdoc eval extraction`` ignores and ``longdoc eval accuracy`` scores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from longdoc.core.models import DocumentRecord
+from longdoc.core.reviews import Decision, ReviewItem
+
+
+def label(item: ReviewItem, decisions: list[Decision]) -> tuple[str, str | None, int | None, str | None] | str:
+    """``(expected, snippet, page, section_id)`` the latest decision establishes, or the reason it gives none."""
+    if not decisions:
+        return "pending"
+    latest = decisions[-1]
+    if latest.action == "reject":
+        return "rejected (truth unknown: correct it or mark it absent)"
+    if latest.action == "mark_absent":
+        return ("not_found", None, None, None)
+    if latest.citation is not None:
+        return ("found", latest.citation.quote, latest.citation.page, latest.citation.section_id)
+    if latest.action == "mark_present":
+        return "marked present without a span"
+    if item.kind == "extraction":
+        return ("found", item.quote, item.page, item.section_id)
+    return ("not_found", None, None, None)
+
+
+def _doc_path(record: DocumentRecord | None, item: ReviewItem, corpus: Path | None) -> str:
+    """The document's path as gold names it: under ``corpus`` when it is there, else as ingested."""
+    source = record.source if record else item.doc_id
+    if corpus is not None:
+        try:
+            return str(Path(source).resolve().relative_to(Path(corpus).resolve()))
+        except ValueError:
+            pass
+    return source
+
+
+def gold_case(item: ReviewItem, decisions: list[Decision], record: DocumentRecord | None,
+              corpus: Path | None = None) -> dict[str, Any] | str:
+    """One gold case (a dict) for a reviewed item, or the reason it is left out (a str; :func:`label`)."""
+    got = label(item, decisions)
+    if isinstance(got, str):
+        return got
+    expected, snippet, page, section = got
+    latest = decisions[-1]
+    return {"case_id": f"review-{item.item_id}", "doc": _doc_path(record, item, corpus),
+            "doc_type": item.doc_type or (record.metadata.doc_type if record else None),
+            "page_count": record.pages if record else None, "clause_type": item.clause_type, "question": "",
+            "expected": expected, "snippets": [snippet] if snippet else [],
+            "pages": [page] if page is not None else [], "section_ids": [section] if section else [],
+            "exact_values": [], "source": f"longdoc review by {latest.reviewer} at {latest.at}",
+            "item_id": item.item_id, "run_id": item.run_id, "doc_id": item.doc_id, "doc_version": item.doc_version,
+            "kind": item.kind, "decision": latest.action, "reviewer": latest.reviewer, "reviewed_at": latest.at,
+            "model_status": "found" if item.kind == "extraction" else "not_found", "model_quote": item.quote,
+            "model_page": item.page if item.kind == "extraction" else None, "confidence": item.confidence}
+
+
+def write_gold(path: Path, reviewed: Sequence[tuple[ReviewItem, list[Decision]]],
+               document: Callable[[ReviewItem], DocumentRecord | None], corpus: Path | None = None) -> dict[str, Any]:
+    """Write the gold cases of ``reviewed`` (items with their decisions) to ``path``, whole or not at all.
+
+    Returns ``{"path", "written", "left_out": {reason: count}}`` (pending items counted as ``pending``).
+    Raises ``OSError`` when ``path``'s folder cannot be written (any earlier file is left as it was).
+    """
+    lines: list[str] = []
+    left_out: dict[str, int] = {}
+    records: dict[tuple[str, str], DocumentRecord | None] = {}
+    for item, decisions in reviewed:
+        key = (item.doc_id, item.doc_version)
+        if key not in records:
+            records[key] = document(item)
+        case = gold_case(item, decisions, records[key], corpus)
+        if isinstance(case, str):
+            left_out[case] = left_out.get(case, 0) + 1
+        else:
+            lines.append(json.dumps(case, ensure_ascii=False))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    os.replace(tmp, path)
+    return {"path": str(path), "written": len(lines), "left_out": left_out}

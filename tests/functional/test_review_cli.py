@@ -1,0 +1,105 @@
+"""``longdoc review ...`` and ``longdoc eval accuracy`` over a local home: decide, export, score by stratum."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longdoc import cli, wiring
+from longdoc.core.documents import save_chunks
+from longdoc.core.models import DocumentRecord
+from longdoc.core.records import Extraction, RunRecord
+from longdoc.eval.accuracy import evaluate_accuracy, page_section
+from tests.functional.review_support import CHUNKS, RUN, VERSION, result
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A local home with the invented lease (two chunks) and one SUCCEEDED run of four extractions."""
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LONGDOC_MODE", "local")
+    monkeypatch.setenv("USER", "tester")
+    wiring.reset()
+    state = wiring.state_store()
+    state.put_document(DocumentRecord(doc_id="lease", doc_version=VERSION, source=str(tmp_path / "corpus/lease.pdf"),
+                                      status="READY", pages=2, chunks=2))
+    save_chunks(wiring.blob_store(), "lease", VERSION, CHUNKS)
+    state.put_run(RunRecord(run_id=RUN, doc_id="lease", doc_version=VERSION, clause_types=["x"], status="SUCCEEDED",
+                            model="m"))
+    for n, e in enumerate(result()["extractions"]):
+        state.put_extraction(RUN, Extraction.model_validate({**e, "instance": f"i{n}" if e["status"] == "found" else ""}))
+    yield tmp_path
+    wiring.reset()
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> object:
+    assert cli.main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_loop_from_queue_to_accuracy_by_stratum(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the run's queue: the low-confidence Cap and the possible omission
+    queue = _json(capsys, ["review", "list", "--json"])
+    assert [(i["clause_type"], i["kind"]) for i in queue] == [("Cap On Liability", "extraction"),
+                                                              ("Termination For Convenience", "possible_omission")]
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    # When a reviewer accepts, corrects, marks present and marks absent from the terminal
+    _json(capsys, ["review", "accept", every["Governing Law"], "--json"])
+    corrected = _json(capsys, ["review", "correct", every["Cap On Liability"], "--quote",
+                               "The landlord's liability is capped at $5,000.", "--page", "2", "--json"])
+    _json(capsys, ["review", "mark-present", every["Termination For Convenience"], "--reviewer", "ann", "--quote",
+                   "Either party may terminate on 30 days notice.", "--json"])
+    _json(capsys, ["review", "mark-absent", every["Audit Rights"], "--json"])
+    assert corrected["reviewer"] == "tester" and corrected["citation"]["page"] == 2
+    # And exports the labels
+    out = home / "reviewed.jsonl"
+    summary = _json(capsys, ["review", "export", "--out", str(out), "--corpus", str(home / "corpus"), "--json"])
+    # Then the export holds four gold cases in the gold format, documents relative to the corpus
+    assert summary["written"] == 4 and summary["left_out"] == {}
+    cases = {c["clause_type"]: c for c in map(json.loads, out.read_text().splitlines())}
+    assert cases["Cap On Liability"]["snippets"] == ["The landlord's liability is capped at $5,000."]
+    assert cases["Cap On Liability"]["expected"] == "found" and cases["Cap On Liability"]["pages"] == [2]
+    assert cases["Audit Rights"]["expected"] == "not_found" and cases["Audit Rights"]["snippets"] == []
+    assert {c["doc"] for c in cases.values()} == {"lease.pdf"}
+    # And eval accuracy gives the expected table: Law right, Cap wrong, Termination wrong (silent), Audit right
+    report = evaluate_accuracy(out, min_labels=1)
+    table = {(s["clause_type"], s["section"]): (s["labels"], s["accuracy"], s["alert"]) for s in report["strata"]}
+    assert table == {("Audit Rights", "absent"): (1, 1.0, False), ("Cap On Liability", "front"): (1, 0.0, True),
+                     ("Governing Law", "front"): (1, 1.0, False),
+                     ("Termination For Convenience", "front"): (1, 0.0, True)}
+    assert report["accuracy"] == 0.5 and report["silent_source_rate"] == 1.0 and report["absent_labels"] == 1
+    # And the command exits 1 (two strata under 90% with >= 1 label) and writes the SVG dashboard
+    page = home / "accuracy.html"
+    assert cli.main(["eval", "accuracy", "--gold", str(out), "--min-labels", "1", "--html", str(page)]) == 1
+    html = page.read_text()
+    assert "<svg" in html and "data-stratum='lease|Cap On Liability|front'" in html
+    # And with a higher minimum no stratum has enough labels to alert
+    assert cli.main(["eval", "accuracy", "--gold", str(out), "--min-labels", "2"]) == 0
+
+
+def test_a_stale_or_unverbatim_decision_fails_with_one_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    cap = every["Cap On Liability"]
+    assert cli.main(["review", "accept", cap, "--version", "0"]) == 0
+    assert cli.main(["review", "reject", cap, "--version", "0"]) == 1
+    assert "version 1, not 0" in capsys.readouterr().err
+    assert cli.main(["review", "correct", cap, "--quote", "capped at ten dollars", "--page", "2"]) == 1
+    assert "correction refused for document lease@0123456789abcdef on page 2" in capsys.readouterr().err
+    assert cli.main(["review", "show", cap]) == 0
+    shown = capsys.readouterr().out
+    assert "v1" in shown and "accept" in shown and "invented score 0.3" in shown
+
+
+def test_eval_accuracy_refuses_plain_gold(tmp_path: Path) -> None:
+    gold = tmp_path / "g.jsonl"
+    gold.write_text(json.dumps({"case_id": "c1", "doc": "a.pdf", "clause_type": "X", "expected": "found",
+                                "snippets": ["y"]}) + "\n")
+    with pytest.raises(Exception, match="c1 has no model answer"):
+        evaluate_accuracy(gold)
+
+
+def test_page_sections_follow_the_reference_architecture() -> None:
+    assert [page_section(p, "found") for p in (1, 30, 31, 150, 151)] == ["front", "front", "middle", "middle", "back"]
+    assert page_section(None, "not_found") == "absent"

@@ -1,0 +1,103 @@
+"""Confidence from evidence (:mod:`longdoc.extract.confidence`): scores and reasons from what the harness checked."""
+
+from __future__ import annotations
+
+from longdoc.core.messages import ToolUseBlock
+from longdoc.core.records import Citation, NotFoundEvidence, SearchRecord
+from longdoc.extract.confidence import Rankings, found_confidence, hints_in, not_found_confidence
+from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL
+from longdoc.extract.session import session_context
+from longdoc.extract.session_types import SessionOptions
+from longdoc.extract.tools import TOOLS
+from tests.fakes.memory_state import MemoryStateStore
+from tests.unit.extract.test_session_tools import CHUNKS, LAW, _deps, _session
+
+LAW_CHUNK = list(CHUNKS)[2]  # "This Agreement is governed by the laws of the State of New York."
+FEES_CHUNK = list(CHUNKS)[1]
+
+
+def _rankings() -> Rankings:
+    deps, s = _deps(), _session()
+    session_context(deps, s, SessionOptions())
+    assert s.ranker is not None
+    return Rankings(s.ranker, LAW, top_k=2)
+
+
+def test_hints_match_case_and_punctuation_aside() -> None:
+    assert hints_in("... is GOVERNED BY the laws of, the State", LAW) == ["governed by the laws of"]
+    assert hints_in("governed by law", LAW) == []
+
+
+def test_a_well_backed_quote_scores_high_with_every_reason() -> None:
+    # Given a verbatim quote from the chunk holding the hint, ranked by dense and BM25 alike
+    quote = "This Agreement is governed by the laws of the State of New York."
+    cite = Citation(chunk_id=LAW_CHUNK, page=1, quote=quote)
+    # When it is scored with no rejected call before it
+    got = found_confidence([cite], [quote], CHUNKS, LAW, _rankings(), rejected_before=0)
+    # Then the score is high and each reason names its evidence
+    assert got.score >= 0.8
+    assert got.reasons[0] == "+0.10 quote verified exact"
+    assert any("clause-type hint in the quote: 'governed by the laws of'" in r for r in got.reasons)
+    assert any(r.startswith("+0.20 cited chunk ranked 1 of") or "ranked" in r for r in got.reasons)
+    assert not got.possible_omission
+
+
+def test_a_normalised_off_topic_quote_after_rejections_scores_low() -> None:
+    # Given a quote from the fees chunk, written with a line break the chunk does not have, after two rejections
+    raw = "Fees are payable\nwithin  thirty days;"
+    cite = Citation(chunk_id=FEES_CHUNK, page=1, quote="Fees are payable within thirty days;")
+    # When it is scored
+    got = found_confidence([cite], [raw], CHUNKS, LAW, _rankings(), rejected_before=2)
+    # Then the score is below 0.5 and the reasons say why
+    assert got.score < 0.5
+    assert "-0.05 quote verified only after whitespace/typography normalisation" in got.reasons
+    assert "-0.05 no clause-type hint in the quote" in got.reasons
+    assert "-0.20 2 citation(s) rejected before this one" in got.reasons
+
+
+def test_not_found_with_a_strong_unread_candidate_is_a_possible_omission() -> None:
+    # Given a not_found for Governing Law while the top-ranked chunk holds its hint, never shown, no search
+    got = not_found_confidence(LAW, CHUNKS, _rankings(), shown=set(), evidence=NotFoundEvidence(), searches=[])
+    # Then it is a possible omission naming the candidate, and scored low
+    assert got.possible_omission
+    assert got.candidate is not None and got.candidate["chunk_id"] in (LAW_CHUNK, list(CHUNKS)[4])
+    assert got.score < 0.5
+    assert any(r.startswith("possible omission:") for r in got.reasons)
+    assert "-0.05 no search ran for it" in got.reasons
+
+
+def test_not_found_with_no_hint_anywhere_and_searches_is_confident() -> None:
+    # Given a document without any Governing Law wording, searched twice
+    chunks = {k: v for k, v in CHUNKS.items() if k not in (LAW_CHUNK, list(CHUNKS)[4])}
+    deps, s = _deps(), _session()
+    s.chunks = dict(chunks)
+    session_context(deps, s, SessionOptions())
+    assert s.ranker is not None
+    searches = [SearchRecord(session=1, query=q, clause_type=LAW.name) for q in ("governing law", "choice of law")]
+    got = not_found_confidence(LAW, chunks, Rankings(s.ranker, LAW, 2), shown=set(chunks), evidence=None,
+                               searches=searches)
+    assert not got.possible_omission
+    assert got.score == 0.8  # 0.75 base +0.10 no hint +0.10 searches -0.15 (the fake index scores every chunk 0.9)
+    assert "+0.10 no clause-type hint anywhere in the document" in got.reasons
+    assert "+0.10 2 search(es) ran for it" in got.reasons
+
+
+def test_the_tools_store_confidence_on_every_extraction_and_not_found() -> None:
+    # Given a session over a memory store, its context retrieved
+    deps, s = _deps(), _session()
+    deps = deps.__class__(**{**deps.__dict__, "state": MemoryStateStore()})
+    session_context(deps, s, SessionOptions())
+    quote = "This Agreement is governed by the laws of the State of New York."
+    # When a rejected call, then a verified one, are made for Governing Law
+    bad = ToolUseBlock(id="t0", name=EXTRACT_TOOL, input={"clause_type": LAW.name, "clause_text": "x",
+                                                          "citations": [{"chunk_id": LAW_CHUNK, "quote": "not there"}]})
+    good = ToolUseBlock(id="t1", name=EXTRACT_TOOL, input={"clause_type": LAW.name, "clause_text": quote,
+                                                           "citations": [{"chunk_id": LAW_CHUNK, "quote": quote}]})
+    assert TOOLS[EXTRACT_TOOL].run(deps, s, bad, "m", SessionOptions())["is_error"]
+    assert not TOOLS[EXTRACT_TOOL].run(deps, s, good, "m", SessionOptions())["is_error"]
+    # Then the stored extraction carries a score and the rejection among its reasons
+    stored = deps.state.list_extractions("r")
+    assert stored[0].confidence is not None
+    assert "-0.10 1 citation(s) rejected before this one" in stored[0].confidence.reasons
+    assert 0 <= stored[0].confidence.score <= 1
+    assert NOT_FOUND_TOOL in TOOLS
