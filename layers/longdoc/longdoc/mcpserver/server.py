@@ -41,7 +41,8 @@ INSTRUCTIONS = (
     "longdoc reads long documents (contracts, policy wordings) and answers with verbatim, verified quotes, "
     "each cited to its chunk, physical page, printed page label and section. Find documents with "
     "list_documents (ingest adds one), look things up with search_chunks / get_chunk / get_page_text, and "
-    "extract clause types (list_clause_types) with extract, then poll get_run until done is true. "
+    "extract clause types (list_clause_types) with extract, then poll get_run until done is true "
+    "(a STALE run: resume_run). "
     "summarize / get_summary and triage / get_triage work the same way. Quote only text the tools returned.")
 
 
