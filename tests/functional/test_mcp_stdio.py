@@ -21,7 +21,7 @@ from tests.functional import mcp_support as support
 pytestmark = pytest.mark.slow
 
 EXPECTED_TOOLS = {"list_documents", "ingest", "search_chunks", "get_chunk", "get_page_text", "list_clause_types",
-                  "extract", "get_run", "summarize", "get_summary", "triage", "get_triage"}
+                  "extract", "get_run", "resume_run", "summarize", "get_summary", "triage", "get_triage"}
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +109,74 @@ def test_bad_inputs_are_tool_errors_of_one_line(stdio_session) -> None:
         assert words in answer["text"], (case, answer["text"])
         assert "\n" not in answer["text"] and "Traceback" not in answer["text"], (case, answer["text"])
     assert "closest: Governing Law" in bad["unknown clause type"]["text"]  # the close name, as the CLI says it
+
+
+def _stdio_client(home: Path) -> Client:
+    return Client(StdioServerParameters(command=sys.executable, args=["-m", "longdoc.cli", "mcp"],
+                                        env=support.offline_env(home), cwd=str(Path(__file__).resolve().parents[2])))
+
+
+async def _poll(call: Any, tool: str, arguments: dict[str, Any], seconds: float = support.RUN_SECONDS) -> list[Any]:
+    """Call ``tool`` every second until its answer is done (or an error); every answer, in order."""
+    import asyncio
+    import time
+
+    answers, end = [], time.monotonic() + seconds
+    while time.monotonic() < end:
+        answers.append(support._answer(await call(tool, arguments)))
+        if answers[-1]["error"] or answers[-1]["data"]["done"]:
+            break
+        await asyncio.sleep(1.0)
+    return answers
+
+
+def test_work_started_over_stdio_outlives_the_session_and_a_killed_run_resumes(stdio_session) -> None:
+    import asyncio
+    import os
+    import signal
+
+    home = stdio_session["home"]
+    run_request = {"doc_id": support.DOC_ID, "clause_types": ["Agreement Date"]}
+    summary_request = {"doc_id": support.DOC_ID, "length": "short"}
+
+    async def scenario() -> dict[str, Any]:
+        # Given a session that starts a run and a summary, then closes its server at once
+        async with _stdio_client(home) as first:
+            run = support._answer(await first.call_tool("extract", run_request))
+            summary = support._answer(await first.call_tool("summarize", summary_request))
+        # When a later session polls them
+        async with _stdio_client(home) as later:
+            runs = await _poll(later.call_tool, "get_run", {"run_id": run["data"]["run_id"]})
+            summaries = await _poll(later.call_tool, "get_summary", {"summary_id": summary["data"]["summary_id"]})
+            # And a run whose worker is killed is STALE, and the same extract request resumes it
+            killed = support._answer(await later.call_tool("extract", {"doc_id": support.DOC_ID,
+                                                                       "clause_types": ["Non-Compete"]}))
+            from longdoc.ingest.lease import claim_holder_pid
+
+            lease = _lease_owner(home, killed["data"]["run_id"])
+            os.kill(claim_holder_pid(lease) or 0, signal.SIGKILL)
+            await asyncio.sleep(0.5)
+            stale = support._answer(await later.call_tool("get_run", {"run_id": killed["data"]["run_id"]}))
+            again = support._answer(await later.call_tool("extract", {"doc_id": support.DOC_ID,
+                                                                      "clause_types": ["Non-Compete"]}))
+            resumed = await _poll(later.call_tool, "get_run", {"run_id": killed["data"]["run_id"]})
+        return {"runs": runs, "summaries": summaries, "stale": stale, "again": again, "resumed": resumed}
+
+    got = asyncio.run(scenario())
+    # Then the run and the summary finished after their session was gone, never shown STALE meanwhile
+    assert [a["data"]["status"] for a in got["runs"]][-1] == "SUCCEEDED", got["runs"][-1]["text"][:300]
+    assert "STALE" not in {a["data"]["status"] for a in got["runs"] + got["summaries"]}
+    assert got["summaries"][-1]["data"]["status"] == "SUCCEEDED", got["summaries"][-1]["text"][:300]
+    # And the killed run was STALE, resumed by the same request, and finished
+    assert got["stale"]["data"]["status"] == "STALE" and "resume_run" in got["stale"]["data"]["next"]
+    assert got["again"]["data"]["resumed"] and got["again"]["data"]["run_id"] == got["stale"]["data"]["run_id"]
+    assert got["resumed"][-1]["data"]["status"] == "SUCCEEDED", got["resumed"][-1]["text"][:300]
+
+
+def _lease_owner(home: Path, run_id: str) -> str:
+    """The owner of ``run_id``'s lease in ``home``'s state store (it names the worker's pid)."""
+    import sqlite3
+
+    with sqlite3.connect(home / "state.sqlite3") as db:
+        row = db.execute("SELECT owner FROM run_leases WHERE run_id = ?", (run_id,)).fetchone()
+    return str(row[0])

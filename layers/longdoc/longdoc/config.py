@@ -260,6 +260,17 @@ class BulkApiSettings(StoreSettings, ModelSettings, ExtractionSettings):
     bulk_state_machine_arn: str | None = None
 
 
+class McpSettings(_Group):
+    """What the MCP server (``longdoc mcp``, ``/mcp`` on ``longdoc serve``) reads besides the stores.
+
+    ``mcp_root`` (``LONGDOC_MCP_ROOT``): when set, ``ingest`` reads only files under this folder
+    (symlinks resolved on both sides) and resolves a relative path against it; unset, any file
+    the server's user can read, a relative path against the server's working directory.
+    """
+
+    mcp_root: Path | None = None
+
+
 class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, RerankSettings, IngestRuntimeSettings,
                ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings, ReviewSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""

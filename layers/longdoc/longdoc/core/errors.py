@@ -367,6 +367,16 @@ class HandlerNotFound(LongdocError):
     """``functions/<function>/app.py`` does not exist (e.g. the package was installed without the repo)."""
 
 
+class IngestPathRefused(LongdocError):
+    """An MCP ``ingest`` path is refused before anything is read: missing, a directory, not a regular
+    file, or outside ``LONGDOC_MCP_ROOT`` (one line naming the path and where it resolved)."""
+
+
+class InvalidToolArguments(LongdocError):
+    """An MCP tool call's arguments are refused before the tool runs: an unknown argument, a value of
+    the wrong JSON type, or an id that is not of the tool's form (one line naming the argument)."""
+
+
 class ExecutionAlreadyExists(Exception):
     """An execution of this name was already started: the local stand-in of Step Functions' own
     ``ExecutionAlreadyExists`` (botocore's ``ClientError`` code), which callers match by name.

@@ -24,6 +24,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from longdoc.core.errors import VersionClaimed
 from longdoc.core.ports import StateStore
@@ -45,17 +46,16 @@ def claim_holder_pid(owner: str) -> int | None:
     return int(parts[1])
 
 
-def claim_holder_gone(owner: str) -> bool:
-    """Whether ``owner`` (a :func:`claim_owner` name) is a process of this host that no longer runs.
+def process_gone(pid: int) -> bool:
+    """Whether process ``pid`` of this host no longer runs: absent, or a zombie (exited, not yet reaped).
 
-    Probed with ``os.kill(pid, 0)``, which sends nothing: ``ProcessLookupError`` means no
-    such process. False for another host, a name not made by :func:`claim_owner`, this
-    process, a process that exists (also another user's: ``PermissionError``), and off
-    POSIX (where ``os.kill`` would signal). A pid reused since by another process counts as
-    running, so that claim waits for its lease as before.
+    Probed with ``os.kill(pid, 0)``, which sends nothing: ``ProcessLookupError`` means no such
+    process (POSIX ``kill(2)``). A zombie still answers that probe, so on Linux its state letter in
+    ``/proc/<pid>/stat`` (``Z``; proc(5)) is read too. False for a process that exists (also
+    another user's: ``PermissionError``), for this process, and off POSIX (where ``os.kill`` would
+    signal). A pid reused since by another process counts as running.
     """
-    pid = claim_holder_pid(owner)
-    if pid is None or pid == os.getpid() or os.name != "posix":
+    if pid == os.getpid() or os.name != "posix":
         return False
     try:
         os.kill(pid, 0)
@@ -63,7 +63,21 @@ def claim_holder_gone(owner: str) -> bool:
         return True
     except OSError:  # PermissionError: it exists under another user
         return False
-    return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:  # no /proc (macOS), or it exited meanwhile: the probe above said it was there
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+
+
+def claim_holder_gone(owner: str) -> bool:
+    """Whether ``owner`` (a :func:`claim_owner` name) is a process of this host that no longer runs
+    (:func:`process_gone`: absent or a zombie). False for another host, a name not made by
+    :func:`claim_owner`, this process, a process that exists, and off POSIX. A pid reused since
+    by another process counts as running, so that claim waits for its lease as before.
+    """
+    pid = claim_holder_pid(owner)
+    return pid is not None and process_gone(pid)
 
 
 class VersionClaim:

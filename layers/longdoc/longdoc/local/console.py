@@ -24,18 +24,24 @@ from longdoc.local.runner import LeasedEngine, read_history
 STATES = ("PENDING", "RUNNING", "STALE", "SUCCEEDED", "FAILED")
 
 
-def run_state(state: StateStore, run: RunRecord, now: float | None = None) -> str:
-    """``STALE`` for a ``RUNNING``/``PENDING`` run without a live lease, else the stored status.
+def lease_live(state: StateStore, run_id: str, now: float | None = None) -> bool:
+    """Whether a live process holds ``run_id``'s lease: stored, not expired or released, and its holder
+    process not gone from this host (:func:`~longdoc.ingest.lease.claim_holder_gone`, e.g. ``kill -9``:
+    the SQLite store lets another driver take such a lease over at once)."""
+    lease = state.get_run_lease(run_id)
+    return lease is not None and lease.live(time.time() if now is None else now) \
+        and not claim_holder_gone(lease.owner)
 
-    A lease whose holder process is gone from this host (:func:`~longdoc.ingest.lease.claim_holder_gone`,
-    e.g. ``kill -9``) is not live, whatever its expiry says: the SQLite store lets ``runs resume``
-    take it over at once.
+
+def run_state(state: StateStore, run: RunRecord, now: float | None = None) -> str:
+    """``STALE`` for a ``RUNNING``/``PENDING`` run without a live lease (:func:`lease_live`), ``RUNNING`` for a
+    ``FAILED`` one whose lease a live process holds (a resume that has not marked it yet), else the stored status.
     """
+    if run.status == "FAILED":
+        return "RUNNING" if lease_live(state, run.run_id, now) else "FAILED"
     if run.status not in ("RUNNING", "PENDING"):
         return run.status
-    lease = state.get_run_lease(run.run_id)
-    live = lease is not None and lease.live(time.time() if now is None else now) and not claim_holder_gone(lease.owner)
-    return run.status if live else "STALE"
+    return run.status if lease_live(state, run.run_id, now) else "STALE"
 
 
 def next_step(run_id: str, state: str) -> str | None:
@@ -191,18 +197,21 @@ def check_resumable(state: StateStore, run_id: str) -> RunRecord:
 
 
 def resume(engine: LeasedEngine, state: StateStore, run_id: str, *, max_iterations: int,
-           iterations_per_execution: int) -> dict[str, Any]:
+           iterations_per_execution: int, checked: bool = False) -> dict[str, Any]:
     """Continue a ``FAILED`` or ``STALE`` run from its checkpoint in ``engine``; returns the finished run's result.
 
     Order: check the state, take the lease (:class:`~longdoc.core.errors.RunLeaseHeld` when another
     live process has it, so two resumes never both run), mark the run ``RUNNING`` (error cleared),
     start execution ``<run_id>-resume-<n>`` with :func:`resume_input`, wait for it
     (:meth:`LeasedEngine.finish`). Every session starts from the run's checkpoint, so nothing
-    extracted is lost or repeated.
+    extracted is lost or repeated. ``checked``: the caller checked the state already and claimed the
+    lease for ``engine``'s owner (:meth:`longdoc.local.server.BackgroundStarter.resume`), so the run
+    now looks live; the check is skipped.
     """
     from longdoc.core.clock import utc_now
 
-    check_resumable(state, run_id)
+    if not checked:
+        check_resumable(state, run_id)
     engine.claim(run_id)
     run = check_claimed(state, run_id)
     execution_input = resume_input(run, read_history(engine.home, run_id), max_iterations=max_iterations,

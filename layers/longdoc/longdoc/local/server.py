@@ -7,10 +7,16 @@ https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy
 and the handler's proxy response becomes the HTTP response: same routes, validation,
 status codes, error bodies and idempotency, because it is the same code. What differs:
 
-- extraction runs start in the background: :class:`BackgroundStarter` takes the run's lease and
-  spawns a worker process (:mod:`longdoc.local.worker`) that runs the local engine, so
-  ``POST /extractions`` answers at once and ``GET /extractions/{id}`` shows progress;
-  summaries and bulk extractions likewise (:class:`MachineStarter`, one worker per execution);
+- extraction runs start in the background: :class:`BackgroundStarter` spawns a worker process
+  (:mod:`longdoc.local.worker`) that runs the local engine, takes the run's lease for it (the
+  owner names the worker's pid) and hands it the lease, so ``POST /extractions`` answers at once
+  and ``GET /extractions/{id}`` shows progress; summaries and bulk extractions likewise
+  (:class:`MachineStarter`, one worker per execution). Workers run in a session of their own
+  (``start_new_session``): a signal to the server's process group (Ctrl-C in a terminal, or an
+  MCP client's stdio shutdown, which signals the server's whole group) does not reach them, so a
+  worker started by ``longdoc mcp`` outlives that server. ``longdoc serve`` still stops the
+  workers it started when it stops (:meth:`BackgroundStarter.stop`); each finished worker is
+  reaped at once by a thread waiting on it (no ``<defunct>`` processes);
 - a body over ``max_body_bytes`` (API Gateway's 10 MB payload quota by default) is answered
   413 before the handler sees it;
 - ``GET /docs`` is a self-contained page generated from the OpenAPI document (no CDN assets);
@@ -36,7 +42,7 @@ from longdoc.core.ports import StateStore
 from longdoc.local.api_event import proxy_event
 from longdoc.local.docs_page import docs_html
 from longdoc.local.engine import REGION, LocalContext
-from longdoc.local.runner import claim_run, lease_seconds, new_owner, run_dir
+from longdoc.local.runner import claim_run, lease_seconds, run_dir
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
 """API Gateway's payload quota for REST APIs (10 MB); larger bodies are answered 413."""
@@ -48,32 +54,57 @@ LOCAL_MACHINE = f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-e
 
 
 class BackgroundStarter:
-    """The :class:`~longdoc.core.ports.ExecutionStarter` of ``longdoc serve``: one worker process per run.
+    """The :class:`~longdoc.core.ports.ExecutionStarter` of ``longdoc serve`` and ``longdoc mcp``: one worker
+    process per run.
 
-    ``start_execution`` claims the run's lease for a fresh owner, for at least
-    :data:`WORKER_START_SECONDS` (so the run is not shown ``STALE`` while its worker starts, and a second live driver is refused with
-    :class:`~longdoc.core.errors.RunLeaseHeld`), then spawns ``python -m longdoc.local.worker``
-    with that owner; its output goes to ``runs/<run_id>/worker.log``. Returns the execution's
-    local ARN (``…:execution:longdoc-local-extract:<name>``).
+    ``start_execution`` spawns ``python -m longdoc.local.worker --owner -``, then claims the run's
+    lease for an owner naming that worker's pid (:func:`worker_owner`), for at least
+    :data:`WORKER_START_SECONDS` (so the run is not shown ``STALE`` while its worker starts, and a
+    second live driver is refused with :class:`~longdoc.core.errors.RunLeaseHeld`: the worker is
+    then killed), and writes the owner to the worker's stdin; the worker continues that lease.
+    Its output goes to ``runs/<run_id>/worker.log``. Returns the execution's local ARN
+    (``…:execution:longdoc-local-extract:<name>``). :meth:`resume` continues a ``FAILED`` or
+    ``STALE`` run the same way (``longdoc runs resume`` in a worker).
     """
 
     def __init__(self, state: StateStore, home: Path, definition_path: Path):
         self.state, self.home, self.definition_path = state, Path(home), Path(definition_path)
         self.workers: list[subprocess.Popen[bytes]] = []
 
-    def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
-        """Claim the run, start its worker; returns the execution ARN (the worker runs it)."""
-        run_id = str(execution_input["run_id"])
-        owner = new_owner()
-        claim_run(self.state, run_id, owner, max(WORKER_START_SECONDS, lease_seconds()))
+    def _leased_worker(self, run_id: str, options: list[str], name: str, execution_input: dict[str, Any]) -> None:
+        """Spawn a worker with ``options``, claim ``run_id`` for it and hand it the owner (see the class)."""
+        with (run_dir(self.home, run_id) / "worker.log").open("ab") as log:
+            worker = _spawn_worker(["--owner", "-", *options], name, self.definition_path, execution_input, log,
+                                   owner_on_stdin=True)
+        owner = worker_owner(worker.pid)
         try:
-            with (run_dir(self.home, run_id) / "worker.log").open("ab") as log:
-                self.workers.append(_spawn_worker(["--owner", owner], name, self.definition_path,
-                                                  execution_input, log))
-        except OSError:
-            self.state.release_run_lease(run_id, owner)  # nothing runs it: the next request may start it
+            claim_run(self.state, run_id, owner, max(WORKER_START_SECONDS, lease_seconds()))
+        except BaseException:
+            worker.kill()  # it waits for its owner on stdin and has done nothing
             raise
+        try:
+            assert worker.stdin is not None
+            worker.stdin.write(owner.encode("utf-8") + b"\n")
+            worker.stdin.close()
+        except OSError:
+            self.state.release_run_lease(run_id, owner)  # the worker died at once: the next request may start it
+            raise
+        self.workers.append(worker)
+
+    def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
+        """Start the run's worker, its lease claimed for it; returns the execution ARN (the worker runs it)."""
+        self._leased_worker(str(execution_input["run_id"]), [], name, execution_input)
         return f"{LOCAL_MACHINE}:{name}"
+
+    def resume(self, run_id: str) -> None:
+        """Continue a ``FAILED`` or ``STALE`` run from its checkpoint in a worker (what ``longdoc runs resume``
+        does, in the background). Raises :class:`~longdoc.core.errors.NotFound` for an unknown run and
+        :class:`~longdoc.core.errors.LongdocError` saying why a run cannot resume (live, finished), as
+        :func:`~longdoc.local.console.check_resumable` does, or :class:`~longdoc.core.errors.RunLeaseHeld`."""
+        from longdoc.local.console import check_resumable
+
+        check_resumable(self.state, run_id)
+        self._leased_worker(run_id, ["--resume", run_id], f"{run_id}-resume", {})
 
     def stop(self) -> int:
         """Terminate workers still running (their runs become ``STALE``); returns how many there were."""
@@ -109,25 +140,84 @@ class MachineStarter:
             raise ExecutionAlreadyExists(f"execution {name} of the local {self.kind} state machine already exists") from None
         with log_file as log:
             try:
-                self.workers.append(_spawn_worker(["--kind", self.kind], name, self.definition_path,
-                                                  execution_input, log))
+                worker = _spawn_worker(["--kind", self.kind], name, self.definition_path, execution_input, log)
             except OSError:  # no worker started: the name stays free for a retry
                 Path(log.name).unlink(missing_ok=True)
                 raise
+        self.workers.append(worker)
+        self._pid_file(name).write_text(str(worker.pid), encoding="ascii")
         return f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-{self.kind}:{name}"
+
+    def _pid_file(self, name: str) -> Path:
+        return pid_file(self.home, self.kind, name)
+
+    def execution_gone(self, execution: str) -> bool:
+        """Whether the worker of ``execution`` has ended (:func:`execution_worker_gone`)."""
+        return execution_worker_gone(self.home, self.kind, execution)
 
     def stop(self) -> int:
         """Terminate workers still running; returns how many there were."""
         return _stop_all(self.workers)
 
 
+def pid_file(home: Path, kind: str, name: str) -> Path:
+    """``<home>/workers/<kind>-<name>.pid``: the pid of the worker of execution ``name``, beside its log."""
+    return Path(home) / "workers" / f"{kind}-{name}.pid"
+
+
+def execution_worker_gone(home: Path, kind: str, execution: str) -> bool:
+    """Whether the worker of ``execution`` (its name, or its ARN: the part after the last ``:``) of the
+    ``kind`` machine has ended: the pid recorded at its start (:func:`pid_file`) runs no more, or
+    runs another program (:func:`worker_gone`). False when no pid was recorded (started elsewhere)."""
+    name = execution.rpartition(":")[2]
+    try:
+        pid = int(pid_file(home, kind, name).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return False
+    return worker_gone(pid, name)
+
+
+def worker_owner(pid: int) -> str:
+    """The lease owner of the worker process ``pid``: ``<host>:<pid>:<8 hex>`` (as
+    :func:`~longdoc.local.runner.new_owner`, so a lease whose worker died is seen at once)."""
+    import socket
+    import uuid
+
+    return f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:8]}"
+
+
+def worker_gone(pid: int, name: str) -> bool:
+    """Whether the worker ``pid`` of execution ``name`` has ended: the process is gone or a zombie
+    (:func:`~longdoc.ingest.lease.process_gone`), or, on Linux, ``/proc/<pid>/cmdline`` (proc(5))
+    no longer names the execution (the pid was reused by another program)."""
+    from longdoc.ingest.lease import process_gone
+
+    if process_gone(pid):
+        return True
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # no /proc (macOS): the pid probe decides
+        return False
+    return name.encode("utf-8") not in command
+
+
+def _reap(worker: subprocess.Popen[bytes]) -> None:
+    """Wait for ``worker`` on a daemon thread, so it is reaped when it ends (never left ``<defunct>``)."""
+    threading.Thread(target=worker.wait, name=f"reap-{worker.pid}", daemon=True).start()
+
+
 def _spawn_worker(options: list[str], name: str, definition: Path, execution_input: dict[str, Any],
-                  log: Any) -> subprocess.Popen[bytes]:
-    """Start ``python -m longdoc.local.worker <options> --name N --definition ASL --input JSON``, its
-    output to the open binary file ``log``. Raises OSError when the process cannot start."""
+                  log: Any, owner_on_stdin: bool = False) -> subprocess.Popen[bytes]:
+    """Start ``python -m longdoc.local.worker <options> --name N --definition ASL --input JSON`` in a new
+    session (``start_new_session``: signals to this process's group do not reach it), its output to
+    the open binary file ``log``, reaped when it ends (:func:`_reap`). ``owner_on_stdin``: its stdin
+    is a pipe the caller writes the lease owner to. Raises OSError when the process cannot start."""
     command = [sys.executable, "-m", "longdoc.local.worker", *options, "--name", name,
                "--definition", str(definition), "--input", json.dumps(execution_input)]
-    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    worker = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                              stdin=subprocess.PIPE if owner_on_stdin else subprocess.DEVNULL)
+    _reap(worker)
+    return worker
 
 
 def _stop_all(workers: list[subprocess.Popen[bytes]]) -> int:

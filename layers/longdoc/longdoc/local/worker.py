@@ -2,9 +2,12 @@
 
 Started by :class:`longdoc.local.server.BackgroundStarter` (extraction runs) as
 ``python -m longdoc.local.worker --owner O --name N --definition ASL --input JSON``; ``O`` is
-the lease owner the server already claimed the run for, so the worker continues that lease
-(:class:`~longdoc.local.runner.LeasedEngine`), renews it while it runs, and writes the run's
-``history.json`` and ``result.json``.
+the lease owner the server already claimed the run for (``-``: read it from the first line of
+stdin, which the server writes once it has claimed the lease for an owner naming this
+worker's pid), so the worker continues that lease (:class:`~longdoc.local.runner.LeasedEngine`),
+renews it while it runs, and writes the run's ``history.json`` and ``result.json``. With
+``--resume RUN_ID`` it continues that ``FAILED`` or ``STALE`` run from its checkpoint instead, as
+``longdoc runs resume`` does (the server checked the run and claimed its lease).
 
 Started by :class:`longdoc.local.server.MachineStarter` (summaries, bulk extractions) as
 ``python -m longdoc.local.worker --kind summarize|bulk --name N --definition ASL --input JSON``:
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +42,20 @@ def _extract(args: argparse.Namespace) -> dict[str, Any]:
 
     settings = get_settings()
     prices = str(settings.price_table) if settings.price_table else None
-    with LeasedEngine(wiring.state_store(), settings.home, args.definition,
-                      {"ExtractFunctionArn": load_handler("extract").handler}, owner=args.owner,
+    owner = sys.stdin.readline().strip() if args.owner == "-" else args.owner
+    if not owner:  # the server died, or was refused the lease, before handing it over
+        return {"run_id": args.resume, "status": "NOT_STARTED", "execution": None}
+    state = wiring.state_store()
+    with LeasedEngine(state, settings.home, args.definition,
+                      {"ExtractFunctionArn": load_handler("extract").handler}, owner=owner,
                       prices_path=prices) as engine:
-        result = engine.finish(engine.start_execution(args.name, json.loads(args.input)))
+        if args.resume:
+            from longdoc.local.console import resume
+
+            result = resume(engine, state, args.resume, max_iterations=settings.max_iterations,
+                            iterations_per_execution=settings.iterations_per_execution, checked=True)
+        else:
+            result = engine.finish(engine.start_execution(args.name, json.loads(args.input)))
     return {"run_id": result["run_id"], "status": result["status"], "execution": result["execution"]}
 
 
@@ -63,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run one execution of ``--kind`` (default ``extract``); returns the exit status."""
     parser = argparse.ArgumentParser(prog="longdoc-worker")
     parser.add_argument("--kind", choices=["extract", *MACHINES], default="extract")
-    parser.add_argument("--owner", help="the run lease the server claimed (extract only)")
+    parser.add_argument("--owner", help="the run lease the server claimed (extract only; '-': read it from stdin)")
+    parser.add_argument("--resume", metavar="RUN_ID", help="continue this FAILED or STALE run (extract only)")
     parser.add_argument("--name", required=True)
     parser.add_argument("--definition", required=True, type=Path)
     parser.add_argument("--input", required=True)

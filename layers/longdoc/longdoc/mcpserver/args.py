@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from longdoc.extract.prompt import MAX_QUERY_CHARS, MAX_SEARCH_TOP_K
 
@@ -52,6 +52,14 @@ class SearchArgs(_Args):
     top_k: int = Field(5, ge=1, le=MAX_SEARCH_TOP_K, description="how many chunks to return, best first")
     doc_version: DocVersion = None
 
+    @field_validator("query")
+    @classmethod
+    def _has_words(cls, query: str) -> str:
+        """A query of spaces only matches nothing meaningful (BM25 has no terms): refused, not answered."""
+        if not query.strip():
+            raise ValueError("the query is blank; give the words to look for")
+        return query
+
 
 class ChunkArgs(_Args):
     """``get_chunk``: one chunk by id (``<doc_id>:<version[:8]>:<ordinal>``)."""
@@ -67,22 +75,33 @@ class PageArgs(_Args):
     doc_version: DocVersion = None
 
 
-class RunArgs(_Args):
-    """``get_run``: an extraction run started by ``extract``."""
+RUN_ID_PATTERN = r"^run-[0-9a-f]{1,64}$"
+"""Run ids: ``run-`` + hex (:func:`~longdoc.extract.runs.new_run_id`, 12; request-derived ones, 16)."""
+SUMMARY_ID_PATTERN = r"^sum-[0-9a-f]{1,64}$"
+"""Summary ids: ``sum-`` + hex (:func:`~longdoc.summarize.runs.summary_id_for`, 20)."""
+TRIAGE_ID_PATTERN = r"^tri-[0-9a-f]{1,64}$"
+"""Triage ids: ``tri-`` + hex (:func:`~longdoc.mcpserver.jobs.new_triage_id`, 16)."""
 
-    run_id: str = Field(min_length=1, max_length=64)
+
+class RunArgs(_Args):
+    """``get_run`` / ``resume_run``: an extraction run started by ``extract``."""
+
+    run_id: str = Field(min_length=5, max_length=68, pattern=RUN_ID_PATTERN,
+                        description="the run id extract returned (run-<hex>)")
 
 
 class SummaryIdArgs(_Args):
     """``get_summary``: a summary started by ``summarize``."""
 
-    summary_id: str = Field(min_length=1, max_length=64)
+    summary_id: str = Field(min_length=5, max_length=68, pattern=SUMMARY_ID_PATTERN,
+                            description="the summary id summarize returned (sum-<hex>)")
 
 
 class TriageIdArgs(_Args):
     """``get_triage``: a triage started by ``triage``."""
 
-    triage_id: str = Field(min_length=1, max_length=64)
+    triage_id: str = Field(min_length=5, max_length=68, pattern=TRIAGE_ID_PATTERN,
+                           description="the triage id triage returned (tri-<hex>)")
 
 
 def model_signature(model: type[BaseModel], body: Callable[[dict[str, Any]], Any], name: str) -> Callable[..., Any]:

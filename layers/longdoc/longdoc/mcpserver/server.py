@@ -6,7 +6,10 @@
 A failure is an MCP tool error (``isError: true``, MCP spec "Tools", error handling) whose text is
 one line: the domain's reason (unknown document, not READY, unknown clause type, a bad file), or
 the arguments at fault; never a stack trace (an unexpected crash says only that, and is logged
-on the server's stderr by the SDK).
+on the server's stderr by the SDK). Arguments are checked before the SDK sees them
+(:func:`~longdoc.mcpserver.wording.check_arguments`: an unknown argument or a value of the wrong
+JSON type is refused, naming it), and messages written for the CLI are worded for a tool's caller
+(:func:`~longdoc.mcpserver.wording.mcp_wording`: argument names for flags, tools for commands).
 """
 
 from __future__ import annotations
@@ -23,11 +26,12 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError, Unexpected
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
-from longdoc.core.errors import LongdocError
+from longdoc.core.errors import InvalidToolArguments, LongdocError
 from longdoc.core.text import one_line
 from longdoc.extract.runs import ExtractionRequest
 from longdoc.mcpserver import args as a
 from longdoc.mcpserver import tools as t
+from longdoc.mcpserver.wording import check_arguments, errors_line, mcp_wording
 from longdoc.summarize.models import SummaryRequest
 from longdoc.triage.service import TriageRequest
 
@@ -37,7 +41,8 @@ INSTRUCTIONS = (
     "longdoc reads long documents (contracts, policy wordings) and answers with verbatim, verified quotes, "
     "each cited to its chunk, physical page, printed page label and section. Find documents with "
     "list_documents (ingest adds one), look things up with search_chunks / get_chunk / get_page_text, and "
-    "extract clause types (list_clause_types) with extract, then poll get_run until done is true. "
+    "extract clause types (list_clause_types) with extract, then poll get_run until done is true "
+    "(a STALE run: resume_run). "
     "summarize / get_summary and triage / get_triage work the same way. Quote only text the tools returned.")
 
 
@@ -76,14 +81,19 @@ TOOLS: tuple[ToolSpec, ...] = (
              "Start extracting clause types from a READY document, with optional exact facts. Returns at once "
              "with run_id (poll get_run); the same request again returns the same run.", read_only=False),
     ToolSpec("get_run", a.RunArgs, t.get_run,
-             "Get an extraction run. Returns status, done, pending clause types, sessions, extractions "
-             "[{clause_type, status found|not_found, clause_text, citations [{chunk_id, page, page_label, "
-             "section_id, heading_path, quote}]}], usage and cost_usd."),
+             "Get an extraction run. Returns status (STALE: its worker died, see resume_run), done, progress "
+             "{found, not_found, pending, sessions} so far, extractions [{clause_type, status found|not_found, "
+             "clause_text, citations [{chunk_id, page, page_label, section_id, heading_path, quote}]}], usage "
+             "and cost_usd."),
+    ToolSpec("resume_run", a.RunArgs, t.resume_run,
+             "Resume a STALE or FAILED extraction run from its checkpoint (nothing extracted is repeated). "
+             "Returns at once with run_id and status RUNNING (poll get_run).", read_only=False),
     ToolSpec("summarize", SummaryRequest, t.summarize,
              "Start a cited summary of a READY document (optional focus, length short|medium|long). Returns at "
              "once with summary_id (poll get_summary).", read_only=False),
     ToolSpec("get_summary", a.SummaryIdArgs, t.get_summary,
-             "Get a summary. Returns status and done; when done, statements [{text, citations [{section_id, "
+             "Get a summary. Returns status (STALE: its worker died, send summarize again) and done; when done, "
+             "statements [{text, citations [{section_id, "
              "page, page_label, chunk_id}]}], exact_values, dropped, usage and cost_usd."),
     ToolSpec("triage", TriageRequest, t.triage,
              "Triage an insurance claim against the policy wording in force in a collection. Returns triage_id "
@@ -94,25 +104,21 @@ TOOLS: tuple[ToolSpec, ...] = (
 )
 """Every tool, in the order clients list them."""
 
+_SPECS = {spec.name: spec for spec in TOOLS}
+
 
 def summary_line(spec: ToolSpec) -> str:
     """The first sentence of a tool's description (``make demo`` prints it)."""
     return spec.description.split(". ")[0].rstrip(".") + "."
 
 
-def _errors_line(exc: ValidationError) -> str:
-    """``invalid arguments: doc_id: String should have at least 1 character; ...`` (field names, messages)."""
-    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()]
-    return one_line("invalid arguments: " + "; ".join(parts), 500)
-
-
-def _reason(exc: BaseException) -> str:
-    """One line saying why a tool call failed, for the caller (never a traceback)."""
+def _reason(exc: BaseException, fields: list[str]) -> str:
+    """One line saying why a tool call failed, for the caller (never a traceback), in MCP wording."""
     if isinstance(exc, ValidationError):
-        return _errors_line(exc)
+        return errors_line(exc)
     if isinstance(exc, OSError):
         return one_line(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), 500)
-    return one_line(str(exc), 500) or type(exc).__name__
+    return mcp_wording(one_line(str(exc), 500), fields) or type(exc).__name__
 
 
 def _tool(spec: ToolSpec) -> Callable[..., Any]:
@@ -123,7 +129,7 @@ def _tool(spec: ToolSpec) -> Callable[..., Any]:
         try:
             answer = spec.fn(spec.model.model_validate(arguments))
         except (LongdocError, OSError, ValueError) as exc:  # ValidationError is a ValueError
-            raise ToolError(_reason(exc)) from None
+            raise ToolError(_reason(exc, list(spec.model.model_fields))) from None
         text = json.dumps(answer, ensure_ascii=False, default=str)
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=json.loads(text))
 
@@ -135,7 +141,16 @@ class LongdocMCP(MCPServer[Any]):
     and prints pydantic's multi-line report for bad arguments; here the reason alone is kept."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """Call a tool (:meth:`MCPServer.call_tool`); a :class:`ToolError` comes back with a one-line reason."""
+        """Call a tool (:meth:`MCPServer.call_tool`) after :func:`check_arguments`; a :class:`ToolError` comes
+        back with a one-line reason."""
+        spec = _SPECS.get(name)
+        if spec is not None:
+            try:
+                check_arguments(name, spec.model, arguments or {})
+            except ValidationError as exc:
+                raise ToolError(errors_line(exc)) from None
+            except InvalidToolArguments as exc:
+                raise ToolError(str(exc)) from None
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -144,7 +159,7 @@ class LongdocMCP(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                raise ToolError(_errors_line(cause)) from None
+                raise ToolError(errors_line(cause)) from None
             raise ToolError(one_line(str(exc).removeprefix(f"Error executing tool {name}: "), 500)) from None
 
 
@@ -155,7 +170,7 @@ def _resource(read: Callable[[str], dict[str, Any]]) -> Callable[[str], str]:
         try:
             return json.dumps(read(key), ensure_ascii=False, default=str)
         except (LongdocError, OSError, ValueError) as exc:
-            raise ResourceError(_reason(exc)) from None
+            raise ResourceError(_reason(exc, [])) from None
 
     return reader
 

@@ -1,6 +1,7 @@
 """One function per MCP tool: an argument model in, the answer as a JSON-ready dict out.
 
-Each calls the service the CLI or the API calls, over the stores :mod:`longdoc.wiring` builds:
+Each calls the service the CLI or the API calls, over the stores :mod:`longdoc.wiring` builds
+(``resume_run`` is ``longdoc runs resume`` in a worker process):
 ingest is the CLI's (:func:`longdoc.cli.ingest.ingest_one`), runs start with
 :func:`~longdoc.extract.runs.start_extraction` and read back with
 :func:`~longdoc.extract.runs.run_result` as ``POST``/``GET /extractions`` do, summaries with
@@ -55,17 +56,44 @@ def chunk_view(chunk: Chunk, text: bool = True) -> dict[str, Any]:
 
 
 def ready(doc_id: str, doc_version: str | None = None) -> DocumentRecord:
-    """The READY version to read (:func:`~longdoc.core.documents.ready_document`); :class:`NotFound` saying why not."""
-    from longdoc import wiring
-    from longdoc.core.documents import not_ready_reason, ready_document
+    """The READY version to read (:func:`~longdoc.core.documents.ready_document`); :class:`NotFound` saying why not.
 
-    record = ready_document(wiring.state_store(), doc_id, doc_version)
+    One wording per case, for every tool that reads a document (:func:`not_ready`).
+    """
+    from longdoc import wiring
+    from longdoc.core.documents import ready_document
+
+    state = wiring.state_store()
+    record = ready_document(state, doc_id, doc_version)
+    if record is None or record.status != "READY":
+        raise NotFound(not_ready(doc_id, doc_version, record))
+    return record
+
+
+def not_ready(doc_id: str, doc_version: str | None, record: DocumentRecord | None) -> str:
+    """Why ``doc_id`` (version ``doc_version``) cannot be read, with the next step; one line.
+
+    - unknown: ``document X is not ingested (list_documents lists those that are)``;
+    - ``INGESTING`` with a live ingest: ``document X is being ingested; poll list_documents until it
+      is READY``; with its ingest gone (the claim released, or its process dead,
+      :func:`~longdoc.ingest.lease.claim_holder_gone`): ``... its ingest was interrupted; call ingest
+      with the file again to finish it``;
+    - otherwise: ``document X is not READY (FAILED: <reason>)``.
+    """
+    from longdoc import wiring
+    from longdoc.core.documents import not_ready_reason
+    from longdoc.ingest.lease import claim_holder_gone
+
     what = f"{doc_id} version {doc_version}" if doc_version else doc_id
     if record is None:
-        raise NotFound(f"document {what} is not ingested")
-    if record.status != "READY":
-        raise NotFound(f"document {what} is not READY ({record.status}: {not_ready_reason(record)})")
-    return record
+        return f"document {what} is not ingested (list_documents lists those that are)"
+    if record.status == "INGESTING":
+        holder = wiring.state_store().version_claim_owner(record.doc_id, record.doc_version)
+        if holder is None or claim_holder_gone(holder):
+            return (f"document {what} is INGESTING but its ingest was interrupted; call ingest with the file "
+                    "again to finish it (progress is kept)")
+        return f"document {what} is being ingested; poll list_documents until its status is READY"
+    return f"document {what} is not READY ({record.status}: {not_ready_reason(record)})"
 
 
 def chunks_of(record: DocumentRecord) -> list[Chunk]:
@@ -103,22 +131,25 @@ def ingest(args: IngestArgs) -> dict[str, Any]:
     """Ingest one file. Locally: the CLI's ingest, answered in full when done within
     :data:`~longdoc.mcpserver.jobs.WAIT_SECONDS`, else ``INGESTING`` (poll ``list_documents``).
     With AWS settings: the file is uploaded to the bucket's ``incoming/`` and the ingest function
-    takes it from there (``INGESTING``). Raises :class:`LongdocError` naming the file and the problem."""
+    takes it from there (``INGESTING``). The path is checked first
+    (:func:`~longdoc.mcpserver.paths.ingest_path`: relative paths, ``LONGDOC_MCP_ROOT``).
+    An ingest left ``INGESTING`` by a server that died is taken over (its claim's holder process
+    is gone: :func:`~longdoc.ingest.lease.claim_holder_gone`). Raises :class:`LongdocError` naming
+    the file and the problem."""
     from longdoc import wiring
     from longdoc.config import get_settings
     from longdoc.core.documents import INCOMING_PREFIX
     from longdoc.ingest.ids import resolve_doc_id, version_for
+    from longdoc.mcpserver.paths import ingest_path
 
-    path = Path(args.path).expanduser()
-    if not path.is_file():
-        raise LongdocError(f"{path}: {'is a directory, not a file' if path.is_dir() else 'no such file'}")
+    path = ingest_path(args.path)
     key = INCOMING_PREFIX + path.name
     pending = {"doc_id": resolve_doc_id(key, wiring.state_store()), "doc_version": version_for(path.read_bytes()),
                "source": path.name, "status": "INGESTING", "poll": "list_documents"}
     if get_settings().mode == "aws":
         wiring.blob_store().put(key, path.read_bytes())
         return pending
-    job = JOBS.run(f"ingest:{path.resolve()}", lambda: _ingest_local(path))
+    job = JOBS.run(f"ingest:{path}", lambda: _ingest_local(path))
     if not job.done.is_set():
         return pending
     if job.error is not None:
@@ -194,13 +225,39 @@ def extract(args: ExtractionRequest) -> dict[str, Any]:
     settings = get_settings()
     state, catalogue = wiring.state_store(), load_catalogue(settings.clause_catalogue)
     # A bad request fails here, before an execution starter is built (as the CLI checks first).
+    ready(args.doc_id, args.doc_version)
     validate_run_request(state, catalogue, doc_id=args.doc_id, clause_types=args.clause_types,
                          doc_version=args.doc_version)
-    run = start_extraction(args, state=state, catalogue=catalogue, settings=settings,
-                           starter=wiring.execution_starter("extract"),
+    starter = wiring.execution_starter("extract")
+    run = start_extraction(args, state=state, catalogue=catalogue, settings=settings, starter=starter,
                            model_name=wiring.model_name(settings))
-    return {"run_id": run.run_id, "status": run.status, "doc_id": run.doc_id, "doc_version": run.doc_version,
-            "clause_types": run.clause_types, "poll": "get_run"}
+    answer: dict[str, Any] = {"run_id": run.run_id, "status": run.status, "doc_id": run.doc_id,
+                              "doc_version": run.doc_version,
+              "clause_types": run.clause_types, "poll": "get_run"}
+    if settings.mode == "local" and callable(getattr(starter, "resume", None)):
+        from longdoc.local.console import run_state
+
+        if run_state(state, run) == "STALE":  # the same request for a run whose worker died: resume it
+            starter.resume(run.run_id)  # type: ignore[attr-defined]
+            answer.update(status="RUNNING", resumed=True)
+    return answer
+
+
+def resume_run(args: RunArgs) -> dict[str, Any]:
+    """Resume a ``STALE`` or ``FAILED`` run from its checkpoint in a worker (``longdoc runs resume`` in the
+    background); answers at once. Raises :class:`NotFound` for an unknown run, :class:`LongdocError`
+    for a run that is live or finished, or on AWS (a Step Functions execution is redriven there)."""
+    from longdoc import wiring
+    from longdoc.config import get_settings
+
+    starter = wiring.execution_starter("extract") if get_settings().mode == "local" else None
+    resume = getattr(starter, "resume", None)
+    if not callable(resume):
+        raise LongdocError("resume_run resumes local runs; on AWS a failed run is redriven from the Step "
+                           "Functions console (docs/operations.md), and extract with the same request "
+                           "starts a new attempt")
+    resume(args.run_id)
+    return {"run_id": args.run_id, "status": "RUNNING", "resumed": True, "poll": "get_run"}
 
 
 def get_run(args: RunArgs) -> dict[str, Any]:
@@ -221,36 +278,82 @@ def get_run(args: RunArgs) -> dict[str, Any]:
         reconcile_run(state, run, status_of)
     result = run_result(state, args.run_id, str(settings.price_table) if settings.price_table else None)
     result.pop("calls", None)
-    facts = result.get("case_facts") or {}
-    result["pending"] = facts.get("pending", run.clause_types if run.status != "SUCCEEDED" else [])
+    result["progress"] = run_progress(state, run)
+    result["pending"] = result["progress"]["pending"]
     if settings.mode == "local":
         from longdoc.local.console import run_state
 
         result["status"] = run_state(state, run)
+        if result["status"] in ("STALE", "FAILED"):
+            result["next"] = f"resume_run with run_id {run.run_id} continues it from its checkpoint"
     result["done"] = result["status"] in ("SUCCEEDED", "FAILED")
     return result
 
 
+def run_progress(state: Any, run: Any) -> dict[str, Any]:
+    """Where a run stands from its latest checkpoint: clause types ``found`` and ``not_found`` so far, those
+    ``pending`` (all of them before the first checkpoint, none once it succeeded without one), ``sessions``."""
+    from longdoc.core.errors import CheckpointSchemaError
+
+    try:
+        checkpoint = state.load_checkpoint(run.run_id)
+    except CheckpointSchemaError:
+        checkpoint = None
+    if checkpoint is None:
+        return {"found": [], "not_found": [], "sessions": 0,
+                "pending": [] if run.status == "SUCCEEDED" else list(run.clause_types)}
+    facts = checkpoint.case_facts
+    return {"found": [c for c in facts.clause_types if c in facts.resolved and facts.resolved[c].status == "found"],
+            "not_found": [c for c in facts.clause_types
+                          if c in facts.resolved and facts.resolved[c].status == "not_found"],
+            "pending": facts.pending, "sessions": checkpoint.sessions}
+
+
 def summarize(args: SummaryRequest) -> dict[str, Any]:
-    """Start a summary (as ``POST /summaries``: the same request answers the stored or running summary)."""
+    """Start a summary (as ``POST /summaries``: the same request answers the stored or running summary).
+
+    Locally, a summary in progress whose worker process died (:func:`summary_worker_gone`) is
+    started again (a new attempt, skipping the groups already done), as ``longdoc summarize`` does
+    after a killed run; the answer then says ``resumed``."""
     from longdoc import wiring
     from longdoc.summarize.baseline import summary_model_name
     from longdoc.summarize.runs import start_summary
 
-    record = start_summary(args, state=wiring.state_store(), blobs=wiring.blob_store(),
-                           starter=wiring.execution_starter("summarize"),
-                           model_name=summary_model_name(wiring.model_name()))
-    return {"summary_id": record.summary_id, "status": record.status, "doc_id": record.doc_id,
-            "doc_version": record.doc_version, "poll": "get_summary"}
+    ready(args.doc_id, args.doc_version)
+    state, blobs, starter = wiring.state_store(), wiring.blob_store(), wiring.execution_starter("summarize")
+    model = summary_model_name(wiring.model_name())
+    record = start_summary(args, state=state, blobs=blobs, starter=starter, model_name=model)
+    resumed = record.status in ("PENDING", "RUNNING") and summary_worker_gone(record.execution_arn)
+    if resumed:
+        record = start_summary(args, state=state, blobs=blobs, starter=starter, model_name=model, resume_running=True)
+    answer = {"summary_id": record.summary_id, "status": record.status, "doc_id": record.doc_id,
+              "doc_version": record.doc_version, "poll": "get_summary"}
+    return answer | ({"resumed": True} if resumed else {})
+
+
+def summary_worker_gone(execution_arn: str | None) -> bool:
+    """Locally, whether the worker of a summary execution has ended (its recorded pid runs no more:
+    :func:`longdoc.local.server.execution_worker_gone`); False on AWS or without an execution."""
+    from longdoc.config import get_settings
+
+    settings = get_settings()
+    if settings.mode != "local" or not execution_arn:
+        return False
+    from longdoc.local.server import execution_worker_gone
+
+    return execution_worker_gone(settings.home, "summarize", execution_arn)
 
 
 def get_summary(args: SummaryIdArgs) -> dict[str, Any]:
-    """The summary when done (statements with citations, exact values, usage, cost), else its status."""
+    """The summary when done (statements with citations, exact values, usage, cost), else its status
+    (``STALE`` locally when its worker died: ``summarize`` with the same arguments resumes it)."""
     from longdoc import wiring
     from longdoc.summarize.runs import summary_view
 
     view = summary_view(wiring.blob_store(), args.summary_id)
     view.setdefault("status", "SUCCEEDED")
+    if view["status"] in ("PENDING", "RUNNING") and summary_worker_gone(view.get("execution_arn")):
+        view.update(status="STALE", next="summarize with the same arguments resumes it, skipping the finished groups")
     view["done"] = view["status"] in ("SUCCEEDED", "FAILED")
     return view
 

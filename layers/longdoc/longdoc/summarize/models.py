@@ -121,10 +121,13 @@ class Plan(_Model):
 class SummaryRequest(_Model):
     """What to summarise: a document (latest READY version unless given), an optional focus, a length."""
 
-    doc_id: str = Field(min_length=1, max_length=128)
-    doc_version: str | None = Field(None, min_length=1, max_length=64)
-    focus: str | None = Field(None, max_length=FOCUS_MAX_CHARS)
-    length: Length = "medium"
+    doc_id: str = Field(min_length=1, max_length=128, description="the document id (`list_documents`)")
+    doc_version: str | None = Field(None, min_length=1, max_length=64,
+                                    description="a version of the document; default: its latest READY one")
+    focus: str | None = Field(None, max_length=FOCUS_MAX_CHARS,
+                              description="a topic to weight the summary towards, e.g. \"exclusions\" "
+                                          "(a topic, not a prompt)")
+    length: Length = Field("medium", description="short: at most 6 statements; medium: 12; long: 25")
 
 
 class SummaryRecord(_Model):

@@ -41,13 +41,22 @@ class TriageRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    collection: str = Field(min_length=1, max_length=200)
-    claim: dict[str, Any] | str
-    loss_date: str | None = Field(None, max_length=40)
-    line_of_business: str | None = Field(None, min_length=1, max_length=200)
-    budget_tokens: int | None = Field(None, ge=1, le=1_000_000)
-    cost_line: str | None = Field(None, max_length=200)
-    examples: str | None = Field(None, max_length=100_000)
+    collection: str = Field(min_length=1, max_length=200,
+                            description="the policy set (collection of list_documents) whose wording in force is read")
+    claim: dict[str, Any] | str = Field(description="the claim: a JSON object (loss_date, line_of_business, "
+                                                    "description, ...) or its plain text")
+    loss_date: str | None = Field(None, max_length=40,
+                                  description="YYYY-MM-DD; picks the wording in force that day (default: the claim's)")
+    line_of_business: str | None = Field(None, min_length=1, max_length=200,
+                                         description="default: the claim's, or the collection's only one")
+    budget_tokens: int | None = Field(None, ge=1, le=1_000_000,
+                                      description="input tokens the triage prompt may use (not with cost_line)")
+    cost_line: str | None = Field(None, max_length=200,
+                                  description="cost,input_price,output_price,reserve_tokens (USD per claim, USD "
+                                              "per million tokens, tokens): the budget derived from it "
+                                              "(not with budget_tokens)")
+    examples: str | None = Field(None, max_length=100_000,
+                                 description="worked examples replacing the built-in ones (text)")
 
     @model_validator(mode="after")
     def _one_budget(self) -> "TriageRequest":

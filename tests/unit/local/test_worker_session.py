@@ -1,0 +1,31 @@
+"""Workers of ``longdoc serve`` / ``longdoc mcp`` run in a session of their own (a signal to the server's process
+group, as an MCP client's stdio shutdown sends, does not reach them), are reaped when they end, and their pid is
+recorded so a later server can tell a dead summary worker from a live one."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from longdoc.local.server import MachineStarter, execution_worker_gone, pid_file
+
+
+def test_a_worker_has_its_own_session_is_reaped_and_its_end_is_seen(tmp_path: Path) -> None:
+    # Given a summary worker started on a definition that does not exist (it starts, then fails)
+    starter = MachineStarter("summarize", tmp_path, tmp_path / "missing.asl.json")
+    starter.start_execution("sum-0123-1", {"summary_id": "sum-0123"})
+    worker = starter.workers[0]
+    # Then it leads a session of its own, not this process's (a killpg of ours would not reach it)
+    assert os.getsid(worker.pid) == worker.pid != os.getsid(0)
+    assert pid_file(tmp_path, "summarize", "sum-0123-1").read_text() == str(worker.pid)
+    # And once it has exited it is reaped without anyone waiting for it (no <defunct> entry left)
+    deadline = time.monotonic() + 60
+    while Path(f"/proc/{worker.pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not Path(f"/proc/{worker.pid}").exists()
+    # And its end is seen from the recorded pid, by ARN or by name, as another server would see it
+    assert execution_worker_gone(tmp_path, "summarize", "arn:aws:states:r:1:execution:longdoc-local-summarize:sum-0123-1")
+    assert starter.execution_gone("sum-0123-1")
+    assert not execution_worker_gone(tmp_path, "summarize", "never-started")
+    assert starter.stop() == 0
