@@ -4,9 +4,9 @@
   threshold and every possible omission, lowest confidence first), or every item. With ``run_id`` that
   run is snapshotted into items first (a finished run only); without it, the runs already snapshotted.
 - ``GET /reviews/{item_id}?page=N``: the item, its decision history, the span in force and the text of
-  every chunk on the page shown (:func:`longdoc.review.views.item_view`).
+  every chunk on the page shown (:func:`longdoc.eval.review_views.item_view`).
 - ``GET /reviews/{item_id}/page-image?page=N``: that page of the source PDF with the span boxed
-  (:func:`longdoc.review.views.page_image`; 404 for a document that is not a PDF).
+  (:func:`longdoc.eval.review_views.page_image`; 404 for a document that is not a PDF).
 - ``POST /reviews/{item_id}/decisions``: ``{"action": accept|correct|reject|mark_present|mark_absent,
   "quote"?, "chunk_id"?, "page"?, "note"?, "expected_version"?}`` -> 201 ``{"decision", "item"}``.
   A stale ``expected_version`` is a 409 (nothing stored), a correction that is not verbatim in the
@@ -14,7 +14,7 @@
 - ``GET /extractions/{id}/reviewed-result``: the run's model output with the latest decisions applied.
 
 The reviewer is the caller's IAM identity (``requestContext.identity.userArn``, else ``caller``); a
-body's ``reviewer`` counts only without one, i.e. under ``longdoc serve`` (:func:`~longdoc.review.views.reviewer_of`).
+body's ``reviewer`` counts only without one, i.e. under ``longdoc serve`` (:func:`~longdoc.eval.review_views.reviewer_of`).
 Thin: each route calls :class:`longdoc.review.ReviewService` or a view over it; errors map in ``app.py``.
 """
 
@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from longdoc import wiring
 from longdoc.observability import logger
 from longdoc.review import DecisionRequest
-from longdoc.review.views import item_view, page_image, reviewer_of
+from longdoc.eval.review_views import item_view, page_image, reviewer_of
 
 router = Router()
 
