@@ -178,13 +178,17 @@ _ALARMS = {
     "ExecutionsAbortedAlarm": ("AWS/States", "ExecutionsAborted", "StateMachineArn", {"Ref": "ExtractStateMachine"}),
     "ExecutionThrottledAlarm": ("AWS/States", "ExecutionThrottled", "StateMachineArn", {"Ref": "ExtractStateMachine"}),
     **{f"{fn}{metric}Alarm": ("AWS/Lambda", metric, "FunctionName", {"Ref": f"{fn}Function"})
-       for fn in ("Ingest", "Extract", "Api", "Summarize", "Bulk") for metric in ("Errors", "Throttles")},
+       for fn in ("Ingest", "Extract", "Api", "Summarize", "Bulk", "ReviewMonitor") for metric in ("Errors", "Throttles")},
     **{f"Summary{metric}Alarm": ("AWS/States", metric, "StateMachineArn", {"Ref": "SummarizeStateMachine"})
        for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")},
     **{f"Bulk{metric}Alarm": ("AWS/States", metric, "StateMachineArn", {"Ref": "BulkStateMachine"})
        for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")},
     "RunsFailedAlarm": ({"Fn::Sub": "longdoc/${AWS::StackName}"}, "RunsFailed", "service", "longdoc"),
     "Api5xxAlarm": ("AWS/ApiGateway", "5XXError", "ApiName", {"Fn::Sub": "${AWS::StackName}-api"}),
+    # the review loop (issue 29; tests/infrastructure/test_review_template.py checks the rest)
+    **{alarm: ({"Fn::Sub": "longdoc/${AWS::StackName}"}, metric, "service", "longdoc")
+       for alarm, metric in (("ReviewBacklogAgeAlarm", "OldestPendingReviewSeconds"),
+                             ("StratumAccuracyAlarm", "MinStratumAccuracy"), ("SilentSourceAlarm", "SilentSourceRate"))},
 }
 
 
