@@ -92,7 +92,7 @@ package-size: $(TOOLS_STAMP)
 # functions/<fn>/requirements.in. uv resolves for a platform other than this machine's; it lives in
 # its own venv under $(TOOLS) and is fetched on first use.
 UV := $(TOOLS)/uv/bin/uv
-LOCKED_FUNCTIONS := api ingest extract summarize bulk
+LOCKED_FUNCTIONS := api ingest extract summarize bulk review_monitor
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)/uv
 	$(TOOLS)/uv/bin/pip install --quiet --disable-pip-version-check "uv>=0.5"

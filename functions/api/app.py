@@ -31,7 +31,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
 from longdoc.config import ApiFunctionSettings, function_settings
-from longdoc.core.errors import IdempotencyConflict, LongdocError, NotFound, TooManyRuns, UnknownClauseType
+from longdoc.core.errors import (
+    CorrectionNotVerbatim,
+    DecisionConflict,
+    IdempotencyConflict,
+    LongdocError,
+    NotFound,
+    TooManyRuns,
+    UnknownClauseType,
+)
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import (  # ExtractionRequest: the body of POST /extractions (also the MCP extract tool's)
     Admission,
@@ -45,7 +53,7 @@ from longdoc.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling route modules, as in Lambda's task root
-for _routes in ("triage_routes", "summary_routes", "bulk_routes"):  # POST /triage; /summaries; /bulk-extractions
+for _routes in ("triage_routes", "summary_routes", "bulk_routes", "review_routes"):  # /triage; /summaries; /bulk-extractions; /reviews
     app.include_router(importlib.import_module(_routes).router)
 
 
@@ -86,7 +94,8 @@ def _not_utf8(exc: UnicodeDecodeError) -> Response:
 
 @app.exception_handler(LongdocError)
 def _domain_error(exc: LongdocError) -> Response:
-    """Every domain error's HTTP answer: 422 key reuse, 400 unknown clause type, 404 not found, else 400.
+    """Every domain error's HTTP answer: 422 key reuse, 400 unknown clause type, 404 not found, 409 a stale
+    review decision (another came first), 422 a correction that is not verbatim, else 400.
 
     Bodies are ``{"message", ...}`` with the field at fault where there is one.
     """
@@ -103,6 +112,10 @@ def _domain_error(exc: LongdocError) -> Response:
         return _error(400, str(exc), field="clause_types", suggestions=exc.suggestions)
     if isinstance(exc, NotFound):
         return _error(404, str(exc))
+    if isinstance(exc, DecisionConflict):
+        return _error(409, str(exc), field="expected_version")
+    if isinstance(exc, CorrectionNotVerbatim):
+        return _error(422, str(exc), field="quote")
     return _error(400, str(exc))
 
 

@@ -22,7 +22,8 @@ TEMPLATE_PATH = REPO / "template.yaml"
 TOOLS_BIN = Path(os.environ.get("LONGDOC_TOOLS_BIN", REPO / ".venv" / "tools" / "bin"))
 """Where the SAM CLI / cfn-lint virtualenv lives (``make install``); ``LONGDOC_TOOLS_BIN`` overrides."""
 
-FUNCTIONS = ("IngestFunction", "ExtractFunction", "ApiFunction", "SummarizeFunction", "BulkFunction")
+FUNCTIONS = ("IngestFunction", "ExtractFunction", "ApiFunction", "SummarizeFunction", "BulkFunction",
+             "ReviewMonitorFunction")
 NO_VALUE = object()
 
 

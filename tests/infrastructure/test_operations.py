@@ -178,13 +178,17 @@ _ALARMS = {
     "ExecutionsAbortedAlarm": ("AWS/States", "ExecutionsAborted", "StateMachineArn", {"Ref": "ExtractStateMachine"}),
     "ExecutionThrottledAlarm": ("AWS/States", "ExecutionThrottled", "StateMachineArn", {"Ref": "ExtractStateMachine"}),
     **{f"{fn}{metric}Alarm": ("AWS/Lambda", metric, "FunctionName", {"Ref": f"{fn}Function"})
-       for fn in ("Ingest", "Extract", "Api", "Summarize", "Bulk") for metric in ("Errors", "Throttles")},
+       for fn in ("Ingest", "Extract", "Api", "Summarize", "Bulk", "ReviewMonitor") for metric in ("Errors", "Throttles")},
     **{f"Summary{metric}Alarm": ("AWS/States", metric, "StateMachineArn", {"Ref": "SummarizeStateMachine"})
        for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")},
     **{f"Bulk{metric}Alarm": ("AWS/States", metric, "StateMachineArn", {"Ref": "BulkStateMachine"})
        for metric in ("ExecutionsFailed", "ExecutionsTimedOut", "ExecutionsAborted")},
     "RunsFailedAlarm": ({"Fn::Sub": "longdoc/${AWS::StackName}"}, "RunsFailed", "service", "longdoc"),
     "Api5xxAlarm": ("AWS/ApiGateway", "5XXError", "ApiName", {"Fn::Sub": "${AWS::StackName}-api"}),
+    # the review loop (issue 29; tests/infrastructure/test_review_template.py checks the rest)
+    **{alarm: ({"Fn::Sub": "longdoc/${AWS::StackName}"}, metric, "service", "longdoc")
+       for alarm, metric in (("ReviewBacklogAgeAlarm", "OldestPendingReviewSeconds"),
+                             ("StratumAccuracyAlarm", "MinStratumAccuracy"), ("SilentSourceAlarm", "SilentSourceRate"))},
 }
 
 
@@ -375,11 +379,14 @@ _HEAVY_UNUSED = {"voyageai", "numpy", "pillow", "tokenizers", "huggingface-hub",
 _PDF_STACK = {"pypdfium2", "docx2python", "lxml", "beautifulsoup4"}
 _NOT_IN = {
     # the API calls Claude for POST /triage (anthropic, imported by that route only)
-    "api": _PDF_STACK | {"pinecone"} | _HEAVY_UNUSED,
+    # and renders the review page's PDF page (GET /reviews/{item_id}/page-image: pypdfium2, JPEG through pillow)
+    "api": (_PDF_STACK - {"pypdfium2"}) | {"pinecone"} | (_HEAVY_UNUSED - {"pillow"}),
     # OCR: pypdfium2 renders a scanned page to PNG through pillow (PdfBitmap.to_pil) for Textract
     "ingest": {"anthropic"} | (_HEAVY_UNUSED - {"pillow"}),
     "extract": _PDF_STACK | _HEAVY_UNUSED,
     "summarize": _PDF_STACK | {"pinecone", "tenacity"} | _HEAVY_UNUSED,
+    # the review monitor reads DynamoDB and prints EMF lines: no model, PDF or index SDK
+    "review_monitor": _PDF_STACK | {"anthropic", "pinecone", "tenacity"} | _HEAVY_UNUSED,
 }
 
 
@@ -455,12 +462,15 @@ print(json.dumps(sorted({{d for m in names for d in dists.get(m, [])}})))
 # no key needed), the routes' and steps' modules, and OCR (a page rendered to PNG, the Textract client).
 _MODEL = "from longdoc import wiring; wiring.model()"
 _EXERCISE = {
-    "api": _MODEL + "; import longdoc.triage.service, longdoc.summarize.runs",
+    "api": (_MODEL + "; import longdoc.triage.service, longdoc.summarize.runs, longdoc.eval.review_views\n"
+            "import pypdfium2 as pdfium; from longdoc.eval.pdfpage import quote_on_page\n"  # the review page image
+            "pdf = pdfium.PdfDocument.new(); pdf.new_page(72, 72); assert quote_on_page(pdf, 1, 'x').image"),
     "extract": _MODEL,
     "summarize": _MODEL + "; import longdoc.summarize.steps, longdoc.summarize.calls",
     "ingest": ("import pypdfium2 as pdfium; from longdoc.ingest.parse.ocr import page_image\n"
                "pdf = pdfium.PdfDocument.new(); pdf.new_page(72, 72); assert page_image(pdf, 0, 72)\n"
                "from longdoc import wiring; wiring.ocr_engine().client"),
+    "review_monitor": "import longdoc.eval.accuracy, longdoc.review.gold; from longdoc import wiring; wiring.review_service()",
 }
 
 

@@ -21,6 +21,7 @@ from longdoc.config import (
     BulkApiSettings,
     ExtractFunctionSettings,
     IngestFunctionSettings,
+    ReviewMonitorSettings,
     Settings,
     SummaryApiSettings,
 )
@@ -365,15 +366,17 @@ def _setting_fields(logical_id: str) -> set[str]:
     """Every setting (field name) the function's code reads: its settings model(s)."""
     models: dict[str, list[Any]] = {"IngestFunction": [IngestFunctionSettings],
                                     "ExtractFunction": [ExtractFunctionSettings],
-                                    "ApiFunction": [ApiFunctionSettings, SummaryApiSettings, BulkApiSettings],
+                                    "ApiFunction": [ApiFunctionSettings, SummaryApiSettings, BulkApiSettings,
+                                                    ReviewMonitorSettings],
                                     "SummarizeFunction": [SummarizeSettings],
-                                    "BulkFunction": [ExtractFunctionSettings]}
+                                    "BulkFunction": [ExtractFunctionSettings],
+                                    "ReviewMonitorFunction": [ReviewMonitorSettings]}
     return {field for model in models[logical_id] for field in model.model_fields}
 
 
 _REQUIRED_ON_AWS = {"IngestFunction": IngestFunctionSettings, "ExtractFunction": ExtractFunctionSettings,
                     "ApiFunction": ApiFunctionSettings, "SummarizeFunction": SummarizeSettings,
-                    "BulkFunction": ExtractFunctionSettings}
+                    "BulkFunction": ExtractFunctionSettings, "ReviewMonitorFunction": ReviewMonitorSettings}
 
 
 @pytest.mark.parametrize("logical_id", FUNCTIONS)
@@ -423,6 +426,8 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
         "LONGDOC_SUMMARY_STATE_MACHINE_ARN",
         "LONGDOC_SUMMARY_MAP_CONCURRENCY",
         "LONGDOC_BULK_STATE_MACHINE_ARN",
+        "LONGDOC_REVIEW_ACCEPT_THRESHOLD",
+        "LONGDOC_REVIEW_MIN_STRATUM_LABELS",
     }
     known = set(Settings.model_fields).union(*(_setting_fields(f) for f in FUNCTIONS))
     assert {n for n in names if n.removeprefix("LONGDOC_").lower() not in known} == set()
@@ -494,7 +499,8 @@ def test_s3_grants_are_scoped_to_prefixes(template: dict[str, Any]) -> None:
     assert s3_grants("ExtractFunction") == {prefix + "chunks/*": {"s3:GetObject"}}
     summaries = {prefix + "chunks/*": {"s3:GetObject"}, prefix + "summaries/*": {"s3:GetObject", "s3:PutObject"},
                  bucket: {"s3:ListBucket"}}
-    assert s3_grants("ApiFunction") == summaries
+    # (and the API reads incoming/ too: the review page's image of the source PDF page)
+    assert s3_grants("ApiFunction") == {**summaries, prefix + "incoming/*": {"s3:GetObject"}}
     assert s3_grants("SummarizeFunction") == summaries
     # and the bulk function reads chunks/ (Prepare retrieves as extract does), reads and writes its
     # request parts under bulk/ and writes results/; no ListBucket (it never tests for a missing key)
@@ -564,6 +570,11 @@ def test_every_api_route_requires_iam_auth(resources: dict[str, Any]) -> None:
         ("post", "/triage"),
         ("post", "/bulk-extractions"),
         ("get", "/bulk-extractions/{bulk_id}"),
+        ("get", "/reviews"),
+        ("get", "/reviews/{item_id}"),
+        ("get", "/reviews/{item_id}/page-image"),
+        ("post", "/reviews/{item_id}/decisions"),
+        ("get", "/extractions/{id}/reviewed-result"),
     }
     assert api["Auth"]["DefaultAuthorizer"] == "AWS_IAM"
     assert api["Auth"]["InvokeRole"] == "NONE"
@@ -636,6 +647,8 @@ _ACTIONS = {
         "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
         "dynamodb:Query", "secretsmanager:GetSecretValue",
     },
+    # review items, decisions and registry entries read; metrics are EMF log lines (no PutMetricData)
+    "ReviewMonitorFunction": _LAMBDA | {"dynamodb:GetItem", "dynamodb:Query"},
 }
 # The 5.x rows go through the Messages-API Bedrock endpoint (bedrock-mantle:CreateInference, AWS
 # "Making inference requests"); InvokeModel rows (Haiku 4.5) keep bedrock:InvokeModel*.

@@ -271,6 +271,11 @@ class McpSettings(_Group):
     mcp_root: Path | None = None
 
 
+class ReviewMonitorSettings(StoreSettings, ReviewSettings):
+    """Settings of the review monitor function (and what the API's review routes read): the stores and the
+    review loop's threshold and minimum labels per stratum."""
+
+
 class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, RerankSettings, IngestRuntimeSettings,
                ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings, ReviewSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""

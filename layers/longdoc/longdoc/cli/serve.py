@@ -78,7 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         mcp.stop()
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"longdoc serve: http://{host}:{server.server_port}  (docs /docs, OpenAPI /openapi.json, MCP /mcp; "
+    print(f"longdoc serve: http://{host}:{server.server_port}  (review /review, docs /docs, OpenAPI /openapi.json, MCP /mcp; "
           f"data in {settings.home})", flush=True)
     # Local mode's composition: the handlers ask wiring for their ExecutionStarters (Step Functions on
     # AWS); while serving, wiring answers local workers, and the previous composition is back on exit.

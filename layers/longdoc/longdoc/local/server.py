@@ -20,6 +20,8 @@ status codes, error bodies and idempotency, because it is the same code. What di
 - a body over ``max_body_bytes`` (API Gateway's 10 MB payload quota by default) is answered
   413 before the handler sees it;
 - ``GET /docs`` is a self-contained page generated from the OpenAPI document (no CDN assets);
+- ``GET /review`` is the review page (:data:`REVIEW_PAGE`, static HTML and script calling the API's
+  ``/reviews`` routes through this same handler; issue 29);
 - one request at a time reaches the handler (one Lambda execution environment; the
   Powertools resolver keeps the current event on the app, so it is not re-entrant).
 """
@@ -49,6 +51,9 @@ MAX_BODY_BYTES = 10 * 1024 * 1024
 
 WORKER_START_SECONDS = 60.0
 """The first lease a worker gets: long enough for a new process to import the engine and take it over."""
+
+REVIEW_PAGE = Path(__file__).with_name("review_page.html")
+"""The review page ``GET /review`` serves: the queue, the page with the span boxed, keyboard decisions."""
 
 LOCAL_MACHINE = f"arn:aws:states:{REGION}:123456789012:execution:longdoc-local-extract"
 
@@ -281,13 +286,15 @@ class ApiApp:
         return None if len(data) > self.max_body_bytes else data
 
     def dispatch(self, request: Request) -> Response:
-        """Answer one request: 413 for a body too large, the docs page, or the handler's answer."""
+        """Answer one request: 413 for a body too large, the docs or review page, or the handler's answer."""
         body = self._read_body(request)
         if body is None:
             return _json(413, {"message": "Request Too Long", "limit_bytes": self.max_body_bytes})
         if request.method == "GET" and request.path in ("/docs", "/docs/"):
             spec = json.loads(self.invoke(proxy_event(Request.from_values("/openapi.json"), b""))["body"])
             return Response(docs_html(spec), content_type="text/html; charset=utf-8")
+        if request.method == "GET" and request.path in ("/review", "/review/"):
+            return Response(REVIEW_PAGE.read_bytes(), content_type="text/html; charset=utf-8")
         return http_response(self.invoke(proxy_event(request, body)))
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
