@@ -24,10 +24,12 @@ sys.path.insert(0, str(REPO / "scripts"))
 import import_graph  # noqa: E402
 
 MAX_MODULE_LINES = 400
-RAISED_CAPS = {"longdoc.wiring": 460}
+RAISED_CAPS = {"longdoc.wiring": 460, "longdoc.core.errors": 480}
 """Modules allowed past :data:`MAX_MODULE_LINES`, each for a reason: ``wiring`` is the one composition
 root (every adapter, starter, stage bundle and the token counter budgets use); cut in two it would be two
-places where composition happens."""
+places where composition happens. ``core.errors`` is the one catalogue of error names (each class name is
+a Step Functions error name that retriers and catchers match, and ``test_error_names`` keeps them all in
+it); split, the catalogue would have two homes."""
 
 @pytest.fixture(scope="module")
 def graph() -> dict[str, import_graph.Module]:
