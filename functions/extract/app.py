@@ -41,6 +41,20 @@ def _output(event: ExtractTaskInput, **fields: Any) -> dict[str, Any]:
     return ExtractTaskOutput(**{**event.counters(), **fields}).model_dump()
 
 
+def _enqueue_for_review(run_id: str) -> None:
+    """Snapshot a finished run's items into the review queue (issue 29), so the backlog metric and
+    ``GET /reviews`` see it without anyone opening the run first. Best effort: the run has already
+    succeeded and ``GET /reviews?run_id=`` snapshots it on first read, so a failure here is logged
+    and counted (``ReviewEnqueueFailed``), never raised."""
+    try:
+        items = wiring.review_service().enqueue(run_id)
+    except Exception:  # noqa: BLE001 - the run's outcome must not depend on the review queue
+        logger.exception("review enqueue failed; GET /reviews?run_id= will snapshot the run")
+        metrics.add_metric(name="ReviewEnqueueFailed", unit=MetricUnit.Count, value=1)
+        return
+    metrics.add_metric(name="ReviewItemsEnqueued", unit=MetricUnit.Count, value=len(items))
+
+
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
@@ -79,6 +93,7 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(name="CacheReadInputTokens", unit=MetricUnit.Count, value=outcome.cache_read_tokens)
     if outcome.status == "DONE":
         metrics.add_metric(name="RunsSucceeded", unit=MetricUnit.Count, value=1)
+        _enqueue_for_review(event.run_id)
     logger.info("session finished", extra={"status": outcome.status, "stop_reason": outcome.stop_reason,
                                            "pending": outcome.pending, "extracted": outcome.extracted,
                                            "rejected_citations": outcome.rejected_citations})

@@ -282,3 +282,23 @@ def test_unknown_run_raises_not_found(
     # Then the error's class name (Lambda's errorType, what Step Functions matches) is NotFound
     assert type(raised.value).__name__ == "NotFound"
     assert "run-doesnotexist" in str(raised.value)
+
+
+def test_a_run_that_ends_is_snapshotted_into_the_review_queue(
+    aws_stack, ingested_contract: DocumentRecord, extract_handler, extract_context, load_event,
+) -> None:
+    # Given a run over the contract, driven by the handler until the session says DONE
+    run = new_run(ingested_contract)
+    out: dict[str, Any] = {"status": "CONTINUE"}
+    iteration = 0
+    while out["status"] == "CONTINUE" and iteration < 10:
+        out = extract_handler(session_event(load_event, run, iteration=iteration), extract_context)
+        iteration = out["iteration"]
+    assert out["status"] == "DONE"
+    # When the review store is read directly (nobody has opened the run through GET /reviews)
+    stored = wiring.decision_store().list_items(run.run_id)
+    # Then the run's answers are already items there, one per extraction, with their confidence
+    extractions = wiring.state_store().list_extractions(run.run_id)
+    assert sorted(i.clause_type for i in stored) == sorted(e.clause_type for e in extractions)
+    assert all(0.0 <= i.confidence <= 1.0 for i in stored)
+    assert {i.run_id for i in stored} == {run.run_id}
