@@ -411,6 +411,10 @@ def bulk_deps() -> BulkDeps:
         limits = replace(limits, poll_first=0)
     if local and not os.environ.get("LONGDOC_BULK_LIST_SETTLE"):
         limits = replace(limits, list_settle_seconds=0)
+    from longdoc.extract.query_memo import memoised
+
+    # issue 26: every document of a round asks the same clause-type queries: each embedded once per process
+    extract = replace(extract, embedder=memoised(extract.embedder))
     return BulkDeps(extract=extract, batches=batches, store=bulk_store(), limits=limits,
                     options=session_options(settings))
 
