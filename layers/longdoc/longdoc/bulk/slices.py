@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import json
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from longdoc.bulk.deps import BulkDeps
 from longdoc.bulk.plan import custom_id, split
 from longdoc.bulk.requests import batch_params
 from longdoc.bulk.turns import Continuation, continued_params, load_continuations
 from longdoc.core.batching import pack
 from longdoc.core.errors import LongdocError
 from longdoc.extract.public import Session, finish_session, first_request, open_session, start_turn
-
-if TYPE_CHECKING:  # pragma: no cover - typing only (steps imports this module)
-    from longdoc.bulk.steps import BulkDeps
 
 TERMINAL = ("SUCCEEDED", "FAILED")
 

@@ -33,11 +33,11 @@ search budget; the progress guard and the round cap bound a run that never gives
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
-from longdoc.bulk.plan import BulkLimits, poll_wait
-from longdoc.bulk.ports import BatchClient, BatchResult, BulkStore
+from longdoc.bulk.plan import poll_wait
+from longdoc.bulk.ports import BatchResult, BulkStore
+from longdoc.bulk.deps import BulkDeps as BulkDeps
 from longdoc.bulk.cache import record_priming, record_usage, round_cache
 from longdoc.bulk.submit import create_once, prime_once
 # Prepare's steps live in longdoc.bulk.slices (issue 26); re-exported for the handler and callers
@@ -48,23 +48,11 @@ from longdoc.core.errors import BatchNotFound, LongdocError
 from longdoc.core.models_catalogue import spec_for
 from longdoc.core.messages import Message
 from longdoc.core.ports import StateStore
-from longdoc.extract.public import (Deps, Session, SessionOptions, apply_response, finish_session, open_session,
+from longdoc.extract.public import (Session, apply_response, finish_session, open_session,
                                     record_failure, start_turn)
 
 log = logging.getLogger(__name__)
 TERMINAL = ("SUCCEEDED", "FAILED")
-
-
-@dataclass(frozen=True)
-class BulkDeps:
-    """What the bulk steps need: the extraction adapters, a batch client, the bulk store, limits, and
-    the session options every round uses (:func:`longdoc.wiring.session_options` in the function)."""
-
-    extract: Deps
-    batches: BatchClient
-    store: BulkStore
-    limits: BulkLimits
-    options: SessionOptions = field(default_factory=SessionOptions)
 
 
 def _pk(bulk_id: str) -> str:
