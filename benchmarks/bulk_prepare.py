@@ -9,8 +9,8 @@ size N, a bulk job of N runs over it x ``--types`` clause types is prepared slic
 exactly as the ``PrepareSlices`` Map does (:func:`longdoc.bulk.slices.plan_round`,
 :func:`~longdoc.bulk.slices.prepare_slice`, :func:`~longdoc.bulk.slices.close_round`), with
 the real SQLite state and bulk stores and the real session code (retrieval, BM25, requests).
-Printed per N: slices, mean and max seconds per slice, the peak Python heap of one slice
-(tracemalloc, reset per slice), and query embeddings per (documents x clause types); then the
+Printed per N: slices, mean and max seconds per slice, the peak Python heap of a slice
+(tracemalloc, started per slice; mean and max over the slices), and query embeddings per (documents x clause types); then the
 10,000/1,000 ratios.
 """
 
@@ -82,7 +82,7 @@ def run_size(deps, doc_id: str, n: int, types: list[str], tag: str) -> dict[str,
     assert prepared["requests"] == n, prepared
     calls = inner.query_calls - before
     return {"n": n, "slices": len(numbers), "mean_s": statistics.mean(seconds), "max_s": max(seconds),
-            "peak_mb": max(peaks), "query_calls": calls, "calls_per_item": calls / (n * len(types)),
+            "peak_mb": max(peaks), "peak_mean_mb": statistics.mean(peaks), "query_calls": calls, "calls_per_item": calls / (n * len(types)),
             "batches": prepared["batches"]}
 
 
@@ -108,15 +108,16 @@ def main() -> None:
     rows = [run_size(deps, doc.doc_id, n, types, f"n{n}") for n in args.sizes]
     print(f"Prepare, {len(types)} clause types, slice {deps.limits.slice_docs} documents, "
           f"window {deps.limits.piece_docs}, pool {deps.limits.query_pool} (fakes, no network)")
-    print(f"{'N':>7} {'slices':>6} {'s/slice mean':>12} {'s/slice max':>11} {'peak MB/slice':>13} "
+    print(f"{'N':>7} {'slices':>6} {'s/slice mean':>12} {'s/slice max':>11} {'peak MB mean':>12} {'peak MB max':>11} "
           f"{'query embeds':>12} {'per doc x type':>14}")
     for r in rows:
-        print(f"{r['n']:>7} {r['slices']:>6} {r['mean_s']:>12.2f} {r['max_s']:>11.2f} {r['peak_mb']:>13.1f} "
-              f"{r['query_calls']:>12} {r['calls_per_item']:>14.6f}")
+        print(f"{r['n']:>7} {r['slices']:>6} {r['mean_s']:>12.2f} {r['max_s']:>11.2f} {r['peak_mean_mb']:>12.2f} "
+              f"{r['peak_mb']:>11.2f} {r['query_calls']:>12} {r['calls_per_item']:>14.6f}")
     if len(rows) >= 2:
         small, big = rows[0], rows[-1]
         print(f"ratio N={big['n']} / N={small['n']}: s/slice {big['mean_s'] / small['mean_s']:.2f}, "
-              f"peak MB/slice {big['peak_mb'] / small['peak_mb']:.2f}, documents {big['n'] / small['n']:.0f}")
+              f"peak MB/slice mean {big['peak_mean_mb'] / small['peak_mean_mb']:.2f} max {big['peak_mb'] / small['peak_mb']:.2f}, "
+              f"query embeds per doc x type {big['calls_per_item'] / small['calls_per_item']:.3f}, documents {big['n'] / small['n']:.0f}")
 
 
 if __name__ == "__main__":
