@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 # sam build needs python3.12 on PATH for the layer's BuildMethod (pyenv keeps one here).
 PY312_BIN ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin) $(wildcard /root/.pyenv/versions/3.12*/bin))
 
-.PHONY: install demo test test-browser lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr bench-ingest bench-bulk ocr-engine
+.PHONY: install demo test test-browser lint lint-template package-size lock deploy unit clean bench-chunking bench-summarize bench-ocr bench-ingest bench-bulk bench-bulk-prepare ocr-engine
 
 install: ocr-engine $(STAMP) $(TOOLS_STAMP)
 
@@ -78,6 +78,9 @@ bench-ingest: $(STAMP)
 BENCH_BULK_ARGS ?=
 bench-bulk: $(STAMP)
 	$(BIN)/python benchmarks/bulk.py --corpus $(CORPUS) $(BENCH_BULK_ARGS)
+
+bench-bulk-prepare: $(STAMP)
+	$(BIN)/python benchmarks/bulk_prepare.py $(BENCH_BULK_PREPARE_ARGS)
 
 lint-template: $(TOOLS_STAMP)
 	$(TOOLS)/bin/cfn-lint template.yaml

@@ -4,7 +4,11 @@ Thin handler: parse the Step Functions payload (``action`` plus ids and counters
 for the bulk adapters (:func:`longdoc.wiring.bulk_deps`), call one step of :mod:`longdoc.bulk.steps` /
 :mod:`longdoc.bulk.runs`, return its small output. Errors propagate with their class name as
 ``errorType`` for the state machine's Retry/Catch; ``action="fail"`` records the caught error
-on the job and fails the execution (or, entered again by a redrive, lets the round go on).
+on the job and fails the execution (or, entered again by a redrive, lets the round go on); it
+builds only the stores. Prepare is three actions (``prepare`` plans the slices, ``prepare_slice``
+builds one, ``prepared`` closes the round: :mod:`longdoc.bulk.slices`); ``harvest`` says when the
+execution continues as new (:data:`~longdoc.bulk.plan.ROUNDS_PER_EXECUTION`); ``finish`` emits
+``BulkDocumentsFailed`` (documents of the job that failed).
 
 Adapters (:func:`longdoc.wiring.batch_client`): the Message Batches API through the ``anthropic``
 SDK when the model is Claude (key from Secrets Manager on AWS or ``ANTHROPIC_API_KEY`` locally),
@@ -24,6 +28,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from longdoc import wiring
 from longdoc.bulk import runs, steps
 from longdoc.bulk.payloads import BulkTaskInput
+from longdoc.bulk.plan import ROUNDS_PER_EXECUTION
 from longdoc.config import get_settings
 from longdoc.core.errors import BulkFailed
 from longdoc.core.payloads import StepError
@@ -35,10 +40,15 @@ def _prices() -> str | None:
     return str(table) if table else None
 
 
-def _fail(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
-    """``RecordFailure``: record the error and fail the execution, or, entered again by a redrive, resume."""
+def _fail(event: BulkTaskInput) -> dict[str, Any]:
+    """``RecordFailure``: record the error and fail the execution, or, entered again by a redrive, resume.
+
+    Builds only the two stores (issue 26): the failure being recorded may be the model, the batch
+    client or a secret that cannot be built (``ModelProvider=bedrock``, an unreadable key), and a
+    failure step that needed them would fail the same way, leaving the job RUNNING."""
     error = event.error or StepError()
-    if runs.fail_or_resume(runs.Stores.of(deps), event.bulk_id, error.Error, error.Cause, event.entered):
+    if runs.fail_or_resume(runs.Stores(wiring.state_store(), wiring.bulk_store()), event.bulk_id, error.Error,
+                           error.Cause, event.entered):
         logger.info("bulk redriven: the round goes on", extra={"round": event.round})
         return {"bulk_id": event.bulk_id, "round": event.round}
     logger.error("bulk failed", extra={"error": error.Error})
@@ -52,9 +62,15 @@ def _fail(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
 def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
     """Run ``event.action`` for ``event.bulk_id``; return that step's small output (ids, counters)."""
     logger.append_keys(bulk_id=event.bulk_id, action=event.action, round=event.round)
+    if event.action == "fail":
+        return _fail(event)
     deps = wiring.bulk_deps()
     if event.action == "prepare":
-        return steps.prepare(deps, event.bulk_id, event.round)
+        return steps.plan_round(deps, event.bulk_id, event.round)
+    if event.action == "prepare_slice":
+        return steps.prepare_slice(deps, event.bulk_id, event.round, event.slice)
+    if event.action == "prepared":
+        return steps.close_round(deps, event.bulk_id, event.round)
     if event.action == "prime":
         primed = steps.prime(deps, event.bulk_id, event.round)
         return {"bulk_id": event.bulk_id, "round": event.round, **primed, "polls": 0, "not_found": 0,
@@ -70,12 +86,25 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
         return {"bulk_id": event.bulk_id, "round": event.round,
                 **steps.poll(deps, event.bulk_id, event.round, event.polls, event.not_found)}
     if event.action == "harvest":
-        out = steps.harvest(deps, event.bulk_id, event.round)
-        cache = out["cache"]
-        metrics.add_metric(name="BulkCacheReadInputTokens", unit=MetricUnit.Count, value=cache["read_tokens"])
-        if cache["primed_miss"]:  # a primed round read nothing (steps.harvest logged it): count it
-            metrics.add_metric(name="BulkPrimedRoundCacheMiss", unit=MetricUnit.Count, value=1)
-        return {**out, "cache_hit_rate": cache["hit_rate"]}
-    if event.action == "finish":
-        return runs.write_results(runs.Stores.of(deps), wiring.results_store(), event.bulk_id, _prices())
-    return _fail(deps, event)
+        return _harvest(deps, event)
+    return _finish(deps, event)
+
+
+def _harvest(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
+    """``Harvest``: apply the round's results, emit the cache metrics, say whether to continue as new."""
+    out = steps.harvest(deps, event.bulk_id, event.round)
+    cache = out["cache"]
+    metrics.add_metric(name="BulkCacheReadInputTokens", unit=MetricUnit.Count, value=cache["read_tokens"])
+    if cache["primed_miss"]:  # a primed round read nothing (steps.harvest logged it): count it
+        metrics.add_metric(name="BulkPrimedRoundCacheMiss", unit=MetricUnit.Count, value=1)
+    started = event.round if event.started_round is None else event.started_round
+    return {**out, "cache_hit_rate": cache["hit_rate"],
+            "continue_as_new": out["round"] - started >= ROUNDS_PER_EXECUTION}
+
+
+def _finish(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
+    """``Finish``: write the results; emit ``BulkDocumentsFailed`` (the job's failed documents, 0 included)."""
+    finished = runs.write_results(runs.Stores.of(deps), wiring.results_store(), event.bulk_id, _prices())
+    # issue 26: a job whose documents failed is not silent; the alarm BulkDocumentsFailedAlarm watches this
+    metrics.add_metric(name="BulkDocumentsFailed", unit=MetricUnit.Count, value=int(finished["failed"]))
+    return finished

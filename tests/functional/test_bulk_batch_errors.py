@@ -115,3 +115,41 @@ def test_a_refused_connection_is_model_unavailable(call: str) -> None:
         calls[call](client, "msgbatch_0000")
     assert type(caught.value).__name__ == "ModelUnavailable"
     assert isinstance(caught.value.__cause__, anthropic.APIConnectionError)
+
+
+class _RotatingKey:
+    """A key source whose secret was rotated: the cached value is the old key until a refresh."""
+
+    def __init__(self) -> None:
+        self.refreshes = 0
+
+    def __call__(self, *, refresh: bool = False) -> str:
+        self.refreshes += refresh
+        return "key-new" if self.refreshes else "key-old"
+
+
+def test_a_rotated_key_is_read_again_after_a_401_and_the_call_retried_once(fake: FakeBatches) -> None:
+    # Given a warm batch client built from a key source whose secret was rotated (cache: the old key)
+    source = _RotatingKey()
+    client = AnthropicBatches(source, base_url=fake.url, max_retries=0)
+    # And the API rejecting the old key once
+    fake.inject(_api_error(401, "authentication_error"))
+    # When a batch is created
+    info = client.create([REQUEST])
+    # Then the key was read again bypassing the cache, and the one retry carried the new key
+    sent = fake.calls("POST", PATH)
+    assert source.refreshes == 1 and info.id
+    assert [r.api_key for r in sent] == ["key-old", "key-new"]
+    # And later calls keep the new key without another refresh
+    client.retrieve(info.id)
+    assert fake.requests[-1].api_key == "key-new" and source.refreshes == 1
+
+
+def test_a_401_with_an_unchanged_key_is_a_request_error_not_a_loop(fake: FakeBatches) -> None:
+    # Given a key source whose secret did not change, and the API rejecting the key
+    client = AnthropicBatches(lambda *, refresh=False: "key-same", base_url=fake.url, max_retries=0)
+    fake.inject(_api_error(401, "authentication_error"))
+    # When a batch is created, then it is ModelRequestError after one request (no retry with the same key)
+    with pytest.raises(ModelRequestError, match="HTTP 401"):
+        client.create([REQUEST])
+    assert len(fake.calls("POST", PATH)) == 1

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from longdoc import wiring
+from longdoc.bulk.plan import ROUNDS_PER_EXECUTION
 from longdoc.bulk.runs import Selection, Stores, bulk_status, execution_input, start_bulk
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
@@ -57,10 +58,12 @@ def test_a_bulk_job_through_the_local_engine_matches_the_sync_path(aws_stack, in
     status = bulk_status(Stores.of(deps), "bulk-e1")
     assert status["status"] == "SUCCEEDED" and status["rounds"] >= 3
     entered = [e for e in execution.history if e["type"].endswith("StateEntered")]
-    # per round: Prepare, HasRequests, Prime, Primed (the offline baseline's rounds are not primed),
-    # Submit, Wait, Poll, Ended, Harvest, NextRound (+ Finish, Done)
-    assert len(entered) <= 10 * (status["rounds"] + 1) + 2
-    assert len(execution.history) < 40 * (status["rounds"] + 1)
+    # per round: Prepare, PrepareSlices, PrepareSlice (one slice), Prepared, HasRequests, Prime, Primed
+    # (the offline baseline's rounds are not primed), Submit, Wait, Poll, Ended, Harvest, NextRound
+    # (+ Finish, Done; ContinueAsNew, ContinuedAsNew every ROUNDS_PER_EXECUTION rounds, issue 26)
+    assert len(entered) <= 13 * (status["rounds"] + 1) + 2 + 2 * len(execution.executions)
+    assert len(execution.history) < 50 * (status["rounds"] + 1)
+    assert len(execution.executions) == -(-status["rounds"] // ROUNDS_PER_EXECUTION)
     # And every state payload carries ids and counters only
     for event in entered:
         assert len(event["stateEnteredEventDetails"]["input"]) < 400

@@ -95,12 +95,12 @@ def test_submit_killed_between_create_and_record_adopts_its_batch_on_retry(aws_s
     with pytest.raises(KeyboardInterrupt):
         submit(replace(deps, batches=DiesOnCreate(deps.batches, n=2)), bulk_id, 0)
     assert fake.created() == 3  # the other job's, part 0's, part 1's
-    assert deps.store.get(f"bulk#{bulk_id}", "batch#0000#0001") is None  # the id was never recorded
+    assert deps.store.get(f"bulk#{bulk_id}", "batch#0000#0000-001") is None  # the id was never recorded
     # And the Submit is retried
     out = submit(deps, bulk_id, 0)
     # Then no batch was created: part 1 adopted the batch its interrupted create made
     assert out == {"submitted": 0} and fake.created() == 3
-    ids = [deps.store.get(f"bulk#{bulk_id}", f"batch#0000#{p:04d}")["batch_id"] for p in (0, 1)]
+    ids = [deps.store.get(f"bulk#{bulk_id}", f"batch#0000#0000-{p:03d}")["batch_id"] for p in (0, 1)]
     assert ids == ["msgbatch_0001", "msgbatch_0002"]
     # And the job finishes with each run answered once per round: round 0 from the two adopted
     # batches, round 1 (the baseline's search answered, issue 20) from new ones
@@ -160,4 +160,4 @@ def test_an_interrupted_submit_never_adopts_the_rounds_priming_batch(aws_stack, 
     # the retry waits for the list to settle instead of taking it as part 0's batch
     with pytest.raises(BatchNotListedYet):
         submit(deps, bulk_id, 0)
-    assert deps.store.get(f"bulk#{bulk_id}", "batch#0000#0000") is None
+    assert deps.store.get(f"bulk#{bulk_id}", "batch#0000#0000-000") is None

@@ -13,7 +13,7 @@ import pytest
 
 from longdoc.adapters.embedders import VoyageEmbedder, voyage_token_bound
 from longdoc.adapters.vector_index import PINECONE_MAX_METADATA_BYTES, PineconeIndex
-from longdoc.core.errors import ConfigError, EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable
+from longdoc.core.errors import ConfigError, EmbeddingInputTooLong, EmbeddingRequestError, EmbeddingUnavailable, IndexUnavailable
 from longdoc.core.models import Chunk
 from tests.fakes.loopback import drop, slow, status
 from tests.fakes.pinecone_server import FakePinecone
@@ -173,6 +173,15 @@ def test_pinecone_sdk_retries_throttling_and_server_errors(pinecone_fake: FakePi
     # Then the SDK retried until it landed
     assert pinecone_fake.count("documents") == 1
     assert len(pinecone_fake.calls("POST", "/vectors/upsert")) == 4
+
+
+def test_pinecone_query_errors_left_after_the_sdk_retries_are_index_unavailable(pinecone_fake: FakePinecone) -> None:
+    # Given an index that keeps answering 503 to queries (more than the SDK's retries)
+    index = PineconeIndex(TEST_KEY, pinecone_fake.host, "documents", 1024)
+    pinecone_fake.inject(*[status(503)] * 8)
+    # When a document is queried, then it is IndexUnavailable (the name the bulk machine retries)
+    with pytest.raises(IndexUnavailable, match="Pinecone query of d@0000000000000000"):
+        index.query([1.0] + [0.0] * 1023, "d", "0000000000000000", 5)
 
 
 def test_pinecone_metadata_stays_under_the_per_vector_limit() -> None:

@@ -24,7 +24,7 @@ from longdoc.core import errors
 REPO = Path(__file__).resolve().parents[2]
 PRODUCT = [REPO / "layers" / "longdoc" / "longdoc", REPO / "functions"]
 ERRORS_MODULE = REPO / "layers" / "longdoc" / "longdoc" / "core" / "errors.py"
-AWS_PREFIXES = ("States.", "Lambda.", "StepFunctions.")
+AWS_PREFIXES = ("States.", "Lambda.", "StepFunctions.", "Sandbox.")  # Sandbox.Timedout: a Lambda task past its timeout
 
 PRIVATE: dict[tuple[str, str], str] = {
     ("layers/longdoc/longdoc/adapters/voyage_rest.py", "_Transient"):

@@ -369,7 +369,7 @@ def step_functions_starter(machine: Machine) -> ExecutionStarter:
 
 
 def batch_client(model: Model) -> BatchClient:
-    """The Message Batches client: the Anthropic API for Claude (key as :func:`model` reads it), or
+    """The Message Batches client: the Anthropic API for Claude (the key's source, re-read on a 401), or
     local batches answered by ``model`` under ``$LONGDOC_HOME/batches`` for the offline baseline.
     Raises :class:`ConfigError` on Bedrock, which has no batches API."""
     settings = get_settings()
@@ -380,7 +380,7 @@ def batch_client(model: Model) -> BatchClient:
         raise ConfigError("bulk extraction uses the Anthropic Message Batches API; ModelProvider=bedrock has none "
                           "(deploy with ModelProvider=anthropic, or run extractions one by one)")
     from longdoc.adapters.batches import AnthropicBatches
-    return AnthropicBatches(_anthropic_key(settings)(), base_url=os.environ.get("ANTHROPIC_BASE_URL"))
+    return AnthropicBatches(_anthropic_key(settings), base_url=os.environ.get("ANTHROPIC_BASE_URL"))
 
 
 def results_store() -> BlobStore:
@@ -402,6 +402,7 @@ def bulk_deps() -> BulkDeps:
     """
     from longdoc.bulk.plan import BulkLimits
     from longdoc.bulk.steps import BulkDeps
+    from longdoc.extract.query_memo import memoised
 
     settings = function_settings(ExtractFunctionSettings)  # the extract function's settings, validated (required on AWS)
     extract, local = deps(), uses_baseline()  # local: batch_client answers LocalBatches
@@ -410,6 +411,7 @@ def bulk_deps() -> BulkDeps:
         limits = replace(limits, poll_first=0)
     if local and not os.environ.get("LONGDOC_BULK_LIST_SETTLE"):
         limits = replace(limits, list_settle_seconds=0)
+    extract = replace(extract, embedder=memoised(extract.embedder))  # a round's queries embedded once (issue 26)
     return BulkDeps(extract=extract, batches=batches, store=bulk_store(), limits=limits,
                     options=session_options(settings))
 

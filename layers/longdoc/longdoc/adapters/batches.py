@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from longdoc.adapters.anthropic_errors import not_json, translated
+from longdoc.adapters.claude import KeySource
 from longdoc.adapters.claude_response import to_response as _to_response
 from longdoc.bulk.ports import BatchInfo, BatchResult
 from longdoc.bulk.requests import model_request
@@ -28,16 +30,60 @@ from longdoc.core.ports import Model
 
 #: How the batch client's errors name the API.
 API = "Message Batches API"
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _constant(key: str) -> KeySource:
+    """A key source that always gives ``key`` (a key passed as a string: nothing to refresh)."""
+    def source(*, refresh: bool = False) -> str:
+        return key
+
+    return source
 
 
 class AnthropicBatches:
     """Message Batches through the SDK. ``api_key`` / ``base_url`` as for
-    :class:`~longdoc.adapters.claude.ClaudeModel` (tests point ``base_url`` at a loopback fake)."""
+    :class:`~longdoc.adapters.claude.ClaudeModel` (tests point ``base_url`` at a loopback fake).
 
-    def __init__(self, api_key: str, base_url: str | None = None, max_retries: int = 2) -> None:
+    Key rotation (issue 26), as the Claude adapter does it: ``api_key`` may be a key source
+    (``source(refresh=False) -> str``, :class:`~longdoc.adapters.secrets.SecretKey`) asked before each
+    call (its cached value; the client is rebuilt when the key changed); after a 401 the source is
+    asked with ``refresh=True`` and the call retried once when the key changed. A 401 that
+    persists is ``ModelRequestError``."""
+
+    def __init__(self, api_key: str | KeySource, base_url: str | None = None, max_retries: int = 2) -> None:
+        self._source: KeySource = _constant(api_key) if isinstance(api_key, str) else api_key
+        self._base_url = base_url
+        self._max_retries = max_retries
+        self._key = ""
+        self._client: Any = None
+        self._current()
+
+    def _current(self, *, refresh: bool = False) -> Any:
+        """The client for the source's current key, rebuilt when the key changed."""
         import anthropic
 
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=max_retries)
+        key = self._source(refresh=refresh)
+        if self._client is None or key != self._key:
+            self._key = key
+            self._client = anthropic.Anthropic(api_key=key, base_url=self._base_url, max_retries=self._max_retries)
+        return self._client
+
+    def _rotating(self, call: Callable[[Any], T]) -> T:
+        """``call(client)``; after a 401 the key is read again (bypassing the cache) and ``call``
+        retried once if it changed; otherwise the 401 goes on (translated by the caller)."""
+        import anthropic
+
+        try:
+            return call(self._current())
+        except anthropic.AuthenticationError:
+            before = self._key
+            client = self._current(refresh=True)
+            if self._key == before:
+                raise
+            log.warning("Message Batches API rejected the cached key; retrying once with the current secret")
+            return call(client)
 
     def __repr__(self) -> str:
         return "AnthropicBatches()"
@@ -54,7 +100,7 @@ class AnthropicBatches:
     def create(self, requests: list[dict[str, Any]]) -> BatchInfo:
         """``POST /v1/messages/batches``."""
         with translated(API):
-            return self._info(self._client.messages.batches.create(requests=requests))  # type: ignore[arg-type]
+            return self._info(self._rotating(lambda c: c.messages.batches.create(requests=requests)))
 
     def retrieve(self, batch_id: str) -> BatchInfo:
         """``GET /v1/messages/batches/{id}``; 404 -> :class:`BatchNotFound`."""
@@ -62,7 +108,7 @@ class AnthropicBatches:
 
         with translated(API):
             try:
-                return self._info(self._client.messages.batches.retrieve(batch_id))
+                return self._info(self._rotating(lambda c: c.messages.batches.retrieve(batch_id)))
             except anthropic.NotFoundError as exc:
                 raise BatchNotFound(batch_id) from exc
 
@@ -70,7 +116,7 @@ class AnthropicBatches:
         """The results JSONL, decoded line by line as it streams; a line that is not JSON (an SSE
         or HTML body answered with 200) is ``ModelUnavailable``."""
         with translated(API):
-            lines = iter(self._client.messages.batches.results(batch_id))
+            lines = iter(self._rotating(lambda c: c.messages.batches.results(batch_id)))
             while True:
                 try:
                     line = next(lines)
@@ -91,13 +137,13 @@ class AnthropicBatches:
     def cancel(self, batch_id: str) -> BatchInfo:
         """``POST /v1/messages/batches/{id}/cancel``."""
         with translated(API):
-            return self._info(self._client.messages.batches.cancel(batch_id))
+            return self._info(self._rotating(lambda c: c.messages.batches.cancel(batch_id)))
 
     def list_recent(self, since: float) -> Iterator[BatchInfo]:
         """``GET /v1/messages/batches`` (most recent first, 100 a page), until a batch created before ``since``
         (epoch seconds)."""
         with translated(API):
-            for batch in self._client.messages.batches.list(limit=100):
+            for batch in self._rotating(lambda c: c.messages.batches.list(limit=100)):
                 info = self._info(batch)
                 if info.created_at is not None and info.created_at < since:
                     return

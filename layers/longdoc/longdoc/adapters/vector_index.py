@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.core.batching import pack
-from longdoc.core.errors import ConfigError
+from longdoc.core.errors import ConfigError, IndexUnavailable
 from longdoc.core.models import Chunk
 
 PREVIEW_CHARS = 200
@@ -323,19 +323,27 @@ class PineconeIndex:
         """Return up to ``top_k`` ``(chunk_id, score)`` pairs of one document version, best first.
 
         Filters on metadata ``doc_id`` and ``doc_version`` (``$eq``); metadata and values
-        are not returned. Raises ``ValueError`` for a wrong vector length or ``top_k < 1``.
+        are not returned. Raises ``ValueError`` for a wrong vector length or ``top_k < 1``;
+        :class:`~longdoc.core.errors.IndexUnavailable` for a 429/5xx or a failed connection left
+        after the SDK's retries (the bulk state machine retries it, issue 26).
         """
         _check_top_k(top_k)
         if len(vector) != self.dimension:
             raise ValueError(f"query vector has dimension {len(vector)}, index expects {self.dimension}")
-        response = self._index.query(
-            vector=[float(x) for x in vector],
-            top_k=top_k,
-            namespace=self.namespace,
-            filter={"doc_id": {"$eq": doc_id}, "doc_version": {"$eq": doc_version}},
-            include_metadata=False,
-            include_values=False,
-        )
+        try:
+            response = self._index.query(
+                vector=[float(x) for x in vector],
+                top_k=top_k,
+                namespace=self.namespace,
+                filter={"doc_id": {"$eq": doc_id}, "doc_version": {"$eq": doc_version}},
+                include_metadata=False,
+                include_values=False,
+            )
+        except Exception as exc:
+            if _transient(exc):
+                raise IndexUnavailable(f"Pinecone query of {doc_id}@{doc_version} failed after the SDK's retries: "
+                                       f"{type(exc).__name__}: {exc}") from exc
+            raise
         hits = [(match.id, float(match.score)) for match in response.matches]
         hits.sort(key=lambda hit: (-hit[1], hit[0]))
         return hits[:top_k]
@@ -359,3 +367,18 @@ class PineconeIndex:
             items = getattr(page, "vectors", page)
             ids.extend(item if isinstance(item, str) else item.id for item in items)
         return ids
+
+
+def _transient(exc: BaseException) -> bool:
+    """Whether a Pinecone SDK error is worth retrying later: HTTP 429 or 5xx (``status_code`` on the
+    v10 SDK's ``pinecone.errors.ApiError``, ``status`` on the older ``PineconeApiException``), or a
+    connection that failed or timed out (the SDK's ``PineconeConnectionError``/``PineconeTimeoutError``
+    when it has them, urllib3's or the standard library's otherwise)."""
+    if type(exc).__name__ in ("PineconeConnectionError", "PineconeTimeoutError", "ConnectionError", "TimeoutError"):
+        return True
+    status = getattr(exc, "status_code", None) or getattr(exc, "status", None)
+    if isinstance(status, int):
+        return status == 429 or status >= 500
+    import urllib3
+
+    return isinstance(exc, urllib3.exceptions.HTTPError | ConnectionError | TimeoutError)

@@ -13,10 +13,15 @@ class BulkTaskInput(BaseModel):
     """One state's payload: the action, the job id and the counters that action needs."""
 
     model_config = ConfigDict(extra="ignore")
-    action: Literal["prepare", "prime", "poll_prime", "submit", "poll", "harvest", "finish", "fail"]
+    action: Literal["prepare", "prepare_slice", "prepared", "prime", "poll_prime", "submit", "poll", "harvest",
+                    "finish", "fail"]
     bulk_id: str
     round: int = 0
     polls: int = 0
     not_found: int = 0
     error: StepError | None = None
     entered: str = ""
+    slice: int = 0
+    """``prepare_slice``: the slice number (:mod:`longdoc.bulk.slices`)."""
+    started_round: int | None = None
+    """``harvest``: the round this execution started at (``$$.Execution.Input.round``), for continue-as-new."""

@@ -42,7 +42,10 @@ class BulkLimits:
     (seconds), doubling in between; ``not_found_polls``: 404s tolerated right after create;
     ``list_settle_seconds``: how long (seconds) after an interrupted Submit's intent a batch missing
     from the batch list may still appear there (:mod:`longdoc.bulk.submit`); keep it under the
-    about 260 s the state machine's ``BatchNotListedYet`` retries wait in all."""
+    about 260 s the state machine's ``BatchNotListedYet`` retries wait in all. Prepare in slices
+    (:mod:`longdoc.bulk.slices`): ``slice_docs`` run ids a slice (one invocation each);
+    ``piece_docs`` runs built and committed together (what a killed slice may build again);
+    ``query_pool`` threads building a window's runs at once (retrieval: chunk list, index queries)."""
 
     max_requests: int = MAX_BATCH_REQUESTS
     max_bytes: int = MAX_BATCH_BYTES
@@ -52,14 +55,19 @@ class BulkLimits:
     poll_cap: int = 300
     not_found_polls: int = 5
     list_settle_seconds: int = 60
+    slice_docs: int = 250
+    piece_docs: int = 25
+    query_pool: int = 8
 
     @classmethod
     def from_env(cls) -> BulkLimits:
         """Limits from ``LONGDOC_BULK_MAX_REQUESTS``, ``_MAX_BYTES``, ``_MAX_ROUNDS``, ``_MAX_RETRIES``,
-        ``_POLL_FIRST``, ``_POLL_CAP``, ``_LIST_SETTLE`` (whole numbers); unset: the defaults."""
+        ``_POLL_FIRST``, ``_POLL_CAP``, ``_LIST_SETTLE``, ``_SLICE_DOCS``, ``_PIECE_DOCS``, ``_QUERY_POOL``
+        (whole numbers); unset: the defaults."""
         names = {"max_requests": "MAX_REQUESTS", "max_bytes": "MAX_BYTES", "max_rounds": "MAX_ROUNDS",
                  "max_retries": "MAX_RETRIES", "poll_first": "POLL_FIRST", "poll_cap": "POLL_CAP",
-                 "list_settle_seconds": "LIST_SETTLE"}
+                 "list_settle_seconds": "LIST_SETTLE", "slice_docs": "SLICE_DOCS", "piece_docs": "PIECE_DOCS",
+                 "query_pool": "QUERY_POOL"}
         values = {f: int(os.environ[f"LONGDOC_BULK_{n}"]) for f, n in names.items()
                   if os.environ.get(f"LONGDOC_BULK_{n}")}
         return cls(**values)
@@ -115,7 +123,42 @@ def polls_within(seconds: int, limits: BulkLimits) -> int:
     return polls
 
 
+MAX_JOB_DOCUMENTS = 10_000
+"""Documents one bulk job may hold (the largest job ``POST /bulk-extractions`` accepts, issue 26)."""
+ROUNDS_PER_EXECUTION = 3
+"""Rounds one bulk execution runs before it continues as new (``ContinueAsNew`` in
+``statemachine/bulk.asl.json``): 3 worst-case rounds (:func:`worst_round_events`, both the priming
+batch and the round's batch taking 24 hours, :data:`MAX_JOB_DOCUMENTS` documents) stay under
+:data:`HISTORY_EVENT_LIMIT` with a third of it left for retries; 12 rounds are 4 executions."""
+
+
 def events_per_round(limits: BulkLimits, batch_seconds: int = BATCH_LIFETIME_SECONDS) -> int:
     """History events of one round whose batch takes ``batch_seconds``: polls x :data:`EVENTS_PER_POLL`
     plus Prepare, Submit, Harvest (5 each) and the round's Choice (2)."""
     return polls_within(batch_seconds, limits) * EVENTS_PER_POLL + 3 * 5 + 2
+
+
+EVENTS_PER_TASK = 5
+"""History events of a Task state that succeeds at once: entered, scheduled, started, succeeded, exited."""
+EVENTS_PER_CHOICE = 2
+"""History events of a Choice or Wait state: entered, exited."""
+
+
+def map_events(iterations: int) -> int:
+    """History events of an inline Map of one-Task iterations: MapStateEntered, MapStateStarted,
+    MapStateSucceeded, MapStateExited, and per iteration MapIterationStarted, the Task's
+    :data:`EVENTS_PER_TASK` and MapIterationSucceeded."""
+    return 4 + iterations * (EVENTS_PER_TASK + 2)
+
+
+def worst_round_events(limits: BulkLimits, documents: int = MAX_JOB_DOCUMENTS,
+                       batch_seconds: int = BATCH_LIFETIME_SECONDS) -> int:
+    """History events of one round without retries, at its worst: ``documents`` in
+    ``ceil(documents / slice_docs)`` slices, and the priming batch and the round's batch each polled
+    for ``batch_seconds`` (:func:`polls_within`). States: Prepare, the PrepareSlices Map, Prepared,
+    HasRequests, Prime, Primed, the priming poll cycles, Submit, the poll cycles, Harvest, NextRound."""
+    slices = -(-documents // max(1, limits.slice_docs))
+    polls = polls_within(batch_seconds, limits)
+    tasks = 5  # Prepare, Prepared, Prime, Submit, Harvest
+    choices = 3  # HasRequests, Primed, NextRound
+    return map_events(slices) + tasks * EVENTS_PER_TASK + choices * EVENTS_PER_CHOICE + 2 * polls * EVENTS_PER_POLL

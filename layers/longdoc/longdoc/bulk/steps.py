@@ -32,38 +32,27 @@ search budget; the progress guard and the round cap bound a run that never gives
 
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import dataclass, field
 from typing import Any
 
-from longdoc.bulk.plan import BulkLimits, custom_id, poll_wait, split
-from longdoc.bulk.ports import BatchClient, BatchResult, BulkStore
-from longdoc.bulk.requests import batch_params
+from longdoc.bulk.plan import poll_wait
+from longdoc.bulk.ports import BatchResult, BulkStore
+from longdoc.bulk.deps import BulkDeps as BulkDeps
 from longdoc.bulk.cache import record_priming, record_usage, round_cache
 from longdoc.bulk.submit import create_once, prime_once
-from longdoc.bulk.turns import Continuation, continued_params, end_turn, keep_turn, load_continuations
+# Prepare's steps live in longdoc.bulk.slices (issue 26); re-exported for the handler and callers
+from longdoc.bulk.slices import close_round as close_round, plan_round as plan_round
+from longdoc.bulk.slices import prepare as prepare, prepare_slice as prepare_slice
+from longdoc.bulk.turns import end_turn, keep_turn
 from longdoc.core.errors import BatchNotFound, LongdocError
 from longdoc.core.models_catalogue import spec_for
 from longdoc.core.messages import Message
 from longdoc.core.ports import StateStore
-from longdoc.extract.public import (Deps, Session, SessionOptions, apply_response, finish_session, first_request,
-                                    open_session, record_failure, start_turn)
+from longdoc.extract.public import (Session, apply_response, finish_session, open_session,
+                                    record_failure, start_turn)
 
 log = logging.getLogger(__name__)
 TERMINAL = ("SUCCEEDED", "FAILED")
-
-
-@dataclass(frozen=True)
-class BulkDeps:
-    """What the bulk steps need: the extraction adapters, a batch client, the bulk store, limits, and
-    the session options every round uses (:func:`longdoc.wiring.session_options` in the function)."""
-
-    extract: Deps
-    batches: BatchClient
-    store: BulkStore
-    limits: BulkLimits
-    options: SessionOptions = field(default_factory=SessionOptions)
 
 
 def _pk(bulk_id: str) -> str:
@@ -91,57 +80,6 @@ def _open_runs(deps: BulkDeps, bulk_id: str) -> list[dict[str, Any]]:
         if run is not None and run.status not in TERMINAL:
             out.append(item)
     return out
-
-
-def prepare(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
-    """Build this round's requests (one per open run, from its checkpoint) and split them into batch
-    parts stored as JSONL blobs. Idempotent: a round already prepared is returned as it was.
-    Returns ``{"bulk_id", "round", "batches", "requests"}``."""
-    pk = _pk(bulk_id)
-    done = deps.store.get(pk, f"prepared#{round_number:04d}")
-    if done is not None:
-        return done
-
-    open_items = _open_runs(deps, bulk_id)
-    carried = load_continuations(deps.extract.blobs, deps.store, bulk_id, {i["run_id"] for i in open_items})
-
-    def requests():
-        for item in open_items:
-            session = open_session(deps.extract, item["run_id"])
-            if not session.facts.pending:
-                finish_session(deps.extract, session, deps.options)
-                continue
-            version = session.checkpoint.version
-            note = item.get("note") if item.get("note_version", version) == version else None
-            params, turns, shown, scores = _request_params(deps, session, carried.get(item["run_id"]), note)
-            cid = custom_id(item["run_id"], round_number)
-            deps.store.put(pk, f"cid#{cid}", {"run_id": item["run_id"], "round": round_number,
-                                              "version": version, "turns": turns, "shown": shown, "scores": scores})
-            yield {"custom_id": cid, "params": params}
-
-    parts = total = 0
-    for part, batch in enumerate(split(requests(), deps.limits)):
-        key = f"bulk/{bulk_id}/round-{round_number:04d}/part-{part:04d}.jsonl"
-        deps.extract.blobs.put(key, "\n".join(json.dumps(r, ensure_ascii=False) for r in batch).encode())
-        deps.store.put(pk, f"part#{round_number:04d}#{part:04d}", {"blob": key, "requests": len(batch)})
-        parts, total = parts + 1, total + len(batch)
-    out = {"bulk_id": bulk_id, "round": round_number, "batches": parts, "requests": total}
-    deps.store.put(pk, f"prepared#{round_number:04d}", out)
-    return out
-
-
-def _request_params(deps: BulkDeps, session: Session, carried: Continuation | None,
-                    note: str | None) -> tuple[dict[str, Any], int, list[str] | None, dict[str, Any] | None]:
-    """``(params, turns, shown, scores)``: the run's request body for this round, the model turns
-    already in its conversation, the chunk ids it shows and the initial retrieval scores: the
-    conversation carried from the last round (its tool results travel) while the checkpoint is
-    where that round left it, else a fresh request from the checkpoint (retrieval, CASE_FACTS)."""
-    if carried is not None and carried.version == session.checkpoint.version:
-        return continued_params(carried, session.max_tokens, note), carried.turns, carried.shown, carried.scores
-    start_turn(deps.extract, session)
-    request = first_request(deps.extract, session, deps.options)
-    return (batch_params(deps.extract.model.name, request, note), 0, sorted(session.shown or ()),
-            dict(session.facts.retrieval_scores or {}))
 
 
 def _parts(deps: BulkDeps, bulk_id: str, round_number: int) -> list[tuple[str, dict[str, Any]]]:

@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from longdoc.bulk.parts import part_lines
 from longdoc.bulk.ports import BatchClient, BatchInfo, BulkStore
 from longdoc.core.errors import BatchNotListedYet
 from longdoc.core.ports import BlobStore
@@ -76,8 +77,7 @@ def create_once(blobs: BlobStore, store: BulkStore, batches: BatchClient, bulk_i
         if clock() - float(intent["at"]) < settle_seconds:
             raise BatchNotListedYet(f"bulk {bulk_id} part {label}: an interrupted Submit's batch is not listed "
                                     f"(yet); retried until {settle_seconds} s after the intent")
-    lines = blobs.get(str(part["blob"])).decode().splitlines()
-    info = batches.create([json.loads(line) for line in lines if line])
+    info = batches.create([json.loads(line) for line in part_lines(blobs, part)])
     if store.put_if_absent(pk, f"batch#{label}", {"batch_id": info.id}):
         return True
     log.warning("batch %s lost the conditional write for %s; cancelling it", info.id, label)
@@ -128,7 +128,7 @@ def prime_once(blobs: BlobStore, store: BulkStore, batches: BatchClient, bulk_id
         if clock() - float(intent["at"]) < settle_seconds:
             raise BatchNotListedYet(f"bulk {bulk_id} round {round_number}: an interrupted priming batch is not "
                                     f"listed (yet); retried until {settle_seconds} s after the intent")
-    first = next(line for line in blobs.get(str(first_part["blob"])).decode().splitlines() if line)
+    first = next(part_lines(blobs, first_part))
     info = batches.create([priming_request(json.loads(first), round_number)])
     if store.put_if_absent(pk, sk, {"batch_id": info.id}):
         return info.id

@@ -30,9 +30,11 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from longdoc.bulk.parts import part_lines
 from longdoc.bulk.ports import BulkStore
 from longdoc.bulk.requests import add_retry_note
 from longdoc.core.conversation import check_conversation, join_turns
@@ -81,15 +83,32 @@ def end_turn(store: BulkStore, bulk_id: str, run_id: str) -> None:
 
 def _base_params(blobs: BlobStore, store: BulkStore, bulk_id: str, wanted: dict[str, int]) -> dict[str, dict[str, Any]]:
     """``custom_id -> params`` of the requests in ``wanted`` (``custom_id -> round``), read line by
-    line from their rounds' part blobs; only the wanted lines are decoded."""
+    line; only the wanted lines are decoded. A request whose ``cid#`` item names its piece blob
+    (:mod:`longdoc.bulk.slices`) is read from that piece alone (each piece read once), so a slice
+    reads only its own runs' pieces, never the whole round; older requests from their rounds' parts."""
     out: dict[str, dict[str, Any]] = {}
-    for round_number in sorted(set(wanted.values())):
+    by_blob: dict[str, set[str]] = {}
+    rest: dict[str, int] = {}
+    for cid, round_number in wanted.items():
+        item = store.get(f"bulk#{bulk_id}", f"cid#{cid}") or {}
+        if item.get("blob"):
+            by_blob.setdefault(str(item["blob"]), set()).add(cid)
+        else:
+            rest[cid] = round_number
+    for key, cids in by_blob.items():
+        _pick(part_lines(blobs, {"blob": key}), cids, out)
+    for round_number in sorted(set(rest.values())):
         for _, part in store.query(f"bulk#{bulk_id}", f"part#{round_number:04d}#"):
-            for line in blobs.get(part["blob"]).decode().splitlines():
-                head = _CUSTOM_ID.match(line)
-                if head and head.group(1) in wanted:
-                    out[head.group(1)] = json.loads(line)["params"]
+            _pick(part_lines(blobs, part), set(rest), out)
     return out
+
+
+def _pick(lines: Iterator[str], cids: set[str], out: dict[str, dict[str, Any]]) -> None:
+    """Put into ``out`` the params of the request lines whose ``custom_id`` is in ``cids``."""
+    for line in lines:
+        head = _CUSTOM_ID.match(line)
+        if head and head.group(1) in cids:
+            out[head.group(1)] = json.loads(line)["params"]
 
 
 def load_continuations(blobs: BlobStore, store: BulkStore, bulk_id: str, run_ids: set[str]) -> dict[str, Continuation]:

@@ -141,6 +141,14 @@ class RerankRequestError(LongdocError):
     something that is not a ranking of the documents sent; retrying will not help."""
 
 
+class IndexUnavailable(LongdocError):
+    """The vector index (Pinecone) answered 429/5xx or the connection failed during a query.
+
+    Transient: the bulk state machine retries the slice or harvest with backoff
+    (``statemachine/bulk.asl.json``; issue 26).
+    """
+
+
 # --- Ingest ----------------------------------------------------------------------------------
 
 
