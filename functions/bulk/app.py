@@ -1,5 +1,9 @@
 """Bulk function: one step of a bulk extraction round per invocation (``statemachine/bulk.asl.json``).
 
+``action="create_runs"`` (the machine's first state, issue 26) creates the job's runs from the
+request the API stored (:func:`longdoc.bulk.intake.create_runs`); Harvest and Finish keep the
+job's counters on its item for ``GET /bulk-extractions/{id}``.
+
 Thin handler: parse the Step Functions payload (``action`` plus ids and counters), ask wiring
 for the bulk adapters (:func:`longdoc.wiring.bulk_deps`), call one step of :mod:`longdoc.bulk.steps` /
 :mod:`longdoc.bulk.runs`, return its small output. Errors propagate with their class name as
@@ -22,7 +26,7 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
-from longdoc.bulk import runs, steps
+from longdoc.bulk import intake, runs, steps
 from longdoc.bulk.payloads import BulkTaskInput
 from longdoc.config import get_settings
 from longdoc.core.errors import BulkFailed
@@ -52,6 +56,11 @@ def _fail(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
 def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
     """Run ``event.action`` for ``event.bulk_id``; return that step's small output (ids, counters)."""
     logger.append_keys(bulk_id=event.bulk_id, action=event.action, round=event.round)
+    if event.action == "create_runs":  # issue 26: the stores only, no model, batch client or index
+        created = intake.create_runs(runs.Stores(wiring.state_store(), wiring.bulk_store()), wiring.blob_store(),
+                                     event.bulk_id)
+        logger.info("bulk job created", extra={"runs": created["runs"], "rejected": created["rejected"]})
+        return {"bulk_id": event.bulk_id, "round": event.round}
     deps = wiring.bulk_deps()
     if event.action == "prepare":
         return steps.prepare(deps, event.bulk_id, event.round)
@@ -71,11 +80,14 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
                 **steps.poll(deps, event.bulk_id, event.round, event.polls, event.not_found)}
     if event.action == "harvest":
         out = steps.harvest(deps, event.bulk_id, event.round)
+        intake.record_counts(runs.Stores.of(deps), event.bulk_id, out, event.round)  # GET reads them
         cache = out["cache"]
         metrics.add_metric(name="BulkCacheReadInputTokens", unit=MetricUnit.Count, value=cache["read_tokens"])
         if cache["primed_miss"]:  # a primed round read nothing (steps.harvest logged it): count it
             metrics.add_metric(name="BulkPrimedRoundCacheMiss", unit=MetricUnit.Count, value=1)
         return {**out, "cache_hit_rate": cache["hit_rate"]}
     if event.action == "finish":
-        return runs.write_results(runs.Stores.of(deps), wiring.results_store(), event.bulk_id, _prices())
+        written = runs.write_results(runs.Stores.of(deps), wiring.results_store(), event.bulk_id, _prices())
+        intake.record_counts(runs.Stores.of(deps), event.bulk_id, written, event.round, finished=True)
+        return written
     return _fail(deps, event)
