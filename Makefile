@@ -111,7 +111,10 @@ lock: $(UV)
 # Build, then deploy with a DeployRevision computed from the build and the parameters, so every
 # change of code, layer or settings publishes a new extract function version (template.yaml).
 ENV ?= default
+# First the concurrency preflight (issue 26): refuses when the stack's reserved concurrency would
+# leave the account fewer than 100 unreserved Lambda executions (scripts/preflight_concurrency.py).
 deploy: $(TOOLS_STAMP)
+	$(BIN)/python scripts/preflight_concurrency.py --config-env $(ENV)
 	PATH="$(PY312_BIN):$$PATH" $(TOOLS)/bin/sam build --config-env $(ENV)
 	$(TOOLS)/bin/sam deploy --config-env $(ENV) \
 	  --parameter-overrides "$$($(PYTHON) scripts/deploy_revision.py --config-env $(ENV))"

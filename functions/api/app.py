@@ -11,6 +11,8 @@ values of at most 1,000 characters, an Idempotency-Key of 1-255 characters. Admi
 control: with ``LONGDOC_MAX_RUNNING_EXTRACTIONS`` set, a new run is refused with 429 and
 ``Retry-After`` while that many executions run. Every ``POST`` logs the run id with the
 caller's IAM identity (user ARN, account, caller id, source IP) from the request context.
+Tenancy (issue 26): run ids are scoped by that caller (``sha256(caller + key)``,
+:mod:`longdoc.core.tenancy`) and ``GET /extractions/{id}`` answers 404 for another caller's run.
 ``GET /extractions/{id}`` first records a ``RUNNING`` run whose execution was stopped or
 timed out as failed (:func:`longdoc.extract.runs.reconcile_run`).
 """
@@ -41,8 +43,9 @@ from longdoc.core.errors import (
     UnknownClauseType,
 )
 from longdoc.extract.catalogue import load_catalogue
+from longdoc.core.admission import Admission, admission_of
+from longdoc.core.tenancy import visible_to
 from longdoc.extract.runs import (  # ExtractionRequest: the body of POST /extractions (also the MCP extract tool's)
-    Admission,
     ExtractionRequest,
     reconcile_run,
     run_result,
@@ -53,6 +56,7 @@ from longdoc.observability import logger, metrics, tracer
 
 app = APIGatewayRestResolver(enable_validation=True)
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling route modules, as in Lambda's task root
+from caller import request_caller  # noqa: E402 - a sibling module, importable once the path is set
 for _routes in ("triage_routes", "summary_routes", "bulk_routes", "review_routes"):  # /triage; /summaries; /bulk-extractions; /reviews
     app.include_router(importlib.import_module(_routes).router)
 
@@ -100,7 +104,7 @@ def _domain_error(exc: LongdocError) -> Response:
     Bodies are ``{"message", ...}`` with the field at fault where there is one.
     """
     if isinstance(exc, TooManyRuns):
-        logger.warning("run refused by admission control", extra={"cap": exc.cap, **_caller()})
+        logger.warning("run refused by admission control", extra={"cap": exc.cap, **_identity()})
         return Response(status_code=429, content_type=content_types.APPLICATION_JSON,
                         headers={"Retry-After": str(exc.retry_after_seconds)},
                         body=json.dumps({"message": str(exc), "retry_after_seconds": exc.retry_after_seconds}))
@@ -119,7 +123,7 @@ def _domain_error(exc: LongdocError) -> Response:
     return _error(400, str(exc))
 
 
-def _caller() -> dict[str, Any]:
+def _identity() -> dict[str, Any]:
     """The caller's IAM identity from the request context (API Gateway's SigV4 check), for the logs."""
     identity = app.current_event.request_context.identity
     return {"caller_arn": identity.user_arn, "caller_account": identity.account_id, "caller_id": identity.caller,
@@ -128,11 +132,8 @@ def _caller() -> dict[str, Any]:
 
 def _admission(settings: ApiFunctionSettings) -> Admission | None:
     """Admission control from the settings (None when ``max_running_extractions`` is unset)."""
-    cap = settings.max_running_extractions
-    if cap is None:
-        return None
-    return Admission(count_running=wiring.execution_starter("extract").count_running, cap=cap,
-                     retry_after_seconds=settings.retry_after_seconds)
+    return admission_of(wiring.execution_starter("extract"), settings.max_running_extractions,
+                        settings.retry_after_seconds, "extraction runs")
 
 
 @app.post("/extractions")
@@ -150,8 +151,8 @@ def create_extraction(
     run = start_extraction(body, state=wiring.state_store(), catalogue=load_catalogue(settings.clause_catalogue),
                            settings=settings, starter=wiring.execution_starter("extract"),
                            model_name=wiring.model_name(), idempotency_key=idempotency_key,
-                           admission=_admission(settings))
-    logger.info("extraction requested", extra={"run_id": run.run_id, "status": run.status, **_caller()})
+                           admission=_admission(settings), caller=request_caller(app.current_event))
+    logger.info("extraction requested", extra={"run_id": run.run_id, "status": run.status, **_identity()})
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
                     body={"run_id": run.run_id, "status": run.status, "execution_arn": run.execution_arn})
 
@@ -166,6 +167,8 @@ def get_extraction(run_id: str) -> dict[str, Any]:
     settings = _settings()
     state = wiring.state_store()
     run = state.get_run(run_id)
+    if run is not None and not visible_to(run.owner, request_caller(app.current_event)):
+        raise NotFound(f"run {run_id} not found")  # another caller's run: as if it did not exist
     if run is not None and run.status == "RUNNING" and settings.state_machine_arn:
         try:
             reconcile_run(state, run, wiring.execution_starter("extract").execution_status)

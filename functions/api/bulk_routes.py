@@ -1,11 +1,17 @@
 """Bulk routes of the API: ``POST /bulk-extractions`` (202 with the bulk id) and ``GET /bulk-extractions/{bulk_id}``.
 
 A Powertools ``Router`` included by ``app.py`` (its tuple of route modules), so the routes share
-the app's validation and domain-error mapping (404 unknown job, 400 unknown clause type or no
-document accepted). The job id comes from the ``Idempotency-Key`` (or the body's hash): a
-retried POST starts nothing new; the same key with another body is answered 422. The execution
-of ``statemachine/bulk.asl.json`` is named after the job, so Step Functions itself refuses a
-second one. Thin: each route calls :mod:`longdoc.bulk.runs`.
+the app's validation and domain-error mapping (404 unknown job, 400 unknown clause type, 429 at
+the admission cap). Issue 26: the POST does constant work inside API Gateway's 29 s: it stores
+the request (document list in the blob store) and starts the execution; the machine's first
+state creates the runs (:mod:`longdoc.bulk.intake`). The job id is
+``sha256(caller + Idempotency-Key)`` (or the caller plus the body's hash): a retried POST starts
+nothing new, the same key with another body is answered 422, two callers never share a job,
+and GET answers 404 for another caller's job. The execution is named after the job, so Step
+Functions itself refuses a second one. Thin: each route calls :mod:`longdoc.bulk.intake`.
+
+Bounds (issue 26, per item): 1-10,000 documents of 1-200 characters matching
+:data:`~longdoc.bulk.runs.DOC_ID`, 1-64 clause types of 1-128 characters, ``max_tokens`` 64-64,000.
 """
 
 from __future__ import annotations
@@ -15,25 +21,34 @@ import json
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Header
+from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
-from pydantic import BaseModel, Field
+from caller import request_caller
+from pydantic import BaseModel, Field, StringConstraints
 
 from longdoc import wiring
-from longdoc.bulk.runs import Selection, Stores, bulk_status, execution_input, start_bulk
+from longdoc.bulk.intake import PAGE_LIMIT_MAX, StoredRequest, bulk_page, submit_request
+from longdoc.bulk.runs import DOC_ID, Stores, execution_input
 from longdoc.config import BulkApiSettings, function_settings
+from longdoc.core.admission import admission_of
+from longdoc.core.errors import IdempotencyConflict
+from longdoc.core.tenancy import scoped_seed
 from longdoc.extract.catalogue import load_catalogue
 
 router = APIGatewayRouter()
+
+BulkDocId = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=DOC_ID.pattern)]
+BulkClauseType = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 
 
 class BulkBody(BaseModel):
     """Body of ``POST /bulk-extractions``: ``{"clause_types": [...], "doc_ids": [...], "max_tokens"?}``.
 
-    At most 10,000 documents per job (one manifest's worth; larger backfills are several jobs)."""
+    At most 10,000 documents per job (one manifest's worth; larger backfills are several jobs),
+    each an id of 1-200 characters without spaces; 1-64 clause types of 1-128 characters."""
 
-    clause_types: list[str] = Field(min_length=1, max_length=100)
-    doc_ids: list[str] = Field(min_length=1, max_length=10_000)
+    clause_types: list[BulkClauseType] = Field(min_length=1, max_length=64)
+    doc_ids: list[BulkDocId] = Field(min_length=1, max_length=10_000)
     max_tokens: int | None = Field(None, ge=64, le=64000, description="output tokens per model call")
 
 
@@ -57,37 +72,40 @@ def create_bulk_extraction(
     body: BulkBody,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", min_length=1, max_length=255)] = None,
 ) -> Response[dict[str, Any]]:
-    """Start a bulk job (or return the one this key started): 202 with ``bulk_id``, ``documents`` and
-    ``rejected`` (unknown or not-READY ids with their reason); 422 when the key was used with
-    another body."""
+    """Store the request and start the job (or answer the one this key started): 202 with ``bulk_id``,
+    ``status`` ``CREATING`` and ``requested`` (distinct ids); the runs and rejections (unknown or
+    not-READY ids) are in ``GET``. 422 when the key was used with another body, 429 with
+    ``Retry-After`` while ``max_running_bulk_jobs`` jobs run."""
     settings = function_settings(BulkApiSettings)
+    caller = request_caller(router.current_event)
     canonical = json.dumps(body.model_dump(), sort_keys=True)
     body_hash = hashlib.sha256(canonical.encode()).hexdigest()
-    bulk_id = "bulk-" + hashlib.sha256((idempotency_key or canonical).encode()).hexdigest()[:16]
-    stores = _stores()
-    pk = f"bulk#{bulk_id}"
-    stores.store.put_if_absent(pk, "request", {"hash": body_hash, "rejected": None})
-    request = stores.store.get(pk, "request") or {}
-    if request.get("hash") != body_hash:
+    bulk_id = "bulk-" + hashlib.sha256(scoped_seed(caller, idempotency_key or canonical).encode()).hexdigest()[:16]
+    clause_types = [c.name for c in load_catalogue(settings.clause_catalogue).resolve_many(body.clause_types)]
+    request = StoredRequest(bulk_id=bulk_id, owner=caller, clause_types=clause_types,
+                            doc_ids=list(dict.fromkeys(body.doc_ids)), model=wiring.model_name(),
+                            max_tokens=body.max_tokens or settings.max_tokens, top_k=settings.top_k)
+    admission = admission_of(wiring.execution_starter("bulk"), settings.max_running_bulk_jobs,
+                             settings.retry_after_seconds, "bulk jobs")
+    try:
+        item = submit_request(_stores(), wiring.blob_store(), request, body_hash, admission)
+    except IdempotencyConflict:
         return Response(status_code=422, content_type=content_types.APPLICATION_JSON,
                         body={"message": "Idempotency-Key was already used with a different request body",
                               "field": "Idempotency-Key", "bulk_id": bulk_id})
-    if stores.store.get(pk, "job") is None:
-        accepted = start_bulk(stores, load_catalogue(settings.clause_catalogue), bulk_id,
-                              Selection(doc_ids=list(dict.fromkeys(body.doc_ids))), clause_types=body.clause_types,
-                              model_name=wiring.model_name(), max_tokens=body.max_tokens or settings.max_tokens,
-                              top_k=settings.top_k)
-        request["rejected"] = [{"where": r.where, "reason": r.reason} for r in accepted.rejected]
-        stores.store.put(pk, "request", request)
     _start(bulk_id)
-    job = stores.store.get(pk, "job") or {}
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
-                    body={"bulk_id": bulk_id, "documents": job.get("runs", 0), "rejected": request.get("rejected") or []})
+                    body={"bulk_id": bulk_id, "status": "CREATING", "requested": item.get("requested")})
 
 
 @router.get("/bulk-extractions/<bulk_id>")
-def get_bulk_extraction(bulk_id: str) -> dict[str, Any]:
-    """Counts (done/failed/pending), rounds, each document's run status, ``cost_usd`` so far (batch
-    prices) and ``sync_cost_usd`` (the same tokens at synchronous prices)."""
-    settings = function_settings(BulkApiSettings)
-    return bulk_status(_stores(), bulk_id, str(settings.price_table) if settings.price_table else None)
+def get_bulk_extraction(
+    bulk_id: str,
+    limit: Annotated[int, Query(ge=1, le=PAGE_LIMIT_MAX)] = 100,
+    next_token: Annotated[str | None, Query(max_length=600)] = None,
+) -> dict[str, Any]:
+    """The job's counters (done/failed/pending as of its last round), status, rejections and one page
+    of documents (``limit``, ``next_token``); the results file once it has finished."""
+    function_settings(BulkApiSettings)
+    return bulk_page(_stores(), wiring.blob_store(), bulk_id, caller=request_caller(router.current_event),
+                     limit=limit, next_token=next_token)

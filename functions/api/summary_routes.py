@@ -16,6 +16,8 @@ from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from pydantic import Field
 
 from longdoc import wiring
+from longdoc.config import SummaryApiSettings, function_settings
+from longdoc.core.admission import admission_of
 from longdoc.summarize.baseline import summary_model_name
 from longdoc.summarize.models import SummaryRequest
 from longdoc.summarize.runs import start_summary, summary_view
@@ -34,10 +36,15 @@ def create_summary(body: SummaryBody) -> Response[dict[str, Any]]:
     """Start a summary (or return the stored one): 202 with ``summary_id``, ``status`` and ``execution_arn``.
 
     The id is derived from the document version, focus, length and model, so repeating a
-    request starts nothing new, and repeating a FAILED one resumes it.
+    request starts nothing new, and repeating a FAILED one resumes it. A new summary is answered
+    429 with ``Retry-After`` while ``max_running_summaries`` summaries run (issue 26).
     """
-    record = start_summary(body, state=wiring.state_store(), blobs=wiring.blob_store(),
-                           starter=wiring.execution_starter("summarize"), model_name=summary_model_name(wiring.model_name()))
+    settings = function_settings(SummaryApiSettings)
+    starter = wiring.execution_starter("summarize")
+    record = start_summary(body, state=wiring.state_store(), blobs=wiring.blob_store(), starter=starter,
+                           model_name=summary_model_name(wiring.model_name()),
+                           admission=admission_of(starter, settings.max_running_summaries,
+                                                  settings.retry_after_seconds, "summaries"))
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
                     body={"summary_id": record.summary_id, "status": record.status,
                           "execution_arn": record.execution_arn})

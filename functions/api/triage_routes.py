@@ -3,26 +3,57 @@
 A Powertools :class:`Router` included by ``app.py`` (its error handlers apply: a
 :class:`~longdoc.core.errors.TriageError` is a 400 with its one-line message, an unknown
 collection a 404, a malformed body a 400 naming the fields). The body is
-:class:`~longdoc.triage.service.TriageRequest` (the CLI's flags: ``collection``, ``claim`` as a
-JSON object or text, ``loss_date``, ``line_of_business``, ``budget_tokens`` or ``cost_line``,
-``examples``); the answer is :func:`~longdoc.triage.service.run_triage`'s JSON. The API function
-has no embedding or index settings, so ranking here is BM25 over the documents in force
-(``"ranking": "bm25"`` in the answer); the model is Claude unless the baseline is configured.
+:class:`TriageBody` (the CLI's flags: ``collection``, ``claim`` as a JSON object or text,
+``loss_date``, ``line_of_business``, ``budget_tokens`` or ``cost_line``, ``examples``); the
+answer is :func:`~longdoc.triage.service.run_triage`'s JSON. The API function has no embedding
+or index settings, so ranking here is BM25 over the documents in force (``"ranking": "bm25"``
+in the answer); the model is Claude unless the baseline is configured.
+
+Issue 26, one Claude budget: a triage stays synchronous (one model call, answered inside the
+29 s) but at most ``LONGDOC_MAX_CONCURRENT_TRIAGE`` run at once across every API instance
+(:func:`longdoc.core.admission.bounded_slot`: slot items in the state store); past it 429 with
+``Retry-After``. Bounds per item: the claim at most :data:`CLAIM_MAX_CHARS` characters (text or
+the JSON object's encoding) and :data:`CLAIM_MAX_FIELDS` fields.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
+from pydantic import model_validator
 
 from longdoc import wiring
+from longdoc.config import ApiFunctionSettings, function_settings
+from longdoc.core.admission import bounded_slot
 from longdoc.triage.service import TriageRequest, run_triage
 
 router = Router()
 
+CLAIM_MAX_CHARS = 50_000
+"""Most characters of a claim (its text, or its JSON object encoded): a long claim form is a few thousand."""
+CLAIM_MAX_FIELDS = 200
+"""Most top-level fields of a claim given as a JSON object."""
+
+
+class TriageBody(TriageRequest):
+    """:class:`~longdoc.triage.service.TriageRequest` with the API's per-item bounds on the claim."""
+
+    @model_validator(mode="after")
+    def _claim_bounds(self) -> "TriageBody":
+        text = self.claim if isinstance(self.claim, str) else json.dumps(self.claim, ensure_ascii=False)
+        if len(text) > CLAIM_MAX_CHARS:
+            raise ValueError(f"claim is {len(text)} characters; at most {CLAIM_MAX_CHARS}")
+        if isinstance(self.claim, dict) and len(self.claim) > CLAIM_MAX_FIELDS:
+            raise ValueError(f"claim has {len(self.claim)} fields; at most {CLAIM_MAX_FIELDS}")
+        return self
+
 
 @router.post("/triage")
-def triage(body: TriageRequest) -> dict[str, Any]:
+def triage(body: TriageBody) -> dict[str, Any]:
     """Triage one claim: decision, reasons, verified citations, the clause band and the budget bands."""
-    return run_triage(body, wiring.triage_deps(offline_ranking=True))
+    settings = function_settings(ApiFunctionSettings)
+    with bounded_slot(wiring.state_store(), "triage", settings.max_concurrent_triage,
+                      retry_after_seconds=min(settings.retry_after_seconds, 30)):
+        return run_triage(body, wiring.triage_deps(offline_ranking=True))

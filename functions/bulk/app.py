@@ -1,5 +1,9 @@
 """Bulk function: one step of a bulk extraction round per invocation (``statemachine/bulk.asl.json``).
 
+``action="create_runs"`` (the machine's first state, issue 26) creates the job's runs from the
+request the API stored (:func:`longdoc.bulk.intake.create_runs`); Harvest and Finish keep the
+job's counters on its item for ``GET /bulk-extractions/{id}``.
+
 Thin handler: parse the Step Functions payload (``action`` plus ids and counters), ask wiring
 for the bulk adapters (:func:`longdoc.wiring.bulk_deps`), call one step of :mod:`longdoc.bulk.steps` /
 :mod:`longdoc.bulk.runs`, return its small output. Errors propagate with their class name as
@@ -26,7 +30,7 @@ from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
-from longdoc.bulk import runs, steps
+from longdoc.bulk import intake, runs, steps
 from longdoc.bulk.payloads import BulkTaskInput
 from longdoc.bulk.plan import ROUNDS_PER_EXECUTION
 from longdoc.config import get_settings
@@ -55,6 +59,15 @@ def _fail(event: BulkTaskInput) -> dict[str, Any]:
     raise BulkFailed(f"{error.Error}: {error.Cause}"[:2000])
 
 
+def _create_runs(event: BulkTaskInput) -> dict[str, Any]:
+    """``CreateRuns`` (issue 26): the job's runs from the stored request, the job item last; the stores only
+    (no model, batch client or index)."""
+    created = intake.create_runs(runs.Stores(wiring.state_store(), wiring.bulk_store()), wiring.blob_store(),
+                                 event.bulk_id)
+    logger.info("bulk job created", extra={"runs": created["runs"], "rejected": created["rejected"]})
+    return {"bulk_id": event.bulk_id, "round": event.round}
+
+
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
@@ -64,6 +77,8 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(bulk_id=event.bulk_id, action=event.action, round=event.round)
     if event.action == "fail":
         return _fail(event)
+    if event.action == "create_runs":
+        return _create_runs(event)
     deps = wiring.bulk_deps()
     if event.action == "prepare":
         return steps.plan_round(deps, event.bulk_id, event.round)
@@ -91,8 +106,10 @@ def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
 
 
 def _harvest(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
-    """``Harvest``: apply the round's results, emit the cache metrics, say whether to continue as new."""
+    """``Harvest``: apply the round's results, keep the job's counters (``GET`` reads them), emit the cache
+    metrics, say whether to continue as new."""
     out = steps.harvest(deps, event.bulk_id, event.round)
+    intake.record_counts(runs.Stores.of(deps), event.bulk_id, out, event.round)  # GET reads them
     cache = out["cache"]
     metrics.add_metric(name="BulkCacheReadInputTokens", unit=MetricUnit.Count, value=cache["read_tokens"])
     if cache["primed_miss"]:  # a primed round read nothing (steps.harvest logged it): count it
@@ -103,8 +120,10 @@ def _harvest(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
 
 
 def _finish(deps: steps.BulkDeps, event: BulkTaskInput) -> dict[str, Any]:
-    """``Finish``: write the results; emit ``BulkDocumentsFailed`` (the job's failed documents, 0 included)."""
+    """``Finish``: write the results and the job's final counters; emit ``BulkDocumentsFailed`` (the job's
+    failed documents, 0 included)."""
     finished = runs.write_results(runs.Stores.of(deps), wiring.results_store(), event.bulk_id, _prices())
+    intake.record_counts(runs.Stores.of(deps), event.bulk_id, finished, event.round, finished=True)
     # issue 26: a job whose documents failed is not silent; the alarm BulkDocumentsFailedAlarm watches this
     metrics.add_metric(name="BulkDocumentsFailed", unit=MetricUnit.Count, value=int(finished["failed"]))
     return finished

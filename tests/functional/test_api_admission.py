@@ -150,3 +150,43 @@ def test_a_run_whose_execution_was_stopped_reads_failed(
     assert (body["status"], body["error"]) == ("FAILED", "ExecutionAborted")
     replay = call("POST", "/extractions", _request(ingested_contract), {"Idempotency-Key": "stop-me"})
     assert _body(replay)["status"] == "FAILED"
+
+
+# ------------------------------------------------------------------ issue 26: tenancy of run ids
+
+
+def _as(caller: str) -> dict[str, Any]:
+    """A request context whose IAM identity is ``caller`` (merged by :func:`call_as`)."""
+    return {"userArn": caller}
+
+
+def test_run_ids_are_scoped_by_caller_and_another_callers_run_reads_404(
+    sfn: StateMachine, ingested_contract: DocumentRecord,  # noqa: F811
+) -> None:
+    handler = load_handler("api").handler
+
+    def call_as(caller: str, method: str, path: str, body: Any = None, key: str | None = None,
+                run_id: str | None = None) -> dict[str, Any]:
+        name = "api-post-extractions.json" if method == "POST" else "api-get-extraction.json"
+        event = json.loads((REPO / "events" / name).read_text())
+        headers = {k: v for k, v in event["headers"].items() if k != "Idempotency-Key"}
+        if key:
+            headers["Idempotency-Key"] = key
+        event.update(path=path, httpMethod=method, headers=headers, multiValueHeaders={k: [v] for k, v in headers.items()},
+                     body=None if body is None else json.dumps(body),
+                     pathParameters={"run_id": run_id} if run_id else None,
+                     resource="/extractions/{id}" if run_id else path)
+        event["requestContext"]["identity"].update(_as(caller))
+        return handler(event, LocalContext(function_name="longdoc-dev-ApiFunction"))
+
+    alice, bob = "arn:aws:iam::123456789012:user/alice", "arn:aws:iam::123456789012:user/bob"
+    # Given two callers posting the same body under the same Idempotency-Key
+    a = _body(call_as(alice, "POST", "/extractions", _request(ingested_contract), key="same-key"))
+    b = _body(call_as(bob, "POST", "/extractions", _request(ingested_contract), key="same-key"))
+    # Then they get two runs (sha256(caller + key)), each started once
+    assert a["run_id"] != b["run_id"] and len(sfn.executions()) == 2
+    # And each reads its own run, while the other's is answered 404 like an unknown id
+    mine = call_as(alice, "GET", f"/extractions/{a['run_id']}", run_id=a["run_id"])
+    theirs = call_as(alice, "GET", f"/extractions/{b['run_id']}", run_id=b["run_id"])
+    assert mine["statusCode"] == 200 and _body(mine)["run_id"] == a["run_id"]
+    assert theirs["statusCode"] == 404 and "not found" in _body(theirs)["message"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +35,7 @@ def machine(aws_stack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
     table that prices the offline baseline (so costs are figures, not None)."""
     client = boto3.client("stepfunctions", region_name="us-east-1")
     definition = (REPO / "statemachine" / "bulk.asl.json").read_text().replace("${BulkFunctionArn}", BULK_ARN)
+    definition = definition.replace("${Partition}", "aws")
     arn = client.create_state_machine(name="longdoc-dev-bulk", definition=definition,
                                       roleArn=f"arn:aws:iam::{ACCOUNT}:role/longdoc-dev-sfn")["stateMachineArn"]
     prices = tmp_path / "prices.json"
@@ -53,8 +53,10 @@ def machine(aws_stack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Itera
     wiring.bulk_deps.cache_clear()
 
 
-def call(method: str, path: str, body: Any = None, key: str | None = None, bulk_id: str | None = None) -> tuple[int, Any]:
-    """Send an API Gateway REST event (built from events/api-*.json) to the API handler."""
+def call(method: str, path: str, body: Any = None, key: str | None = None, bulk_id: str | None = None,
+         caller: str | None = None, query: dict[str, str] | None = None) -> tuple[int, Any]:
+    """Send an API Gateway REST event (built from events/api-*.json) to the API handler, as ``caller``
+    (an IAM user ARN in the request context; None keeps the event's)."""
     name = "api-post-extractions.json" if method == "POST" else "api-get-extraction.json"
     event = json.loads((REPO / "events" / name).read_text())
     headers = {k: v for k, v in event["headers"].items() if k != "Idempotency-Key"}
@@ -63,23 +65,32 @@ def call(method: str, path: str, body: Any = None, key: str | None = None, bulk_
     resource = "/bulk-extractions/{bulk_id}" if bulk_id else path
     event.update(path=path, httpMethod=method, resource=resource, headers=headers,
                  pathParameters={"bulk_id": bulk_id} if bulk_id else None,
+                 queryStringParameters=query, multiValueQueryStringParameters={k: [v] for k, v in (query or {}).items()},
                  multiValueHeaders={k: [v] for k, v in headers.items()},
                  body=None if body is None else json.dumps(body))
     event["requestContext"].update(path=f"/dev{path}", resourcePath=resource, httpMethod=method)
+    if caller is not None:
+        event["requestContext"]["identity"]["userArn"] = caller
     response = load_handler("api").handler(event, LocalContext(function_name="longdoc-dev-ApiFunction"))
     return response["statusCode"], json.loads(response["body"]) if response.get("body") else None
 
 
-def test_post_is_idempotent_and_get_reports_counts_documents_and_both_costs(aws_stack, ingested_contract,
-                                                                         machine) -> None:
+def bulk_step(action: str, bulk_id: str, round_number: int = 0) -> Any:
+    """One state of the bulk machine through the bulk function's handler (as Step Functions invokes it)."""
+    return load_handler("bulk").handler({"action": action, "bulk_id": bulk_id, "round": round_number},
+                                        LocalContext(function_name="longdoc-dev-BulkFunction"))
+
+
+def test_post_stores_the_request_and_the_machine_creates_the_runs_reported_by_get(aws_stack, ingested_contract,
+                                                                                 machine) -> None:
     client, arn = machine
     body = {"clause_types": TYPES, "doc_ids": [ingested_contract.doc_id, "no-such-doc"]}
     # When a bulk job is posted with an Idempotency-Key, then posted again
     status, started = call("POST", "/bulk-extractions", body, key="backfill-1")
     again_status, again = call("POST", "/bulk-extractions", body, key="backfill-1")
-    # Then one job, one execution named after it (input: ids and the round only); the unknown id is rejected
+    # Then one job, CREATING (the API only stored the request), one execution named after it
     assert status == again_status == 202 and started == again
-    assert started["documents"] == 1 and [r["where"] for r in started["rejected"]] == ["no-such-doc"]
+    assert (started["status"], started["requested"]) == ("CREATING", 2)
     [execution] = client.list_executions(stateMachineArn=arn)["executions"]
     assert execution["name"] == started["bulk_id"]
     assert json.loads(client.describe_execution(executionArn=execution["executionArn"])["input"]) == {
@@ -88,25 +99,68 @@ def test_post_is_idempotent_and_get_reports_counts_documents_and_both_costs(aws_
     status, refused = call("POST", "/bulk-extractions", {**body, "clause_types": ["Insurance"]}, key="backfill-1")
     assert status == 422 and refused["field"] == "Idempotency-Key"
     assert len(client.list_executions(stateMachineArn=arn)["executions"]) == 1
-    # And before any round, GET reports the document pending
+    # And before CreateRuns ran, GET says CREATING with no documents
     status, view = call("GET", f"/bulk-extractions/{started['bulk_id']}", bulk_id=started["bulk_id"])
-    assert status == 200 and (view["pending"], view["done"], view["status"]) == (1, 0, "RUNNING")
-    # When the rounds run (as the state machine would)
-    run_rounds(wiring.bulk_deps(), started["bulk_id"], sleep=lambda s: None)
-    # Then GET reports it done, per document, with the batch cost half the synchronous cost
+    assert status == 200 and (view["status"], view["documents"]) == ("CREATING", [])
+    # When the machine's first state runs
+    assert bulk_step("create_runs", started["bulk_id"]) == {"bulk_id": started["bulk_id"], "round": 0}
+    # Then GET reports the one READY document pending and the unknown id rejected, with its reason
+    status, view = call("GET", f"/bulk-extractions/{started['bulk_id']}", bulk_id=started["bulk_id"])
+    assert status == 200 and (view["pending"], view["done"], view["status"], view["runs"]) == (1, 0, "RUNNING", 1)
+    assert [r["where"] for r in view["rejected"]] == ["no-such-doc"] and "not ingested" in view["rejected"][0]["reason"]
+    # When the rounds run and Finish records the counters on the job
+    out = run_rounds(wiring.bulk_deps(), started["bulk_id"], sleep=lambda s: None)
+    bulk_step("finish", started["bulk_id"], out["round"])
+    # Then GET reads them from the job item and lists the document done
     status, view = call("GET", f"/bulk-extractions/{started['bulk_id']}", bulk_id=started["bulk_id"])
     assert status == 200 and (view["pending"], view["done"], view["failed"], view["status"]) == (0, 1, 0, "SUCCEEDED")
     [doc] = view["documents"]
-    assert doc["doc_id"] == ingested_contract.doc_id and doc["status"] == "SUCCEEDED" and doc["extractions"] == 3
-    assert Decimal(view["sync_cost_usd"]) > 0 and Decimal(view["cost_usd"]) * 2 == Decimal(view["sync_cost_usd"])
-    # And the cost string says both in USD (this table prices the model)
-    assert view["cost"] == f"{view['cost_usd']} USD at batch prices (synchronous: {view['sync_cost_usd']} USD)"
+    assert (doc["doc_id"], doc["status"]) == (ingested_contract.doc_id, "SUCCEEDED")
+    assert view["results"] == f"results/{started['bulk_id']}/summary.jsonl" and view["next_token"] is None
+
+
+def test_one_running_bulk_job_by_default_then_jobs_are_scoped_by_caller(aws_stack, ingested_contract, machine,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given two IAM callers using the same Idempotency-Key and body
+    body = {"clause_types": TYPES, "doc_ids": [ingested_contract.doc_id]}
+    alice, bob = "arn:aws:iam::123456789012:user/alice", "arn:aws:iam::123456789012:user/bob"
+    _, a = call("POST", "/bulk-extractions", body, key="k-1", caller=alice)
+    # When the second posts while the first job's execution runs (default: one running bulk job)
+    status, refused = call("POST", "/bulk-extractions", body, key="k-1", caller=bob)
+    # Then it is refused with 429 and nothing is stored for it; the first caller's retry still gets 202
+    assert status == 429 and refused["retry_after_seconds"] == 60 and "1 bulk jobs are running" in refused["message"]
+    assert call("POST", "/bulk-extractions", body, key="k-1", caller=alice) == (202, a)
+    # When the cap is raised and the second caller posts again
+    monkeypatch.setenv("LONGDOC_MAX_RUNNING_BULK_JOBS", "5")
+    function_settings.cache_clear()
+    status, b = call("POST", "/bulk-extractions", body, key="k-1", caller=bob)
+    # Then each gets a job of its own (sha256(caller + key)), not the other's
+    assert status == 202 and a["bulk_id"] != b["bulk_id"]
+    # And a caller reading the other's job is answered 404, the owner 200
+    status, answer = call("GET", f"/bulk-extractions/{a['bulk_id']}", bulk_id=a["bulk_id"], caller=bob)
+    assert status == 404 and "not found" in answer["message"]
+    assert call("GET", f"/bulk-extractions/{a['bulk_id']}", bulk_id=a["bulk_id"], caller=alice)[0] == 200
 
 
 def test_bad_bodies_and_unknown_jobs(aws_stack, machine) -> None:
     status, _ = call("POST", "/bulk-extractions", {"clause_types": TYPES, "doc_ids": []})
     assert status == 400
-    status, answer = call("POST", "/bulk-extractions", {"clause_types": TYPES, "doc_ids": ["nope"]})
-    assert status == 400 and "no document to run" in answer["message"]
+    # per-item bounds: an id with a space or over 200 characters, a clause type over 128, too many types
+    for bad in ({"clause_types": TYPES, "doc_ids": ["has space"]}, {"clause_types": TYPES, "doc_ids": ["a" * 201]},
+                {"clause_types": ["x" * 129], "doc_ids": ["a"]}, {"clause_types": ["Insurance"] * 65, "doc_ids": ["a"]}):
+        status, answer = call("POST", "/bulk-extractions", bad)
+        assert status == 400 and answer["message"] == "invalid request", bad
     status, answer = call("GET", "/bulk-extractions/bulk-nope", bulk_id="bulk-nope")
     assert status == 404 and "not found" in answer["message"]
+
+
+def test_a_job_with_no_ready_document_fails_in_create_runs_with_its_rejections(aws_stack, machine) -> None:
+    # Given a job whose only document does not exist
+    _, started = call("POST", "/bulk-extractions", {"clause_types": TYPES, "doc_ids": ["nope"]})
+    # When CreateRuns runs, it commits the job with zero runs and fails (the machine's Catch records it)
+    from longdoc.core.errors import NoDocumentAccepted
+
+    with pytest.raises(NoDocumentAccepted, match="no document to run"):
+        bulk_step("create_runs", started["bulk_id"])
+    status, view = call("GET", f"/bulk-extractions/{started['bulk_id']}", bulk_id=started["bulk_id"])
+    assert status == 200 and view["runs"] == 0 and [r["where"] for r in view["rejected"]] == ["nope"]

@@ -963,3 +963,92 @@ def test_sqlite_racing_lease_acquisitions_have_exactly_one_winner(tmp_path: Path
     assert len(winners) == 1
     assert state.get_run_lease("run-race").owner == winners[0]
 
+
+
+# ------------------------------------------------------- issue 26: collection index, runs in batches
+
+
+def _in_collection(doc_id: str, collection: str | None, status: str = "READY") -> DocumentRecord:
+    from longdoc.core.models import DocumentMetadata
+
+    return make_document("1111aaaa1111aaaa", status=status).model_copy(
+        update={"doc_id": doc_id, "metadata": DocumentMetadata(collection=collection)})
+
+
+def test_documents_written_with_a_collection_are_indexed_and_queried_without_a_scan(state: StateStore) -> None:
+    # Given three documents of two collections and one without, written as ingest writes them
+    # (put_document and the conditional replace_document)
+    state.put_document(_in_collection("wording-b", "Motor 2024"))
+    state.put_document(_in_collection("wording-a", "Motor 2024"))
+    assert state.replace_document(_in_collection("home-1", "Home"), None) is not None
+    state.put_document(_in_collection("loose", None))
+    # When the index is queried
+    members, names = state.collection_members("Motor 2024"), state.collection_names()
+    # Then each collection lists exactly its members, sorted, and the names are the two collections
+    assert members == ["wording-a", "wording-b"]
+    assert state.collection_members("Home") == ["home-1"]
+    assert state.collection_members("Nope") == []
+    assert names == ["Home", "Motor 2024"]
+    # and writing a member again (a re-ingest, the backfill) lists it once
+    state.put_document(_in_collection("wording-a", "Motor 2024"))
+    state.index_collection_member("Motor 2024", "wording-a")
+    assert state.collection_members("Motor 2024") == ["wording-a", "wording-b"]
+
+
+def test_the_dynamo_collection_query_never_scans(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a DynamoDB store with a collection whose members were ingested, and Scan made to fail
+    with mock_aws():
+        create_table(boto3.client("dynamodb"))
+        store = DynamoStateStore(TABLE)
+        for n in range(3):
+            store.put_document(_in_collection(f"doc-{n}", "Fleet"))
+        monkeypatch.setattr(store.client, "scan", lambda **kw: pytest.fail("Scan called"), raising=False)
+        # When triage loads the collection
+        from longdoc.triage.collections import collection_names, load_collection
+
+        members = load_collection(store, "Fleet")
+        # Then its members come from the index (Query + one read per member), no Scan
+        assert [m.doc_id for m in members] == ["doc-0", "doc-1", "doc-2"]
+        assert collection_names(store) == {"Fleet": 3}
+
+
+def test_put_runs_and_get_runs_handle_more_than_one_batch(state: StateStore) -> None:
+    # Given 130 PENDING runs (more than 25 per BatchWriteItem and 100 per BatchGetItem)
+    runs = [RunRecord(run_id=f"bulk-x-{n:05d}", doc_id=f"doc-{n}", doc_version="abcd1234abcd1234",
+                      clause_types=["governing_law"], model="baseline", facts={"fee": EXACT},
+                      created_at="2025-01-31T12:00:00+00:00") for n in range(130)]
+    # When they are written at once and read back at once (with one id that does not exist)
+    state.put_runs(runs)
+    got = state.get_runs([r.run_id for r in runs] + ["bulk-x-missing"])
+    # Then every run is stored as put_run would store it, and the missing one is left out
+    assert len(got) == 130 and "bulk-x-missing" not in got
+    assert got["bulk-x-00129"] == runs[129] == state.get_run("bulk-x-00129")
+
+
+def test_dynamo_batch_write_retries_unprocessed_items_then_gives_up() -> None:
+    # Given a client whose first BatchWriteItem answers two items unprocessed, then all done
+    from longdoc.adapters.dynamo_batch import ATTEMPTS, batch_write
+    from longdoc.core.errors import StoreBatchIncomplete
+
+    calls: list[int] = []
+
+    class Client:
+        def __init__(self, give_up: bool) -> None:
+            self.give_up = give_up
+
+        def batch_write_item(self, RequestItems: dict[str, Any]) -> dict[str, Any]:  # noqa: N803 - boto3's name
+            items = RequestItems["t"]
+            calls.append(len(items))
+            left = items[:2] if (self.give_up or len(calls) == 1) else []
+            return {"UnprocessedItems": {"t": left} if left else {}}
+
+    items = [{"pk": {"S": f"p{n}"}, "sk": {"S": "s"}} for n in range(30)]
+    # When 30 items are written
+    made = batch_write(Client(give_up=False), "t", items, sleep=lambda s: None)
+    # Then they go as 25, the 2 unprocessed again, then 5: three calls, none over 25 items
+    assert calls == [25, 2, 5] and made == 3
+    # and a table that never takes the last items raises after ATTEMPTS calls for that chunk
+    calls.clear()
+    with pytest.raises(StoreBatchIncomplete, match="2 items unprocessed"):
+        batch_write(Client(give_up=True), "t", items[:25], sleep=lambda s: None)
+    assert len(calls) == ATTEMPTS

@@ -39,6 +39,7 @@ def machine(aws_stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, s
     client = boto3.client("stepfunctions", region_name="us-east-1")
     definition = (REPO / "statemachine" / "summarize.asl.json").read_text().replace("${SummarizeFunctionArn}",
                                                                                     SUMMARIZE_ARN)
+    definition = definition.replace("${Partition}", "aws")
     arn = client.create_state_machine(name="longdoc-dev-summarize", definition=definition,
                                       roleArn=f"arn:aws:iam::{ACCOUNT}:role/longdoc-dev-sfn")["stateMachineArn"]
     monkeypatch.setenv("LONGDOC_SUMMARY_STATE_MACHINE_ARN", arn)
@@ -158,3 +159,19 @@ def test_an_execution_name_already_taken_is_not_answered_as_a_client_error(aws_s
     # from the handler (a 500 behind API Gateway or `longdoc serve`), the same locally as on AWS
     with wiring.overrides(starters={"summarize": _TakenName()}), pytest.raises(ExecutionAlreadyExists):
         call("POST", "/summaries", {"doc_id": "policy", "length": "short"})
+
+
+def test_summaries_are_admitted_up_to_the_running_cap(aws_stack, machine, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given at most one running summary (issue 26: one Claude budget) and one summary started
+    monkeypatch.setenv("LONGDOC_MAX_RUNNING_SUMMARIES", "1")
+    function_settings.cache_clear()
+    client, arn = machine
+    store_policy()
+    status, first = call("POST", "/summaries", {"doc_id": "policy"})
+    assert status == 202
+    # When another summary is asked for while that execution runs (moto keeps it RUNNING)
+    status, refused = call("POST", "/summaries", {"doc_id": "policy", "length": "long"})
+    # Then it is refused with 429 and Retry-After, and no execution starts; repeating the first is answered
+    assert status == 429 and refused["retry_after_seconds"] == 60 and "1 summaries are running" in refused["message"]
+    assert len(client.list_executions(stateMachineArn=arn)["executions"]) == 1
+    assert call("POST", "/summaries", {"doc_id": "policy"})[1]["summary_id"] == first["summary_id"]

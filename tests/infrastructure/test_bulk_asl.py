@@ -36,8 +36,10 @@ def test_only_ids_and_counters_travel_between_states() -> None:
 
 def test_rounds_loop_prepare_submit_wait_poll_harvest() -> None:
     states = ASL["States"]
-    assert ASL["StartAt"] == "Prepare" and states["Prepare"]["Next"] == "PrepareSlices"
+    # issue 26: the job's runs are created by the machine's first state, then the rounds begin
+    assert ASL["StartAt"] == "CreateRuns" and states["CreateRuns"]["Next"] == "Prepare"
     # issue 26: Prepare plans slices, an inline Map builds them, Prepared closes the round
+    assert states["Prepare"]["Next"] == "PrepareSlices"
     assert states["PrepareSlices"]["Next"] == "Prepared" and states["Prepared"]["Next"] == "HasRequests"
     assert states["HasRequests"]["Choices"][0]["Next"] == "Prime" and states["HasRequests"]["Default"] == "Harvest"
     # issue 25: a one-request priming batch goes out first, and the round's batch only once it has ended
@@ -85,7 +87,8 @@ def test_every_step_retries_lambda_errors_and_is_caught() -> None:
                                        "Next": "RecordFailure"}], name
     # RecordFailure fails the execution; entered again by a redrive it lets the round go on
     failure = ASL["States"]["RecordFailure"]
-    assert failure["Next"] == "Prepare" and "Catch" not in failure
+    # (through CreateRuns, which does nothing once the job item exists: a failed CreateRuns is redriven too)
+    assert failure["Next"] == "CreateRuns" and "Catch" not in failure
     assert failure["Parameters"]["Payload"]["entered.$"] == "$$.State.EnteredTime"
 
 
@@ -94,7 +97,7 @@ def test_the_template_deploys_the_machine_with_every_placeholder_filled() -> Non
     machine = resources["BulkStateMachine"]["Properties"]
     placeholders = set(re.findall(r"\$\{(\w+)\}", json.dumps(ASL)))
     assert machine["DefinitionUri"] == "statemachine/bulk.asl.json" and machine["Type"] == "STANDARD"
-    assert set(machine["DefinitionSubstitutions"]) == placeholders == {"BulkFunctionArn"}
+    assert set(machine["DefinitionSubstitutions"]) == placeholders == {"BulkFunctionArn", "Partition"}
     assert machine["DefinitionSubstitutions"]["BulkFunctionArn"] == {"Fn::GetAtt": ["BulkFunction", "Arn"]}
     assert machine["Logging"]["IncludeExecutionData"] is False and machine["Tracing"] == {"Enabled": True}
     templates = [p for p in machine["Policies"] if "Statement" not in p]

@@ -350,7 +350,12 @@ def test_bucket_lifecycle_expires_old_versions_and_the_embedding_cache(template:
     assert rules["AbortIncompleteMultipartUploads"]["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"] >= 1
     assert rules["ExpireEmbeddingCache"]["Prefix"] == "embeddings/"
     assert rules["ExpireEmbeddingCache"]["ExpirationInDays"] == {"Ref": "EmbeddingCacheRetentionDays"}
-    assert not [r for r in rules.values() if "ExpirationInDays" in r and not r.get("Prefix", "").startswith("embeddings/")]
+    # issue 26: job working data, results, summaries and the OCR cache expire on their own parameters;
+    # nothing else (chunks/, incoming/) ever does
+    expiring = {r["Prefix"]: r["ExpirationInDays"] for r in rules.values() if "ExpirationInDays" in r}
+    assert expiring == {"embeddings/": {"Ref": "EmbeddingCacheRetentionDays"}, "bulk/": {"Ref": "BulkRetentionDays"},
+                        "results/": {"Ref": "ResultsRetentionDays"}, "summaries/": {"Ref": "SummariesRetentionDays"},
+                        "ocr/": {"Ref": "OcrCacheRetentionDays"}}
 
 
 # --------------------------------------------------------------------------- finding 10: queues

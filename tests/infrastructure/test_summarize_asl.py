@@ -65,7 +65,7 @@ def test_the_template_deploys_the_machine_with_every_placeholder_filled() -> Non
     # function), the function is built from functions/summarize/ with its own role, and the API
     # knows the machine it starts
     assert machine["DefinitionUri"] == "statemachine/summarize.asl.json"
-    assert set(machine["DefinitionSubstitutions"]) == placeholders == {"SummarizeFunctionArn"}
+    assert set(machine["DefinitionSubstitutions"]) == placeholders == {"SummarizeFunctionArn", "Partition"}
     assert machine["DefinitionSubstitutions"]["SummarizeFunctionArn"] == {"Fn::GetAtt": ["SummarizeFunction", "Arn"]}
     function = resources["SummarizeFunction"]["Properties"]
     assert function["CodeUri"] == "functions/summarize/"

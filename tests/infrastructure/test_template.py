@@ -428,6 +428,9 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
         "LONGDOC_BULK_STATE_MACHINE_ARN",
         "LONGDOC_REVIEW_ACCEPT_THRESHOLD",
         "LONGDOC_REVIEW_MIN_STRATUM_LABELS",
+        "LONGDOC_MAX_RUNNING_SUMMARIES",
+        "LONGDOC_MAX_RUNNING_BULK_JOBS",
+        "LONGDOC_MAX_CONCURRENT_TRIAGE",
     }
     known = set(Settings.model_fields).union(*(_setting_fields(f) for f in FUNCTIONS))
     assert {n for n in names if n.removeprefix("LONGDOC_").lower() not in known} == set()
@@ -499,8 +502,10 @@ def test_s3_grants_are_scoped_to_prefixes(template: dict[str, Any]) -> None:
     assert s3_grants("ExtractFunction") == {prefix + "chunks/*": {"s3:GetObject"}}
     summaries = {prefix + "chunks/*": {"s3:GetObject"}, prefix + "summaries/*": {"s3:GetObject", "s3:PutObject"},
                  bucket: {"s3:ListBucket"}}
-    # (and the API reads incoming/ too: the review page's image of the source PDF page)
-    assert s3_grants("ApiFunction") == {**summaries, prefix + "incoming/*": {"s3:GetObject"}}
+    # (and the API reads incoming/ too: the review page's image of the source PDF page; issue 26:
+    # POST /bulk-extractions stores the request under bulk/, GET reads its rejections)
+    assert s3_grants("ApiFunction") == {**summaries, prefix + "incoming/*": {"s3:GetObject"},
+                                        prefix + "bulk/*": {"s3:GetObject", "s3:PutObject"}}
     assert s3_grants("SummarizeFunction") == summaries
     # and the bulk function reads chunks/ (Prepare retrieves as extract does), reads and writes its
     # request parts under bulk/ and writes results/; no ListBucket (it never tests for a missing key)
@@ -536,11 +541,14 @@ def test_api_function_may_start_count_and_describe_only_its_executions(template:
     assert describe["Resource"]["Fn::Sub"][0].endswith(":execution:${StateMachineName}:*")
     assert describe["Resource"]["Fn::Sub"][1] == {"StateMachineName": {"Fn::GetAtt": ["ExtractStateMachine", "Name"]}}
     # and it only starts summaries (the summary machine's ARN in its settings), nothing more
-    assert (summaries["Action"], summaries["Resource"]) == ("states:StartExecution", {"Ref": "SummarizeStateMachine"})
+    # (issue 26: and counts the running ones first, admission control)
+    assert (summaries["Action"], summaries["Resource"]) == (["states:StartExecution", "states:ListExecutions"],
+                                                            {"Ref": "SummarizeStateMachine"})
     assert env["LONGDOC_SUMMARY_STATE_MACHINE_ARN"] == {"Ref": "SummarizeStateMachine"}
     # and bulk jobs (POST /bulk-extractions), nothing more
     bulk = statements["StartBulkExtractions"]
-    assert (bulk["Action"], bulk["Resource"]) == ("states:StartExecution", {"Ref": "BulkStateMachine"})
+    assert (bulk["Action"], bulk["Resource"]) == (["states:StartExecution", "states:ListExecutions"],
+                                                  {"Ref": "BulkStateMachine"})
     assert env["LONGDOC_BULK_STATE_MACHINE_ARN"] == {"Ref": "BulkStateMachine"}
 
 
@@ -637,15 +645,16 @@ _ACTIONS = {
     },
     "ApiFunction": _LAMBDA | {
         "states:StartExecution", "states:ListExecutions", "states:DescribeExecution",
-        # triage lists the registry (Scan of the LATEST items)
-        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query", "dynamodb:Scan",
+        # issue 26: triage queries the collection index (no Scan), takes a slot (conditional PutItem,
+        # released by UpdateItem); GET /bulk-extractions/{id} reads a page of runs (BatchGetItem)
+        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query", "dynamodb:BatchGetItem",
         "s3:GetObject", "s3:PutObject", "s3:ListBucket",
     },
     "SummarizeFunction": _LAMBDA | {"s3:GetObject", "s3:PutObject", "s3:ListBucket"},
     # Prepare retrieves as extract does; bulk items: PutItem (conditional for batch ids), GetItem, Query
     "BulkFunction": _LAMBDA | {
         "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
-        "dynamodb:Query", "secretsmanager:GetSecretValue",
+        "dynamodb:Query", "dynamodb:BatchWriteItem", "secretsmanager:GetSecretValue",  # CreateRuns: batches
     },
     # review items, decisions and registry entries read; metrics are EMF log lines (no PutMetricData)
     "ReviewMonitorFunction": _LAMBDA | {"dynamodb:GetItem", "dynamodb:Query"},

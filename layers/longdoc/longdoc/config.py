@@ -206,11 +206,19 @@ class ExecutionSettings(_Group):
 
     ``max_running_extractions``: a new run is refused (HTTP 429 with ``Retry-After`` =
     ``retry_after_seconds``) while this many executions are running; None admits every run.
+    Issue 26, one Claude budget: ``max_running_summaries`` and ``max_running_bulk_jobs`` (default
+    1) do the same for ``POST /summaries`` and ``POST /bulk-extractions`` (counted on Step
+    Functions; a local starter counts nothing, so local mode admits all);
+    ``max_concurrent_triage``: most ``POST /triage`` calls answered at once (slots in the state
+    store, :func:`longdoc.core.admission.bounded_slot`), None unbounded.
     """
 
     state_machine_arn: str | None = None
     max_running_extractions: int | None = Field(None, ge=1, le=1000)
     retry_after_seconds: int = Field(60, ge=1, le=3600)
+    max_running_summaries: int | None = Field(None, ge=1, le=1000)
+    max_running_bulk_jobs: int | None = Field(1, ge=1, le=100)
+    max_concurrent_triage: int | None = Field(None, ge=1, le=100)
 
 
 class IngestFunctionSettings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, IngestRuntimeSettings,
@@ -229,7 +237,7 @@ class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, Exec
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
 
 
-class SummaryApiSettings(StoreSettings, ModelSettings):
+class SummaryApiSettings(StoreSettings, ModelSettings, ExecutionSettings):
     """What the API's summary routes read: the stores, the model choice and the summary state machine's ARN."""
 
     summary_state_machine_arn: str | None = None
@@ -254,7 +262,7 @@ class SummarizeSettings(StoreSettings, ModelSettings):
     summary_reduce_concurrency: int = Field(4, ge=1, le=16)
 
 
-class BulkApiSettings(StoreSettings, ModelSettings, ExtractionSettings):
+class BulkApiSettings(StoreSettings, ModelSettings, ExtractionSettings, ExecutionSettings):
     """What the API's bulk routes read: the stores, model, extraction defaults and the bulk state machine's ARN."""
 
     bulk_state_machine_arn: str | None = None

@@ -42,3 +42,20 @@ class SqliteBulkStore:
             rows = self._db.execute("SELECT sk, body FROM bulk WHERE pk = ? AND substr(sk, 1, ?) = ? ORDER BY sk",
                                     (pk, len(prefix), prefix)).fetchall()
         return [(sk, json.loads(body)) for sk, body in rows]
+
+    def put_many(self, pk: str, items: list[tuple[str, dict[str, Any]]]) -> None:
+        """Write many ``(sk, body)`` items under ``pk`` (overwrite) in one transaction."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany("INSERT OR REPLACE INTO bulk VALUES (?, ?, ?)",
+                                 [(pk, sk, json.dumps(body)) for sk, body in items])
+            self._db.execute("COMMIT")
+
+    def query_page(self, pk: str, prefix: str, limit: int,
+                   after: str | None = None) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
+        """A page of :meth:`query`: ``limit`` items after sort key ``after``, and the next page's start."""
+        with self._lock:
+            rows = self._db.execute("SELECT sk, body FROM bulk WHERE pk = ? AND substr(sk, 1, ?) = ? AND sk > ? "
+                                    "ORDER BY sk LIMIT ?", (pk, len(prefix), prefix, after or "", limit)).fetchall()
+        page = [(sk, json.loads(body)) for sk, body in rows]
+        return page, (page[-1][0] if len(page) == limit else None)

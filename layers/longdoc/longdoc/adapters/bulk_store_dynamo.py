@@ -2,8 +2,9 @@
 (string keys ``pk``/``sk``, as in ``template.yaml``), the body as a JSON string attribute ``body``.
 
 Calls: ``dynamodb:PutItem`` (the conditional one with ``attribute_not_exists(pk)``),
-``dynamodb:GetItem`` (consistent reads: Submit must see a batch id written a moment before) and
-``dynamodb:Query`` (``begins_with(sk, :prefix)``, every page). An item is at most 400 KB
+``dynamodb:GetItem`` (consistent reads: Submit must see a batch id written a moment before),
+``dynamodb:Query`` (``begins_with(sk, :prefix)``, every page, or one page of ``Limit`` items) and
+``dynamodb:BatchWriteItem`` (:meth:`DynamoBulkStore.put_many`, 25 items a call). An item is at most 400 KB
 (DynamoDB's limit); bulk items hold ids and counters only, far below it.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 import json
 import threading
 from typing import Any
+
+from longdoc.adapters.dynamo_batch import batch_write
 
 
 class DynamoBulkStore:
@@ -71,3 +74,20 @@ class DynamoBulkStore:
             if "LastEvaluatedKey" not in page:
                 return out
             args["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def put_many(self, pk: str, items: list[tuple[str, dict[str, Any]]]) -> None:
+        """Write many items under ``pk`` with ``BatchWriteItem`` (25 a call, unprocessed ones retried)."""
+        batch_write(self.client, self.table_name, [self._item(pk, sk, body) for sk, body in items])
+
+    def query_page(self, pk: str, prefix: str, limit: int,
+                   after: str | None = None) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
+        """One consistent ``Query`` page of at most ``limit`` items after sort key ``after``, and the
+        last sort key when DynamoDB says more may follow (``LastEvaluatedKey``)."""
+        args: dict[str, Any] = {"TableName": self.table_name, "ConsistentRead": True, "Limit": limit,
+                                "KeyConditionExpression": "pk = :pk AND begins_with(sk, :prefix)",
+                                "ExpressionAttributeValues": {":pk": {"S": pk}, ":prefix": {"S": prefix}}}
+        if after:
+            args["ExclusiveStartKey"] = {"pk": {"S": pk}, "sk": {"S": after}}
+        page = self.client.query(**args)
+        items = [(i["sk"]["S"], json.loads(i["body"]["S"])) for i in page.get("Items", [])]
+        return items, (items[-1][0] if "LastEvaluatedKey" in page and items else None)

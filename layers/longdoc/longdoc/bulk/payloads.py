@@ -13,8 +13,8 @@ class BulkTaskInput(BaseModel):
     """One state's payload: the action, the job id and the counters that action needs."""
 
     model_config = ConfigDict(extra="ignore")
-    action: Literal["prepare", "prepare_slice", "prepared", "prime", "poll_prime", "submit", "poll", "harvest",
-                    "finish", "fail"]
+    action: Literal["create_runs", "prepare", "prepare_slice", "prepared", "prime", "poll_prime", "submit", "poll",
+                    "harvest", "finish", "fail"]
     bulk_id: str
     round: int = 0
     polls: int = 0

@@ -83,3 +83,14 @@ class BulkStore(Protocol):
     def query(self, pk: str, prefix: str = "") -> list[tuple[str, dict[str, Any]]]:
         """``(sk, body)`` of the items under ``pk`` whose sort key starts with ``prefix``, by sort key."""
         ...
+
+    def put_many(self, pk: str, items: list[tuple[str, dict[str, Any]]]) -> None:
+        """Write many ``(sk, body)`` items under ``pk`` (overwrite; DynamoDB ``BatchWriteItem``, 25 a
+        call, unprocessed items retried; :class:`~longdoc.core.errors.StoreBatchIncomplete`)."""
+        ...
+
+    def query_page(self, pk: str, prefix: str, limit: int,
+                   after: str | None = None) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
+        """At most ``limit`` ``(sk, body)`` items under ``pk`` with sort keys starting with ``prefix``
+        and after ``after``, by sort key; and the last sort key when more may follow (else None)."""
+        ...

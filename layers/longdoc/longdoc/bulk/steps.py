@@ -67,9 +67,12 @@ def create_bulk(deps: BulkDeps, bulk_id: str, runs: list[tuple[str, str]], claus
 def create_job(store: BulkStore, bulk_id: str, runs: list[tuple[str, str]], clause_types: list[str]) -> None:
     """:func:`create_bulk` with only the bulk store (the API function has no model or index)."""
     pk = _pk(bulk_id)
-    store.put_if_absent(pk, "job", {"bulk_id": bulk_id, "clause_types": clause_types, "runs": len(runs)})
     for run_id, doc_id in runs:
         store.put_if_absent(pk, f"run#{run_id}", {"run_id": run_id, "doc_id": doc_id, "failed": [], "note": None})
+    # the job item last, as the commit marker (issue 26): a job never exists without all its runs
+    store.put_if_absent(pk, "job", {"bulk_id": bulk_id, "clause_types": clause_types, "runs": len(runs),
+                                    "rejected": 0, "counts": {"pending": len(runs), "done": 0, "failed": 0},
+                                    "counted_round": None, "finished": False})
 
 
 def _open_runs(deps: BulkDeps, bulk_id: str) -> list[dict[str, Any]]:

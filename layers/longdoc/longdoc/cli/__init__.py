@@ -34,7 +34,7 @@ import warnings
 from pydantic import ValidationError
 
 from longdoc.cli import bulk as bulk_cli
-from longdoc.cli import evals, extract, ingest, mcp, review, runs, serve
+from longdoc.cli import admin, evals, extract, ingest, mcp, review, runs, serve
 from longdoc.cli import summarize as summarize_cli
 from longdoc.cli import triage as triage_cli
 from longdoc.cli.common import failure_line, print_table
@@ -43,7 +43,8 @@ from longdoc.core.text import one_line
 
 __all__ = ["build_parser", "failure_line", "main", "print_table"]
 
-COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli, bulk_cli, mcp, review)  # triage_cli after evals: it adds `eval triage`
+COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli, bulk_cli, mcp, review,
+                   admin)  # triage_cli after evals: it adds `eval triage`
 """Each module adds its subcommands with ``register(sub)``; a new pipeline adds its own module here."""
 
 

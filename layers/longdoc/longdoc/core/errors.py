@@ -58,6 +58,12 @@ class RunLeaseLost(LongdocError):
     and the holder now (``docs/operations.md``, "How fencing protects a run")."""
 
 
+class StoreBatchIncomplete(LongdocError):
+    """A batched store write or read (DynamoDB ``BatchWriteItem`` / ``BatchGetItem``) still had
+    unprocessed items after its retries with backoff (the table is throttled); nothing is
+    committed by the caller, so a retry of the step writes the same items again."""
+
+
 # --- Model, embedding and rerank APIs (raised by the adapters) ------------------------------
 
 
@@ -235,10 +241,10 @@ class UnknownClauseType(LongdocError):
 class TooManyRuns(LongdocError):
     """Admission control refused a new run: ``cap`` executions are running; retry after ``retry_after_seconds``."""
 
-    def __init__(self, cap: int, retry_after_seconds: int):
+    def __init__(self, cap: int, retry_after_seconds: int, what: str = "extraction runs"):
         self.cap = cap
         self.retry_after_seconds = retry_after_seconds
-        super().__init__(f"{cap} extraction runs are running, the most allowed at once; retry later")
+        super().__init__(f"{cap} {what} are running, the most allowed at once; retry later")
 
 
 class IdempotencyConflict(LongdocError):
@@ -286,6 +292,11 @@ class BatchNotListedYet(LongdocError):
 
 class BulkFailed(LongdocError):
     """The bulk execution failed; the cause names the original error (stored items stay for a redrive)."""
+
+
+class NoDocumentAccepted(LongdocError):
+    """The CreateRuns state found no READY document in a bulk request: the job is recorded with
+    zero runs and its rejections (``bulk/<id>/rejected.json``), and the execution fails."""
 
 
 # --- Summarize (statemachine/summarize.asl.json) ---------------------------------------------

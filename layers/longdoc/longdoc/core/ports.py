@@ -14,6 +14,7 @@ from longdoc.core.records import Checkpoint, Extraction, RunLease, RunRecord
 from longdoc.core.models import Chunk, DocumentRecord
 from longdoc.core.messages import ModelRequest, ModelResponse
 from longdoc.core.reviews import DecisionStore  # noqa: F401 - the review port, defined beside its shapes
+from longdoc.core.store_ports import RunsAndCollections
 
 
 @runtime_checkable
@@ -46,8 +47,9 @@ class BlobStore(Protocol):
 
 
 @runtime_checkable
-class StateStore(Protocol):
-    """Document registry, runs, checkpoints and extractions (DynamoDB, or SQLite locally)."""
+class StateStore(RunsAndCollections, Protocol):
+    """Document registry, runs, checkpoints and extractions (DynamoDB, or SQLite locally); many
+    runs at once and the collection index (:class:`~longdoc.core.store_ports.RunsAndCollections`)."""
 
     def put_document(self, record: DocumentRecord) -> None:
         """Create or replace the registry entry for ``(doc_id, doc_version)`` and mark it latest."""

@@ -256,7 +256,9 @@ class Checkpoint(BaseModel):
 
 
 class RunRecord(BaseModel):
-    """One extraction run as the API and CLI report it."""
+    """One extraction run as the API and CLI report it. ``owner``: the caller that started it
+    through the API (:func:`longdoc.core.tenancy.caller_of`; None for CLI runs and runs stored
+    before issue 26): ``GET`` answers 404 to any other caller."""
 
     run_id: str
     doc_id: str
@@ -276,6 +278,7 @@ class RunRecord(BaseModel):
     checkpoint_version: int | None = None
     failed_state_entered: str | None = None
     request_hash: str | None = None
+    owner: str | None = None
 
 
 class RunLease(BaseModel):

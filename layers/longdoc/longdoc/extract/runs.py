@@ -17,20 +17,21 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from longdoc.core.admission import Admission  # re-exported: the API's extraction admission
 from longdoc.core.clock import utc_now
 from longdoc.config import ExtractionSettings
 from longdoc.core.documents import not_ready_reason, ready_document
 from longdoc.core.errors import (CheckpointConflict, CheckpointSchemaError, IdempotencyConflict, LongdocError, NotFound,
-                                 RunLeaseLost, TooManyRuns, short_cause)
+                                 RunLeaseLost, short_cause)
 from longdoc.core.messages import Usage
 from longdoc.core.models import DocumentRecord
 from longdoc.core.ports import ExecutionStarter, StateStore
 from longdoc.core.run_fence import run_fence
+from longdoc.core.tenancy import scoped_seed
 from longdoc.core.records import CHECKPOINT_TTL_SECONDS, RunRecord
 from longdoc.extract.catalogue import Catalogue
 from longdoc.extract.report_fields import cache_figures, checkpoint_fields, cost_usd, model_provider
@@ -98,16 +99,6 @@ class ExtractionRequest(RunRequest):  # a RunRequest with the API's bounds; same
                                             description="exact values pinned into CASE_FACTS")
 
 
-@dataclass(frozen=True)
-class Admission:
-    """Admission control before a run starts: ``count_running(cap)`` counts running executions
-    (up to ``cap``); at ``cap`` a new run is refused with :class:`TooManyRuns`."""
-
-    count_running: Callable[[int], int]
-    cap: int
-    retry_after_seconds: int = 60
-
-
 #: Execution statuses that end an execution without running the failure-recording state.
 UNRECORDED_ENDS = {"ABORTED": "ExecutionAborted", "TIMED_OUT": "ExecutionTimedOut"}
 
@@ -164,19 +155,22 @@ def start_run(
     facts: dict[str, str] | None = None,
     run_id: str | None = None,
     request_hash: str | None = None,
+    owner: str | None = None,
 ) -> RunRecord:
     """Validate a request and store a ``PENDING`` run (id ``run_id`` or a fresh one); returns it.
 
     Clause type names are resolved to their catalogue spelling; ``doc_version`` None means
     the latest READY version. Raises :class:`~longdoc.core.errors.UnknownClauseType` (with
     close names) for an unknown clause type, :class:`LongdocError` when none is requested,
-    and :class:`NotFound` when the document (version) is not ``READY``.
+    and :class:`NotFound` when the document (version) is not ``READY``. ``owner``: the API caller
+    (:mod:`longdoc.core.tenancy`), kept on the run for the owner check of reads.
     """
     resolved, doc = validate_run_request(state, catalogue, doc_id=doc_id, clause_types=clause_types,
                                          doc_version=doc_version)
     run = RunRecord(run_id=run_id or new_run_id(), doc_id=doc_id, doc_version=doc.doc_version,
                     clause_types=resolved, model=model_name, max_tokens=max_tokens, top_k=top_k,
-                    facts=dict(facts or {}), created_at=utc_now(), updated_at=utc_now(), request_hash=request_hash)
+                    facts=dict(facts or {}), created_at=utc_now(), updated_at=utc_now(), request_hash=request_hash,
+                    owner=owner)
     state.put_run(run)
     return run
 
@@ -187,7 +181,7 @@ def _hashed_run_id(seed: str) -> str:
 
 
 def _idempotent_run(state: StateStore, request: RunRequest, body_hash: str,
-                    idempotency_key: str | None) -> tuple[str, RunRecord | None]:
+                    idempotency_key: str | None, caller: str | None = None) -> tuple[str, RunRecord | None]:
     """The run id a request names, and that run if it exists already.
 
     With a key, the key names the run; the run's stored ``request_hash`` must then match
@@ -200,6 +194,8 @@ def _idempotent_run(state: StateStore, request: RunRequest, body_hash: str,
     else:
         doc = ready_document(state, request.doc_id, request.doc_version)
         seed = request.model_dump_json() + "@" + (doc.doc_version if doc else "none")
+    if caller is not None:  # issue 26: sha256(caller + key): another caller's key names another run
+        seed = scoped_seed(caller, seed)
     run_id = _hashed_run_id(seed)
     existing = state.get_run(run_id)
     if existing is not None and existing.request_hash and existing.request_hash != body_hash:
@@ -223,6 +219,7 @@ def start_extraction(
     idempotency_key: str | None = None,
     deduplicate: bool = True,
     admission: Admission | None = None,
+    caller: str | None = None,
 ) -> RunRecord:
     """Start a run and its first execution, or return the run this request already started.
 
@@ -239,21 +236,23 @@ def start_extraction(
     :class:`TooManyRuns` is raised at the cap (nothing stored); a request naming a run that
     already has an execution is answered without counting.
 
+    ``caller`` (the API, issue 26): the id derives from ``sha256(caller + "\n" + key)`` (or the
+    caller plus the request), so callers never share runs, and the run keeps it as ``owner``.
+
     Raises :class:`IdempotencyConflict`, :class:`TooManyRuns`, the errors of :func:`start_run`
     (nothing is then stored or started) and whatever ``starter`` raises (the run stays
     ``PENDING`` without an ``execution_arn``, so a retry starts it).
     """
     body_hash = hashlib.sha256(request.model_dump_json().encode()).hexdigest()
-    run_id, existing = (_idempotent_run(state, request, body_hash, idempotency_key) if deduplicate
+    run_id, existing = (_idempotent_run(state, request, body_hash, idempotency_key, caller) if deduplicate
                         else (new_run_id(), None))
-    if (existing is None or existing.execution_arn is None) and admission is not None \
-            and admission.count_running(admission.cap) >= admission.cap:
-        raise TooManyRuns(admission.cap, admission.retry_after_seconds)
+    if (existing is None or existing.execution_arn is None) and admission is not None:
+        admission.check()
     if existing is None:
         existing = start_run(state, catalogue, doc_id=request.doc_id, doc_version=request.doc_version,
                              clause_types=request.clause_types, model_name=model_name,
                              max_tokens=request.max_tokens or settings.max_tokens, top_k=request.top_k or settings.top_k,
-                             facts=request.facts, run_id=run_id, request_hash=body_hash)
+                             facts=request.facts, run_id=run_id, request_hash=body_hash, owner=caller)
     if existing.execution_arn is not None:
         return existing
     first = ExecutionInput.first(existing.run_id, existing.doc_id, max_iterations=settings.max_iterations,

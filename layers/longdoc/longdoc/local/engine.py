@@ -25,6 +25,8 @@ from unittest import mock
 
 Handler = Callable[[dict[str, Any], Any], Any]
 REGION = "us-east-1"
+LOCAL_PARTITION = "aws"
+"""The partition substituted for ``${Partition}`` in the ASL files locally (moto serves the aws partition)."""
 ACCOUNT_ROLE = "arn:aws:iam::123456789012:role/longdoc-local-extract"
 
 
@@ -161,7 +163,9 @@ class LocalStepFunctions:
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as zf:
             zf.writestr("app.py", "def handler(event, context):\n    return event\n")
-        definition = json.dumps(_local_start_execution(json.loads(self.definition_path.read_text(encoding="utf-8"))))
+        # ${Partition} is the template's AWS::Partition substitution; moto runs in the aws partition
+        text = self.definition_path.read_text(encoding="utf-8").replace("${Partition}", LOCAL_PARTITION)
+        definition = json.dumps(_local_start_execution(json.loads(text)))
         for placeholder, function_name in zip(handlers, by_function, strict=True):
             try:
                 arn = lam.create_function(FunctionName=function_name, Runtime="python3.12", Role=role,

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from longdoc.core.admission import Admission
 from longdoc.core.clock import utc_now
 from longdoc.core.documents import load_chunks, not_ready_reason, ready_document
 from longdoc.core.errors import EmptyDocument, NotFound, SummaryInputError
@@ -51,13 +52,16 @@ def check_request(request: SummaryRequest, state: StateStore, blobs: BlobStore) 
 
 
 def start_summary(request: SummaryRequest, *, state: StateStore, blobs: BlobStore, starter: ExecutionStarter,
-                  model_name: str, resume_running: bool = False) -> SummaryRecord:
+                  model_name: str, resume_running: bool = False, admission: Admission | None = None) -> SummaryRecord:
     """Record the summary and start its execution (``<summary_id>-<attempt>``, input ``{"summary_id"}``).
 
     A SUCCEEDED summary is returned as it is (no execution); one in progress (RUNNING, or
     PENDING with an execution started) too unless ``resume_running`` (the CLI after a killed
     local run). A FAILED one, a PENDING one whose start failed, or a resumed one starts a new
-    attempt (``attempts`` + 1) that skips the finished groups. Raises as :func:`check_request`.
+    attempt (``attempts`` + 1) that skips the finished groups. ``admission`` (the API, issue 26):
+    before a new attempt is recorded, running summary executions are counted and
+    :class:`~longdoc.core.errors.TooManyRuns` raised at the cap (nothing stored or started).
+    Raises as :func:`check_request`.
     """
     request, doc = check_request(request, state, blobs)
     summary_id = summary_id_for(doc.doc_id, doc.doc_version, request.focus, request.length, model_name)
@@ -70,6 +74,8 @@ def start_summary(request: SummaryRequest, *, state: StateStore, blobs: BlobStor
         record = SummaryRecord(summary_id=summary_id, doc_id=doc.doc_id, doc_version=doc.doc_version,
                                source=doc.source, request=request, model=model_name,
                                baseline=model_name.startswith("offline-"), created_at=utc_now())
+    if admission is not None:
+        admission.check()
     attempt = record.attempts + 1
     record = store.save_record(blobs, record.model_copy(update={"attempts": attempt, "status": "PENDING",
                                                                 "error": None, "cause": None}))

@@ -4,9 +4,11 @@ A document belongs to a collection through its metadata (sidecar or S3 object me
 :class:`~longdoc.core.models.DocumentMetadata`): ``collection``, ``line_of_business``,
 ``term``, ``effective_from`` / ``effective_to`` (ISO dates, both ends in force) and, for an
 endorsement, ``endorses`` (the doc_id of the wording it amends). Membership is read from the
-registry: every registered document's latest ``READY`` version (a failed re-ingest never
-hides a good one). The registry is enumerated through :class:`DocumentLister`, which the
-SQLite and DynamoDB state stores implement (``list_document_ids``).
+collection index the state store writes with each document entry at ingest
+(:meth:`~longdoc.core.ports.StateStore.collection_members`: one Query, never a Scan of the
+table), then each member's latest ``READY`` version (a failed re-ingest never hides a good
+one; a member since re-ingested into another collection is left out). Documents ingested
+before the index existed are indexed by :func:`reindex` (``longdoc admin reindex-collections``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from longdoc.core.ports import StateStore
 
 @runtime_checkable
 class DocumentLister(Protocol):
-    """A registry that can list its document ids (SQLite and DynamoDB state stores)."""
+    """A registry that can list its document ids (SQLite and DynamoDB state stores; the backfill only)."""
 
     def list_document_ids(self) -> list[str]:
         """Every registered doc_id, sorted."""
@@ -64,22 +66,33 @@ class Member:
                    meta.effective_from, meta.effective_to, meta.endorses, record.chunks)
 
 
-def _records(state: StateStore) -> list[DocumentRecord]:
-    """The latest READY record of every registered document (ConfigError when the store cannot list)."""
-    if not isinstance(state, DocumentLister):
-        raise ConfigError(f"{type(state).__name__} cannot list documents (no list_document_ids); "
-                          "collections need a registry that can")
-    records = (ready_document(state, doc_id) for doc_id in state.list_document_ids())
-    return [r for r in records if r is not None and r.status == "READY"]
+def _members(state: StateStore, name: str) -> list[DocumentRecord]:
+    """The latest READY record of each indexed member of ``name`` still in that collection."""
+    records = (ready_document(state, doc_id) for doc_id in state.collection_members(name))
+    return [r for r in records if r is not None and r.status == "READY" and (r.metadata.collection or "") == name]
 
 
 def collection_names(state: StateStore) -> dict[str, int]:
-    """Every collection name with its number of READY documents, sorted by name."""
-    counts: dict[str, int] = {}
-    for record in _records(state):
-        if record.metadata.collection:
-            counts[record.metadata.collection] = counts.get(record.metadata.collection, 0) + 1
-    return dict(sorted(counts.items()))
+    """Every collection name with its number of READY documents, sorted by name (empty ones left out)."""
+    counts = {name: len(_members(state, name)) for name in state.collection_names()}
+    return {name: n for name, n in sorted(counts.items()) if n}
+
+
+def reindex(state: StateStore) -> dict[str, int]:
+    """Index every registered document's collection (its latest READY version's metadata): the
+    one-off backfill for documents ingested before the index existed. Lists the registry
+    (:class:`DocumentLister`: a Scan on DynamoDB, run with operator credentials, not by the API).
+    Returns ``{"documents", "indexed"}``. Raises :class:`ConfigError` for a store that cannot list."""
+    if not isinstance(state, DocumentLister):
+        raise ConfigError(f"{type(state).__name__} cannot list documents (no list_document_ids)")
+    ids = state.list_document_ids()
+    indexed = 0
+    for doc_id in ids:
+        record = ready_document(state, doc_id)
+        if record is not None and record.metadata.collection:
+            state.index_collection_member(record.metadata.collection, doc_id)
+            indexed += 1
+    return {"documents": len(ids), "indexed": indexed}
 
 
 def load_collection(state: StateStore, name: str) -> list[Member]:
@@ -88,11 +101,9 @@ def load_collection(state: StateStore, name: str) -> list[Member]:
     Collection names compare exactly after stripping spaces. Raises :class:`UnknownCollection`
     (listing the known names) when no READY document carries it.
     """
-    records = _records(state)
-    members = [Member.from_record(r) for r in records if (r.metadata.collection or "") == name.strip()]
+    members = [Member.from_record(r) for r in _members(state, name.strip())]
     if not members:
-        known = sorted({r.metadata.collection for r in records if r.metadata.collection})
-        raise UnknownCollection(name, known)
+        raise UnknownCollection(name, sorted(collection_names(state)))
     return sorted(members, key=lambda m: (m.line_of_business or "", m.effective_from or "", m.doc_id))
 
 

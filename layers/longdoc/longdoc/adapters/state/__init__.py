@@ -16,6 +16,8 @@ pk                sk                         other attributes
 ``RUN#{run_id}``  ``CHECKPOINT``             version (N), body, expires_at (N, epoch s; ended runs only)
 ``RUN#{run_id}``  ``EXTRACTION#{key}``       clause_type, body, order (N), created_at
 ``RUN#{run_id}``  ``LEASE``                  owner, lease_until (N, epoch s, float; 0 released), renewed_at, generation (N)
+``COLLECTION#n``  ``DOC#{doc_id}``           doc_id (a member of collection ``n``, written at ingest: ``collection_index.py``)
+``COLLECTIONS``   ``NAME#{n}``               name (one per collection)
 ================  =========================  ==========================================
 
 ``{key}`` is :attr:`Extraction.key`: the clause type, plus ``#{instance}`` for a found

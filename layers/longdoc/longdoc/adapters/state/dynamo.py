@@ -9,6 +9,7 @@ import threading
 import time
 from typing import Any
 
+from longdoc.adapters.state.collection_index import DynamoRunsAndCollections
 from longdoc.adapters.state.leases import DynamoVersionClaims
 from longdoc.adapters.state.common import conflict_error, lease_lost_error, now_iso, parse_checkpoint
 from longdoc.core.models import DocumentRecord
@@ -24,7 +25,7 @@ def _n(value: int) -> dict[str, str]:
     return {"N": str(int(value))}
 
 
-class DynamoStateStore(DynamoVersionClaims):
+class DynamoStateStore(DynamoVersionClaims, DynamoRunsAndCollections):
     """StateStore in one DynamoDB table (layout in the module docstring).
 
     ``client`` is a boto3 low-level DynamoDB client; when omitted one is created on first
@@ -72,11 +73,13 @@ class DynamoStateStore(DynamoVersionClaims):
             "updated_at": _s(record.updated_at), "revision": _n(record.revision)}}
         latest = {"TableName": self.table_name, "Item": {"pk": pk, "sk": _s("LATEST"),
                                                          "doc_version": _s(record.doc_version)}}
-        return [{"Put": version}, {"Put": latest}]
+        return [{"Put": version}, {"Put": latest}, *self.index_items(record)]
 
     def put_document(self, record: DocumentRecord) -> None:
-        """Write the version item and the ``LATEST`` pointer in one TransactWriteItems call."""
+        """Write the version item, the ``LATEST`` pointer and the collection index items
+        (``collection_index.py``) in one TransactWriteItems call."""
         self.client.transact_write_items(TransactItems=self._document_puts(record))
+        self.index_name(record)
 
     def replace_document(self, record: DocumentRecord, expected: DocumentRecord | None) -> DocumentRecord | None:
         """:meth:`put_document` with a condition on the version item; None when the transaction is cancelled by it.
@@ -103,6 +106,7 @@ class DynamoStateStore(DynamoVersionClaims):
                     r.get("Code") == "ConditionalCheckFailed" for r in reasons):
                 return None
             raise
+        self.index_name(written)
         return written
 
     def get_document(self, doc_id: str, doc_version: str | None = None) -> DocumentRecord | None:

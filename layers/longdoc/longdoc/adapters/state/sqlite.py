@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from longdoc.adapters.state.collection_index import SqliteRunsAndCollections
 from longdoc.adapters.state.leases import SqliteVersionClaims
 from longdoc.adapters.state.common import conflict_error, lease_lost_error, now_iso, parse_checkpoint, same_entry
 from longdoc.ingest.lease import claim_holder_gone
@@ -36,7 +37,7 @@ CREATE TABLE IF NOT EXISTS run_leases (
 """
 
 
-class SqliteStateStore(SqliteVersionClaims):
+class SqliteStateStore(SqliteVersionClaims, SqliteRunsAndCollections):
     """StateStore in one SQLite file, safe to use from several threads and processes.
 
     Each operation opens its own connection (``timeout=30`` seconds of waiting for a
@@ -91,10 +92,11 @@ class SqliteStateStore(SqliteVersionClaims):
 
     @staticmethod
     def _put_document(conn: sqlite3.Connection, record: DocumentRecord) -> None:
-        """Create or replace ``(doc_id, doc_version)`` and point the document's latest at it (inside a write)."""
+        """Create or replace ``(doc_id, doc_version)``, point the document's latest at it and index its collection (inside a write)."""
         conn.execute("INSERT OR REPLACE INTO documents VALUES (?, ?, ?, ?, ?)",
                      (record.doc_id, record.doc_version, record.status, record.model_dump_json(), record.updated_at))
         conn.execute("INSERT OR REPLACE INTO latest VALUES (?, ?)", (record.doc_id, record.doc_version))
+        SqliteRunsAndCollections.index_document(conn, record)
 
     def put_document(self, record: DocumentRecord) -> None:
         """Create or replace ``(doc_id, doc_version)`` and point the document's latest at it."""
