@@ -23,6 +23,7 @@ on AWS, SQLite under ``$LONGDOC_HOME`` locally. Results: the bucket's ``results/
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -68,6 +69,10 @@ def _create_runs(event: BulkTaskInput) -> dict[str, Any]:
     return {"bulk_id": event.bulk_id, "round": event.round}
 
 
+_STORE_ONLY: dict[str, Callable[[BulkTaskInput], dict[str, Any]]] = {"fail": _fail, "create_runs": _create_runs}
+"""The actions that build only the stores (issue 26), so they work when the model cannot be built."""
+
+
 @logger.inject_lambda_context(log_event=False)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
@@ -75,10 +80,8 @@ def _create_runs(event: BulkTaskInput) -> dict[str, Any]:
 def handler(event: BulkTaskInput, context: LambdaContext) -> dict[str, Any]:
     """Run ``event.action`` for ``event.bulk_id``; return that step's small output (ids, counters)."""
     logger.append_keys(bulk_id=event.bulk_id, action=event.action, round=event.round)
-    if event.action == "fail":
-        return _fail(event)
-    if event.action == "create_runs":
-        return _create_runs(event)
+    if event.action in _STORE_ONLY:  # RecordFailure and CreateRuns build no model, batch client or index
+        return _STORE_ONLY[event.action](event)
     deps = wiring.bulk_deps()
     if event.action == "prepare":
         return steps.plan_round(deps, event.bulk_id, event.round)
