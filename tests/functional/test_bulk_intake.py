@@ -176,3 +176,23 @@ def test_create_runs_on_dynamodb_writes_in_batches_of_25(tmp_path: Path, monkeyp
         assert puts == ["job"]
         page = bulk_page(stores, blobs, "bulk-d", limit=100)
         assert len(page["documents"]) == 100 and page["next_token"]
+
+
+def test_finish_keeps_the_jobs_cost_on_its_item_and_get_returns_it(stores: Stores, tmp_path: Path) -> None:
+    # Given a created job of 3 documents (offline baseline model)
+    from longdoc.bulk.runs import bulk_status, write_results
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    for n in range(3):
+        stores.state.put_document(_ready(f"doc-{n}"))
+    submit_request(stores, blobs, _request("bulk-c", [f"doc-{n}" for n in range(3)]), "c" * 64)
+    create_runs(stores, blobs, "bulk-c")
+    assert bulk_page(stores, blobs, "bulk-c")["cost_usd"] is None  # nothing priced before Finish
+    # When Finish writes the results and keeps the counters (as the bulk handler's Finish does)
+    written = write_results(stores, blobs, "bulk-c")
+    record_counts(stores, "bulk-c", written, 1, finished=True)
+    # Then GET reports the same cost as the full status does, as decimal strings, from the job item alone
+    page, status = bulk_page(stores, blobs, "bulk-c"), bulk_status(stores, "bulk-c")
+    assert page["status"] == "SUCCEEDED"
+    assert (page["cost_usd"], page["sync_cost_usd"], page["cost"]) == (
+        status["cost_usd"], status["sync_cost_usd"], status["cost"])
+    assert written["cost"] == status["cost"] and isinstance(status["cost"], str)

@@ -155,14 +155,16 @@ def selection_request(bulk_id: str, selection: Selection, *, clause_types: list[
 
 def record_counts(stores: Stores, bulk_id: str, counts: dict[str, Any], round_number: int | None,
                   finished: bool = False) -> None:
-    """Keep ``{"pending", "done", "failed"}`` of ``counts`` on the job item (after Harvest, at Finish)."""
+    """Keep ``{"pending", "done", "failed"}`` of ``counts`` on the job item (after Harvest, at Finish),
+    and at Finish the job's ``cost_usd`` / ``sync_cost_usd`` / ``cost`` (decimal strings or None) when given."""
     pk = _pk(bulk_id)
     job = stores.store.get(pk, "job")
     if job is None:
         return
     kept = {k: int(counts[k]) for k in ("pending", "done", "failed") if k in counts}
-    stores.store.put(pk, "job", {**job, "counts": {**job.get("counts", {}), **kept}, "counted_round": round_number,
-                                 "finished": finished or bool(job.get("finished"))})
+    costs: dict[str, Any] = {k: counts[k] for k in ("cost_usd", "sync_cost_usd", "cost") if k in counts}
+    stores.store.put(pk, "job", {**job, **costs, "counts": {**job.get("counts", {}), **kept},
+                                 "counted_round": round_number, "finished": finished or bool(job.get("finished"))})
 
 
 def _token(sk: str | None) -> str | None:
@@ -215,4 +217,5 @@ def bulk_page(stores: Stores, blobs: BlobStore, bulk_id: str, *, caller: str | N
             "counted_round": job.get("counted_round"), "failure": failure,
             "rejected_count": job.get("rejected", 0), "rejected": rejected,
             "results": f"results/{bulk_id}/summary.jsonl" if job.get("finished") else None,
+            **{k: job.get(k) for k in ("cost_usd", "sync_cost_usd", "cost")},  # kept by Finish; None before
             "documents": documents, "next_token": _token(last)}

@@ -198,38 +198,57 @@ def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) ->
     job = stores.store.get(f"bulk#{bulk_id}", "job")
     if job is None:
         raise NotFound(f"bulk job {bulk_id} not found")
-    prices = load_prices(prices_path)
-    documents, sync, batch, usage = [], Decimal(0), Decimal(0), Usage()
-    priced, offline = True, True
+    totals = _CostTotals(load_prices(prices_path))
+    documents = []
     for run_id in _run_ids(stores, bulk_id):
         result = run_result(stores.state, run_id, prices_path)
         documents.append({"run_id": run_id, "doc_id": result["doc_id"], "status": result["status"],
                           "extractions": len(result["extractions"]), "error": result["error"]})
-        usage = usage.add(Usage(**result["usage"]))
-        offline = offline and result["provider"] == "offline"
-        if result["cost_usd"] is None:
-            priced = False
-        else:
-            share = _batch_share(result["model"], prices) if result.get("model") else 1 - BATCH_DISCOUNT
-            sync += Decimal(result["cost_usd"])
-            batch += Decimal(result["cost_usd"]) * share
-    priming = priming_cost(stores, bulk_id, prices)
-    usage = usage.add(Usage(**priming["usage"]))
-    if priming["cost_usd"] is None:
-        priced = False
-    else:
-        sync += Decimal(priming["sync_cost_usd"])
-        batch += Decimal(priming["cost_usd"])
+        totals.add(result)
+    priming = priming_cost(stores, bulk_id, totals.prices)
     rounds = len(stores.store.query(f"bulk#{bulk_id}", "prepared#"))
     failure = stores.store.get(f"bulk#{bulk_id}", "failure")
     failure = failure if failure and failure.get("error") else None
     counted = counts_in(stores.store, stores.state, bulk_id)
-    cost, sync_cost = (_money(batch), _money(sync)) if priced else (None, None)
     return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counted, "rounds": rounds,
-            "status": _job_status(counted, failure), "failure": failure, "cost_usd": cost,
-            "sync_cost_usd": sync_cost, "cost": cost_text(cost, sync_cost, offline and bool(documents) and not sync),
-            "usage": usage.model_dump(), "priming": priming,
-            "cache": rounds_cache(stores.store, bulk_id), "documents": documents}
+            "status": _job_status(counted, failure), "failure": failure, **totals.costs(priming),
+            "priming": priming, "cache": rounds_cache(stores.store, bulk_id), "documents": documents}
+
+
+class _CostTotals:
+    """A job's billed usage and costs summed over its documents' results (``add``), then with its
+    priming batches (``costs``): decimal strings, None once any model is unpriced."""
+
+    def __init__(self, prices: dict[str, Price]) -> None:
+        self.prices = prices
+        self.sync, self.batch, self.usage = Decimal(0), Decimal(0), Usage()
+        self.priced, self.offline, self.documents = True, True, 0
+
+    def add(self, result: dict[str, Any]) -> None:
+        """Count one document's ``run_result``: its usage, and its cost at synchronous and batch prices."""
+        self.documents += 1
+        self.usage = self.usage.add(Usage(**result["usage"]))
+        self.offline = self.offline and result["provider"] == "offline"
+        if result["cost_usd"] is None:
+            self.priced = False
+            return
+        share = _batch_share(result["model"], self.prices) if result.get("model") else 1 - BATCH_DISCOUNT
+        self.sync += Decimal(result["cost_usd"])
+        self.batch += Decimal(result["cost_usd"]) * share
+
+    def costs(self, priming: dict[str, Any]) -> dict[str, Any]:
+        """``{"cost_usd", "sync_cost_usd", "cost" (:func:`cost_text`), "usage"}`` with ``priming`` included."""
+        sync, batch, priced = self.sync, self.batch, self.priced
+        usage = self.usage.add(Usage(**priming["usage"]))
+        if priming["cost_usd"] is None:
+            priced = False
+        else:
+            sync += Decimal(priming["sync_cost_usd"])
+            batch += Decimal(priming["cost_usd"])
+        cost, sync_cost = (_money(batch), _money(sync)) if priced else (None, None)
+        return {"cost_usd": cost, "sync_cost_usd": sync_cost,
+                "cost": cost_text(cost, sync_cost, self.offline and bool(self.documents) and not self.sync),
+                "usage": usage.model_dump()}
 
 
 def _job_status(c: dict[str, int], failure: dict[str, Any] | None) -> str:
@@ -255,11 +274,13 @@ def fail_or_resume(stores: Stores, bulk_id: str, error: str, cause: str, entered
 def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
     """Write ``results/<bulk_id>/<run_id>.json`` (one per document, the shape of ``extract --json``)
     and ``results/<bulk_id>/summary.jsonl`` (one line per document) to the blob store ``results``;
-    a failure still recorded on the job is cleared (the job ran to its end). Returns the counts
-    and the summary key."""
-    lines = []
+    a failure still recorded on the job is cleared (the job ran to its end). Returns the counts,
+    the summary key and the job's ``cost_usd`` / ``sync_cost_usd`` / ``cost`` (as :func:`bulk_status`
+    gives them, priming batches included), which Finish keeps on the job item for ``GET``."""
+    lines, totals = [], _CostTotals(load_prices(prices_path))
     for run_id in _run_ids(stores, bulk_id):
         result = run_result(stores.state, run_id, prices_path)
+        totals.add(result)
         results.put(f"results/{bulk_id}/{run_id}.json", json.dumps(result, ensure_ascii=False, indent=1).encode())
         lines.append(json.dumps({"run_id": run_id, "doc_id": result["doc_id"], "status": result["status"],
                                  "extractions": len(result["extractions"]),
@@ -270,7 +291,9 @@ def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str |
     failure = stores.store.get(f"bulk#{bulk_id}", "failure")
     if failure and failure.get("error"):  # a job restarted by hand past the redrive window has finished
         stores.store.put(f"bulk#{bulk_id}", "failure", {"cleared": True, "error": None})
-    return {"bulk_id": bulk_id, "summary": key, **counts_in(stores.store, stores.state, bulk_id)}
+    costs = totals.costs(priming_cost(stores, bulk_id, totals.prices))
+    return {"bulk_id": bulk_id, "summary": key, **counts_in(stores.store, stores.state, bulk_id),
+            **{k: costs[k] for k in ("cost_usd", "sync_cost_usd", "cost")}}
 
 
 def execution_input(bulk_id: str) -> dict[str, Any]:
