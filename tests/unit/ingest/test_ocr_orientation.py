@@ -159,9 +159,9 @@ def test_a_damaged_pdf_ingests_with_a_warning_naming_its_pages(tmp_path: Path) -
     data = damaged(text_pdf(18))
     # When it is parsed
     doc = parse_document("damaged.pdf", data)
-    # Then the other pages are read, page 11 is empty and named in a warning
-    assert doc.page_outcomes[10] == "empty" and doc.page_outcomes.count("text") == 17
-    assert doc.warnings == ["pages 11: no text (blank, a scan left unread, or a damaged page)"]
+    # Then the other pages are read, page 11 is damaged (its page object overwritten) and named in a warning
+    assert doc.page_outcomes[10] == "damaged" and doc.page_outcomes.count("text") == 17
+    assert len(doc.warnings) == 1 and doc.warnings[0].startswith("pages 11: damaged (page 11: its page object ")
     # And with another seed PDFium cannot load page 11 at all: the document still ingests, the page named
     doc = parse_document("damaged.pdf", damaged(text_pdf(18), seed=4))
     assert doc.page_outcomes[10] == "unreadable" and doc.page_outcomes.count("text") == 17

@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw
 
 from longdoc.core.ports import OcrPage, OcrWord
 from longdoc.ingest.models import OcrFailure, OcrPageInfo
-from longdoc.ingest.parse.damage import by_outcome, garbage_share, page_outcomes
+from longdoc.ingest.parse.damage import Damage, by_outcome, garbage_share, page_outcomes
 from longdoc.ingest.parse.orient import (
     box_to_original,
     box_to_upright,
@@ -129,7 +129,7 @@ def test_page_outcomes_name_damaged_garbage_empty_and_low_confidence_pages() -> 
     read = [OcrPageInfo(page=4, engine="e", reason="no_text_layer", words=3, mean_confidence=0.41,
                         low_confidence=True)]
     outcomes, warnings = page_outcomes(texts, read, [OcrFailure(page=6, reason="bad JPEG")],
-                                       {5: "Failed to load page"}, 0.80)
+                                       Damage(unreadable={5: "Failed to load page"}), 0.80)
     # Then each page has its outcome, and one warning line per kind of trouble names the pages
     assert outcomes == ["text", "unreadable", "empty", "ocr_low_confidence", "unreadable", "unreadable"]
     assert by_outcome(outcomes) == {"text": [1], "ocr_low_confidence": [4], "empty": [3], "unreadable": [2, 5, 6]}
@@ -143,4 +143,4 @@ def test_page_outcomes_name_damaged_garbage_empty_and_low_confidence_pages() -> 
         "pages 3: no text (blank, a scan left unread, or a damaged page)",
     ]
     # and a clean document gets none
-    assert page_outcomes(["a b c", "d e f"], [], [], {}, 0.8) == (["text", "text"], [])
+    assert page_outcomes(["a b c", "d e f"], [], [], Damage(), 0.8) == (["text", "text"], [])

@@ -98,7 +98,7 @@ class ParsedDocument(_Frozen):
     ocr_failed: list[OcrFailure] = Field(default_factory=list)
     poor_layer_pages: list[int] = Field(default_factory=list)
     ocr_check_cost_usd: float = Field(0.0, ge=0)
-    page_outcomes: list[Literal["text", "ocr", "ocr_low_confidence", "empty", "unreadable"]] = Field(
+    page_outcomes: list[Literal["text", "ocr", "ocr_low_confidence", "empty", "damaged", "unreadable"]] = Field(
         default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
