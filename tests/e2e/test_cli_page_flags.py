@@ -22,8 +22,11 @@ def test_flags_reach_the_ingest_json_and_the_chunk_listing(tmp_path, monkeypatch
     (tmp_path / "damaged.pdf").write_bytes(damaged(text_pdf(18)))
     (tmp_path / "coarse.pdf").write_bytes(scan_pdf([(sentence_page(SENTENCES[0]), 300),
                                                     (sentence_page(COARSE, dpi=72, points=6), 72)]))
+    (tmp_path / "turned.pdf").write_bytes(scan_pdf([(sentence_page(SENTENCES[1]), 300),
+                                                    (sentence_page(SENTENCES[2]).rotate(90, expand=True), 300)]))
     try:
-        assert main(["ingest", "--json", str(tmp_path / "damaged.pdf"), str(tmp_path / "coarse.pdf")]) == 0
+        assert main(["ingest", "--json", str(tmp_path / "damaged.pdf"), str(tmp_path / "coarse.pdf"),
+                     str(tmp_path / "turned.pdf")]) == 0
         out, err = capsys.readouterr()
         rows = [json.loads(line) for line in out.splitlines()]
         # Then the JSON rows carry the pages by outcome and the warnings naming the pages
@@ -44,5 +47,14 @@ def test_flags_reach_the_ingest_json_and_the_chunk_listing(tmp_path, monkeypatch
         assert "WARNING: pages 2: OCR read them with low confidence" in err
         assert main(["chunks", "coarse"]) == 0
         assert "[ocr_low_confidence]" in capsys.readouterr().out
+        # And the turned scan's row, its record and its chunks say page 2 was read turned 90 degrees
+        assert rows[2]["ocr_rotations"] == {"2": 90} and "ocr_rotations" not in rows[1]
+        assert wiring.state_store().get_document(rows[2]["doc_id"]).ocr_rotations == {2: 90}
+        assert main(["chunks", "--json", "turned"]) == 0
+        out, err = capsys.readouterr()
+        chunks = json.loads(out)
+        assert {p: t for c in chunks for p, t in c.get("ocr_rotations", {}).items()} == {"2": 90}
+        assert sorted({p for c in chunks for p in c["ocr_pages"]}) == [1, 2]
+        assert "pages read turned upright by OCR (page 2: 90 degrees)" in err
     finally:
         wiring.reset()

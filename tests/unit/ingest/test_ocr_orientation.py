@@ -114,6 +114,11 @@ def test_turned_pages_read_exactly_with_the_rotation_recorded(turned_scan: dict)
     assert result.ocr_rotations == {2: 90, 3: 180, 4: 270}
     record = turned_scan["stores"]["state"].get_document(result.doc_id, result.doc_version)
     assert record.page_outcomes == {"ocr": [1, 2, 3, 4], "ocr_low_confidence": [5]}
+    # and the document record and the chunks carry the turns too (issue 27, finding 4)
+    assert record.ocr_rotations == {2: 90, 3: 180, 4: 270}
+    turned = {p: t for c in chunks for p, t in c.ocr_rotations.items()}
+    assert turned == {2: 90, 3: 180, 4: 270}
+    assert all(set(c.ocr_rotations) <= set(c.ocr_pages) for c in chunks)
 
 
 def test_word_boxes_of_a_turned_page_lie_on_its_ink_in_the_unturned_frame(turned_scan: dict) -> None:
@@ -152,6 +157,23 @@ def test_a_low_confidence_page_is_left_out_when_the_setting_says_skip() -> None:
     assert doc.text[doc.pages[1].char_start:doc.pages[1].char_end] == ""
     assert doc.page_outcomes == ["ocr", "ocr_low_confidence"] and doc.pages_needing_ocr == []
     assert any("pages 2:" in w and "left out (LONGDOC_OCR_LOW_CONFIDENCE=skip)" in w for w in doc.warnings)
+
+
+def test_a_scan_whose_only_page_is_skipped_for_low_confidence_says_so() -> None:
+    # Given a one-page scan of 6-point text at 72 dpi, parsed with LONGDOC_OCR_LOW_CONFIDENCE=skip
+    from longdoc.core.errors import DocumentError
+    from longdoc.ingest.parse import OcrOptions
+
+    data = scan_pdf([(sentence_page(COARSE, dpi=72, points=6), 72)])
+    # When it is parsed, Then it fails saying the page was read but left out for low confidence,
+    # with its confidence and the settings, not that it needs OCR
+    with pytest.raises(DocumentError) as caught:
+        parse_document("coarse.pdf", data, ocr=OcrOptions(TesseractOcr(), low_confidence="skip", orient=False))
+    reason = caught.value.reason
+    assert "needs OCR" not in reason
+    assert reason.startswith("no text indexed from any of the 1 pages: OCR read 1 of them with low confidence "
+                             "(mean word confidence page 1: 0.")
+    assert "LONGDOC_OCR_MIN_CONFIDENCE=0.80" in reason and "LONGDOC_OCR_LOW_CONFIDENCE=skip left them out" in reason
 
 
 def test_a_damaged_pdf_ingests_with_a_warning_naming_its_pages(tmp_path: Path) -> None:

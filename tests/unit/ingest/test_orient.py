@@ -144,3 +144,28 @@ def test_page_outcomes_name_damaged_garbage_empty_and_low_confidence_pages() -> 
     ]
     # and a clean document gets none
     assert page_outcomes(["a b c", "d e f"], [], [], Damage(), 0.8) == (["text", "text"], [])
+
+
+def test_a_chunk_over_a_native_page_and_two_ocr_pages_names_its_ocr_pages() -> None:
+    # Given a 3-page document: page 1 from its text layer, pages 2-3 read by OCR (page 3 turned 90 degrees)
+    from longdoc.core.models import PageSpan
+    from longdoc.ingest.chunk import chunk_document
+    from longdoc.ingest.models import ParsedDocument
+
+    texts = ["1. Cover. The insurer pays for loss.", "2. Claims. Notice is given in writing.",
+             "3. Term. The policy runs one year."]
+    spans, start = [], 0
+    for n, t in enumerate(texts, start=1):
+        spans.append(PageSpan(page=n, char_start=start, char_end=start + len(t)))
+        start += len(t) + 1
+    read = [OcrPageInfo(page=2, engine="e", reason="no_text_layer", words=7, mean_confidence=0.95),
+            OcrPageInfo(page=3, engine="e", reason="no_text_layer", words=7, mean_confidence=0.91, rotation=90)]
+    doc = ParsedDocument(source="mixed.pdf", media_type="application/pdf", content_sha256="0" * 64,
+                         text="\n".join(texts), pages=spans, ocr_pages=read)
+    # When it is chunked into one chunk
+    chunks = chunk_document(doc, "mixed", target_tokens=400, max_tokens=600)
+    # Then the chunk says which of its pages OCR read, and the turn of page 3; the JSON carries both
+    assert [(c.page_start, c.page_end, c.ocr, c.ocr_pages, c.ocr_rotations) for c in chunks] == [
+        (1, 3, True, [2, 3], {3: 90})]
+    dumped = chunks[0].model_dump(mode="json")
+    assert dumped["ocr_pages"] == [2, 3] and dumped["ocr_rotations"] == {"3": 90}

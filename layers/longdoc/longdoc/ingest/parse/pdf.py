@@ -103,13 +103,24 @@ def pdf_pages(source: str, data: bytes, max_pages: int,
     if outcome.unreadable and len(outcome.unreadable) == page_count:
         raise DocumentError(source, f"corrupt or unreadable PDF (page 1: {outcome.unreadable[1]})")
     if not any(t.strip() for t in texts):
-        failed = "; ".join(f"page {f.page}: {f.reason}" for f in outcome.failed)
-        raise DocumentError(
-            source,
-            f"no text layer on any of the {page_count} pages (scanned image; needs OCR)"
-            + (f"; OCR failed: {failed}" if failed else ""),
-        )
+        raise DocumentError(source, _no_text_reason(page_count, outcome, ocr))
     return texts, labels, needs_ocr, outcome
+
+
+def _no_text_reason(page_count: int, outcome: OcrOutcome, ocr: OcrOptions | None) -> str:
+    """Why a PDF has no text on any page: no text layer (a scan that needs OCR), OCR failures, or
+    pages OCR read under the confidence threshold and left out (``LONGDOC_OCR_LOW_CONFIDENCE=skip``)."""
+    skipped = [p for p in outcome.pages if p.skipped]
+    failed = "; ".join(f"page {f.page}: {f.reason}" for f in outcome.failed)
+    if skipped and ocr is not None:
+        pages = ", ".join(f"page {p.page}: {p.mean_confidence:.2f}" for p in skipped)
+        reason = (f"no text indexed from any of the {page_count} pages: OCR read {len(skipped)} of them with low "
+                  f"confidence (mean word confidence {pages}; under LONGDOC_OCR_MIN_CONFIDENCE="
+                  f"{ocr.min_confidence:.2f}) and LONGDOC_OCR_LOW_CONFIDENCE=skip left them out; set "
+                  "LONGDOC_OCR_LOW_CONFIDENCE=index to index them flagged ocr_low_confidence")
+    else:
+        reason = f"no text layer on any of the {page_count} pages (scanned image; needs OCR)"
+    return reason + (f"; OCR failed: {failed}" if failed else "")
 
 
 def _read_pages(source: str, data: bytes, max_pages: int,
