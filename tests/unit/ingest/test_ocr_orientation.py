@@ -207,3 +207,31 @@ def test_garbage_text_from_a_content_stream_is_named() -> None:
     # Then page 2 is unreadable and named; pages 1 and 3 are text
     assert doc.page_outcomes == ["text", "unreadable", "text"]
     assert len(doc.warnings) == 1 and doc.warnings[0].startswith("pages 2: text is garbage")
+
+
+def _wide_page(lines: list[str], dpi: int = 300) -> Image.Image:
+    """A grey 8.5 x 3 inch page image with ``lines`` of 12-point serif text."""
+    picture = Image.new("L", (int(8.5 * dpi), 3 * dpi), 255)
+    draw = ImageDraw.Draw(picture)
+    font = ImageFont.truetype(FONT, 50)
+    for i, line in enumerate(lines):
+        draw.text((150, 150 + 90 * i), line, font=font, fill=0)
+    return picture
+
+
+def test_a_scan_fed_in_at_a_slant_is_flagged_with_its_measured_skew() -> None:
+    # Given three long lines scanned straight, and the same page fed in 4 degrees askew
+    from longdoc.ingest.parse import OcrOptions
+
+    lines = [" ".join(pair) for pair in SENTENCES[:3]]
+    straight = _wide_page(lines)
+    askew = straight.rotate(4, expand=True, fillcolor=255)
+    # When both are read by OCR
+    flat = parse_document("straight.pdf", scan_pdf([(straight, 300)]), ocr=OcrOptions(TesseractOcr()))
+    tilted = parse_document("askew.pdf", scan_pdf([(askew, 300)]), ocr=OcrOptions(TesseractOcr()))
+    # Then the skew is measured on the words' lines (about 0 and about 4 degrees)
+    assert abs(flat.ocr_pages[0].skew_degrees or 0.0) < 0.5
+    assert 3.0 < (tilted.ocr_pages[0].skew_degrees or 0.0) < 5.0
+    # and only the askew page is named in a warning
+    assert not [w for w in flat.warnings if "slant" in w]
+    assert [w for w in tilted.warnings if w.startswith("pages 1: scanned at a slant (lines tilted up to ")]

@@ -169,3 +169,20 @@ def test_a_chunk_over_a_native_page_and_two_ocr_pages_names_its_ocr_pages() -> N
         (1, 3, True, [2, 3], {3: 90})]
     dumped = chunks[0].model_dump(mode="json")
     assert dumped["ocr_pages"] == [2, 3] and dumped["ocr_rotations"] == {"3": 90}
+
+
+def test_skew_is_the_median_slope_of_the_ocr_lines() -> None:
+    # Given two lines of four words each climbing 3 degrees to the right (on a square page), and a
+    # two-word line going the other way (too short to count)
+    import math
+
+    from longdoc.core.ports import OcrWord
+    from longdoc.ingest.parse.skew import skew_degrees
+
+    rise = math.tan(math.radians(3))
+    words = [OcrWord(f"w{line}{k}", 0.9, line, 0.1 + 0.2 * k, 0.3 + 0.2 * line - rise * 0.2 * k, 0.1, 0.02)
+             for line in range(2) for k in range(4)]
+    words += [OcrWord("x", 0.9, 5, 0.1, 0.8, 0.1, 0.02), OcrWord("y", 0.9, 5, 0.5, 0.9, 0.1, 0.02)]
+    # Then the page's skew is 3 degrees; with no line long enough there is none
+    assert skew_degrees(words, 1.0) == 3.0
+    assert skew_degrees(words[-2:], 1.0) is None

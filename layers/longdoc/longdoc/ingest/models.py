@@ -44,7 +44,8 @@ class OcrPageInfo(_Frozen):
     under the threshold (indexed but flagged, or ``skipped``: left out of the text by the
     ``LONGDOC_OCR_LOW_CONFIDENCE=skip`` setting), the calls' ``cost_usd`` (USD; every orientation
     tried included), the clockwise ``rotation`` (degrees) the page was turned to be read upright,
-    and the ``dpi`` it was rendered at (0: not recorded)."""
+    the ``dpi`` it was rendered at (0: not recorded) and the measured tilt of its lines,
+    ``skew_degrees`` (:mod:`longdoc.ingest.parse.skew`; None when no line was long enough)."""
 
     page: int = Field(ge=1)
     engine: str
@@ -56,6 +57,7 @@ class OcrPageInfo(_Frozen):
     skipped: bool = False
     rotation: Literal[0, 90, 180, 270] = 0
     dpi: int = Field(0, ge=0)
+    skew_degrees: float | None = None
 
 
 class OcrFailure(_Frozen):

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from longdoc.ingest.models import OcrFailure, OcrPageInfo
+from longdoc.ingest.parse.skew import SKEW_FLAG_DEGREES
 
 PageOutcome = Literal["text", "ocr", "ocr_low_confidence", "empty", "damaged", "unreadable"]
 """What one page became (module docstring)."""
@@ -239,6 +240,12 @@ def _warnings(outcomes: list[PageOutcome], read: dict[int, OcrPageInfo], failed:
                 f"pages {_pages(skipped)} left out, the others indexed with ocr_low_confidence")
         lines.append(f"pages {_pages(low)}: OCR read them with low confidence (mean word confidence down to "
                      f"{worst:.2f}, under {min_confidence:.2f}); {what}")
+    skewed = {p: abs(info.skew_degrees) for p, info in read.items()
+              if info.skew_degrees is not None and abs(info.skew_degrees) > SKEW_FLAG_DEGREES}
+    if skewed:
+        lines.append(f"pages {_pages(list(skewed))}: scanned at a slant (lines tilted up to "
+                     f"{max(skewed.values()):.1f} degrees, over {SKEW_FLAG_DEGREES:.0f}): OCR may read parts of "
+                     "lines out of order; straighten the scan and ingest it again")
     empty = [n for n, o in enumerate(outcomes, start=1) if o == "empty"]
     if empty and len(empty) < len(outcomes):
         lines.append(f"pages {_pages(empty)}: no text (blank, a scan left unread, or a damaged page)")
