@@ -270,7 +270,7 @@ class DocumentRecord(BaseModel):
     an ingest attempt writes only over the entry it last read or wrote, never over a
     ``DELETED`` mark or another worker's newer entry); 0 for entries never written that way.
     ``page_outcomes`` are the 1-based pages by outcome (``text``, ``ocr``, ``ocr_low_confidence``,
-    ``empty``, ``unreadable``; empty for formats without pages and for records written before
+    ``empty``, ``damaged``, ``unreadable``; empty for formats without pages and for records written before
     issue 27), ``ocr_rotations`` the OCR pages that were read turned (1-based page -> clockwise
     degrees, 90/180/270; pages read upright are not listed) and ``warnings`` the ingest's warnings,
     one line each, naming the pages.

@@ -82,7 +82,7 @@ class ParsedDocument(_Frozen):
     the pages whose OCR layer failed the quality check and were kept as they are (OCR off, or
     the re-read failed); ``ocr_check_cost_usd`` what re-reading the OCR layers that were kept cost (USD).
     ``page_outcomes`` has one outcome per PDF page (``text``, ``ocr``, ``ocr_low_confidence``,
-    ``empty``, ``unreadable``: :mod:`longdoc.ingest.parse.damage`; empty for other formats) and
+    ``empty``, ``damaged``, ``unreadable``: :mod:`longdoc.ingest.parse.damage`; empty for other formats) and
     ``warnings`` one line per kind of trouble, naming the pages (damaged, garbage, low-confidence).
     ``content_sha256`` is the hex digest of the source bytes;
     ``doc_version`` is its first 16 hex characters.
