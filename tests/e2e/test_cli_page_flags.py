@@ -22,17 +22,22 @@ def test_flags_reach_the_ingest_json_and_the_chunk_listing(tmp_path, monkeypatch
     (tmp_path / "damaged.pdf").write_bytes(damaged(text_pdf(18)))
     (tmp_path / "coarse.pdf").write_bytes(scan_pdf([(sentence_page(SENTENCES[0]), 300),
                                                     (sentence_page(COARSE, dpi=72, points=6), 72)]))
+    (tmp_path / "turned.pdf").write_bytes(scan_pdf([(sentence_page(SENTENCES[1]), 300),
+                                                    (sentence_page(SENTENCES[2]).rotate(90, expand=True), 300)]))
     try:
-        assert main(["ingest", "--json", str(tmp_path / "damaged.pdf"), str(tmp_path / "coarse.pdf")]) == 0
+        assert main(["ingest", "--json", str(tmp_path / "damaged.pdf"), str(tmp_path / "coarse.pdf"),
+                     str(tmp_path / "turned.pdf")]) == 0
         out, err = capsys.readouterr()
         rows = [json.loads(line) for line in out.splitlines()]
         # Then the JSON rows carry the pages by outcome and the warnings naming the pages
-        assert rows[0]["page_outcomes"] == {"text": [p for p in range(1, 19) if p != 11], "empty": [11]}
-        assert rows[0]["warnings"] == ["pages 11: no text (blank, a scan left unread, or a damaged page)"]
+        # (the random bytes overwrite page 11's page object: the stream check names it damaged, issue 27)
+        assert rows[0]["page_outcomes"] == {"text": [p for p in range(1, 19) if p != 11], "damaged": [11]}
+        assert len(rows[0]["warnings"]) == 1
+        assert rows[0]["warnings"][0].startswith("pages 11: damaged (page 11: its page object ")
         assert rows[1]["page_outcomes"] == {"ocr": [1], "ocr_low_confidence": [2]}
         assert rows[1]["warnings"][0].startswith("pages 2: OCR read them with low confidence")
         # and stderr says WARNING, naming the file and the pages
-        assert f"longdoc: {tmp_path / 'damaged.pdf'}: WARNING: pages 11: no text" in err
+        assert f"longdoc: {tmp_path / 'damaged.pdf'}: WARNING: pages 11: damaged" in err
         # When the scan's chunks are listed
         assert main(["chunks", "--json", "coarse"]) == 0
         out, err = capsys.readouterr()
@@ -42,5 +47,14 @@ def test_flags_reach_the_ingest_json_and_the_chunk_listing(tmp_path, monkeypatch
         assert "WARNING: pages 2: OCR read them with low confidence" in err
         assert main(["chunks", "coarse"]) == 0
         assert "[ocr_low_confidence]" in capsys.readouterr().out
+        # And the turned scan's row, its record and its chunks say page 2 was read turned 90 degrees
+        assert rows[2]["ocr_rotations"] == {"2": 90} and "ocr_rotations" not in rows[1]
+        assert wiring.state_store().get_document(rows[2]["doc_id"]).ocr_rotations == {2: 90}
+        assert main(["chunks", "--json", "turned"]) == 0
+        out, err = capsys.readouterr()
+        chunks = json.loads(out)
+        assert {p: t for c in chunks for p, t in c.get("ocr_rotations", {}).items()} == {"2": 90}
+        assert sorted({p for c in chunks for p in c["ocr_pages"]}) == [1, 2]
+        assert "pages read turned upright by OCR (page 2: 90 degrees)" in err
     finally:
         wiring.reset()

@@ -14,6 +14,8 @@ import pytest
 
 from longdoc import wiring
 from longdoc.local.watch import Outcome, Watcher, is_whole, unique_target
+from longdoc.local.whole import wholeness
+from tests.unit.docx_builder import build_docx, paragraph
 from tests.unit.pdf_builder import text_pdf
 
 pytestmark = pytest.mark.slow
@@ -33,11 +35,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 @contextmanager
-def serving(drop: Path, outcomes: list[Outcome]) -> Iterator[None]:
-    """A watcher serving ``drop`` (created empty) in a thread with a :data:`SETTLE` s window."""
+def serving(drop: Path, outcomes: list[Outcome], notices: list[str] | None = None) -> Iterator[None]:
+    """A watcher serving ``drop`` (created empty) in a thread with a :data:`SETTLE` s window; its
+    waiting lines go to ``notices``."""
     drop.mkdir(exist_ok=True)
     stop = threading.Event()
-    thread = threading.Thread(target=Watcher(drop, outcomes.append).serve, args=(stop,),
+    watcher = Watcher(drop, outcomes.append, (notices if notices is not None else []).append)
+    thread = threading.Thread(target=watcher.serve, args=(stop,),
                               kwargs={"settle": SETTLE}, daemon=True)
     thread.start()
     try:
@@ -151,3 +155,57 @@ def test_a_sidecar_changed_while_watching_is_applied(home: Path, tmp_path: Path)
     assert [o.status for o in outcomes] == ["READY", "READY", "READY"]
     record = wiring.state_store().get_document(outcomes[0].doc_id or "")
     assert record is not None and record.metadata.doc_type == "Lease"
+
+
+def _docx() -> bytes:
+    """A small DOCX (a ZIP package) of three clauses."""
+    return build_docx([paragraph(f"{n}. The tenant pays the rent for month {n} in advance.") for n in range(1, 4)])
+
+
+def test_a_docx_written_by_a_writer_that_reopens_to_append_is_taken_once_whole(home: Path, tmp_path: Path) -> None:
+    # Given a watcher, and a DOCX appended in four pieces by a writer that reopens the file each time,
+    # pausing longer than the settle window (each fragment is stable for a while, none is a ZIP yet)
+    data = _docx()
+    outcomes: list[Outcome] = []
+    notices: list[str] = []
+    drop = tmp_path / "drop"
+    with serving(drop, outcomes, notices):
+        writer = _write_slowly(drop / "lease.docx", data, 4, 2.5 * SETTLE, reopen=True)
+        writer.join()
+        _wait(outcomes, 1)
+        time.sleep(3 * SETTLE)
+    # Then the whole package was ingested once, nothing went to failed/, the file is where it was
+    assert [o.status for o in outcomes] == ["READY"]
+    assert not (drop / "failed").exists() and (drop / "lease.docx").read_bytes() == data
+    # and while it waited, a line said so, naming the file and the missing ZIP directory
+    assert notices and notices[0].startswith(f"waiting for {drop / 'lease.docx'} to be whole (")
+    assert "end-of-central-directory" in notices[0] or "central directory" in notices[0]
+
+
+def test_a_file_that_can_never_be_whole_fails_at_once(home: Path, tmp_path: Path) -> None:
+    # Given a watcher, and a ".pdf" that holds plain text (no %PDF- header at all)
+    outcomes: list[Outcome] = []
+    notices: list[str] = []
+    drop = tmp_path / "drop"
+    with serving(drop, outcomes, notices):
+        (drop / "notes.pdf").write_text("These are meeting notes, not a PDF. " * 40)
+        _wait(outcomes, 1, seconds=10 * SETTLE)
+    # Then it failed after the settle window, without waiting to become whole, with a reason
+    assert [o.status for o in outcomes] == ["FAILED"] and outcomes[0].reason
+    assert notices == [] and (drop / "failed" / "notes.pdf").is_file()
+
+
+def test_wholeness_per_format(tmp_path: Path) -> None:
+    # Given a DOCX, its first 90 %, a ".docx" of other bytes, a PDF without a header and an empty file
+    data = _docx()
+    (tmp_path / "whole.docx").write_bytes(data)
+    (tmp_path / "part.docx").write_bytes(data[: len(data) * 9 // 10])
+    (tmp_path / "text.docx").write_text("not a package")
+    (tmp_path / "text.pdf").write_text("hello, not a PDF at all")
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    # Then each gets its state
+    states = {n: wholeness(tmp_path / n).state for n in ("whole.docx", "part.docx", "text.docx", "text.pdf",
+                                                         "empty.pdf")}
+    assert states == {"whole.docx": "whole", "part.docx": "incomplete", "text.docx": "never",
+                      "text.pdf": "never", "empty.pdf": "incomplete"}
+    assert "%PDF-" in wholeness(tmp_path / "text.pdf").reason

@@ -87,3 +87,43 @@ def test_printer_job_line_is_removed_wherever_it_stands() -> None:
     cleaned, _ = find_furniture(pages)
     # Then no page keeps it
     assert [p.split("\n") for p in cleaned] == [_body(n) for n in range(1, 7)] + [long_body(n) for n in (7, 8, 9)]
+
+
+def test_a_repeated_heading_with_list_items_is_body_at_the_edge_and_mid_page() -> None:
+    # Given 6 pages, each with a "Page N" footer; the exclusions heading (ending ':') opens pages 1-3
+    # and stands mid-page on pages 4-6, every time followed by its (a)-(c) items (the tester's file)
+    heading = "We will not pay for loss or damage caused by:"
+    items = ["(a) wear and tear;", "(b) gradual deterioration;", "(c) insects or vermin."]
+    pages = []
+    for n in range(1, 7):
+        body = [heading, *items, *_body(n)] if n <= 3 else [*_body(n)[:2], heading, *items, *_body(n)[2:]]
+        pages.append("\n".join([*body, f"Page {n}"]))
+    # When furniture is found
+    cleaned, furniture = find_furniture(pages)
+    # Then the heading and its items stay on all 6 pages, and only the folios go
+    assert sum(p.split("\n").count(heading) for p in cleaned) == 6
+    assert all(all(item in p for item in items) for p in cleaned)
+    assert sorted(f.text for f in furniture) == [f"Page {n}" for n in range(1, 7)]
+
+
+def test_a_repeated_line_without_a_number_is_furniture_only_at_the_edge() -> None:
+    # Given a running header "Example Insurance Household Policy Wording" on top of pages 1-6 of twelve
+    # body lines each, and the same words as a body line in the middle of pages 2 and 5
+    header = "Example Insurance Household Policy Wording"
+
+    def body(n: int) -> list[str]:
+        zone = "ABCDEF"[n - 1]
+        return [f"Zone {zone} line {word} of the schedule." for word in _WORDS[:12]]
+
+    pages = []
+    for n in range(1, 7):
+        lines = body(n)
+        if n in (2, 5):
+            lines = lines[:6] + [header] + lines[6:]
+        pages.append("\n".join([header, *lines]))
+    # When furniture is found
+    cleaned, furniture = find_furniture(pages)
+    # Then it is removed from the top of every page and kept mid-page on pages 2 and 5
+    assert [p.split("\n")[0] for p in cleaned] == [body(n)[0] for n in range(1, 7)]
+    assert [p.count(header) for p in cleaned] == [0, 1, 0, 0, 1, 0]
+    assert len(furniture) == 6

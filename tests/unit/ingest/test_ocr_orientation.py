@@ -114,6 +114,11 @@ def test_turned_pages_read_exactly_with_the_rotation_recorded(turned_scan: dict)
     assert result.ocr_rotations == {2: 90, 3: 180, 4: 270}
     record = turned_scan["stores"]["state"].get_document(result.doc_id, result.doc_version)
     assert record.page_outcomes == {"ocr": [1, 2, 3, 4], "ocr_low_confidence": [5]}
+    # and the document record and the chunks carry the turns too (issue 27, finding 4)
+    assert record.ocr_rotations == {2: 90, 3: 180, 4: 270}
+    turned = {p: t for c in chunks for p, t in c.ocr_rotations.items()}
+    assert turned == {2: 90, 3: 180, 4: 270}
+    assert all(set(c.ocr_rotations) <= set(c.ocr_pages) for c in chunks)
 
 
 def test_word_boxes_of_a_turned_page_lie_on_its_ink_in_the_unturned_frame(turned_scan: dict) -> None:
@@ -154,14 +159,31 @@ def test_a_low_confidence_page_is_left_out_when_the_setting_says_skip() -> None:
     assert any("pages 2:" in w and "left out (LONGDOC_OCR_LOW_CONFIDENCE=skip)" in w for w in doc.warnings)
 
 
+def test_a_scan_whose_only_page_is_skipped_for_low_confidence_says_so() -> None:
+    # Given a one-page scan of 6-point text at 72 dpi, parsed with LONGDOC_OCR_LOW_CONFIDENCE=skip
+    from longdoc.core.errors import DocumentError
+    from longdoc.ingest.parse import OcrOptions
+
+    data = scan_pdf([(sentence_page(COARSE, dpi=72, points=6), 72)])
+    # When it is parsed, Then it fails saying the page was read but left out for low confidence,
+    # with its confidence and the settings, not that it needs OCR
+    with pytest.raises(DocumentError) as caught:
+        parse_document("coarse.pdf", data, ocr=OcrOptions(TesseractOcr(), low_confidence="skip", orient=False))
+    reason = caught.value.reason
+    assert "needs OCR" not in reason
+    assert reason.startswith("no text indexed from any of the 1 pages: OCR read 1 of them with low confidence "
+                             "(mean word confidence page 1: 0.")
+    assert "LONGDOC_OCR_MIN_CONFIDENCE=0.80" in reason and "LONGDOC_OCR_LOW_CONFIDENCE=skip left them out" in reason
+
+
 def test_a_damaged_pdf_ingests_with_a_warning_naming_its_pages(tmp_path: Path) -> None:
     # Given an 18-page text PDF with 200 random bytes written over its middle (page 11 loses its content)
     data = damaged(text_pdf(18))
     # When it is parsed
     doc = parse_document("damaged.pdf", data)
-    # Then the other pages are read, page 11 is empty and named in a warning
-    assert doc.page_outcomes[10] == "empty" and doc.page_outcomes.count("text") == 17
-    assert doc.warnings == ["pages 11: no text (blank, a scan left unread, or a damaged page)"]
+    # Then the other pages are read, page 11 is damaged (its page object overwritten) and named in a warning
+    assert doc.page_outcomes[10] == "damaged" and doc.page_outcomes.count("text") == 17
+    assert len(doc.warnings) == 1 and doc.warnings[0].startswith("pages 11: damaged (page 11: its page object ")
     # And with another seed PDFium cannot load page 11 at all: the document still ingests, the page named
     doc = parse_document("damaged.pdf", damaged(text_pdf(18), seed=4))
     assert doc.page_outcomes[10] == "unreadable" and doc.page_outcomes.count("text") == 17
@@ -185,3 +207,31 @@ def test_garbage_text_from_a_content_stream_is_named() -> None:
     # Then page 2 is unreadable and named; pages 1 and 3 are text
     assert doc.page_outcomes == ["text", "unreadable", "text"]
     assert len(doc.warnings) == 1 and doc.warnings[0].startswith("pages 2: text is garbage")
+
+
+def _wide_page(lines: list[str], dpi: int = 300) -> Image.Image:
+    """A grey 8.5 x 3 inch page image with ``lines`` of 12-point serif text."""
+    picture = Image.new("L", (int(8.5 * dpi), 3 * dpi), 255)
+    draw = ImageDraw.Draw(picture)
+    font = ImageFont.truetype(FONT, 50)
+    for i, line in enumerate(lines):
+        draw.text((150, 150 + 90 * i), line, font=font, fill=0)
+    return picture
+
+
+def test_a_scan_fed_in_at_a_slant_is_flagged_with_its_measured_skew() -> None:
+    # Given three long lines scanned straight, and the same page fed in 4 degrees askew
+    from longdoc.ingest.parse import OcrOptions
+
+    lines = [" ".join(pair) for pair in SENTENCES[:3]]
+    straight = _wide_page(lines)
+    askew = straight.rotate(4, expand=True, fillcolor=255)
+    # When both are read by OCR
+    flat = parse_document("straight.pdf", scan_pdf([(straight, 300)]), ocr=OcrOptions(TesseractOcr()))
+    tilted = parse_document("askew.pdf", scan_pdf([(askew, 300)]), ocr=OcrOptions(TesseractOcr()))
+    # Then the skew is measured on the words' lines (about 0 and about 4 degrees)
+    assert abs(flat.ocr_pages[0].skew_degrees or 0.0) < 0.5
+    assert 3.0 < (tilted.ocr_pages[0].skew_degrees or 0.0) < 5.0
+    # and only the askew page is named in a warning
+    assert not [w for w in flat.warnings if "slant" in w]
+    assert [w for w in tilted.warnings if w.startswith("pages 1: scanned at a slant (lines tilted up to ")]

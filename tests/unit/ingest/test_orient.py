@@ -9,7 +9,7 @@ from PIL import Image, ImageDraw
 
 from longdoc.core.ports import OcrPage, OcrWord
 from longdoc.ingest.models import OcrFailure, OcrPageInfo
-from longdoc.ingest.parse.damage import by_outcome, garbage_share, page_outcomes
+from longdoc.ingest.parse.damage import Damage, by_outcome, garbage_share, page_outcomes
 from longdoc.ingest.parse.orient import (
     box_to_original,
     box_to_upright,
@@ -129,7 +129,7 @@ def test_page_outcomes_name_damaged_garbage_empty_and_low_confidence_pages() -> 
     read = [OcrPageInfo(page=4, engine="e", reason="no_text_layer", words=3, mean_confidence=0.41,
                         low_confidence=True)]
     outcomes, warnings = page_outcomes(texts, read, [OcrFailure(page=6, reason="bad JPEG")],
-                                       {5: "Failed to load page"}, 0.80)
+                                       Damage(unreadable={5: "Failed to load page"}), 0.80)
     # Then each page has its outcome, and one warning line per kind of trouble names the pages
     assert outcomes == ["text", "unreadable", "empty", "ocr_low_confidence", "unreadable", "unreadable"]
     assert by_outcome(outcomes) == {"text": [1], "ocr_low_confidence": [4], "empty": [3], "unreadable": [2, 5, 6]}
@@ -143,4 +143,46 @@ def test_page_outcomes_name_damaged_garbage_empty_and_low_confidence_pages() -> 
         "pages 3: no text (blank, a scan left unread, or a damaged page)",
     ]
     # and a clean document gets none
-    assert page_outcomes(["a b c", "d e f"], [], [], {}, 0.8) == (["text", "text"], [])
+    assert page_outcomes(["a b c", "d e f"], [], [], Damage(), 0.8) == (["text", "text"], [])
+
+
+def test_a_chunk_over_a_native_page_and_two_ocr_pages_names_its_ocr_pages() -> None:
+    # Given a 3-page document: page 1 from its text layer, pages 2-3 read by OCR (page 3 turned 90 degrees)
+    from longdoc.core.models import PageSpan
+    from longdoc.ingest.chunk import chunk_document
+    from longdoc.ingest.models import ParsedDocument
+
+    texts = ["1. Cover. The insurer pays for loss.", "2. Claims. Notice is given in writing.",
+             "3. Term. The policy runs one year."]
+    spans, start = [], 0
+    for n, t in enumerate(texts, start=1):
+        spans.append(PageSpan(page=n, char_start=start, char_end=start + len(t)))
+        start += len(t) + 1
+    read = [OcrPageInfo(page=2, engine="e", reason="no_text_layer", words=7, mean_confidence=0.95),
+            OcrPageInfo(page=3, engine="e", reason="no_text_layer", words=7, mean_confidence=0.91, rotation=90)]
+    doc = ParsedDocument(source="mixed.pdf", media_type="application/pdf", content_sha256="0" * 64,
+                         text="\n".join(texts), pages=spans, ocr_pages=read)
+    # When it is chunked into one chunk
+    chunks = chunk_document(doc, "mixed", target_tokens=400, max_tokens=600)
+    # Then the chunk says which of its pages OCR read, and the turn of page 3; the JSON carries both
+    assert [(c.page_start, c.page_end, c.ocr, c.ocr_pages, c.ocr_rotations) for c in chunks] == [
+        (1, 3, True, [2, 3], {3: 90})]
+    dumped = chunks[0].model_dump(mode="json")
+    assert dumped["ocr_pages"] == [2, 3] and dumped["ocr_rotations"] == {"3": 90}
+
+
+def test_skew_is_the_median_slope_of_the_ocr_lines() -> None:
+    # Given two lines of four words each climbing 3 degrees to the right (on a square page), and a
+    # two-word line going the other way (too short to count)
+    import math
+
+    from longdoc.core.ports import OcrWord
+    from longdoc.ingest.parse.skew import skew_degrees
+
+    rise = math.tan(math.radians(3))
+    words = [OcrWord(f"w{line}{k}", 0.9, line, 0.1 + 0.2 * k, 0.3 + 0.2 * line - rise * 0.2 * k, 0.1, 0.02)
+             for line in range(2) for k in range(4)]
+    words += [OcrWord("x", 0.9, 5, 0.1, 0.8, 0.1, 0.02), OcrWord("y", 0.9, 5, 0.5, 0.9, 0.1, 0.02)]
+    # Then the page's skew is 3 degrees; with no line long enough there is none
+    assert skew_degrees(words, 1.0) == 3.0
+    assert skew_degrees(words[-2:], 1.0) is None

@@ -71,6 +71,8 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
               f"{', '.join(map(str, record.pages_needing_ocr))}", file=sys.stderr)
     if record.page_outcomes:
         row["page_outcomes"] = record.page_outcomes
+    if record.ocr_rotations:
+        row["ocr_rotations"] = {str(page): turn for page, turn in sorted(record.ocr_rotations.items())}
     row["warnings"] = record.warnings
     for warning in record.warnings:
         print(f"longdoc: {path}: WARNING: {warning}", file=sys.stderr)
@@ -128,7 +130,10 @@ def cmd_watch(args: argparse.Namespace) -> int:
             where = "moved to failed/" if outcome.status == "FAILED" else "will retry"
             print(f"longdoc: {outcome.path}: {outcome.reason} ({where})", file=sys.stderr, flush=True)
 
-    watcher = Watcher(root, report)
+    def notify(line: str) -> None:
+        print(f"longdoc: watch: {line}", file=sys.stderr, flush=True)
+
+    watcher = Watcher(root, report, notify)
     if args.once:
         outcomes = watcher.run_once()
         return 1 if any(o.status in ("FAILED", "RETRY") for o in outcomes) else 0
@@ -154,6 +159,9 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     chunks = load_chunks(wiring.blob_store(), record.doc_id, record.doc_version)
     for warning in record.warnings:
         print(f"longdoc: {record.source}: WARNING: {warning}", file=sys.stderr)
+    if record.ocr_rotations:
+        turned = ", ".join(f"page {p}: {t} degrees" for p, t in sorted(record.ocr_rotations.items()))
+        print(f"longdoc: {record.source}: pages read turned upright by OCR ({turned})", file=sys.stderr)
     if args.json:
         print(json.dumps([c.model_dump(mode="json", exclude={"page_spans", "section_spans"}) | {"section_ids": c.section_ids}
                           for c in chunks], ensure_ascii=False, indent=1))

@@ -170,7 +170,9 @@ class Chunk(_Frozen):
     ``ocr_confidence`` is then the mean OCR word confidence (0-1) over those pages, weighted by
     their word counts; both are left out of the serialised chunk when ``ocr`` is False.
     ``ocr_low_confidence`` is True when one of those pages was read under the confidence
-    threshold (issue 27; left out when False).
+    threshold (issue 27; left out when False). ``ocr_pages`` are the 1-based pages of the chunk that
+    OCR read (a chunk over native page 1 and scanned pages 2-3: ``[2, 3]``) and ``ocr_rotations``
+    those read turned (page -> clockwise degrees); both left out when empty.
     """
 
     chunk_id: str
@@ -203,6 +205,8 @@ class Chunk(_Frozen):
     ocr: bool = False
     ocr_confidence: float | None = Field(None, ge=0, le=1)
     ocr_low_confidence: bool = False
+    ocr_pages: list[int] = Field(default_factory=list)
+    ocr_rotations: dict[int, int] = Field(default_factory=dict)
 
     @model_serializer(mode="wrap")
     def _serialise(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
@@ -214,6 +218,10 @@ class Chunk(_Frozen):
             data.pop("ocr_confidence", None)
         if not self.ocr_low_confidence:
             data.pop("ocr_low_confidence", None)
+        if not self.ocr_pages:
+            data.pop("ocr_pages", None)
+        if not self.ocr_rotations:
+            data.pop("ocr_rotations", None)
         return data
 
     @property
@@ -262,8 +270,10 @@ class DocumentRecord(BaseModel):
     an ingest attempt writes only over the entry it last read or wrote, never over a
     ``DELETED`` mark or another worker's newer entry); 0 for entries never written that way.
     ``page_outcomes`` are the 1-based pages by outcome (``text``, ``ocr``, ``ocr_low_confidence``,
-    ``empty``, ``unreadable``; empty for formats without pages and for records written before
-    issue 27) and ``warnings`` the ingest's warnings, one line each, naming the pages.
+    ``empty``, ``damaged``, ``unreadable``; empty for formats without pages and for records written before
+    issue 27), ``ocr_rotations`` the OCR pages that were read turned (1-based page -> clockwise
+    degrees, 90/180/270; pages read upright are not listed) and ``warnings`` the ingest's warnings,
+    one line each, naming the pages.
     """
 
     doc_id: str
@@ -279,6 +289,7 @@ class DocumentRecord(BaseModel):
     duration_seconds: str | None = None
     pages_needing_ocr: list[int] = Field(default_factory=list)
     page_outcomes: dict[str, list[int]] = Field(default_factory=dict)
+    ocr_rotations: dict[int, int] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     source_key: str | None = None
     previous_version: str | None = None

@@ -44,7 +44,8 @@ class OcrPageInfo(_Frozen):
     under the threshold (indexed but flagged, or ``skipped``: left out of the text by the
     ``LONGDOC_OCR_LOW_CONFIDENCE=skip`` setting), the calls' ``cost_usd`` (USD; every orientation
     tried included), the clockwise ``rotation`` (degrees) the page was turned to be read upright,
-    and the ``dpi`` it was rendered at (0: not recorded)."""
+    the ``dpi`` it was rendered at (0: not recorded) and the measured tilt of its lines,
+    ``skew_degrees`` (:mod:`longdoc.ingest.parse.skew`; None when no line was long enough)."""
 
     page: int = Field(ge=1)
     engine: str
@@ -56,6 +57,7 @@ class OcrPageInfo(_Frozen):
     skipped: bool = False
     rotation: Literal[0, 90, 180, 270] = 0
     dpi: int = Field(0, ge=0)
+    skew_degrees: float | None = None
 
 
 class OcrFailure(_Frozen):
@@ -80,7 +82,7 @@ class ParsedDocument(_Frozen):
     the pages whose OCR layer failed the quality check and were kept as they are (OCR off, or
     the re-read failed); ``ocr_check_cost_usd`` what re-reading the OCR layers that were kept cost (USD).
     ``page_outcomes`` has one outcome per PDF page (``text``, ``ocr``, ``ocr_low_confidence``,
-    ``empty``, ``unreadable``: :mod:`longdoc.ingest.parse.damage`; empty for other formats) and
+    ``empty``, ``damaged``, ``unreadable``: :mod:`longdoc.ingest.parse.damage`; empty for other formats) and
     ``warnings`` one line per kind of trouble, naming the pages (damaged, garbage, low-confidence).
     ``content_sha256`` is the hex digest of the source bytes;
     ``doc_version`` is its first 16 hex characters.
@@ -98,7 +100,7 @@ class ParsedDocument(_Frozen):
     ocr_failed: list[OcrFailure] = Field(default_factory=list)
     poor_layer_pages: list[int] = Field(default_factory=list)
     ocr_check_cost_usd: float = Field(0.0, ge=0)
-    page_outcomes: list[Literal["text", "ocr", "ocr_low_confidence", "empty", "unreadable"]] = Field(
+    page_outcomes: list[Literal["text", "ocr", "ocr_low_confidence", "empty", "damaged", "unreadable"]] = Field(
         default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 

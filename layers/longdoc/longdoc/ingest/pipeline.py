@@ -314,6 +314,7 @@ def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord
         attempts=(carried.attempts if carried else 0) + 1,
         pages_needing_ocr=parsed.pages_needing_ocr, metadata=meta, chunking=chunking,
         page_outcomes=by_outcome(parsed.page_outcomes), warnings=parsed.warnings,
+        ocr_rotations={p.page: p.rotation for p in parsed.ocr_pages if p.rotation},
     )
     return record, resuming
 

@@ -33,7 +33,7 @@ class IngestResult:
     ``poor_layer_pages`` OCR layers that failed the quality check and were kept, and
     ``pages_needing_ocr`` scanned pages left unread (OCR off, or failed).
     Issue 27: ``page_outcomes`` are the 1-based pages by outcome (``text``, ``ocr``,
-    ``ocr_low_confidence``, ``empty``, ``unreadable``; :mod:`longdoc.ingest.parse.damage`; empty
+    ``ocr_low_confidence``, ``empty``, ``damaged``, ``unreadable``; :mod:`longdoc.ingest.parse.damage`; empty
     for formats without pages), ``ocr_rotations`` the OCR pages read turned (page -> clockwise
     degrees), and ``warnings`` one line per kind of trouble, naming the pages.
     """

@@ -8,9 +8,12 @@ come from the ``watchdog`` library; a burst of events for one file (editors and 
 write in several steps) is processed once, after :data:`SETTLE_SECONDS` of quiet.
 
 A file is taken only when it is whole (issue 27): its size and modification time are the same
-at both ends of the settle window, and a PDF ends in its trailer (``%%EOF`` in its last 1,024
-bytes, where ISO 32000-1 7.5.5 puts the end-of-file marker) and PDFium opens it. A PDF that
-never becomes whole is taken after :data:`INCOMPLETE_WAIT_SECONDS` (and fails with its reason).
+at both ends of the settle window, and its format's own check passes (:mod:`.whole`: a PDF ends
+in its ``%%EOF`` trailer and PDFium opens it; a ZIP package such as a DOCX has its
+end-of-central-directory record and :mod:`zipfile` opens it). While it waits, ``notify`` gets
+``waiting for X to be whole (N s: why)`` every :data:`WAIT_NOTICE_SECONDS`. A file that never becomes
+whole is taken after :data:`INCOMPLETE_WAIT_SECONDS` (600 s), and one that can never be whole (a
+``.pdf`` without a ``%PDF-`` header) at once; both then fail with their reason.
 A change to a sidecar ``<file>.metadata.json`` while watching re-delivers ``<file>``, so the new
 metadata is applied (same bytes: the chunks' metadata is rewritten, nothing re-parsed).
 
@@ -38,14 +41,19 @@ from typing import Any
 
 from longdoc.ingest.metadata import METADATA_SUFFIX
 from longdoc.local.ingest_runner import LocalIngest
+from longdoc.local.whole import TRAILER_WINDOW, Wholeness, is_whole, wholeness
+
+__all__ = ["INCOMPLETE_WAIT_SECONDS", "SETTLE_SECONDS", "TRAILER_WINDOW", "Outcome", "Watcher", "is_whole",
+           "reason_path", "signature", "unique_target"]
 
 SETTLE_SECONDS = 2.0
 """Quiet time after the last file-system event for a file before it is processed; its size and
 mtime must not change over it (0.5 s took files still being copied, issue 27)."""
 INCOMPLETE_WAIT_SECONDS = 600.0
-"""Longest wait for a stable PDF to gain its trailer before it is handed over as it is."""
-TRAILER_WINDOW = 1024
-"""Bytes at a PDF's end searched for ``%%EOF`` (the window PDF readers search; ISO 32000-1 7.5.5)."""
+"""Longest wait (seconds) for a stable file to become whole (:mod:`.whole`) before it is handed over
+as it is (and fails with its reason)."""
+WAIT_NOTICE_SECONDS = 10.0
+"""How often (seconds) the ``waiting for X to be whole (N s)`` line is repeated while waiting."""
 
 FAILED_DIR = "failed"
 REASON_SUFFIX = ".reason.txt"
@@ -80,29 +88,6 @@ def signature(path: Path) -> tuple[int, int] | None:
     return stat.st_size, stat.st_mtime_ns
 
 
-def is_whole(path: Path) -> bool:
-    """Whether a file can be taken: any non-PDF file; a PDF (``%PDF-`` first, or a ``.pdf`` name)
-    whose last :data:`TRAILER_WINDOW` bytes hold ``%%EOF`` and that PDFium opens. False when unreadable."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return False
-    if not (data[:1024].lstrip().startswith(b"%PDF-") or path.suffix.lower() == ".pdf"):
-        return True
-    if b"%%EOF" not in data[-TRAILER_WINDOW:]:
-        return False
-    import pypdfium2.raw as pdfium_c
-
-    from longdoc.ingest.parse.pdf import PDFIUM_LOCK
-
-    with PDFIUM_LOCK:
-        handle = pdfium_c.FPDF_LoadMemDocument64(data, len(data), None)
-        if not handle:
-            return pdfium_c.FPDF_GetLastError() == pdfium_c.FPDF_ERR_PASSWORD  # whole, only locked
-        pdfium_c.FPDF_CloseDocument(handle)
-    return True
-
-
 def unique_target(target: Path) -> Path:
     """``target``, or when it (or its reason file) exists, ``<stem>.<UTC time>-<n><suffix>`` beside it
     for the first free ``n``: a file moved to ``failed/`` never replaces another."""
@@ -131,14 +116,17 @@ def reason_path(target: Path) -> Path:
 class Watcher:
     """Feeds files of ``root`` to the ingest handler; see the module docstring.
 
-    ``report(outcome)`` is called once per processed file (the CLI prints it).
+    ``report(outcome)`` is called once per processed file (the CLI prints it); ``notify(line)`` with
+    the ``waiting for X to be whole (N s: why)`` lines of :meth:`serve` (the CLI prints them to stderr).
     """
 
-    def __init__(self, root: Path, report: Callable[[Outcome], None] | None = None):
+    def __init__(self, root: Path, report: Callable[[Outcome], None] | None = None,
+                 notify: Callable[[str], None] | None = None):
         """Prepare (nothing is read until :meth:`run_once` or :meth:`serve`)."""
         self.root = Path(root).resolve()
         self.failed_dir = self.root / FAILED_DIR
         self.report = report or (lambda outcome: None)
+        self.notify = notify or (lambda line: None)
         self._seen: dict[Path, str] = {}
         self._lock = threading.Lock()
 
@@ -264,7 +252,7 @@ class Watcher:
 
         Created, modified and moved-in files (and the documents of changed sidecars) are queued
         by a ``watchdog`` observer and processed one at a time in this thread once whole
-        (:meth:`_due`): unchanged over ``settle`` seconds and, for a PDF, :func:`is_whole`. A file
+        (:meth:`_due`): unchanged over ``settle`` seconds and whole (:func:`~.whole.wholeness`). A file
         this watcher ingested that is deleted (or moved away) is removed (:meth:`remove`).
         """
         from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -308,10 +296,18 @@ class Watcher:
         """Process ``path`` when it is whole (see the module docstring); else the new wait for it."""
         current = signature(path)
         if current is not None and current != waiting.seen:
-            return _Pending(now + settle, current, waiting.first)  # still being written
-        patient = now - waiting.first < INCOMPLETE_WAIT_SECONDS
-        if current is not None and patient and self._wanted(path) and not is_whole(path):
-            return _Pending(now + settle, current, waiting.first)
+            return _Pending(now + settle, current, waiting.first, waiting.noticed)  # still being written
+        found = wholeness(path) if current is not None and self._wanted(path) else Wholeness("whole")
+        waited = now - waiting.first
+        if found.state == "incomplete" and waited < INCOMPLETE_WAIT_SECONDS:
+            noticed = waiting.noticed
+            if noticed is None or now - noticed >= WAIT_NOTICE_SECONDS:
+                self.notify(f"waiting for {path} to be whole ({waited:.0f} s: {found.reason}; "
+                            f"taken as it is after {INCOMPLETE_WAIT_SECONDS:.0f} s)")
+                noticed = now
+            return _Pending(now + settle, current, waiting.first, noticed)
+        if found.state == "incomplete":
+            self.notify(f"{path} is still not whole after {waited:.0f} s ({found.reason}); taking it as it is")
         self._settled(path)
         return None
 
@@ -324,6 +320,7 @@ class _Pending:
     deadline: float
     seen: tuple[int, int] | None
     first: float
+    noticed: float | None = None
 
 
 def _document_of(path: Path) -> Path:

@@ -29,16 +29,21 @@ def _page_spans(doc: ParsedDocument, page_starts: list[int], d: Draft) -> list[P
 
 
 def _ocr_fields(doc: ParsedDocument, spans: list[PageSpan]) -> dict[str, object]:
-    """``ocr``, ``ocr_confidence`` and ``ocr_low_confidence`` of a chunk over ``spans``: the word-weighted
-    mean confidence of its OCR pages, and whether one of them is under the threshold; nothing (the
-    defaults) when none of its pages was read by OCR."""
+    """``ocr``, ``ocr_confidence``, ``ocr_low_confidence``, ``ocr_pages`` and ``ocr_rotations`` of a chunk
+    over ``spans``: the word-weighted mean confidence of its OCR pages, whether one of them is under the
+    threshold, which pages they are and the turned ones' rotation; nothing (the defaults) when none of
+    its pages was read by OCR."""
     read = {p.page: p for p in doc.ocr_pages}
     pages = [read[s.page] for s in spans if s.page in read]
     words = sum(p.words for p in pages)
     if not pages or not words:
         return {}
     fields: dict[str, object] = {"ocr": True,
-                                 "ocr_confidence": round(sum(p.mean_confidence * p.words for p in pages) / words, 4)}
+                                 "ocr_confidence": round(sum(p.mean_confidence * p.words for p in pages) / words, 4),
+                                 "ocr_pages": sorted({p.page for p in pages if p.words})}
+    turned = {p.page: p.rotation for p in pages if p.rotation}
+    if turned:
+        fields["ocr_rotations"] = turned
     if any(p.low_confidence and not p.skipped for p in pages):
         fields["ocr_low_confidence"] = True
     return fields

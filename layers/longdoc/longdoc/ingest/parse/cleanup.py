@@ -10,8 +10,10 @@ lines are returned separately and kept on :attr:`ParsedDocument.furniture`).
   least half of the pages with text, or on :data:`PARITY_SHARE` of the odd or of the even
   pages (footers that alternate between left- and right-hand pages are one family each),
   and on at least :data:`MIN_REPEATS` pages (a template of 20 characters or more, or of
-  the same family with another page label, is then removed wherever it stands on a page,
-  e.g. below a footnote that PDFium reads first, or a printer's job line set mid-page).
+  the same family with another page label, that carries a number is then removed wherever it
+  stands on a page, e.g. below a footnote that PDFium reads first, or a printer's job line set
+  mid-page; without a number, or introducing a list, the same words away from the edge are body,
+  and a line ending in ``:`` is never furniture: :func:`_clean_page`).
   A footer block set with other line breaks on some pages is removed too
   (:mod:`~longdoc.ingest.parse.rewrap`). Page
   numbers, ``Page 55 of 80``, ``5419/16 AV/NT/sr 163`` + ``DGD 2 EN``, the Federal
@@ -56,6 +58,7 @@ from dataclasses import dataclass
 
 from longdoc.core.text import roman_to_int
 from longdoc.ingest.models import Furniture
+from longdoc.ingest.parse.bodylines import body_lines, introduces_list
 from longdoc.ingest.parse.rewrap import drop_rewrapped, furniture_runs
 
 EDGE_LINES = 3
@@ -65,6 +68,9 @@ MIN_REPEATS = 3
 """A template or page-number offset must hold on at least this many pages."""
 _ANYWHERE_MIN_CHARS = 20
 """A furniture template this long is also removed away from the page edges."""
+BAND_SHARE = 0.25
+"""Share of a page's non-blank lines, from the top and from the bottom, where a repeated long line
+without a number may be furniture off the edge window (:func:`_clean_page`)."""
 PARITY_SHARE = 0.75
 """A template at the edge of this share of the odd (or of the even) pages is furniture: a
 footer printed one way on left-hand pages and another way on right-hand ones."""
@@ -259,14 +265,37 @@ def _clean_page(
     number: int, page_lines: list[str], found: _Templates, furniture: list[Furniture], runs: list[str],
 ) -> str:
     """Page ``number``'s text without its furniture lines, which are appended to ``furniture``
-    (and their runs of consecutive lines to ``runs``, for :func:`drop_rewrapped`)."""
+    (and their runs of consecutive lines to ``runs``, for :func:`drop_rewrapped`).
+
+    Position and repetition together (issue 27): away from the edge window a repeated long line is
+    removed only when it carries a number (a page label, a date, a job number: ``#`` in its
+    template), the mark of a printer's line pushed inward, or when it sits in the furniture band
+    (the first or last :data:`BAND_SHARE` of the page's lines: a title footer above the folio and a
+    redaction notice) or is stacked onto the edge furniture; the same words in the middle of the
+    body are body. A line ending with ``:``,
+    and the list items after it (:func:`~.bodylines.body_lines`), are never furniture; nor, off the edge, a
+    line followed by a list item (:func:`~.bodylines.introduces_list`)."""
     lines = list(page_lines)
     drop = _edge_drops(number, lines, found, furniture)
+    body = body_lines(lines)
+    for i in [i for i in drop if i in body]:
+        del drop[i]
+    candidates: set[int] = set()
     for i, line in enumerate(lines):  # a long, distinctive one pushed inward by a footnote
         shape = template(line)
         long_furniture = shape in found.repeating or loose(shape) in found.families
-        if i not in drop and len(shape) >= _ANYWHERE_MIN_CHARS and long_furniture:
-            drop[i] = "header" if i < len(lines) / 2 else "footer"
+        if (i not in drop and i not in body and len(shape) >= _ANYWHERE_MIN_CHARS and long_furniture
+                and not introduces_list(lines, i)):
+            if "#" in shape:
+                drop[i] = "header" if i < len(lines) / 2 else "footer"
+            else:
+                candidates.add(i)
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    band = max(EDGE_LINES, math.ceil(BAND_SHARE * len(filled)))
+    for order, position in ((filled, "header"), (filled[::-1], "footer")):
+        for rank, i in enumerate(order):  # in the band at the edge, or stacked onto edge furniture
+            if i in candidates and (rank < band or all(j in drop for j in order[:rank])):
+                drop[i] = position
     runs.extend(furniture_runs(lines, set(drop)))
     for i in sorted(drop):
         furniture.append(Furniture(page=number, position=drop[i], text=lines[i].strip()))

@@ -294,18 +294,22 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
     """Render DOCX ``data`` to text and heading marks (see the module docstring).
 
     Each numbered paragraph starts with the number Word shows for it (see
-    :mod:`longdoc.ingest.parse.wordnum`), then a space. Raises ValueError (from
+    :mod:`longdoc.ingest.parse.wordnum`), then a space. A footnote or endnote reference reads
+    ``[n]`` and the notes referred to follow the body under a ``Footnotes`` heading
+    (:mod:`longdoc.ingest.parse.wordnotes`). Raises ValueError (from
     docx2python/zipfile) or ``xml.etree.ElementTree.ParseError`` when the bytes are not a
     readable DOCX.
     """
     from docx2python import docx2python  # lazy: only DOCX input needs it
     from docx2python.iterators import iter_paragraphs
 
-    from longdoc.ingest.parse.wordnum import W, WordNumbering
     from longdoc.ingest.parse.wordmarkup import strip_markup
+    from longdoc.ingest.parse.wordnotes import FOOTNOTES_HEADING, WordNotes
+    from longdoc.ingest.parse.wordnum import W, WordNumbering
 
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         numbering = WordNumbering.from_docx(archive)
+        notes = WordNotes.from_docx(archive)
         data = _repaired(archive, data)
     out = _Builder()
     clause_list: str | None = None
@@ -320,7 +324,7 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
                 if direct and strings and _DOCX2PYTHON_BULLET.fullmatch(strings[0]):
                     strings = strings[1:]  # docx2python's own rendering of the number: ours replaces it
                 number = numbering.label(par.elem)
-            text = strip_markup(strings, par.elem).strip()
+            text = strip_markup(strings, par.elem, notes).strip()
             line = f"{number} {text}".strip() if number else text
             style = (par.style or "").replace(" ", "").lower()
             level = None
@@ -335,4 +339,8 @@ def docx_to_text(data: bytes) -> tuple[str, list[HeadingMark]]:
                 clause_list = numbering.last_list
             kind = "numbered" if level is None and decimal and numbering.last_list == clause_list else None
             out.block(line, level=level, kind=kind)
+    if notes.order:  # the notes the body refers to, after it (wordnotes)
+        out.block(FOOTNOTES_HEADING, level=1)
+        for note in notes.paragraphs():
+            out.block(note)
     return out.result()

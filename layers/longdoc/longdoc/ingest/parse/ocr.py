@@ -49,6 +49,7 @@ from longdoc.core.errors import OcrPageError
 from longdoc.core.ports import OcrEngine, OcrPage, OrientationDetector
 from longdoc.ingest.models import OcrFailure, OcrPageInfo
 from longdoc.ingest.parse.layout import page_text_from_words
+from longdoc.ingest.parse.skew import skew_degrees
 from longdoc.ingest.parse.orient import MAX_RENDER_PIXELS, TARGET_DPI, png, read_upright, render_dpi, upright
 
 if TYPE_CHECKING:
@@ -275,6 +276,16 @@ def _recheck(number: int, layer: str, result: OcrPage, options: OcrOptions, outc
     return True
 
 
+def _upright_aspect(pdf: pdfium.PdfDocument, number: int, rotation: int) -> float:
+    """Height / width of 1-based page ``number`` once turned ``rotation`` degrees (for :mod:`.skew`)."""
+    page = pdf[number - 1]
+    try:
+        width, height = page.get_size()
+    finally:
+        page.close()
+    return width / height if rotation in (90, 270) else height / width
+
+
 def run_ocr(pdf: pdfium.PdfDocument, scans: list[int], layers: dict[int, str], options: OcrOptions) -> OcrOutcome:
     """Read ``scans`` (1-based pages without text) and re-read ``layers`` (OCR-layer page -> its text).
 
@@ -299,12 +310,15 @@ def run_ocr(pdf: pdfium.PdfDocument, scans: list[int], layers: dict[int, str], o
         assert confidence is not None
         low = confidence < options.min_confidence
         skip = low and options.low_confidence == "skip"
-        text = page_text_from_words(upright(result).words)
+        words = upright(result).words
+        text = page_text_from_words(words)
+        aspect = _upright_aspect(pdf, number, result.rotation)
         if not skip:
             outcome.texts[number] = text
         outcome.pages.append(OcrPageInfo(page=number, engine=result.engine, words=len(result.words),
                                          reason="no_text_layer" if number not in layers else "poor_text_layer",
                                          mean_confidence=round(confidence, 4), cost_usd=result.cost_usd,
                                          low_confidence=low, skipped=skip, rotation=result.rotation,
-                                         dpi=page_dpi(pdf, number, options)))
+                                         dpi=page_dpi(pdf, number, options),
+                                         skew_degrees=skew_degrees(words, aspect)))
     return outcome

@@ -27,8 +27,9 @@ from longdoc.ingest.parse.cleanup import (
     labels_from_furniture,
     resolve_hyphens,
 )
-from longdoc.ingest.parse.damage import page_outcomes
+from longdoc.ingest.parse.damage import Damage, page_outcomes, strip_operator_garbage
 from longdoc.ingest.parse.reading import reading_order
+from longdoc.ingest.parse.streams import find_stream_damage
 from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, layer_quality, ocr_layers, run_ocr
 from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
 from longdoc.ingest.parse.text import DROP_C0, normalise
@@ -83,23 +84,43 @@ def pdf_pages(source: str, data: bytes, max_pages: int,
     unsupported security handler, is corrupt (or no page of it loads), has no pages or more than
     ``max_pages``, or has no text on any page (a scan that needs OCR). A page PDFium cannot load
     is empty, named in ``ocr_outcome.unreadable`` and in a warning (:mod:`~longdoc.ingest.parse.damage`),
-    and the other pages go on.
+    and the other pages go on; so is a page whose compressed content stream is damaged
+    (:mod:`~longdoc.ingest.parse.streams`), and content-stream operators leaked into a page's text
+    are removed from it (:func:`~longdoc.ingest.parse.damage.strip_operator_garbage`).
     """
     with PDFIUM_LOCK:
         texts, labels, needs_ocr, outcome, page_count = _read_pages(source, data, max_pages, ocr)
-    outcomes, warnings = page_outcomes(texts, outcome.pages, outcome.failed, outcome.unreadable,
+    streams = find_stream_damage(data, page_count)
+    damage = Damage(unreadable=outcome.unreadable, other=streams.other,
+                    streams={p: r for p, r in streams.pages.items() if p not in outcome.unreadable})
+    for index, text in enumerate(texts):
+        texts[index], removed = strip_operator_garbage(text)
+        if removed:
+            damage.stripped[index + 1] = removed
+    outcomes, warnings = page_outcomes(texts, outcome.pages, outcome.failed, damage,
                                        ocr.min_confidence if ocr is not None else 0.80)
     outcome.page_outcomes, outcome.warnings = list(outcomes), warnings
     if outcome.unreadable and len(outcome.unreadable) == page_count:
         raise DocumentError(source, f"corrupt or unreadable PDF (page 1: {outcome.unreadable[1]})")
     if not any(t.strip() for t in texts):
-        failed = "; ".join(f"page {f.page}: {f.reason}" for f in outcome.failed)
-        raise DocumentError(
-            source,
-            f"no text layer on any of the {page_count} pages (scanned image; needs OCR)"
-            + (f"; OCR failed: {failed}" if failed else ""),
-        )
+        raise DocumentError(source, _no_text_reason(page_count, outcome, ocr))
     return texts, labels, needs_ocr, outcome
+
+
+def _no_text_reason(page_count: int, outcome: OcrOutcome, ocr: OcrOptions | None) -> str:
+    """Why a PDF has no text on any page: no text layer (a scan that needs OCR), OCR failures, or
+    pages OCR read under the confidence threshold and left out (``LONGDOC_OCR_LOW_CONFIDENCE=skip``)."""
+    skipped = [p for p in outcome.pages if p.skipped]
+    failed = "; ".join(f"page {f.page}: {f.reason}" for f in outcome.failed)
+    if skipped and ocr is not None:
+        pages = ", ".join(f"page {p.page}: {p.mean_confidence:.2f}" for p in skipped)
+        reason = (f"no text indexed from any of the {page_count} pages: OCR read {len(skipped)} of them with low "
+                  f"confidence (mean word confidence {pages}; under LONGDOC_OCR_MIN_CONFIDENCE="
+                  f"{ocr.min_confidence:.2f}) and LONGDOC_OCR_LOW_CONFIDENCE=skip left them out; set "
+                  "LONGDOC_OCR_LOW_CONFIDENCE=index to index them flagged ocr_low_confidence")
+    else:
+        reason = f"no text layer on any of the {page_count} pages (scanned image; needs OCR)"
+    return reason + (f"; OCR failed: {failed}" if failed else "")
 
 
 def _read_pages(source: str, data: bytes, max_pages: int,
