@@ -22,7 +22,7 @@ def tasks() -> dict[str, dict[str, Any]]:
     states = dict(ASL["States"])
     states.update(ASL["States"]["PrepareSlices"]["ItemProcessor"]["States"])
     return {name: state for name, state in states.items()
-            if state["Type"] == "Task" and state["Resource"] == "arn:aws:states:::lambda:invoke"}
+            if state["Type"] == "Task" and state["Resource"] == "arn:${Partition}:states:::lambda:invoke"}
 
 
 def test_only_ids_and_counters_travel_between_states() -> None:
@@ -218,7 +218,7 @@ def test_the_worst_history_of_an_execution_stays_under_25000_events() -> None:
     assert nxt["And"] == [{"Variable": "$.pending", "NumericGreaterThan": 0},
                           {"Variable": "$.continue_as_new", "BooleanEquals": True}]
     can = states["ContinueAsNew"]
-    assert can["Resource"] == "arn:aws:states:::states:startExecution" and can["Next"] == "ContinuedAsNew"
+    assert can["Resource"] == "arn:${Partition}:states:::states:startExecution" and can["Next"] == "ContinuedAsNew"
     assert can["Parameters"]["StateMachineArn.$"] == "$$.StateMachine.Id"
     assert set(can["Parameters"]["Input"]) >= {"bulk_id.$", "round.$"}
     assert states["Harvest"]["Parameters"]["Payload"]["started_round.$"] == "$$.Execution.Input.round"
