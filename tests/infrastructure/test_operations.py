@@ -381,7 +381,7 @@ _LOCK_LINE = re.compile(r"^([A-Za-z0-9_.-]+)==([^ \\]+) \\$")
 # langchain); the functions call Voyage's REST endpoint (longdoc.adapters.voyage_http).
 # pytesseract is the local OCR engine's binding: AWS reads scanned pages with Textract (boto3).
 _HEAVY_UNUSED = {"voyageai", "numpy", "pillow", "tokenizers", "huggingface-hub", "langchain-core", "pytesseract"}
-_PDF_STACK = {"pypdfium2", "docx2python", "lxml", "beautifulsoup4"}
+_PDF_STACK = {"pypdfium2", "pikepdf", "docx2python", "lxml", "beautifulsoup4"}
 _NOT_IN = {
     # the API calls Claude for POST /triage (anthropic, imported by that route only)
     # and renders the review page's PDF page (GET /reviews/{item_id}/page-image: pypdfium2, JPEG through pillow)

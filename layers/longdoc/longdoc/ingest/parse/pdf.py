@@ -29,7 +29,6 @@ from longdoc.ingest.parse.cleanup import (
 )
 from longdoc.ingest.parse.damage import Damage, page_outcomes, strip_operator_garbage
 from longdoc.ingest.parse.reading import reading_order
-from longdoc.ingest.parse.streams import find_stream_damage
 from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, layer_quality, ocr_layers, run_ocr
 from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
 from longdoc.ingest.parse.text import DROP_C0, normalise
@@ -85,11 +84,13 @@ def pdf_pages(source: str, data: bytes, max_pages: int,
     ``max_pages``, or has no text on any page (a scan that needs OCR). A page PDFium cannot load
     is empty, named in ``ocr_outcome.unreadable`` and in a warning (:mod:`~longdoc.ingest.parse.damage`),
     and the other pages go on; so is a page whose compressed content stream is damaged
-    (:mod:`~longdoc.ingest.parse.streams`), and content-stream operators leaked into a page's text
+    (:mod:`~longdoc.ingest.parse.streams`, through pikepdf), and content-stream operators leaked into a page's text
     are removed from it (:func:`~longdoc.ingest.parse.damage.strip_operator_garbage`).
     """
     with PDFIUM_LOCK:
         texts, labels, needs_ocr, outcome, page_count = _read_pages(source, data, max_pages, ocr)
+    from longdoc.ingest.parse.streams import find_stream_damage  # pikepdf: the ingest's only, not the API's PDFIUM_LOCK import
+
     streams = find_stream_damage(data, page_count)
     damage = Damage(unreadable=outcome.unreadable, other=streams.other,
                     streams={p: r for p, r in streams.pages.items() if p not in outcome.unreadable})
