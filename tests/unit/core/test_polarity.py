@@ -98,3 +98,15 @@ def test_the_summary_and_extraction_checks_apply_the_same_rule() -> None:
     assert check_statement("The fee does not otherwise increase.", ["5"], {"5", "7"}, index)
     check_clause_support("The Customer may terminate at once for a material breach not remedied within 30 days.",
                          [BREACH])
+
+
+def test_a_bound_negates_its_comparative_only() -> None:
+    # Given "no later than 14 days after the leak is first discovered"
+    notice = "The leak must be reported to us in writing no later than 14 days after it is first discovered."
+    # When a text drops the "no" of the bound, Then it is refused
+    problem = polarity_problem("The leak must be reported later than 14 days after it is discovered.", [notice], "r")
+    assert problem is not None and "drops 'no'" in problem
+    # And restating the bound, or a reason counting days, is no dropped negation
+    assert polarity_problem("The leak must be reported within 14 days of its discovery.", [notice], "r") is None
+    assert polarity_problem("reported 26 days after discovery", [notice], "r", added=False) is None
+    assert polarity_problem("reported 26 days later", [notice], "r", added=False) is None

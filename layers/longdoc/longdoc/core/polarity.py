@@ -13,7 +13,8 @@ How it reads a text (no parser; word order is not compared):
    ``unless``, ``save for``, ``other than``; ``n't``/``cannot``/``non-`` read as ``not``): each
    is attached to its *heads*, the first two content words after it in its clause (three after
    ``neither``/``no``/``none``, which come before a noun phrase; ``nor`` after ``neither`` or
-   ``not`` continues that negation; adverbs
+   ``not`` continues that negation; in ``no later than``, ``not less than`` (a bound) the cue heads the comparative alone, so
+   ``within 14 days`` keeps it and ``later than 14 days`` drops it; adverbs
    such as ``otherwise``, ``further`` skipped; a clause ends at ``, ; : ( )`` and before
    ``but``/``provided``/``if``/``unless``/``except``), and it *covers* every content word after
    it to the clause's end. Modal verbs :data:`PERMISSIONS` (``may``, ``can``) and
@@ -70,6 +71,9 @@ _ADVERBS = frozenset({"otherwise", "further", "also", "only", "even", "yet", "ev
                       "thereby", "hereby", "however", "still", "more", "less", "later", "earlier", "longer"})
 _DETERMINERS = frozenset({"neither", "nor", "no", "none", "nothing", "nobody"})
 """Negations before a noun phrase: they head three words (``Neither Affiliate nor Station shall be liable``)."""
+_COMPARATIVES = frozenset({"later", "earlier", "sooner", "more", "less", "fewer", "greater", "longer", "shorter"})
+"""``no later than``, ``not less than``: a bound, its negation heads the comparative alone (keyed
+``later than``, so a reason's ``26 days later`` is another word)."""
 _BREAK_WORDS = frozenset({"but", "provided", "whereas", "if", "unless", "except", "excepting"})
 _SAVE_NEXT = frozenset({"for", "that", "as", "where", "in", "to", "insofar", "with", "only"})
 _WORD = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+(?:['’][^\W\d_]+)*(?:-[^\W\d_]+)*|[,;:()\[\]]", re.UNICODE)
@@ -143,28 +147,40 @@ def _words(sentence: str) -> list[str]:
     return out
 
 
-def _kind(words: list[str], at: int) -> str | None:
-    """The cue class of ``words[at]``, or None when it is no cue there."""
+_NEEDS_NEXT = {"save": _SAVE_NEXT, "failure": frozenset({"to"}), "other": frozenset({"than"})}
+"""Cue words only before these (``save for``, ``failure to``, ``other than``)."""
+
+
+def _negation(words: list[str], at: int) -> bool:
+    """True when ``words[at]`` is a negation or exception cue (module docstring)."""
     word = words[at]
     nxt = words[at + 1] if at + 1 < len(words) else ""
-    if word == "save":
-        return "neg" if nxt in _SAVE_NEXT else None
+    if word in _NEEDS_NEXT:
+        return nxt in _NEEDS_NEXT[word]
     if word == "no" and nxt[:1].isdigit():
-        return None  # "No. 4"
-    if word == "failure":
-        return "neg" if nxt == "to" else None
-    if word == "other":
-        return "neg" if nxt == "than" else None
+        return False  # "No. 4"
     if word == "nor" and any(w in {"neither", "not", "no", "never"} for w in words[:at]):
-        return None  # "neither A nor B", "not A nor B": one negation
-    if word in NEGATIONS:
+        return False  # "neither A nor B", "not A nor B": one negation
+    return word in NEGATIONS
+
+
+def _bound(words: list[str], at: int) -> bool:
+    """True for ``no``/``not`` before a comparative and ``than`` (``no later than 14 days``)."""
+    return words[at] in ("no", "not") and words[at + 1:at + 2] != [] and words[at + 1] in _COMPARATIVES and (
+        words[at + 2:at + 3] == ["than"])
+
+
+def _kind(words: list[str], at: int) -> str | None:
+    """The cue class of ``words[at]`` (``neg``, ``permit``, ``oblige``), or None when it is no cue there."""
+    word = words[at]
+    if _negation(words, at):
         return "neg"
     if word in PERMISSIONS or word in OBLIGATIONS:
         rest = [w for w in words[at + 1:at + 3] if w not in _ADVERBS]
         if rest[:1] == ["not"] or rest[:1] == ["never"]:
             return None  # "may not", "shall never": the negation is the cue
         start = max((j for j in range(at) if not words[j][:1].isalnum() or words[j] in _BREAK_WORDS), default=-1)
-        if any(_kind(words, j) == "neg" for j in range(start + 1, at)):
+        if any(_negation(words, j) for j in range(start + 1, at)):
             return None  # "No subcontractor may be appointed": a prohibition, read through its "no"
         return "permit" if word in PERMISSIONS else "oblige"
     return None
@@ -177,7 +193,8 @@ def _content(word: str) -> bool:
 def read_sentence(sentence: str) -> Sentence:
     """The content keys and cues of one sentence (module docstring, steps 1-2)."""
     words = _words(sentence)
-    key_at = tuple(word_key(w) if _content(w) else None for w in words)
+    key_at = tuple((f"{w} than" if w in _COMPARATIVES and words[j + 1:j + 2] == ["than"] else word_key(w))
+                   if _content(w) else None for j, w in enumerate(words))
     cues: list[Cue] = []
     for at, word in enumerate(words):
         kind = _kind(words, at)
@@ -189,6 +206,8 @@ def read_sentence(sentence: str) -> Sentence:
         after = [j for j in range(at + 1, end) if key_at[j] is not None]
         heads = [j for j in after if words[j] not in _ADVERBS and not words[j][:1].isdigit()
                  and not words[j].endswith("ly")][:3 if word in _DETERMINERS else 2]
+        if _bound(words, at):
+            heads = after = [at + 1]  # "no later than": negates "later" alone
         phrase = " ".join(words[max(at - 1, 0):at + 3])
         cues.append(Cue("other than" if word == "other" else word, kind, tuple((str(key_at[j]), j) for j in heads),
                         frozenset(after), phrase, words[heads[0]] if heads else ""))
