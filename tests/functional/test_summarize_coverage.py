@@ -163,3 +163,29 @@ def test_a_summary_with_no_statements_fails_with_a_non_zero_exit(home, monkeypat
     record = json.loads((summary_dir / "record.json").read_text())
     assert record["status"] == "FAILED" and not (summary_dir / "result.json").exists()
     assert LocalBlobStore(home / "bucket").exists(f"summaries/{summary_dir.name}/plan.json")
+
+
+def test_after_reduce_not_converging_the_hint_is_a_larger_budget_and_a_rerun_with_it_recomputes(
+        home, monkeypatch, capsys) -> None:
+    from tests.functional.summary_support import kind_of
+
+    # Given a twelve-section policy and a model whose reduce answers repeat their input (500-token budget)
+    add_policy(home, sections=12)
+    code, _, err, first = run(monkeypatch, capsys, ClaudeShaped(_echo_reduce))
+    # When the summary fails with ReduceNotConverging
+    assert code == 1 and "ReduceNotConverging" in err, err
+    # Then the next step is a larger reduce budget or a stronger model, not "run the same command again"
+    assert f"next: rerun with a larger reduce budget, e.g. LONGDOC_SUMMARY_REDUCE_INPUT_TOKENS={2 * BUDGET}" in err
+    assert f"(now {BUDGET};" in err and "LONGDOC_CLAUDE_MODEL" in err and "run the same command again" not in err
+    maps = sum(1 for b in first if kind_of(b) == "map")
+    # And when the user follows it (a budget the map partials fit in)
+    monkeypatch.setenv("LONGDOC_SUMMARY_REDUCE_INPUT_TOKENS", "20000")
+    code, result, err, second = run(monkeypatch, capsys, ClaudeShaped(_echo_reduce))
+    # Then the rerun recomputes: it calls the model again (the final call), keeps the map partials, and succeeds
+    assert code == 0 and result is not None, err
+    kinds = [kind_of(b) for b in second]
+    assert maps > 0 and "map" not in kinds and "final" in kinds
+    # And the stored record names the summarize state machine, not the extract one
+    record = json.loads((home / "bucket" / "summaries" / result["summary_id"] / "record.json").read_text())
+    assert ":stateMachine:longdoc-local-summarize-" in record["execution_arn"] or (
+        ":execution:longdoc-local-summarize-" in record["execution_arn"]), record["execution_arn"]

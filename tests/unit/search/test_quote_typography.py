@@ -48,7 +48,8 @@ def test_other_differences_still_do_not_match() -> None:
     # Given quotes differing in a letter, a hyphen that is not a line wrap, or case
     # Then none matches
     assert find_quote(TEXT, "shall fill the claim") is None
-    assert find_quote("a well-known rule", "a wellknown rule") is None
+    assert find_quote("a wellknown rule", "a well-known rule") is None  # the quote's hyphen is not optional
+    assert find_quote("a well - known rule", "a wellknown rule") is None  # nor a dash between spaces
     assert find_quote(TEXT, "the insurer shall") is None
     # And occurrences stay distinct and in order
     assert len(find_quotes("ﬁle one; file two; ﬁle", "file")) == 3
@@ -67,3 +68,34 @@ def test_a_quote_longer_than_a_few_sentences_is_refused_with_a_short_message() -
     four = " ".join(text.split(". ")[:4])
     assert quote_problem(four) is None
     assert verify_citation(Citation(chunk_id=chunk.chunk_id, quote="Sentence number 3 says"), {chunk.chunk_id: chunk})
+
+
+# --- an intra-word hyphen of the chunk is optional (a .txt U+00AD ingested as a visible "-") ---------
+
+TXT_CHUNK = "The Supplier's obli-gations under the book-running agreement survive termi-\nnation."
+
+
+@pytest.mark.parametrize("quote, own", [
+    ("The Supplier's obligations under", "The Supplier's obli-gations under"),        # quote unhyphenated
+    ("The Supplier's obli-gations under", "The Supplier's obli-gations under"),       # quote as the chunk
+    ("the bookrunning agreement", "the book-running agreement"),
+    ("the book-running agreement", "the book-running agreement"),
+    ("agreement survive termination.", "agreement survive termi-\nnation."),          # with a line wrap too
+])
+def test_an_intra_word_hyphen_of_the_chunk_is_optional_and_offsets_stay_on_the_chunk(quote: str, own: str) -> None:
+    # Given a chunk from a .txt document whose U+00AD became a visible "-" (obli-gations)
+    # When the model quotes the word with or without the hyphen
+    span = find_quote(TXT_CHUNK, quote)
+    # Then it is found, and the span covers the chunk's own characters, hyphen included
+    assert span is not None and TXT_CHUNK[span[0]:span[1]] == own
+
+
+def test_a_verified_citation_of_an_unhyphenated_quote_keeps_the_chunks_hyphen() -> None:
+    # Given the chunk / When "obligations" is cited against "obli-gations"
+    chunk = _chunk(TXT_CHUNK)
+    cited = verify_citation(Citation(chunk_id=chunk.chunk_id, quote="Supplier's obligations"), {chunk.chunk_id: chunk})
+    # Then it is verified and stores the chunk's text
+    assert cited.quote == "Supplier's obli-gations"
+    # And the other direction: a hyphen in the quote the chunk does not have is still a mismatch
+    assert find_quote("The Supplier's obligations under", "The Supplier's obli-gations under") is None
+    assert find_quote(TXT_CHUNK, "obli-gat-ions") is None

@@ -44,6 +44,26 @@ def _writer(out: TextIO) -> _Writer:
     return _Writer(out)
 
 
+def next_step(reason: str) -> str:
+    """What to do after a failed summary whose one-line ``reason`` this is.
+
+    A ``ReduceNotConverging`` replays the same way on a rerun (the same partials, the same
+    budget): the step is a larger reduce budget (reduce levels are keyed by it, so a rerun with
+    another ``LONGDOC_SUMMARY_REDUCE_INPUT_TOKENS`` recomputes them; the map partials are kept) or
+    a stronger model (another summary id: a fresh summary). Any other failure resumes from its
+    stored partials with the same command.
+    """
+    if "ReduceNotConverging" in reason:
+        from longdoc.config import SummarizeSettings
+
+        field = SummarizeSettings.model_fields["summary_reduce_input_tokens"]
+        now = os.environ.get("LONGDOC_SUMMARY_REDUCE_INPUT_TOKENS") or str(field.default)
+        return (f"rerun with a larger reduce budget, e.g. LONGDOC_SUMMARY_REDUCE_INPUT_TOKENS={int(now) * 2} "
+                f"(now {now}; the map partials are kept, the reduce levels are redone), or with a stronger model "
+                "(LONGDOC_CLAUDE_MODEL; a fresh summary)")
+    return "run the same command again to resume (finished groups are kept)"
+
+
 def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
     from longdoc import wiring
     from longdoc.local.engine import LocalStepFunctions
@@ -64,8 +84,7 @@ def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
             if execution.status != "SUCCEEDED":
                 view = summary_view(blobs, record.summary_id)
                 reason = failure_line(view.get("error") or execution.error, view.get("cause") or execution.cause)
-                raise CliError(with_next_step(f"summary {record.summary_id} failed: {reason}",
-                                              "run the same command again to resume (finished groups are kept)"))
+                raise CliError(with_next_step(f"summary {record.summary_id} failed: {reason}", next_step(reason)))
         elif stream_to is not None:
             stream_to.write(summary_view(blobs, record.summary_id).get("text", "") + "\n")
     return summary_view(blobs, record.summary_id)

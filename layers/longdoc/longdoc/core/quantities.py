@@ -15,6 +15,12 @@ issue 28):
   source must hold the same number with that word: the noun within the next two words
   (``three approved subcontractors``) or the word just before. ``4 subcontractors`` is refused
   against a source that says ``three subcontractors`` and ``Schedule 4``;
+* a **reference label** is never a count: a number right after a :data:`LABEL_WORDS` word
+  (``Section 4``, ``Schedule 4``, ``clause 4.2``, ``Article 4``) or a section number opening a
+  line (``4. Subcontracting``, ``## 4 Subcontracting``, ``4.2 Fees``, ``(4) Notices``). In the
+  source it supports only the same reference (``Schedule 4``; a line-opening number also
+  ``Section 4``), never ``4 subcontractors`` or ``9 termination rights`` (for ``9. Termination``);
+  in a text it is read as a reference (its word before it), not as a count of the next word;
 * **number words**: ``one`` to ``twenty`` equal their digits, both ways (``3 subcontractors`` is
   supported by ``three subcontractors``): restating a count in digits is not a change of value,
   and contracts often write counts in words. Larger number words are not read.
@@ -40,6 +46,13 @@ NUMBER_WORDS = {w: n for n, w in enumerate(
 """Number words read as counts (``three`` = 3)."""
 _SKIP = frozenset({"a", "an", "and", "any", "as", "at", "by", "for", "from", "in", "is", "of", "on", "or", "per",
                    "than", "that", "the", "to", "up", "with", "within", "are", "be", "was", "were", "will"})
+LABEL_WORDS = frozenset({"section", "sections", "clause", "clauses", "article", "articles", "schedule", "schedules",
+                         "part", "parts", "annex", "annexes", "exhibit", "exhibits", "appendix", "appendices",
+                         "paragraph", "paragraphs", "chapter", "chapters", "item", "items", "rule", "rules",
+                         "page", "pages", "§", "sec", "art", "para"})
+"""Words a number after which is a reference label, not a count (``Section 4``, ``clause 4.2``)."""
+_LINE_OPENING = re.compile(r"[ \t#>*(\[]*")
+"""What may stand before a section number opening a line: spaces, Markdown heading/quote/list marks, ``(``."""
 _WORD = re.compile(r"[^\W\d_][^\W_]*(?:[-'][^\W_]+)*|\d+(?:[.,]\d+)*", re.UNICODE)
 _SPACES = re.compile(r"[\s\u00a0\u202f\u2009]+")
 _NUM = re.compile(r"\d{1,3}(?:[,\u00a0\u202f' ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
@@ -90,6 +103,25 @@ def _words(text: str) -> list[tuple[str, int]]:
     return [(m.group(0), m.start()) for m in _WORD.finditer(text)]
 
 
+def _opens_line(text: str, token: str, at: int) -> bool:
+    """True when the number ``token`` at offset ``at`` is a section number opening a line (module docstring)."""
+    line_start = text.rfind("\n", 0, at) + 1
+    prefix = text[line_start:at]
+    if _LINE_OPENING.fullmatch(prefix) is None:
+        return False
+    after = text[at + len(token):at + len(token) + 2]
+    heading = "#" in prefix
+    return (heading or after[:1] in (".", ")", "]") and (after[1:2].isspace() or after[1:2] == "")
+            or "." in token and after[:1] == " ")
+
+
+def is_label(text: str, words: list[tuple[str, int]], i: int) -> bool:
+    """True when ``words[i]`` (a number of ``text``, :func:`_words`) is a reference label, not a count."""
+    if i and words[i - 1][0].lower().rstrip(".") in LABEL_WORDS:
+        return True
+    return _opens_line(text, words[i][0], words[i][1])
+
+
 def bare_quantities(text: str) -> list[Quantity]:
     """The bare numbers of ``text`` (outside its exact values) with the word each goes with (module docstring)."""
     rest = text
@@ -102,6 +134,9 @@ def bare_quantities(text: str) -> list[Quantity]:
             continue
         value = _number(token)
         if value is None:
+            continue
+        if i and words[i - 1][0].lower().rstrip(".") in LABEL_WORDS:  # "Schedule 4": a reference
+            out.append(Quantity(value, token, None, words[i - 1][0].lower()))
             continue
         after = None
         for nxt, _ in words[i + 1:i + 3]:
@@ -118,21 +153,34 @@ def bare_quantities(text: str) -> list[Quantity]:
 def find_quantity(quantity: Quantity, source: str) -> int | None:
     """Offset in ``source`` where ``quantity``'s number stands with its word (module docstring), or None.
 
-    A quantity with neither word (``... in 2024.``) is found as the same number anywhere.
+    A quantity with neither word (``... in 2024.``) is found as the same number anywhere but in a
+    reference label; a label (:func:`is_label`) supports only a ``before`` quantity: the same
+    word before it, or (a section number opening a line) any :data:`LABEL_WORDS` word.
     """
     words = _words(source)
+    heading: int | None = None  # a line-opening section number: found only if no "Schedule 4" is
     for i, (token, at) in enumerate(words):
         if _number(token) != quantity.value:
             continue
-        if quantity.after is not None:
-            if any(w.lower()[:STEM_CHARS] == quantity.after for w, _ in words[i + 1:i + 1 + NOUN_WINDOW]):
-                return at
-        elif quantity.before is not None:
-            if i and words[i - 1][0].lower() == quantity.before:
-                return at
-        else:
+        label = is_label(source, words, i)
+        if label and quantity.before is None:
+            continue  # "4. Subcontracting", "Schedule 4": a reference, never a count
+        if _stands_with(quantity, words, i):
             return at
-    return None
+        if (label and heading is None and quantity.before is not None
+                and quantity.before.rstrip(".") in LABEL_WORDS and _opens_line(source, token, at)):
+            heading = at
+    return heading
+
+
+def _stands_with(quantity: Quantity, words: list[tuple[str, int]], i: int) -> bool:
+    """True when ``words[i]`` (the same number) has ``quantity``'s word: its noun within
+    :data:`NOUN_WINDOW` after it, or the same word just before it, or neither word wanted."""
+    if quantity.after is not None:
+        return any(w.lower()[:STEM_CHARS] == quantity.after for w, _ in words[i + 1:i + 1 + NOUN_WINDOW])
+    if quantity.before is not None:
+        return bool(i) and words[i - 1][0].lower() == quantity.before
+    return True
 
 
 def describe(quantity: Quantity) -> str:

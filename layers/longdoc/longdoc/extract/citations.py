@@ -117,12 +117,12 @@ def check_clause_support(clause_text: str, quotes: list[str]) -> None:
             f"clause_text is not supported by the quotes ({supported} of {len(words)} content words found; "
             f"missing e.g. {', '.join(unsupported[:5])}); use the document's words or quote more"
         )
-    _check_polarity(tokens, [[t.lower() for t in _TOKEN.findall(q)] for q in quotes])
+    _check_polarity(clause_text, quotes)
 
 
-def _check_polarity(clause_tokens: list[str], quote_tokens: list[list[str]]) -> None:
+def _check_polarity(clause_text: str, quotes: list[str]) -> None:
     """Raise :class:`CitationError` when clause_text adds or drops a negation, exception or modal
     verb (the shared rule, :func:`longdoc.core.polarity.polarity_problem`)."""
-    problem = polarity_problem(clause_tokens, quote_tokens, "clause_text")
+    problem = polarity_problem(clause_text, quotes, "clause_text")
     if problem:
         raise CitationError(problem)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import time
 import traceback
 import uuid
@@ -121,8 +122,9 @@ class LocalStepFunctions:
 
     Use as a context manager. Inside an already active ``mock_aws`` (tests with moto
     DynamoDB) it joins that mock; otherwise it opens its own with fake credentials.
-    ``start`` starts an execution (``start_execution`` is the same as the
-    :class:`~longdoc.core.ports.ExecutionStarter` port, which
+    The machine is named ``longdoc-local-<definition file's stem>-<8 hex>`` (``summarize`` for
+    ``summarize.asl.json``), so an execution ARN names its workflow. ``start`` starts an
+    execution (``start_execution`` is the same as the :class:`~longdoc.core.ports.ExecutionStarter` port, which
     :func:`longdoc.extract.runs.start_extraction` uses); ``wait`` polls it to the end and follows continue-as-new
     (a ``ContinuedAsNew`` success whose output names the next execution); ``redrive``
     emulates Step Functions' redrive, which moto does not implement (see :meth:`redrive`).
@@ -130,6 +132,7 @@ class LocalStepFunctions:
 
     def __init__(self, definition_path: Path, handlers: dict[str, Handler], *, poll_seconds: float = 0.05):
         self.definition_path = definition_path
+        self.machine_name = re.sub(r"[^A-Za-z0-9-]", "-", definition_path.name.split(".")[0]) or "machine"
         self.handlers = handlers
         self.poll_seconds = poll_seconds
         self._stack: list[Any] = []
@@ -176,7 +179,7 @@ class LocalStepFunctions:
         self.definition = definition
         self.sfn = boto3.client("stepfunctions", region_name=REGION)
         self.machine_arn = self.sfn.create_state_machine(
-            name=f"longdoc-local-extract-{suffix}", definition=definition,
+            name=f"longdoc-local-{self.machine_name}-{suffix}", definition=definition,
             roleArn="arn:aws:iam::123456789012:role/longdoc-local-sfn")["stateMachineArn"]
         return self
 

@@ -10,7 +10,11 @@ so case, punctuation, digits and spelling must be exact):
 - a line-wrap hyphen, a ``-`` between two letters whose gap holds a line break in the text
   (any whitespace in a quote, where the break was flattened to a space), reads both as the
   joined word and as the hyphenated one: ``pre-\\ncondition`` matches ``precondition`` and
-  ``pre-condition``.
+  ``pre-condition``;
+- an intra-word hyphen of the text (a ``-`` with letters on both sides, ``obli-gations``) is
+  optional where the quote has the word unhyphenated: ingest keeps a ``.txt`` file's U+00AD as a
+  visible ``-`` (EDGAR files use it as a real hyphen, ``book-running``), so ``obligations`` and
+  ``bookrunning`` find it; a hyphen the quote has must be in the text.
 
 Offsets returned are always offsets into the original text, so a citation stores the text's own
 characters (``ﬁle`` stays ``ﬁle``). :func:`quote_problem` bounds a quote's length.
@@ -34,6 +38,8 @@ MAX_QUOTE_SENTENCES = 4
 
 _WRAP_TEXT = re.compile(r"(?<=[^\W\d_])-[^\S\n]*\n\s*(?=[^\W\d_])")
 """A line-wrap hyphen in a text: letter, ``-``, a gap holding a line break, letter."""
+_LETTER = re.compile(r"[^\W\d_]")
+"""One letter (any script)."""
 _WRAP_QUOTE = re.compile(r"(?<=[^\W\d_])-\s+(?=[^\W\d_])")
 """A line-wrap hyphen in a quote: the break may have been flattened to spaces."""
 
@@ -72,6 +78,17 @@ def _fold(text: str, wraps: re.Pattern[str], keep_hyphen: bool) -> tuple[str, li
     return "".join(out), offsets
 
 
+def _hyphen_optional(needle: str) -> re.Pattern[str]:
+    """``needle`` as a pattern in which the text may hold a ``-`` between any two of its adjacent
+    letters (``obligations`` finds ``obli-gations``); the needle's own hyphens stay required."""
+    parts: list[str] = []
+    for i, ch in enumerate(needle):
+        parts.append(re.escape(ch))
+        if i + 1 < len(needle) and _LETTER.match(ch) and _LETTER.match(needle[i + 1]):
+            parts.append("-?")
+    return re.compile("".join(parts))
+
+
 def find_quotes(text: str, quote: str) -> list[tuple[int, int]]:
     """Every occurrence of ``quote`` in ``text``, typographic differences aside (module docstring), in order.
 
@@ -84,10 +101,8 @@ def find_quotes(text: str, quote: str) -> list[tuple[int, int]]:
         if not needle:
             return []
         hay, offsets = _fold(text, _WRAP_TEXT, keep)
-        at = hay.find(needle)
-        while at >= 0:
-            found.add((offsets[at], offsets[at + len(needle) - 1] + 1))
-            at = hay.find(needle, at + len(needle))
+        for match in _hyphen_optional(needle).finditer(hay):
+            found.add((offsets[match.start()], offsets[match.end() - 1] + 1))
     ordered: list[tuple[int, int]] = []
     for span in sorted(found):
         if not ordered or span[0] >= ordered[-1][1]:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Collection, Iterable
 
 from longdoc.core.errors import StatementError
-from longdoc.core.polarity import polarity_problem, tokens
+from longdoc.core.polarity import polarity_problem
 from longdoc.core.quantities import bare_quantities, describe, find_quantity, find_value
 from longdoc.core.values import exact_values
 from longdoc.search.quotes import find_quote
@@ -158,7 +158,7 @@ def check_statement(text: str, sections: list[str], given: Collection[str], inde
             raise StatementError(f"{needle!r} does not appear verbatim in the cited section(s) {where}; "
                                  "copy terms exactly as the section states them, or cite the section that does")
         first.setdefault(hit[0], (hit[1], hit[2]))
-    problem = polarity_problem(tokens(text), [tokens(p.text) for _, p in pieces], "the statement")
+    problem = polarity_problem(text, [p.text for _, p in pieces], "the statement")
     if problem:
         raise StatementError(f"{problem} (cited: {where})")
     return [_citation(index, c, covered[c], first.get(c), text) for c in resolved if covered[c]]

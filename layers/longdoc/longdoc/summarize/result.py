@@ -45,12 +45,12 @@ def _sum(partials: list[Partial]) -> Usage:
     return total
 
 
-def _reduce_partials(blobs: BlobStore, summary_id: str, depth: int) -> list[Partial]:
+def _reduce_partials(blobs: BlobStore, summary_id: str, depth: int, budget: int) -> list[Partial]:
     out: list[Partial] = []
     for level in range(1, depth + 1):
         batch = 0
-        while blobs.exists(store.reduce_key(summary_id, level, batch)):
-            out.append(store.load_partial(blobs, store.reduce_key(summary_id, level, batch)))
+        while blobs.exists(store.reduce_key(summary_id, level, batch, budget)):
+            out.append(store.load_partial(blobs, store.reduce_key(summary_id, level, batch, budget)))
             batch += 1
     return out
 
@@ -78,13 +78,21 @@ def coverage(plan: Plan, finals: list[Partial]) -> dict[str, Any]:
             "pages_not_summarised": pages}
 
 
+def _where(group: dict[str, Any]) -> str:
+    """``sections 4, 4.1; pages 7-8``; sections only for a document without pages (``.txt``, ``.md``)."""
+    where = f"sections {', '.join(group['sections'])}"
+    start, end = group.get("page_start"), group.get("page_end")
+    if start is None and end is None:
+        return where
+    return f"{where}; pages {start}-{end}" if start != end else f"{where}; page {start}"
+
+
 def coverage_line(cov: dict[str, Any]) -> str:
     """One line of a :func:`coverage` dict naming the groups not summarised (the first five):
     ``2 of 19 groups not summarised: group 3 (sections 4, 4.1; pages 7-8): ModelRefused: ...``."""
     if not cov["groups_not_used"]:
         return f"all {cov['groups']} groups summarised"
-    named = "; ".join(f"group {g['group']} (sections {', '.join(g['sections'])}; pages {g['page_start']}-{g['page_end']}): "
-                      f"{g['reason']}" for g in cov["groups_not_used"][:5])
+    named = "; ".join(f"group {g['group']} ({_where(g)}): {g['reason']}" for g in cov["groups_not_used"][:5])
     return f"{len(cov['groups_not_used'])} of {cov['groups']} groups not summarised: {named}"
 
 
@@ -96,7 +104,8 @@ def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int
 
     maps = [store.load_partial(blobs, store.map_key(record.summary_id, g.index)) for g in plan.groups] \
         if plan.mode == "map" else []
-    reduces = _reduce_partials(blobs, record.summary_id, depth) if plan.mode == "map" else []
+    reduces = (_reduce_partials(blobs, record.summary_id, depth, settings.summary_reduce_input_tokens)
+               if plan.mode == "map" else [])
     by_stage = {"map": _sum(maps), "reduce": _sum(reduces), "final": outcome.usage}
     total = by_stage["map"].add(by_stage["reduce"]).add(by_stage["final"])
     model = outcome.model or record.model

@@ -155,8 +155,9 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
             "dropped": len(partial.dropped)}
 
 
-def level_partials(blobs: BlobStore, summary_id: str, level: int, the_plan: Plan) -> list[Partial]:
-    """The partials a level starts from, in rank order: the map partials (level 0) or reduce level ``level``.
+def level_partials(blobs: BlobStore, summary_id: str, level: int, the_plan: Plan, budget: int) -> list[Partial]:
+    """The partials a level starts from, in rank order: the map partials (level 0) or reduce level
+    ``level`` as cut for a ``budget``-token reduce input (:func:`longdoc.summarize.store.reduce_key`).
 
     A map partial stored before coverage was recorded (no ``groups`` and no ``lost``) carries its own group.
     """
@@ -167,8 +168,8 @@ def level_partials(blobs: BlobStore, summary_id: str, level: int, the_plan: Plan
                     for p, g in zip(partials, the_plan.groups, strict=True)]
     else:
         keys = []
-        while blobs.exists(store.reduce_key(summary_id, level, len(keys))):
-            keys.append(store.reduce_key(summary_id, level, len(keys)))
+        while blobs.exists(store.reduce_key(summary_id, level, len(keys), budget)):
+            keys.append(store.reduce_key(summary_id, level, len(keys), budget))
         partials = [store.load_partial(blobs, k) for k in keys]
     return sorted(partials, key=lambda p: p.rank)
 
@@ -241,14 +242,15 @@ def reduce_level(deps: SummaryDeps, summary_id: str, level: int) -> dict[str, An
     :class:`~longdoc.core.errors.ReduceNotConverging` when the contract cannot be kept.
     """
     doc = _load(deps, summary_id)
-    partials = level_partials(deps.blobs, summary_id, level, doc.plan)
     budget = deps.settings.summary_reduce_input_tokens
+    partials = level_partials(deps.blobs, summary_id, level, doc.plan, budget)
     total = total_tokens(partials)
     if total <= budget or sum(1 for p in partials if p.statements) < 1:
         return {"summary_id": summary_id, "level": level, "status": "READY", "partials": len(partials)}
-    maps = partials if level == 0 else level_partials(deps.blobs, summary_id, 0, doc.plan)
+    maps = partials if level == 0 else level_partials(deps.blobs, summary_id, 0, doc.plan, budget)
     bound = max_levels(maps, len(doc.plan.groups), budget)
-    totals = [total_tokens(level_partials(deps.blobs, summary_id, n, doc.plan)) for n in range(max(0, level - 2), level)]
+    totals = [total_tokens(level_partials(deps.blobs, summary_id, n, doc.plan, budget))
+              for n in range(max(0, level - 2), level)]
     stalled = [not shrank(a, b) for a, b in zip([*totals, total], [*totals, total][1:], strict=False)]
     if level >= bound or (len(stalled) >= 2 and stalled[-1] and stalled[-2]):
         why = (f"{level} levels reached the bound of {bound} for {len(doc.plan.groups)} groups" if level >= bound
@@ -259,8 +261,8 @@ def reduce_level(deps: SummaryDeps, summary_id: str, level: int) -> dict[str, An
     pieces = split_oversized(partials, budget)
     batches = make_batches(pieces, budget, pairwise=bool(stalled and stalled[-1]))
     check_consumed(pieces, batches)
-    todo = [(store.reduce_key(summary_id, level + 1, b), batch) for b, batch in enumerate(batches)
-            if not deps.blobs.exists(store.reduce_key(summary_id, level + 1, b))]
+    todo = [(store.reduce_key(summary_id, level + 1, b, budget), batch) for b, batch in enumerate(batches)
+            if not deps.blobs.exists(store.reduce_key(summary_id, level + 1, b, budget))]
     with ThreadPoolExecutor(max_workers=max(1, min(deps.settings.summary_reduce_concurrency, len(todo)))) as pool:
         for future in [pool.submit(_reduce_batch, deps, doc, key, batch) for key, batch in todo]:
             future.result()
@@ -285,7 +287,8 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
     doc = _load(deps, summary_id)
     length, focus = doc.record.request.length, doc.record.request.focus
     key = store.result_key(summary_id)
-    finals = level_partials(deps.blobs, summary_id, level, doc.plan) if doc.plan.mode == "map" else []
+    finals = (level_partials(deps.blobs, summary_id, level, doc.plan, deps.settings.summary_reduce_input_tokens)
+              if doc.plan.mode == "map" else [])
     with _metered(deps, key) as model:
         if doc.plan.mode == "single":
             pieces = doc.index.pieces_for([c for g in doc.plan.groups for c in g.chunk_ids])

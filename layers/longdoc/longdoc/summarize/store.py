@@ -1,7 +1,9 @@
 """Where a summary lives in the blob store (S3, or the local folder): its record, plan, partials and result.
 
 ``summaries/<summary_id>/record.json`` (:class:`SummaryRecord`), ``plan.json``
-(:class:`Plan`), ``map/<group>.json`` and ``reduce/<level>/<batch>.json``
+(:class:`Plan`), ``map/<group>.json`` and ``reduce/<level>-in<budget>/<batch>.json`` (reduce
+levels keyed by the reduce input budget they were cut for, so a rerun with another
+``LONGDOC_SUMMARY_REDUCE_INPUT_TOKENS`` recomputes them and keeps the map partials)
 (:class:`Partial`), ``result.json`` (the final result), ``spent/<key of the step's output>`` (the usage of
 replies billed by failed attempts of a step, :func:`add_spent`). A partial is written once, whole
 (the blob store's puts are atomic), so a killed run resumes without redoing it. Only ids
@@ -40,9 +42,10 @@ def map_key(summary_id: str, index: int) -> str:
     return prefix(summary_id) + f"map/{index:05d}.json"
 
 
-def reduce_key(summary_id: str, level: int, batch: int) -> str:
-    """Key of reduce batch ``batch`` of level ``level`` (level 1 reduces the map partials)."""
-    return prefix(summary_id) + f"reduce/{level:02d}/{batch:05d}.json"
+def reduce_key(summary_id: str, level: int, batch: int, budget: int) -> str:
+    """Key of reduce batch ``batch`` of level ``level`` (level 1 reduces the map partials), cut for a
+    ``budget``-token reduce input (``summary_reduce_input_tokens``; module docstring)."""
+    return prefix(summary_id) + f"reduce/{level:02d}-in{budget}/{batch:05d}.json"
 
 
 def result_key(summary_id: str) -> str:

@@ -31,7 +31,7 @@ from longdoc.core.conversation import check_conversation
 from longdoc.core.errors import AnswerRejected
 from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
 from longdoc.core.ports import Model
-from longdoc.core.polarity import polarity_problem, tokens
+from longdoc.core.polarity import polarity_problem
 from longdoc.core.tool_answer import ask_for_tool, complete_uses
 from longdoc.search.quotes import find_quote
 from longdoc.triage.clauses import Clause
@@ -102,9 +102,9 @@ def verify(tool_input: dict[str, Any], clauses: list[Clause]) -> tuple[str, list
             problems.append(str(exc))
     if decision in ("covered", "not_covered") and not citations and not problems:
         problems.append(f"a {decision} decision needs at least one citation of a clause sent to you")
-    quoted = [tokens(c["quote"]) for c in citations]
+    quoted = [str(c["quote"]) for c in citations]
     for reason in reasons if isinstance(reasons, list) and quoted else []:
-        problem = polarity_problem(tokens(str(reason)), quoted, f"the reason {str(reason)[:80]!r}", added=False)
+        problem = polarity_problem(str(reason), quoted, f"the reason {str(reason)[:80]!r}", added=False)
         if problem:
             problems.append(problem)
     if problems:
