@@ -22,6 +22,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LONGDOC_MODE", "local")
     monkeypatch.setenv("USER", "tester")
     wiring.reset()
+    (tmp_path / "corpus").mkdir()
     state = wiring.state_store()
     state.put_document(DocumentRecord(doc_id="lease", doc_version=VERSION, source=str(tmp_path / "corpus/lease.pdf"),
                                       status="READY", pages=2, chunks=2))
@@ -103,3 +104,33 @@ def test_eval_accuracy_refuses_plain_gold(tmp_path: Path) -> None:
 def test_page_sections_follow_the_reference_architecture() -> None:
     assert [page_section(p, "found") for p in (1, 30, 31, 150, 151)] == ["front", "front", "middle", "middle", "back"]
     assert page_section(None, "not_found") == "absent"
+
+
+def test_export_names_documents_as_the_corpus_does(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the lease was ingested from a copy outside the corpus, and the corpus keeps it in a sub-folder
+    # next to another file of the same name with other bytes
+    state = wiring.state_store()
+    outside = home / "elsewhere" / "lease.pdf"
+    outside.parent.mkdir()
+    outside.write_bytes(b"%PDF-lease")
+    corpus = home / "shared-corpus"
+    (corpus / "leases").mkdir(parents=True)
+    (corpus / "other").mkdir()
+    (corpus / "leases" / "lease.pdf").write_bytes(b"%PDF-lease")
+    (corpus / "other" / "lease.pdf").write_bytes(b"%PDF-another")
+    import hashlib
+    state.put_document(DocumentRecord(doc_id="lease", doc_version=VERSION, source=str(outside), status="READY",
+                                      pages=2, chunks=2, content_sha256=hashlib.sha256(b"%PDF-lease").hexdigest()))
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    _json(capsys, ["review", "accept", every["Governing Law"], "--json"])
+    # When the labels are exported against that corpus
+    out = home / "reviewed.jsonl"
+    summary = _json(capsys, ["review", "export", "--out", str(out), "--corpus", str(corpus), "--json"])
+    # Then the case names the corpus file with the same bytes, as gold does, and nothing is reported missing
+    assert [json.loads(line)["doc"] for line in out.read_text().splitlines()] == ["leases/lease.pdf"]
+    assert summary["not_in_corpus"] == []
+    # And a corpus without the document is reported (stderr warning and in the summary)
+    empty = home / "empty-corpus"
+    empty.mkdir()
+    summary = _json(capsys, ["review", "export", "--out", str(out), "--corpus", str(empty), "--json"])
+    assert summary["not_in_corpus"] == [str(outside)]

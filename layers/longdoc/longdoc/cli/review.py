@@ -92,7 +92,13 @@ def cmd_review_decide(args: argparse.Namespace) -> int:
 
 def cmd_review_export(args: argparse.Namespace) -> int:
     """Write the reviewed items as gold JSONL (``shared/gold/README.md`` format)."""
-    summary = _service().export_gold(Path(args.out), args.run or None, Path(args.corpus) if args.corpus else None)
+    corpus = Path(args.corpus) if args.corpus else None
+    if corpus is not None and not corpus.is_dir():
+        raise CliError(f"--corpus {corpus}: not a folder")
+    summary = _service().export_gold(Path(args.out), args.run or None, corpus)
+    for source in summary.get("not_in_corpus") or []:
+        print(f"warning: {source} is not under {corpus} (by name or content hash); written as ingested, so "
+              "`longdoc eval extraction` will not find it there", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
@@ -157,7 +163,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = rs.add_parser("export", help="write reviewed items as gold JSONL")
     p.add_argument("--out", required=True)
     p.add_argument("--run", action="append", help="only this run (repeatable)")
-    p.add_argument("--corpus", default=None, help="write document paths relative to this folder")
+    p.add_argument("--corpus", default=None, help="the folder `eval extraction --corpus` gets: documents are written relative to it "
+                   "(found there by file name or content hash)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_review_export)
     evals = next(a for a in sub.choices["eval"]._actions if isinstance(a, argparse._SubParsersAction))

@@ -20,10 +20,11 @@ the review (``item_id``, ``run_id``, ``decision``, ``reviewer``, ``reviewed_at``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from longdoc.core.models import DocumentRecord
@@ -48,26 +49,72 @@ def label(item: ReviewItem, decisions: list[Decision]) -> tuple[str, str | None,
     return ("not_found", None, None, None)
 
 
-def _doc_path(record: DocumentRecord | None, item: ReviewItem, corpus: Path | None) -> str:
-    """The document's path as gold names it: under ``corpus`` when it is there, else as ingested."""
+class CorpusIndex:
+    """Finds an ingested document's file under a gold corpus folder, to name it as gold does.
+
+    Gold ``doc`` paths are relative to the corpus (``cuad/x.pdf``); a document ingested from elsewhere
+    (another folder, a bare file name, an S3 key) is found under ``corpus`` by its file name, several
+    files of that name told apart by SHA-256 of their bytes (the record's ``content_sha256``), and
+    failing the name, by that hash among the corpus files of the same suffix. Files are hashed
+    at most once per export.
+    """
+
+    def __init__(self, corpus: Path) -> None:
+        self.root = Path(corpus).resolve()
+        self._files: list[Path] | None = None
+        self._hashes: dict[Path, str] = {}
+
+    def _all(self) -> list[Path]:
+        if self._files is None:
+            self._files = sorted(p for p in self.root.rglob("*") if p.is_file())
+        return self._files
+
+    def _sha(self, path: Path) -> str:
+        if path not in self._hashes:
+            digest = hashlib.sha256()
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            self._hashes[path] = digest.hexdigest()
+        return self._hashes[path]
+
+    def find(self, source: str, sha256: str = "") -> str | None:
+        """``source``'s path relative to the corpus (POSIX separators), or None when it is not there."""
+        try:
+            return Path(source).resolve().relative_to(self.root).as_posix()
+        except (ValueError, OSError):
+            pass
+        name = PurePosixPath(source.replace("\\", "/")).name
+        named = [p for p in self._all() if p.name == name]
+        if len(named) > 1 and sha256:
+            named = [p for p in named if self._sha(p) == sha256] or named
+        if not named and sha256:
+            suffix = PurePosixPath(name).suffix.lower()
+            named = [p for p in self._all() if p.suffix.lower() == suffix and self._sha(p) == sha256]
+        return named[0].relative_to(self.root).as_posix() if named else None
+
+
+def _doc_path(record: DocumentRecord | None, item: ReviewItem, corpus: CorpusIndex | None) -> tuple[str, bool]:
+    """The document's path as gold names it (relative to ``corpus`` when found there, else as ingested)
+    and whether it was found under the corpus."""
     source = record.source if record else item.doc_id
     if corpus is not None:
-        try:
-            return str(Path(source).resolve().relative_to(Path(corpus).resolve()))
-        except ValueError:
-            pass
-    return source
+        found = corpus.find(source, record.content_sha256 if record else "")
+        if found is not None:
+            return found, True
+    return source, False
 
 
 def gold_case(item: ReviewItem, decisions: list[Decision], record: DocumentRecord | None,
-              corpus: Path | None = None) -> dict[str, Any] | str:
+              corpus: CorpusIndex | None = None) -> dict[str, Any] | str:
     """One gold case (a dict) for a reviewed item, or the reason it is left out (a str; :func:`label`)."""
     got = label(item, decisions)
     if isinstance(got, str):
         return got
     expected, snippet, page, section = got
     latest = decisions[-1]
-    return {"case_id": f"review-{item.item_id}", "doc": _doc_path(record, item, corpus),
+    doc, _ = _doc_path(record, item, corpus)
+    return {"case_id": f"review-{item.item_id}", "doc": doc,
             "doc_type": item.doc_type or (record.metadata.doc_type if record else None),
             "page_count": record.pages if record else None, "clause_type": item.clause_type, "question": "",
             "expected": expected, "snippets": [snippet] if snippet else [],
@@ -83,17 +130,26 @@ def write_gold(path: Path, reviewed: Sequence[tuple[ReviewItem, list[Decision]]]
                document: Callable[[ReviewItem], DocumentRecord | None], corpus: Path | None = None) -> dict[str, Any]:
     """Write the gold cases of ``reviewed`` (items with their decisions) to ``path``, whole or not at all.
 
-    Returns ``{"path", "written", "left_out": {reason: count}}`` (pending items counted as ``pending``).
-    Raises ``OSError`` when ``path``'s folder cannot be written (any earlier file is left as it was).
+    ``corpus``: the folder ``longdoc eval extraction --corpus`` will be given; each document is written
+    relative to it (:class:`CorpusIndex`), so the export is scored there unchanged.
+    Returns ``{"path", "written", "left_out": {reason: count}, "not_in_corpus": [sources]}`` (pending
+    items counted as ``pending``; ``not_in_corpus``: documents a ``corpus`` was given for but that are
+    not found under it, written as ingested). Raises ``OSError`` when ``path``'s folder cannot be written (any earlier file is left as it was).
     """
     lines: list[str] = []
     left_out: dict[str, int] = {}
     records: dict[tuple[str, str], DocumentRecord | None] = {}
+    index = CorpusIndex(corpus) if corpus is not None else None
+    missing: list[str] = []
     for item, decisions in reviewed:
         key = (item.doc_id, item.doc_version)
         if key not in records:
             records[key] = document(item)
-        case = gold_case(item, decisions, records[key], corpus)
+            if index is not None:
+                doc, found = _doc_path(records[key], item, index)
+                if not found and doc not in missing:
+                    missing.append(doc)
+        case = gold_case(item, decisions, records[key], index)
         if isinstance(case, str):
             left_out[case] = left_out.get(case, 0) + 1
         else:
@@ -103,4 +159,4 @@ def write_gold(path: Path, reviewed: Sequence[tuple[ReviewItem, list[Decision]]]
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     os.replace(tmp, path)
-    return {"path": str(path), "written": len(lines), "left_out": left_out}
+    return {"path": str(path), "written": len(lines), "left_out": left_out, "not_in_corpus": missing}
