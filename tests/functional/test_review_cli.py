@@ -134,3 +134,33 @@ def test_export_names_documents_as_the_corpus_does(home: Path, capsys: pytest.Ca
     empty.mkdir()
     summary = _json(capsys, ["review", "export", "--out", str(out), "--corpus", str(empty), "--json"])
     assert summary["not_in_corpus"] == [str(outside)]
+
+
+def test_doc_type_comes_from_metadata_else_is_inferred_and_marked(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from longdoc.review.doctype import infer_doc_type
+
+    # Given the lease's chunks carry no doc_type and its record has no metadata, its file named as a contract
+    state = wiring.state_store()
+    state.put_document(DocumentRecord(doc_id="lease", doc_version=VERSION, status="READY", pages=2, chunks=2,
+                                      source=str(home / "corpus/cuad/herimports-maintenance-agreement.pdf")))
+    save_chunks(wiring.blob_store(), "lease", VERSION, [c.model_copy(update={"doc_type": None}) for c in CHUNKS])
+    # When its items are enqueued and exported
+    items = _json(capsys, ["review", "list", "--all", "--json"])
+    # Then each item records the inferred kind, marked inferred, and so does the export, and the stratum uses it
+    assert {(i["doc_type"], i["doc_type_inferred"]) for i in items} == {("contract", True)}
+    _json(capsys, ["review", "accept", items[0]["item_id"], "--json"])
+    out = home / "reviewed.jsonl"
+    _json(capsys, ["review", "export", "--out", str(out), "--json"])
+    case = json.loads(out.read_text().splitlines()[0])
+    assert (case["doc_type"], case["doc_type_inferred"]) == ("contract", True)
+    assert {s["doc_type"] for s in evaluate_accuracy(out, min_labels=1)["strata"]} == {"contract"}
+    # And the classifier's kinds, by title keyword
+    assert [infer_doc_type(p) for p in ("chubb-travellershield-plus-policy-wording.pdf", "gdpr/regulation-2016.pdf",
+                                        "MPL-2.0.txt")] == ["policy", "regulation", None]
+
+
+def test_metadata_doc_type_is_kept_and_not_marked_inferred(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the lease's chunks carry doc_type "lease" (its metadata sidecar)
+    items = _json(capsys, ["review", "list", "--all", "--json"])
+    # Then the items carry it as metadata, not inferred
+    assert {(i["doc_type"], i["doc_type_inferred"]) for i in items} == {("lease", False)}

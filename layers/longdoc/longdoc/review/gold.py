@@ -29,6 +29,7 @@ from typing import Any
 
 from longdoc.core.models import DocumentRecord
 from longdoc.core.reviews import Decision, ReviewItem
+from longdoc.review.doctype import doc_type_of
 
 
 def label(item: ReviewItem, decisions: list[Decision]) -> tuple[str, str | None, int | None, str | None] | str:
@@ -114,8 +115,10 @@ def gold_case(item: ReviewItem, decisions: list[Decision], record: DocumentRecor
     expected, snippet, page, section = got
     latest = decisions[-1]
     doc, _ = _doc_path(record, item, corpus)
-    return {"case_id": f"review-{item.item_id}", "doc": doc,
-            "doc_type": item.doc_type or (record.metadata.doc_type if record else None),
+    doc_type, inferred = item.doc_type, item.doc_type_inferred
+    if not doc_type:  # an item stored before doc types were inferred: the record's, else the gold path's kind
+        doc_type, inferred = doc_type_of([], record, doc)
+    return {"case_id": f"review-{item.item_id}", "doc": doc, "doc_type": doc_type, "doc_type_inferred": inferred,
             "page_count": record.pages if record else None, "clause_type": item.clause_type, "question": "",
             "expected": expected, "snippets": [snippet] if snippet else [],
             "pages": [page] if page is not None else [], "section_ids": [section] if section else [],

@@ -25,6 +25,7 @@ from longdoc.core.ports import DecisionStore
 from longdoc.core.records import Citation
 from longdoc.core.reviews import Decision, DecisionRequest, ReviewItem, utc_now
 from longdoc.extract.public import verify_citation
+from longdoc.review.doctype import doc_type_of
 from longdoc.review.items import current_value, items_of_result, reviewed_answer, with_history
 
 DEFAULT_ACCEPT_THRESHOLD = 0.8
@@ -74,8 +75,9 @@ class ReviewService:
         stored = self.store.list_items(run_id)
         if not stored and result.get("extractions"):
             chunks = self.sources.chunks(result["doc_id"], result.get("doc_version", ""))
-            doc_type = next((c.doc_type for c in chunks if c.doc_type), None)
-            self.store.put_items(items_of_result(result, doc_type))
+            doc_type, inferred = doc_type_of(chunks, self.sources.document(result["doc_id"],
+                                                                           result.get("doc_version", "")))
+            self.store.put_items(items_of_result(result, doc_type, inferred))
             stored = self.store.list_items(run_id)
         return [self._with_history(i) for i in stored]
 
