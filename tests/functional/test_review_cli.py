@@ -164,3 +164,47 @@ def test_metadata_doc_type_is_kept_and_not_marked_inferred(home: Path, capsys: p
     items = _json(capsys, ["review", "list", "--all", "--json"])
     # Then the items carry it as metadata, not inferred
     assert {(i["doc_type"], i["doc_type_inferred"]) for i in items} == {("lease", False)}
+
+
+def test_contradictory_labels_are_flagged_and_settled(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a second run over the lease: Governing Law accepted as found in one run, marked absent in the other
+    state = wiring.state_store()
+    state.put_run(RunRecord(run_id="run-review-2", doc_id="lease", doc_version=VERSION, clause_types=["x"],
+                            status="SUCCEEDED", model="m"))
+    law = result()["extractions"][0]
+    state.put_extraction("run-review-2", Extraction.model_validate({**law, "instance": "i0"}))
+    items = _json(capsys, ["review", "list", "--all", "--json"])
+    law_ids = {i["run_id"]: i["item_id"] for i in items if i["clause_type"] == "Governing Law"}
+    _json(capsys, ["review", "accept", law_ids[RUN], "--json"])
+    _json(capsys, ["review", "mark-absent", law_ids["run-review-2"], "--json"])
+    out = home / "reviewed.jsonl"
+    # When exported with the default (latest) and with --on-conflict skip
+    assert cli.main(["review", "export", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    latest = json.loads(captured.out)
+    # Then the conflict is listed with both runs, warned about, and only one label of the pair is written
+    assert [(c["doc"], c["clause_type"]) for c in latest["conflicts"]] == [(str(home / "corpus/lease.pdf"),
+                                                                           "Governing Law")]
+    assert {x["run_id"] for x in latest["conflicts"][0]["cases"]} == {RUN, "run-review-2"}
+    assert "warning: contradictory labels for" in captured.err and "Governing Law" in captured.err
+    assert latest["written"] == 1
+    skipped = _json(capsys, ["review", "export", "--out", str(out), "--on-conflict", "skip", "--json"])
+    assert skipped["written"] == 0 and skipped["conflicts"][0]["kept"] is None
+
+
+def test_latest_decision_wins_a_conflict_by_decision_time() -> None:
+    from longdoc.review.gold import resolve_conflicts
+
+    def case(n: int, expected: str, at: str) -> dict:
+        return {"case_id": f"c{n}", "doc": "cuad/a.pdf", "clause_type": "Agreement Date", "expected": expected,
+                "item_id": f"ri-{n}", "run_id": f"r{n}", "decision": "accept", "reviewer": "ann", "reviewed_at": at}
+    # Given two found labels (one before, one after) and a not_found between them, plus an unrelated clause
+    cases = [case(1, "found", "2026-12-01T09:00:00Z"), case(2, "not_found", "2026-12-01T10:00:00Z"),
+             case(3, "found", "2026-12-01T11:00:00Z"), {**case(4, "found", "2026-12-01T08:00:00Z"), "clause_type": "X"}]
+    # When settled by the latest decision
+    kept, conflicts = resolve_conflicts(cases, "latest")
+    # Then the latest (found, 11:00) label wins: both found cases are kept, the not_found dropped
+    assert [c["case_id"] for c in kept] == ["c1", "c3", "c4"]
+    assert conflicts[0]["kept"] == "found" and [x["run_id"] for x in conflicts[0]["cases"]] == ["r1", "r2", "r3"]
+    # And skip drops the whole pair
+    assert [c["case_id"] for c in resolve_conflicts(cases, "skip")[0]] == ["c4"]

@@ -95,7 +95,11 @@ def cmd_review_export(args: argparse.Namespace) -> int:
     corpus = Path(args.corpus) if args.corpus else None
     if corpus is not None and not corpus.is_dir():
         raise CliError(f"--corpus {corpus}: not a folder")
-    summary = _service().export_gold(Path(args.out), args.run or None, corpus)
+    summary = _service().export_gold(Path(args.out), args.run or None, corpus, args.on_conflict)
+    for c in summary.get("conflicts") or []:
+        runs = ", ".join(f"{x['run_id']} {x['expected']} ({x['reviewed_at']})" for x in c["cases"])
+        outcome = f"kept {c['kept']} (latest decision)" if c["kept"] else "left out (--on-conflict skip)"
+        print(f"warning: contradictory labels for {c['doc']} x {c['clause_type']}: {runs}; {outcome}", file=sys.stderr)
     for source in summary.get("not_in_corpus") or []:
         print(f"warning: {source} is not under {corpus} (by name or content hash); written as ingested, so "
               "`longdoc eval extraction` will not find it there", file=sys.stderr)
@@ -165,6 +169,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run", action="append", help="only this run (repeatable)")
     p.add_argument("--corpus", default=None, help="the folder `eval extraction --corpus` gets: documents are written relative to it "
                    "(found there by file name or content hash)")
+    p.add_argument("--on-conflict", choices=["latest", "skip"], default="latest",
+                   help="one document x clause type labelled found in one run and absent in another: keep the "
+                   "latest decision's label (default) or leave the pair out; listed under `conflicts` either way")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_review_export)
     evals = next(a for a in sub.choices["eval"]._actions if isinstance(a, argparse._SubParsersAction))

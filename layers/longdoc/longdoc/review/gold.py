@@ -129,17 +129,52 @@ def gold_case(item: ReviewItem, decisions: list[Decision], record: DocumentRecor
             "model_page": item.page if item.kind == "extraction" else None, "confidence": item.confidence}
 
 
+ON_CONFLICT = ("latest", "skip")
+"""Choices for contradictory labels: keep the latest decision's label (default), or leave the pair out."""
+
+
+def resolve_conflicts(cases: list[dict[str, Any]], on_conflict: str = "latest") -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Find contradictory labels and settle them: ``(cases kept, conflicts)``.
+
+    A conflict is one document (gold ``doc``) x clause type labelled ``found`` by one reviewed item and
+    ``not_found`` by another (two runs over the same document, reviewed differently). ``latest`` keeps
+    the cases that agree with the most recent decision (``reviewed_at``, then item id) and drops the
+    others; ``skip`` drops every case of the pair. Each conflict is ``{"doc", "clause_type", "kept":
+    expected or None, "cases": [{"item_id", "run_id", "expected", "decision", "reviewer", "reviewed_at"}]}``.
+    Raises ``ValueError`` for an ``on_conflict`` outside :data:`ON_CONFLICT`.
+    """
+    if on_conflict not in ON_CONFLICT:
+        raise ValueError(f"on_conflict must be one of {', '.join(ON_CONFLICT)}, not {on_conflict!r}")
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for case in cases:
+        groups.setdefault((case["doc"], case["clause_type"]), []).append(case)
+    dropped: set[str] = set()
+    conflicts: list[dict[str, Any]] = []
+    for (doc, clause), group in groups.items():
+        if len({c["expected"] for c in group}) < 2:
+            continue
+        latest = max(group, key=lambda c: (c["reviewed_at"], c["item_id"]))
+        kept = latest["expected"] if on_conflict == "latest" else None
+        dropped |= {c["case_id"] for c in group if c["expected"] != kept}
+        conflicts.append({"doc": doc, "clause_type": clause, "kept": kept, "cases": [
+            {k: c[k] for k in ("item_id", "run_id", "expected", "decision", "reviewer", "reviewed_at")}
+            for c in sorted(group, key=lambda c: (c["reviewed_at"], c["item_id"]))]})
+    return [c for c in cases if c["case_id"] not in dropped], conflicts
+
+
 def write_gold(path: Path, reviewed: Sequence[tuple[ReviewItem, list[Decision]]],
-               document: Callable[[ReviewItem], DocumentRecord | None], corpus: Path | None = None) -> dict[str, Any]:
+               document: Callable[[ReviewItem], DocumentRecord | None], corpus: Path | None = None,
+               on_conflict: str = "latest") -> dict[str, Any]:
     """Write the gold cases of ``reviewed`` (items with their decisions) to ``path``, whole or not at all.
 
     ``corpus``: the folder ``longdoc eval extraction --corpus`` will be given; each document is written
     relative to it (:class:`CorpusIndex`), so the export is scored there unchanged.
-    Returns ``{"path", "written", "left_out": {reason: count}, "not_in_corpus": [sources]}`` (pending
+    ``on_conflict``: what to do with contradictory labels (:func:`resolve_conflicts`).
+    Returns ``{"path", "written", "left_out": {reason: count}, "not_in_corpus": [sources], "conflicts"}`` (pending
     items counted as ``pending``; ``not_in_corpus``: documents a ``corpus`` was given for but that are
     not found under it, written as ingested). Raises ``OSError`` when ``path``'s folder cannot be written (any earlier file is left as it was).
     """
-    lines: list[str] = []
+    cases: list[dict[str, Any]] = []
     left_out: dict[str, int] = {}
     records: dict[tuple[str, str], DocumentRecord | None] = {}
     index = CorpusIndex(corpus) if corpus is not None else None
@@ -156,10 +191,13 @@ def write_gold(path: Path, reviewed: Sequence[tuple[ReviewItem, list[Decision]]]
         if isinstance(case, str):
             left_out[case] = left_out.get(case, 0) + 1
         else:
-            lines.append(json.dumps(case, ensure_ascii=False))
+            cases.append(case)
+    cases, conflicts = resolve_conflicts(cases, on_conflict)
+    lines = [json.dumps(case, ensure_ascii=False) for case in cases]
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     os.replace(tmp, path)
-    return {"path": str(path), "written": len(lines), "left_out": left_out, "not_in_corpus": missing}
+    return {"path": str(path), "written": len(lines), "left_out": left_out, "not_in_corpus": missing,
+            "conflicts": conflicts}

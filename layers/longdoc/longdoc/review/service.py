@@ -199,18 +199,21 @@ class ReviewService:
                 "review": {"items": len(items), "reviewed": [a["item_id"] for a in answers if a["reviewed"]],
                            "pending": by_status.get("pending", 0), "by_status": by_status, "threshold": self.threshold}}
 
-    def export_gold(self, path: Path, run_ids: list[str] | None = None, corpus: Path | None = None) -> dict[str, Any]:
+    def export_gold(self, path: Path, run_ids: list[str] | None = None, corpus: Path | None = None,
+                    on_conflict: str = "latest") -> dict[str, Any]:
         """Write the reviewed items of ``run_ids`` (every enqueued run when None) as gold JSONL at ``path``.
 
         Format of ``shared/gold/README.md`` (:func:`longdoc.review.gold.gold_case`), written whole through
         a temporary file (a failed export leaves any earlier file as it was). ``corpus``: document paths
-        are written relative to it when under it. Returns ``{"path", "written", "left_out": {reason: n}}``.
+        are written relative to it (found under it by name or content hash). ``on_conflict`` (``latest``/``skip``):
+        contradictory labels, :func:`longdoc.review.gold.resolve_conflicts`. Returns :func:`~longdoc.review.gold.write_gold`'s
+        summary (``path``, ``written``, ``left_out``, ``not_in_corpus``, ``conflicts``).
         """
         from longdoc.review.gold import write_gold
 
         items = [i for rid in run_ids for i in self.enqueue(rid)] if run_ids else self.items(None)
         return write_gold(path, [(i, self.store.decisions(i.item_id)) for i in items],
-                          lambda i: self.sources.document(i.doc_id, i.doc_version), corpus)
+                          lambda i: self.sources.document(i.doc_id, i.doc_version), corpus, on_conflict)
 
 
 def _by_place(extractions: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
