@@ -208,3 +208,25 @@ def test_latest_decision_wins_a_conflict_by_decision_time() -> None:
     assert conflicts[0]["kept"] == "found" and [x["run_id"] for x in conflicts[0]["cases"]] == ["r1", "r2", "r3"]
     # And skip drops the whole pair
     assert [c["case_id"] for c in resolve_conflicts(cases, "skip")[0]] == ["c4"]
+
+
+def test_eval_accuracy_honours_min_labels_zero_and_refuses_an_empty_file(
+        home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given one reviewed wrong label (Cap corrected elsewhere) and a settings minimum of 5 labels
+    monkeypatch.setenv("LONGDOC_REVIEW_MIN_STRATUM_LABELS", "5")
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    _json(capsys, ["review", "correct", every["Cap On Liability"], "--quote",
+                   "The landlord's liability is capped at $5,000.", "--json"])
+    out = home / "reviewed.jsonl"
+    _json(capsys, ["review", "export", "--out", str(out), "--json"])
+    # When scored with --min-labels 0, Then the stratum alerts (0 is honoured, not taken as "default")
+    assert cli.main(["eval", "accuracy", "--gold", str(out), "--min-labels", "0", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["min_labels"] == 0
+    # And without it the settings' 5 apply (one label: no alert)
+    assert cli.main(["eval", "accuracy", "--gold", str(out)]) == 0
+    capsys.readouterr()
+    # And an empty gold file exits non-zero naming the file and the problem
+    empty = home / "empty.jsonl"
+    empty.write_text("")
+    assert cli.main(["eval", "accuracy", "--gold", str(empty)]) == 1
+    assert f"{empty}: no gold cases (the file is empty)" in capsys.readouterr().err

@@ -120,7 +120,10 @@ def cmd_eval_accuracy(args: argparse.Namespace) -> int:
     if not gold.exists():
         raise CliError(f"gold file not found: {gold}")
     settings = get_settings()
-    report = evaluate_accuracy(gold, args.min_labels or settings.review_min_stratum_labels,
+    if args.min_labels is not None and args.min_labels < 0:
+        raise CliError(f"--min-labels must be 0 or more, not {args.min_labels}")
+    min_labels = settings.review_min_stratum_labels if args.min_labels is None else args.min_labels
+    report = evaluate_accuracy(gold, min_labels,
                                settings.review_accept_threshold)
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1) if args.json else render_accuracy(report))
     if args.html:
@@ -175,9 +178,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_review_export)
     evals = next(a for a in sub.choices["eval"]._actions if isinstance(a, argparse._SubParsersAction))
-    p = evals.add_parser("accuracy", help="accuracy by stratum on reviewed labels; exit 1 on a stratum under 90%")
+    p = evals.add_parser("accuracy", help="accuracy by stratum on reviewed labels; exit 1 on a stratum under 90%%")
     p.add_argument("--gold", required=True, help="a review export (longdoc review export)")
-    p.add_argument("--min-labels", type=int, default=None, help="labels a stratum needs to alert (default: settings)")
+    p.add_argument("--min-labels", type=int, default=None, help="labels a stratum needs to alert (default: settings; 0: every stratum can alert)")
     p.add_argument("--html", default=None, help="also write the dashboard (inline SVG heat map)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval_accuracy)

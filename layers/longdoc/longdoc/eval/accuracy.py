@@ -39,9 +39,12 @@ def evaluate_accuracy(gold: Path, min_labels: int = 5, threshold: float = 0.8) -
     """Score a review export (module docstring). Returns ``{"cases", "accuracy", "silent_source_rate",
     "absent_labels", "strata": [{"doc_type", "clause_type", "section", "labels", "correct", "accuracy",
     "alert"}], "alerts", "min_labels", "calibration", "rows"}``. Raises :class:`CliError` naming the file and
-    the case when a case carries no model answer (plain gold: use ``eval extraction``) and ``ValueError``
+    the case when a case carries no model answer, or the file when it holds no case, (plain gold: use ``eval extraction``) and ``ValueError``
     (from :func:`~longdoc.eval.gold.load_gold`) for a line that is not a gold case."""
     raw = [line for line in Path(gold).read_text(encoding="utf-8").split("\n") if line.strip()]
+    if not raw:
+        raise CliError(f"{gold}: no gold cases (the file is empty): nothing to score; export reviewed items with "
+                       "`longdoc review export` first")
     cases = load_gold(gold)
     import json
 
