@@ -84,9 +84,9 @@ def test_a_stale_or_unverbatim_decision_fails_with_one_line(home: Path, capsys: 
     every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
     cap = every["Cap On Liability"]
     assert cli.main(["review", "accept", cap, "--version", "0"]) == 0
-    assert cli.main(["review", "reject", cap, "--version", "0"]) == 1
+    assert cli.main(["review", "reject", cap, "--version", "0"]) == 3  # a conflict: reload
     assert "version 1, not 0" in capsys.readouterr().err
-    assert cli.main(["review", "correct", cap, "--quote", "capped at ten dollars", "--page", "2"]) == 1
+    assert cli.main(["review", "correct", cap, "--quote", "capped at ten dollars", "--page", "2"]) == 2  # refused
     assert "correction refused for document lease@0123456789abcdef on page 2" in capsys.readouterr().err
     assert cli.main(["review", "show", cap]) == 0
     shown = capsys.readouterr().out
@@ -230,3 +230,79 @@ def test_eval_accuracy_honours_min_labels_zero_and_refuses_an_empty_file(
     empty.write_text("")
     assert cli.main(["eval", "accuracy", "--gold", str(empty)]) == 1
     assert f"{empty}: no gold cases (the file is empty)" in capsys.readouterr().err
+
+
+def test_a_vague_correction_is_refused_unless_pinned_or_exact(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    cap = every["Cap On Liability"]
+    # Given a one-word quote, When it is offered as a correction, Then it is refused as too short
+    assert cli.main(["review", "correct", cap, "--quote", "the"]) == 2
+    assert "'the' is 3 characters; a span needs at least 12" in capsys.readouterr().err
+    # Given a longer quote that occurs on both pages ("party may" is once; "is due monthly on" once; use a repeat)
+    assert cli.main(["review", "correct", cap, "--quote", "days notice. 4"]) == 0  # unique: accepted
+    capsys.readouterr()
+    # And an exact value (a number) is accepted although short
+    assert cli.main(["review", "correct", cap, "--quote", "$5,000"]) == 0
+    capsys.readouterr()
+    # And a short span is refused with or without a page (too short beats pinned)
+    assert cli.main(["review", "correct", cap, "--quote", "Ohio", "--page", "1"]) == 2
+
+
+def test_a_correction_found_in_two_places_needs_a_page() -> None:
+    from longdoc.core.errors import InvalidDecision
+    from longdoc.core.models import Chunk
+    from longdoc.review.service import _check_span
+
+    text = "The Supplier shall indemnify the Buyer."
+    chunks = {f"c{n}": Chunk.model_validate({**CHUNKS[0].model_dump(), "chunk_id": f"c{n}", "text": text,
+                                             "char_start": 100 * n, "char_end": 100 * n + len(text)})
+              for n in range(2)}
+    # Given the span occurs in two chunks at different places, When unpinned, Then it is refused
+    with pytest.raises(InvalidDecision, match="occurs in 2 places; give its page or chunk id"):
+        _check_span("shall indemnify the Buyer", None, None, chunks, "document d@v")
+    # And pinned by page or chunk it passes
+    _check_span("shall indemnify the Buyer", None, 1, chunks, "document d@v")
+    _check_span("shall indemnify the Buyer", "c1", None, chunks, "document d@v")
+
+
+def test_review_messages_and_exit_statuses(home: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    cap = every["Cap On Liability"]
+    # Given an item at version 0, When decided at a version it never had, Then it says so (refused, 2)
+    for bad in ("99", "-1"):
+        assert cli.main(["review", "accept", cap, "--version", bad]) == 2
+        err = capsys.readouterr().err
+        assert f"has no version {bad}: its current version is 0" in err and "another decision came first" not in err
+    # When a correction names page 1 but the text is on page 2, Then it says where it is
+    assert cli.main(["review", "correct", cap, "--quote", "The landlord's liability is capped", "--page", "1"]) == 2
+    assert "is not on page 1 (found on page 2)" in capsys.readouterr().err
+    # When an unknown id is decided with --json, Then exit 4 and a JSON object on stdout
+    assert cli.main(["review", "accept", "ri-0000000000000000", "--json"]) == 4
+    assert "not found" in json.loads(capsys.readouterr().out)["error"]
+    # When no $USER is set, Then the OS login name (or local-reviewer) decides
+    for name in ("USER", "LOGNAME", "LNAME", "USERNAME"):
+        monkeypatch.delenv(name, raising=False)
+    import getpass
+    monkeypatch.setattr(getpass, "getuser", lambda: (_ for _ in ()).throw(OSError("no login")))
+    assert _json(capsys, ["review", "accept", cap, "--json"])["reviewer"] == "local-reviewer"
+
+
+def test_list_all_is_sorted_with_run_and_doc_and_a_true_footer(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given no longdoc serve running, When every item is listed
+    assert cli.main(["review", "list", "--all"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # Then the rows go lowest confidence first, name run and document, and the footer names no made-up URL
+    assert "RUN" in lines[0] and "DOC" in lines[0]
+    confs = [float(line.split()[0]) for line in lines[1:-1]]
+    assert confs == sorted(confs) and len(confs) == 4
+    assert all(RUN in line and " lease " in line for line in lines[1:-1])
+    assert lines[-1].endswith("review page: (run longdoc serve; the page is /review)")
+    # And with a serve marker for this home (a live process: this one), the footer gives its URL
+    import os
+    from longdoc.cli.serve import serve_marker, write_marker
+    from longdoc.config import get_settings
+    write_marker(serve_marker(get_settings().home), "http://127.0.0.1:9123")
+    assert os.getpid()
+    assert cli.main(["review", "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("review page: http://127.0.0.1:9123/review")
