@@ -172,10 +172,15 @@ def test_a_correction_that_is_not_verbatim_is_a_422_and_nothing_is_stored(stack:
     assert "correction refused for document lease@" in body["message"] and "on page 1" in body["message"]
     assert items()["Cap On Liability"]["status"] == "pending"
     # And a correction without a quote, or mark_present on a found clause, is a 400
-    assert decide(item_id, action="correct")[0] == 400
-    assert decide(item_id, action="mark_present", quote="Rent is due monthly on the first day.")[0] == 400
-    # And an unknown item is a 404
-    assert decide("ri-0000000000000000", action="accept")[0] == 404
+    # that names no CLI flag or command (the caller is not at a terminal), as the 404 for an unknown item
+    answers = [decide(item_id, action="correct"),
+               decide(item_id, action="mark_present", quote="Rent is due monthly on the first day."),
+               decide(item_id, action="correct", quote="the"), decide(item_id, action="accept", expected_version=99)]
+    assert [status for status, _ in answers] == [400, 400, 400, 400]
+    unknown = decide("ri-0000000000000000", action="accept")
+    assert unknown[0] == 404
+    for _, body in [*answers, unknown]:
+        assert "--" not in body["message"] and "`longdoc" not in body["message"], body["message"]
 
 
 def test_the_page_image_boxes_the_span_in_force(stack: Any) -> None:

@@ -22,6 +22,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("LONGDOC_MODE", "local")
     monkeypatch.setenv("USER", "tester")
     wiring.reset()
+    (tmp_path / "corpus").mkdir()
     state = wiring.state_store()
     state.put_document(DocumentRecord(doc_id="lease", doc_version=VERSION, source=str(tmp_path / "corpus/lease.pdf"),
                                       status="READY", pages=2, chunks=2))
@@ -83,9 +84,9 @@ def test_a_stale_or_unverbatim_decision_fails_with_one_line(home: Path, capsys: 
     every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
     cap = every["Cap On Liability"]
     assert cli.main(["review", "accept", cap, "--version", "0"]) == 0
-    assert cli.main(["review", "reject", cap, "--version", "0"]) == 1
+    assert cli.main(["review", "reject", cap, "--version", "0"]) == 3  # a conflict: reload
     assert "version 1, not 0" in capsys.readouterr().err
-    assert cli.main(["review", "correct", cap, "--quote", "capped at ten dollars", "--page", "2"]) == 1
+    assert cli.main(["review", "correct", cap, "--quote", "capped at ten dollars", "--page", "2"]) == 2  # refused
     assert "correction refused for document lease@0123456789abcdef on page 2" in capsys.readouterr().err
     assert cli.main(["review", "show", cap]) == 0
     shown = capsys.readouterr().out
@@ -103,3 +104,205 @@ def test_eval_accuracy_refuses_plain_gold(tmp_path: Path) -> None:
 def test_page_sections_follow_the_reference_architecture() -> None:
     assert [page_section(p, "found") for p in (1, 30, 31, 150, 151)] == ["front", "front", "middle", "middle", "back"]
     assert page_section(None, "not_found") == "absent"
+
+
+def test_export_names_documents_as_the_corpus_does(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the lease was ingested from a copy outside the corpus, and the corpus keeps it in a sub-folder
+    # next to another file of the same name with other bytes
+    state = wiring.state_store()
+    outside = home / "elsewhere" / "lease.pdf"
+    outside.parent.mkdir()
+    outside.write_bytes(b"%PDF-lease")
+    corpus = home / "shared-corpus"
+    (corpus / "leases").mkdir(parents=True)
+    (corpus / "other").mkdir()
+    (corpus / "leases" / "lease.pdf").write_bytes(b"%PDF-lease")
+    (corpus / "other" / "lease.pdf").write_bytes(b"%PDF-another")
+    import hashlib
+    state.put_document(DocumentRecord(doc_id="lease", doc_version=VERSION, source=str(outside), status="READY",
+                                      pages=2, chunks=2, content_sha256=hashlib.sha256(b"%PDF-lease").hexdigest()))
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    _json(capsys, ["review", "accept", every["Governing Law"], "--json"])
+    # When the labels are exported against that corpus
+    out = home / "reviewed.jsonl"
+    summary = _json(capsys, ["review", "export", "--out", str(out), "--corpus", str(corpus), "--json"])
+    # Then the case names the corpus file with the same bytes, as gold does, and nothing is reported missing
+    assert [json.loads(line)["doc"] for line in out.read_text().splitlines()] == ["leases/lease.pdf"]
+    assert summary["not_in_corpus"] == []
+    # And a corpus without the document is reported (stderr warning and in the summary)
+    empty = home / "empty-corpus"
+    empty.mkdir()
+    summary = _json(capsys, ["review", "export", "--out", str(out), "--corpus", str(empty), "--json"])
+    assert summary["not_in_corpus"] == [str(outside)]
+
+
+def test_doc_type_comes_from_metadata_else_is_inferred_and_marked(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from longdoc.review.doctype import infer_doc_type
+
+    # Given the lease's chunks carry no doc_type and its record has no metadata, its file named as a contract
+    state = wiring.state_store()
+    state.put_document(DocumentRecord(doc_id="lease", doc_version=VERSION, status="READY", pages=2, chunks=2,
+                                      source=str(home / "corpus/cuad/herimports-maintenance-agreement.pdf")))
+    save_chunks(wiring.blob_store(), "lease", VERSION, [c.model_copy(update={"doc_type": None}) for c in CHUNKS])
+    # When its items are enqueued and exported
+    items = _json(capsys, ["review", "list", "--all", "--json"])
+    # Then each item records the inferred kind, marked inferred, and so does the export, and the stratum uses it
+    assert {(i["doc_type"], i["doc_type_inferred"]) for i in items} == {("contract", True)}
+    _json(capsys, ["review", "accept", items[0]["item_id"], "--json"])
+    out = home / "reviewed.jsonl"
+    _json(capsys, ["review", "export", "--out", str(out), "--json"])
+    case = json.loads(out.read_text().splitlines()[0])
+    assert (case["doc_type"], case["doc_type_inferred"]) == ("contract", True)
+    assert {s["doc_type"] for s in evaluate_accuracy(out, min_labels=1)["strata"]} == {"contract"}
+    # And the classifier's kinds, by title keyword
+    assert [infer_doc_type(p) for p in ("chubb-travellershield-plus-policy-wording.pdf", "gdpr/regulation-2016.pdf",
+                                        "MPL-2.0.txt")] == ["policy", "regulation", None]
+
+
+def test_metadata_doc_type_is_kept_and_not_marked_inferred(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given the lease's chunks carry doc_type "lease" (its metadata sidecar)
+    items = _json(capsys, ["review", "list", "--all", "--json"])
+    # Then the items carry it as metadata, not inferred
+    assert {(i["doc_type"], i["doc_type_inferred"]) for i in items} == {("lease", False)}
+
+
+def test_contradictory_labels_are_flagged_and_settled(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a second run over the lease: Governing Law accepted as found in one run, marked absent in the other
+    state = wiring.state_store()
+    state.put_run(RunRecord(run_id="run-review-2", doc_id="lease", doc_version=VERSION, clause_types=["x"],
+                            status="SUCCEEDED", model="m"))
+    law = result()["extractions"][0]
+    state.put_extraction("run-review-2", Extraction.model_validate({**law, "instance": "i0"}))
+    items = _json(capsys, ["review", "list", "--all", "--json"])
+    law_ids = {i["run_id"]: i["item_id"] for i in items if i["clause_type"] == "Governing Law"}
+    _json(capsys, ["review", "accept", law_ids[RUN], "--json"])
+    _json(capsys, ["review", "mark-absent", law_ids["run-review-2"], "--json"])
+    out = home / "reviewed.jsonl"
+    # When exported with the default (latest) and with --on-conflict skip
+    assert cli.main(["review", "export", "--out", str(out), "--json"]) == 0
+    captured = capsys.readouterr()
+    latest = json.loads(captured.out)
+    # Then the conflict is listed with both runs, warned about, and only one label of the pair is written
+    assert [(c["doc"], c["clause_type"]) for c in latest["conflicts"]] == [(str(home / "corpus/lease.pdf"),
+                                                                           "Governing Law")]
+    assert {x["run_id"] for x in latest["conflicts"][0]["cases"]} == {RUN, "run-review-2"}
+    assert "warning: contradictory labels for" in captured.err and "Governing Law" in captured.err
+    assert latest["written"] == 1
+    skipped = _json(capsys, ["review", "export", "--out", str(out), "--on-conflict", "skip", "--json"])
+    assert skipped["written"] == 0 and skipped["conflicts"][0]["kept"] is None
+
+
+def test_latest_decision_wins_a_conflict_by_decision_time() -> None:
+    from longdoc.review.gold import resolve_conflicts
+
+    def case(n: int, expected: str, at: str) -> dict:
+        return {"case_id": f"c{n}", "doc": "cuad/a.pdf", "clause_type": "Agreement Date", "expected": expected,
+                "item_id": f"ri-{n}", "run_id": f"r{n}", "decision": "accept", "reviewer": "ann", "reviewed_at": at}
+    # Given two found labels (one before, one after) and a not_found between them, plus an unrelated clause
+    cases = [case(1, "found", "2026-12-01T09:00:00Z"), case(2, "not_found", "2026-12-01T10:00:00Z"),
+             case(3, "found", "2026-12-01T11:00:00Z"), {**case(4, "found", "2026-12-01T08:00:00Z"), "clause_type": "X"}]
+    # When settled by the latest decision
+    kept, conflicts = resolve_conflicts(cases, "latest")
+    # Then the latest (found, 11:00) label wins: both found cases are kept, the not_found dropped
+    assert [c["case_id"] for c in kept] == ["c1", "c3", "c4"]
+    assert conflicts[0]["kept"] == "found" and [x["run_id"] for x in conflicts[0]["cases"]] == ["r1", "r2", "r3"]
+    # And skip drops the whole pair
+    assert [c["case_id"] for c in resolve_conflicts(cases, "skip")[0]] == ["c4"]
+
+
+def test_eval_accuracy_honours_min_labels_zero_and_refuses_an_empty_file(
+        home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given one reviewed wrong label (Cap corrected elsewhere) and a settings minimum of 5 labels
+    monkeypatch.setenv("LONGDOC_REVIEW_MIN_STRATUM_LABELS", "5")
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    _json(capsys, ["review", "correct", every["Cap On Liability"], "--quote",
+                   "The landlord's liability is capped at $5,000.", "--json"])
+    out = home / "reviewed.jsonl"
+    _json(capsys, ["review", "export", "--out", str(out), "--json"])
+    # When scored with --min-labels 0, Then the stratum alerts (0 is honoured, not taken as "default")
+    assert cli.main(["eval", "accuracy", "--gold", str(out), "--min-labels", "0", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["min_labels"] == 0
+    # And without it the settings' 5 apply (one label: no alert)
+    assert cli.main(["eval", "accuracy", "--gold", str(out)]) == 0
+    capsys.readouterr()
+    # And an empty gold file exits non-zero naming the file and the problem
+    empty = home / "empty.jsonl"
+    empty.write_text("")
+    assert cli.main(["eval", "accuracy", "--gold", str(empty)]) == 1
+    assert f"{empty}: no gold cases (the file is empty)" in capsys.readouterr().err
+
+
+def test_a_vague_correction_is_refused_unless_pinned_or_exact(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    cap = every["Cap On Liability"]
+    # Given a one-word quote, When it is offered as a correction, Then it is refused as too short
+    assert cli.main(["review", "correct", cap, "--quote", "the"]) == 2
+    assert "'the' is 3 characters; a span needs at least 12" in capsys.readouterr().err
+    # Given a longer quote that occurs on both pages ("party may" is once; "is due monthly on" once; use a repeat)
+    assert cli.main(["review", "correct", cap, "--quote", "days notice. 4"]) == 0  # unique: accepted
+    capsys.readouterr()
+    # And an exact value (a number) is accepted although short
+    assert cli.main(["review", "correct", cap, "--quote", "$5,000"]) == 0
+    capsys.readouterr()
+    # And a short span is refused with or without a page (too short beats pinned)
+    assert cli.main(["review", "correct", cap, "--quote", "Ohio", "--page", "1"]) == 2
+
+
+def test_a_correction_found_in_two_places_needs_a_page() -> None:
+    from longdoc.core.errors import InvalidDecision
+    from longdoc.core.models import Chunk
+    from longdoc.review.service import _check_span
+
+    text = "The Supplier shall indemnify the Buyer."
+    chunks = {f"c{n}": Chunk.model_validate({**CHUNKS[0].model_dump(), "chunk_id": f"c{n}", "text": text,
+                                             "char_start": 100 * n, "char_end": 100 * n + len(text)})
+              for n in range(2)}
+    # Given the span occurs in two chunks at different places, When unpinned, Then it is refused
+    with pytest.raises(InvalidDecision, match="occurs in 2 places; give its page or chunk id"):
+        _check_span("shall indemnify the Buyer", None, None, chunks, "document d@v")
+    # And pinned by page or chunk it passes
+    _check_span("shall indemnify the Buyer", None, 1, chunks, "document d@v")
+    _check_span("shall indemnify the Buyer", "c1", None, chunks, "document d@v")
+
+
+def test_review_messages_and_exit_statuses(home: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    every = {i["clause_type"]: i["item_id"] for i in _json(capsys, ["review", "list", "--all", "--json"])}
+    cap = every["Cap On Liability"]
+    # Given an item at version 0, When decided at a version it never had, Then it says so (refused, 2)
+    for bad in ("99", "-1"):
+        assert cli.main(["review", "accept", cap, "--version", bad]) == 2
+        err = capsys.readouterr().err
+        assert f"has no version {bad}: its current version is 0" in err and "another decision came first" not in err
+    # When a correction names page 1 but the text is on page 2, Then it says where it is
+    assert cli.main(["review", "correct", cap, "--quote", "The landlord's liability is capped", "--page", "1"]) == 2
+    assert "is not on page 1 (found on page 2)" in capsys.readouterr().err
+    # When an unknown id is decided with --json, Then exit 4 and a JSON object on stdout
+    assert cli.main(["review", "accept", "ri-0000000000000000", "--json"]) == 4
+    assert "not found" in json.loads(capsys.readouterr().out)["error"]
+    # When no $USER is set, Then the OS login name (or local-reviewer) decides
+    for name in ("USER", "LOGNAME", "LNAME", "USERNAME"):
+        monkeypatch.delenv(name, raising=False)
+    import getpass
+    monkeypatch.setattr(getpass, "getuser", lambda: (_ for _ in ()).throw(OSError("no login")))
+    assert _json(capsys, ["review", "accept", cap, "--json"])["reviewer"] == "local-reviewer"
+
+
+def test_list_all_is_sorted_with_run_and_doc_and_a_true_footer(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given no longdoc serve running, When every item is listed
+    assert cli.main(["review", "list", "--all"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # Then the rows go lowest confidence first, name run and document, and the footer names no made-up URL
+    assert "RUN" in lines[0] and "DOC" in lines[0]
+    confs = [float(line.split()[0]) for line in lines[1:-1]]
+    assert confs == sorted(confs) and len(confs) == 4
+    assert all(RUN in line and " lease " in line for line in lines[1:-1])
+    assert lines[-1].endswith("review page: (run longdoc serve; the page is /review)")
+    # And with a serve marker for this home (a live process: this one), the footer gives its URL
+    import os
+    from longdoc.cli.serve import serve_marker, write_marker
+    from longdoc.config import get_settings
+    write_marker(serve_marker(get_settings().home), "http://127.0.0.1:9123")
+    assert os.getpid()
+    assert cli.main(["review", "list"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith("review page: http://127.0.0.1:9123/review")

@@ -77,9 +77,41 @@ def test_not_found_with_no_hint_anywhere_and_searches_is_confident() -> None:
     got = not_found_confidence(LAW, chunks, Rankings(s.ranker, LAW, 2), shown=set(chunks), evidence=None,
                                searches=searches)
     assert not got.possible_omission
-    assert got.score == 0.8  # 0.75 base +0.10 no hint +0.10 searches -0.15 (the fake index scores every chunk 0.9)
     assert "+0.10 no clause-type hint anywhere in the document" in got.reasons
     assert "+0.10 2 search(es) ran for it" in got.reasons
+    # Then, the hints being merely absent while the best chunk is similar (the fake index scores every chunk
+    # 0.9), the 0.80 it would have scored is capped under the accept threshold: it goes to review
+    assert got.score == 0.7
+    assert got.reasons[-1].startswith("capped at 0.70: absence not shown (the best unquoted chunk is not weak")
+
+
+def _weak_rankings(similarity: float, bm25: list[str], coverage: float) -> Rankings:
+    """Rankings with every chunk at ``similarity`` and the given BM25 list (no retriever needed)."""
+    r = Rankings.__new__(Rankings)
+    r.similarity = dict.fromkeys(CHUNKS, similarity)
+    r.dense, r.bm25, r.fused, r.top_k, r.name_coverage = list(CHUNKS), bm25, list(CHUNKS), 2, coverage
+    return r
+
+
+def test_a_not_found_is_confident_only_when_absence_is_shown() -> None:
+    # Given a document without Governing Law wording, searched twice
+    chunks = {k: v for k, v in CHUNKS.items() if k not in (LAW_CHUNK, list(CHUNKS)[4])}
+    searches = [SearchRecord(session=1, query=q, clause_type=LAW.name) for q in ("governing law", "choice of law")]
+    # When the best unquoted chunk is weak under dense (0.20) and BM25 matches nothing
+    strong = not_found_confidence(LAW, chunks, _weak_rankings(0.2, [], 0.0), shown=set(chunks), evidence=None,
+                                  searches=searches)
+    # Then it keeps its high score (0.75 +0.10 no hint +0.10 searches), above the 0.8 accept threshold
+    assert strong.score == 0.95 and not any(r.startswith("capped") for r in strong.reasons)
+    # When instead BM25's top chunk holds the clause name's words (Agreement Date on a page 1 "as of ...")
+    named = not_found_confidence(LAW, chunks, _weak_rankings(0.2, [list(chunks)[0]], 1.0), shown=set(chunks),
+                                 evidence=None, searches=searches)
+    # Then it is capped under the threshold and says why
+    assert named.score == 0.7
+    assert "top BM25 chunk holds 100% of the name's words" in named.reasons[-1]
+    # And with weak rankings but no search run, it is capped too
+    unsearched = not_found_confidence(LAW, chunks, _weak_rankings(0.2, [], 0.0), shown=set(chunks), evidence=None,
+                                      searches=[])
+    assert unsearched.score == 0.7 and "no search ran" in unsearched.reasons[-1]
 
 
 def test_the_tools_store_confidence_on_every_extraction_and_not_found() -> None:

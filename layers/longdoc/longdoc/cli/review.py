@@ -1,22 +1,45 @@
 """``longdoc review list|show|accept|correct|reject|mark-present|mark-absent|export`` and ``eval accuracy``.
 
 The terminal surface of :class:`longdoc.review.ReviewService` (the same actions as the review page).
-The reviewer is ``--reviewer`` or ``$USER``; ``--version N`` makes a decision conditional on the item
+The reviewer is ``--reviewer`` or the OS login name (``local-reviewer`` when there is none); exit
+statuses: 2 refused, 3 conflict, 4 unknown id (:data:`EXIT_REFUSED`...); ``--version N`` makes a decision conditional on the item
 still being at version N (the stale one is refused: :class:`~longdoc.core.errors.DecisionConflict`).
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
-import os
 import sys
 from pathlib import Path
 
 from longdoc.core.errors import CliError
 
-REVIEW_PAGE = "http://127.0.0.1:8080/review"
-"""Where ``longdoc serve`` (default port) shows the review page."""
+EXIT_REFUSED, EXIT_CONFLICT, EXIT_UNKNOWN = 2, 3, 4
+"""Exit statuses of the review commands (README, "The review loop"): a decision refused (not verbatim, too
+short, ambiguous, a version the item never had, a decision that does not fit the item), a stale version
+(another decision came first: reload), an unknown item id. Other failures exit 1."""
+
+
+def _exits(func):  # (Namespace -> int) -> (Namespace -> int)
+    """Wrap a review command: its refusals, conflicts and unknown ids exit 2/3/4 with one line on stderr
+    and, under ``--json``, ``{"error", "exit_status"}`` on stdout."""
+    from longdoc.core.errors import CorrectionNotVerbatim, DecisionConflict, InvalidDecision, NotFound
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(func(args))
+        except (CorrectionNotVerbatim, InvalidDecision, DecisionConflict, NotFound, CliError) as exc:
+            status = (EXIT_CONFLICT if isinstance(exc, DecisionConflict) else EXIT_UNKNOWN
+                      if isinstance(exc, NotFound) else 1 if isinstance(exc, CliError) else EXIT_REFUSED)
+            message = " ".join(str(exc).split())
+            if getattr(args, "json", False):
+                print(json.dumps({"error": message, "exit_status": status}, ensure_ascii=False))
+            print(f"longdoc: {message}", file=sys.stderr)
+            return status
+    run.__doc__ = func.__doc__
+    return run
 
 
 def _service():  # -> ReviewService
@@ -26,35 +49,54 @@ def _service():  # -> ReviewService
 
 
 def _reviewer(args: argparse.Namespace) -> str:
-    who = args.reviewer or os.environ.get("USER") or os.environ.get("USERNAME")
-    if not who:
-        raise CliError("no reviewer: pass --reviewer NAME (or set $USER)")
-    return who
+    """``--reviewer``, else the OS login name (:func:`getpass.getuser`: $LOGNAME, $USER, $LNAME, $USERNAME,
+    then the password database), else ``local-reviewer``."""
+    if args.reviewer:
+        return str(args.reviewer)
+    try:
+        return getpass.getuser() or "local-reviewer"
+    except (OSError, KeyError, ImportError):  # no login name anywhere (a bare container)
+        return "local-reviewer"
 
 
 def queue_lines(items: list) -> list[str]:
-    """The queue as text lines: confidence, kind, clause type, page, item id, value (one line each)."""
-    lines = [f"{'CONF':>5}  {'KIND':<17} {'CLAUSE TYPE':<30} {'PAGE':>4}  {'ITEM':<19} VALUE"]
+    """The queue as text lines: confidence, kind, clause type, page, run, document, item id, value (one each)."""
+    lines = [f"{'CONF':>5}  {'KIND':<17} {'CLAUSE TYPE':<28} {'PAGE':>4}  {'RUN':<14} {'DOC':<18} {'ITEM':<19} VALUE"]
     for i in items:
         value = " ".join((i.quote or i.value or "-").split())
-        lines.append(f"{i.confidence:>5.2f}  {i.kind:<17} {i.clause_type[:30]:<30} {str(i.page or '-'):>4}  "
-                     f"{i.item_id:<19} {value[:60] + ('…' if len(value) > 60 else '')}")
+        lines.append(f"{i.confidence:>5.2f}  {i.kind:<17} {i.clause_type[:28]:<28} {str(i.page or '-'):>4}  "
+                     f"{i.run_id[:14]:<14} {i.doc_id[:18]:<18} {i.item_id:<19} "
+                     f"{value[:50] + ('…' if len(value) > 50 else '')}")
     return lines
 
 
+def review_page_hint() -> str:
+    """Where the review page is: the running ``longdoc serve``'s URL when one is known, else how to get one."""
+    from longdoc.cli.serve import serve_url
+    from longdoc.config import get_settings
+
+    url = serve_url(get_settings().home)
+    return f"review page: {url}/review" if url else "review page: (run longdoc serve; the page is /review)"
+
+
+@_exits
 def cmd_review_list(args: argparse.Namespace) -> int:
-    """The review queue (pending items under the threshold, and every possible omission), or ``--all`` items."""
+    """The review queue (pending items under the threshold, and every possible omission), or ``--all`` items,
+    lowest confidence first either way."""
     svc = _service()
     items = svc.items(args.run) if args.all else svc.queue(args.run, args.threshold)
+    if args.all:
+        items = sorted(items, key=lambda i: (i.confidence, i.run_id, i.item_id))
     if args.json:
         print(json.dumps([i.model_dump(mode="json") for i in items], indent=1, ensure_ascii=False))
         return 0
     print("\n".join(queue_lines(items)))
-    print(f"{len(items)} item(s){'' if args.all else ' to review'}; threshold {args.threshold or svc.threshold}; "
-          f"review page: {REVIEW_PAGE} (longdoc serve)")
+    threshold = svc.threshold if args.threshold is None else args.threshold
+    print(f"{len(items)} item(s){'' if args.all else ' to review'}; threshold {threshold}; {review_page_hint()}")
     return 0
 
 
+@_exits
 def cmd_review_show(args: argparse.Namespace) -> int:
     """One item with its confidence reasons and its decision history."""
     svc = _service()
@@ -75,6 +117,7 @@ def cmd_review_show(args: argparse.Namespace) -> int:
     return 0
 
 
+@_exits
 def cmd_review_decide(args: argparse.Namespace) -> int:
     """Store one decision (``args.action``) and print it."""
     from longdoc.review import DecisionRequest
@@ -90,9 +133,20 @@ def cmd_review_decide(args: argparse.Namespace) -> int:
     return 0
 
 
+@_exits
 def cmd_review_export(args: argparse.Namespace) -> int:
     """Write the reviewed items as gold JSONL (``shared/gold/README.md`` format)."""
-    summary = _service().export_gold(Path(args.out), args.run or None, Path(args.corpus) if args.corpus else None)
+    corpus = Path(args.corpus) if args.corpus else None
+    if corpus is not None and not corpus.is_dir():
+        raise CliError(f"--corpus {corpus}: not a folder")
+    summary = _service().export_gold(Path(args.out), args.run or None, corpus, args.on_conflict)
+    for c in summary.get("conflicts") or []:
+        runs = ", ".join(f"{x['run_id']} {x['expected']} ({x['reviewed_at']})" for x in c["cases"])
+        outcome = f"kept {c['kept']} (latest decision)" if c["kept"] else "left out (--on-conflict skip)"
+        print(f"warning: contradictory labels for {c['doc']} x {c['clause_type']}: {runs}; {outcome}", file=sys.stderr)
+    for source in summary.get("not_in_corpus") or []:
+        print(f"warning: {source} is not under {corpus} (by name or content hash); written as ingested, so "
+              "`longdoc eval extraction` will not find it there", file=sys.stderr)
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
@@ -110,7 +164,10 @@ def cmd_eval_accuracy(args: argparse.Namespace) -> int:
     if not gold.exists():
         raise CliError(f"gold file not found: {gold}")
     settings = get_settings()
-    report = evaluate_accuracy(gold, args.min_labels or settings.review_min_stratum_labels,
+    if args.min_labels is not None and args.min_labels < 0:
+        raise CliError(f"--min-labels must be 0 or more, not {args.min_labels}")
+    min_labels = settings.review_min_stratum_labels if args.min_labels is None else args.min_labels
+    report = evaluate_accuracy(gold, min_labels,
                                settings.review_accept_threshold)
     print(json.dumps({k: v for k, v in report.items() if k != "rows"}, indent=1) if args.json else render_accuracy(report))
     if args.html:
@@ -123,7 +180,7 @@ def cmd_eval_accuracy(args: argparse.Namespace) -> int:
 def _decision_parser(sub: argparse._SubParsersAction, name: str, action: str, help: str) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help=help)
     p.add_argument("item_id")
-    p.add_argument("--reviewer", default=None, help="who decides (default: $USER)")
+    p.add_argument("--reviewer", default=None, help="who decides (default: the OS login name, else local-reviewer)")
     p.add_argument("--version", type=int, default=None, help="refuse unless the item is still at this version")
     p.add_argument("--note", default=None)
     p.add_argument("--json", action="store_true")
@@ -157,13 +214,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = rs.add_parser("export", help="write reviewed items as gold JSONL")
     p.add_argument("--out", required=True)
     p.add_argument("--run", action="append", help="only this run (repeatable)")
-    p.add_argument("--corpus", default=None, help="write document paths relative to this folder")
+    p.add_argument("--corpus", default=None, help="the folder `eval extraction --corpus` gets: documents are written relative to it "
+                   "(found there by file name or content hash)")
+    p.add_argument("--on-conflict", choices=["latest", "skip"], default="latest",
+                   help="one document x clause type labelled found in one run and absent in another: keep the "
+                   "latest decision's label (default) or leave the pair out; listed under `conflicts` either way")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_review_export)
     evals = next(a for a in sub.choices["eval"]._actions if isinstance(a, argparse._SubParsersAction))
-    p = evals.add_parser("accuracy", help="accuracy by stratum on reviewed labels; exit 1 on a stratum under 90%")
+    p = evals.add_parser("accuracy", help="accuracy by stratum on reviewed labels; exit 1 on a stratum under 90%%")
     p.add_argument("--gold", required=True, help="a review export (longdoc review export)")
-    p.add_argument("--min-labels", type=int, default=None, help="labels a stratum needs to alert (default: settings)")
+    p.add_argument("--min-labels", type=int, default=None, help="labels a stratum needs to alert (default: settings; 0: every stratum can alert)")
     p.add_argument("--html", default=None, help="also write the dashboard (inline SVG heat map)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_eval_accuracy)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -17,6 +19,30 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from longdoc.wiring import Machine
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+def serve_marker(home: Path) -> Path:
+    """``<home>/serve.json``: ``{"url", "pid"}`` of the ``longdoc serve`` running over ``home`` (removed on exit)."""
+    return Path(home) / "serve.json"
+
+
+def write_marker(marker: Path, url: str) -> None:
+    """Record ``url`` and this process id in ``marker`` (best effort: an unwritable home only loses the hint)."""
+    try:
+        marker.write_text(json.dumps({"url": url, "pid": os.getpid()}), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def serve_url(home: Path) -> str | None:
+    """The URL of the ``longdoc serve`` running over ``home``, or None when none is known to run
+    (no marker, an unreadable one, or its process gone: ``os.kill(pid, 0)`` checks it exists)."""
+    try:
+        data = json.loads(serve_marker(home).read_text(encoding="utf-8"))
+        os.kill(int(data["pid"]), 0)
+        return str(data["url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -83,6 +109,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     # Local mode's composition: the handlers ask wiring for their ExecutionStarters (Step Functions on
     # AWS); while serving, wiring answers local workers, and the previous composition is back on exit.
     previous = signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
+    marker = serve_marker(settings.home)
+    write_marker(marker, f"http://{host}:{server.server_port}")
     try:
         with wiring.overrides(starters={"extract": starter, **machines}):
             server.serve_forever()
@@ -90,6 +118,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
+        marker.unlink(missing_ok=True)
         server.server_close()
         mcp.stop()
         for machine in machines.values():

@@ -50,7 +50,8 @@ class ReviewItem(BaseModel):
     ``section_id`` its first citation (the candidate chunk for a possible omission). ``confidence``
     in [0, 1] and ``reasons`` from :class:`~longdoc.core.records.Confidence`. ``status`` and
     ``version`` (decisions so far) are filled in from the decision history when read through
-    :class:`longdoc.review.ReviewService`; stored items are ``pending``/0.
+    :class:`longdoc.review.ReviewService`; stored items are ``pending``/0. ``doc_type`` is the document's
+    metadata type, or with ``doc_type_inferred`` a kind guessed from its name (:mod:`longdoc.review.doctype`).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -71,6 +72,7 @@ class ReviewItem(BaseModel):
     confidence: float = Field(ge=0.0, le=1.0)
     reasons: list[str] = Field(default_factory=list)
     doc_type: str | None = None
+    doc_type_inferred: bool = False
     model: str = ""
     created_at: str = ""
     status: ItemStatus = "pending"

@@ -5,7 +5,9 @@ model's own answer (``model_status``, ``model_quote``). A case is correct when t
 ``found`` with a quote overlapping a gold snippet (the gold README's 80% rule, either direction) for a
 ``found`` label, or ``not_found`` for a ``not_found`` label. Strata: document type x clause type x page
 section, the section of the label's page (or the model's page): ``front`` (page <= 30), ``middle``,
-``back`` (page > 150), ``absent`` for a ``not_found`` label (the reference architecture's sections).
+``back`` (page > 150), ``absent`` for a ``not_found`` label (the reference architecture's sections). Document type: the case's
+``doc_type``, else the kind :func:`longdoc.review.doctype.infer_doc_type` infers from its ``doc`` path
+(the row says ``doc_type_inferred``), else ``unknown``.
 The silent-source rate is the share of ``not_found`` labels the model answered ``not_found`` (it
 stayed silent where the source says nothing; higher is better). A stratum with at least
 ``min_labels`` labels under :data:`~longdoc.eval.scoring.FLAG_BELOW` (90%) fails the run.
@@ -20,6 +22,7 @@ from longdoc.core.errors import CliError
 from longdoc.eval.calibration import calibration
 from longdoc.eval.gold import load_gold
 from longdoc.eval.scoring import FLAG_BELOW, overlaps
+from longdoc.review.doctype import infer_doc_type
 
 FRONT_LAST_PAGE = 30
 BACK_AFTER_PAGE = 150
@@ -36,9 +39,12 @@ def evaluate_accuracy(gold: Path, min_labels: int = 5, threshold: float = 0.8) -
     """Score a review export (module docstring). Returns ``{"cases", "accuracy", "silent_source_rate",
     "absent_labels", "strata": [{"doc_type", "clause_type", "section", "labels", "correct", "accuracy",
     "alert"}], "alerts", "min_labels", "calibration", "rows"}``. Raises :class:`CliError` naming the file and
-    the case when a case carries no model answer (plain gold: use ``eval extraction``) and ``ValueError``
+    the case when a case carries no model answer, or the file when it holds no case, (plain gold: use ``eval extraction``) and ``ValueError``
     (from :func:`~longdoc.eval.gold.load_gold`) for a line that is not a gold case."""
     raw = [line for line in Path(gold).read_text(encoding="utf-8").split("\n") if line.strip()]
+    if not raw:
+        raise CliError(f"{gold}: no gold cases (the file is empty): nothing to score; export reviewed items with "
+                       "`longdoc review export` first")
     cases = load_gold(gold)
     import json
 
@@ -54,7 +60,11 @@ def evaluate_accuracy(gold: Path, min_labels: int = 5, threshold: float = 0.8) -
         else:
             ok = extra["model_status"] == "not_found"
         page = case.page_numbers[0] if case.page_numbers else extra.get("model_page")
-        rows.append({"case_id": case.case_id, "doc_type": case.doc_type or "unknown", "clause_type": case.clause_type,
+        doc_type = case.doc_type or infer_doc_type(case.doc)
+        rows.append({"case_id": case.case_id, "doc_type": doc_type or "unknown",
+                     "doc_type_inferred": bool(extra.get("doc_type_inferred")) or (doc_type is not None
+                                                                                   and not case.doc_type),
+                     "clause_type": case.clause_type,
                      "section": page_section(page if case.expected == "found" else None, case.expected),
                      "expected": case.expected, "answered": extra["model_status"], "correct": ok,
                      "confidence": extra.get("confidence")})

@@ -22,6 +22,13 @@ not_found (starts at :data:`NOT_FOUND_BASE`):
 - no hint phrase anywhere in the document ``+0.10``;
 - searches that ran for it: ``+0.05`` each (at most ``+0.10``), none ``-0.05``.
 
+Capped: a ``not_found`` scores at most :data:`WEAK_ABSENCE_CAP` (below the default accept threshold,
+0.8, so it reaches the review queue) unless the evidence for absence is strong: at least one search
+ran for it, and the best-scoring chunk it never quoted is weak in both rankings: dense similarity
+under :data:`WEAK_SIMILARITY` and, under BM25, the top chunk holds under half of the clause name's
+words (:func:`weak_absence`). Missing hint words alone never make a confident absence: "Agreement
+Date" has no hint in "is entered into as of October 13, 2016".
+
 A *possible omission* is a ``not_found`` whose candidate holds a hint phrase and ranks in the top
 :data:`OMISSION_RANK` of the dense or BM25 ranking: it always goes to review.
 """
@@ -35,6 +42,7 @@ from longdoc.core.models import Chunk
 from longdoc.core.records import Citation, Confidence, NotFoundEvidence, SearchRecord
 from longdoc.extract.catalogue import ClauseType
 from longdoc.extract.retrieve import Retriever
+from longdoc.search.bm25 import bm25_terms
 from longdoc.search.fusion import rrf
 
 FOUND_BASE = 0.5
@@ -43,6 +51,10 @@ STRONG_SIMILARITY = 0.5
 """Dense cosine similarity (0-1) from which an unquoted candidate counts as strong (MiniLM scale)."""
 OMISSION_RANK = 3
 """A hint-bearing candidate within this rank of the dense or BM25 ranking makes a possible omission."""
+WEAK_SIMILARITY = 0.35
+"""Dense cosine similarity (MiniLM scale) under which the best unquoted chunk counts as weak (ours, untuned)."""
+WEAK_ABSENCE_CAP = 0.7
+"""Highest score of a ``not_found`` without strong evidence for absence (under the 0.8 default threshold)."""
 FLOOR, CEILING = 0.02, 0.98
 
 
@@ -71,6 +83,13 @@ class Rankings:
         self.bm25 = ranker.bm25_ranking(query)
         self.fused = [cid for cid, _ in rrf([r for r in (self.dense, self.bm25) if r])]
         self.top_k = top_k
+        self.name_coverage = 0.0
+        """Share of the clause name's BM25 terms in the top BM25 chunk's text (0 when BM25 ranks none)."""
+        words = set(bm25_terms(clause.name))
+        if self.bm25 and words:
+            chunk = ranker.by_id.get(self.bm25[0])
+            if chunk is not None:
+                self.name_coverage = len(words & set(bm25_terms(chunk.text))) / len(words)
 
     @staticmethod
     def rank(ranking: Sequence[str], chunk_id: str) -> int | None:
@@ -124,6 +143,19 @@ def found_confidence(citations: Sequence[Citation], raw_quotes: Sequence[str], c
     return Confidence(score=_clamp(score), reasons=reasons)
 
 
+def weak_absence(rankings: Rankings) -> tuple[bool, str]:
+    """Whether the best chunk a ``not_found`` never quoted is weak under dense *and* BM25, and why (one line).
+
+    Dense: the top similarity is under :data:`WEAK_SIMILARITY` (no dense ranking: not shown weak);
+    BM25: the top BM25 chunk holds under half of the clause name's words (none ranked: weak)."""
+    top_sim = max(rankings.similarity.values()) if rankings.similarity else None
+    dense_weak = top_sim is not None and top_sim < WEAK_SIMILARITY
+    bm25_weak = not rankings.bm25 or rankings.name_coverage < 0.5
+    dense = "no dense ranking" if top_sim is None else f"best dense similarity {top_sim:.2f}"
+    bm25 = "no BM25 match" if not rankings.bm25 else f"top BM25 chunk holds {rankings.name_coverage:.0%} of the name's words"
+    return dense_weak and bm25_weak, f"{dense}, {bm25}"
+
+
 def not_found_confidence(clause: ClauseType, chunks: dict[str, Chunk], rankings: Rankings, shown: set[str],
                          evidence: NotFoundEvidence | None, searches: Sequence[SearchRecord]) -> Confidence:
     """Confidence of a ``not_found`` and whether it is a possible omission (module docstring).
@@ -166,5 +198,10 @@ def not_found_confidence(clause: ClauseType, chunks: dict[str, Chunk], rankings:
     else:
         score -= 0.05
         reasons.append("-0.05 no search ran for it")
+    weak, why = weak_absence(rankings)
+    if not (ran and weak) and _clamp(score) > WEAK_ABSENCE_CAP:
+        score = WEAK_ABSENCE_CAP
+        missing = "no search ran" if not ran else "the best unquoted chunk is not weak in both dense and BM25"
+        reasons.append(f"capped at {WEAK_ABSENCE_CAP:.2f}: absence not shown ({missing}: {why})")
     return Confidence(score=_clamp(score), reasons=reasons, possible_omission=omission, candidate=info)
 

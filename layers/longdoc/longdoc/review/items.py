@@ -15,13 +15,13 @@ UNSCORED = 0.5
 so it is below any sensible accept threshold and reaches the queue."""
 
 
-def items_of_result(result: dict[str, Any], doc_type: str | None = None) -> list[ReviewItem]:
+def items_of_result(result: dict[str, Any], doc_type: str | None = None, inferred: bool = False) -> list[ReviewItem]:
     """One :class:`ReviewItem` per extraction of ``result`` (a run result dict), in its order.
 
     ``index`` counts per clause type from 0 (list order), so ids are stable (:func:`item_id_for`).
     A ``not_found`` whose confidence says ``possible_omission`` becomes kind ``possible_omission``,
     with its candidate chunk (``chunk_id``, ``page``) in the item. ``doc_type`` is the document's
-    (metadata, for accuracy strata). Raises ``KeyError`` for a result without ``run_id``/``doc_id``.
+    (metadata, for accuracy strata; ``inferred``: guessed from its name). Raises ``KeyError`` for a result without ``run_id``/``doc_id``.
     """
     counts: dict[str, int] = {}
     items: list[ReviewItem] = []
@@ -42,7 +42,7 @@ def items_of_result(result: dict[str, Any], doc_type: str | None = None) -> list
             chunk_id=first.get("chunk_id") or candidate.get("chunk_id"),
             page=first.get("page") if first else candidate.get("page"), page_label=first.get("page_label"),
             section_id=first.get("section_id"), confidence=float(conf["score"]), reasons=list(conf.get("reasons") or []),
-            doc_type=doc_type, model=e.get("model") or result.get("model", ""), created_at=utc_now()))
+            doc_type=doc_type, doc_type_inferred=inferred and doc_type is not None, model=e.get("model") or result.get("model", ""), created_at=utc_now()))
     return items
 
 

@@ -14,6 +14,7 @@ Model output is never written here: items are snapshots of it, decisions are sto
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,8 @@ from longdoc.core.ports import DecisionStore
 from longdoc.core.records import Citation
 from longdoc.core.reviews import Decision, DecisionRequest, ReviewItem, utc_now
 from longdoc.extract.public import verify_citation
+from longdoc.search.quotes import find_quotes
+from longdoc.review.doctype import doc_type_of
 from longdoc.review.items import current_value, items_of_result, reviewed_answer, with_history
 
 DEFAULT_ACCEPT_THRESHOLD = 0.8
@@ -74,8 +77,9 @@ class ReviewService:
         stored = self.store.list_items(run_id)
         if not stored and result.get("extractions"):
             chunks = self.sources.chunks(result["doc_id"], result.get("doc_version", ""))
-            doc_type = next((c.doc_type for c in chunks if c.doc_type), None)
-            self.store.put_items(items_of_result(result, doc_type))
+            doc_type, inferred = doc_type_of(chunks, self.sources.document(result["doc_id"],
+                                                                           result.get("doc_version", "")))
+            self.store.put_items(items_of_result(result, doc_type, inferred))
             stored = self.store.list_items(run_id)
         return [self._with_history(i) for i in stored]
 
@@ -102,7 +106,7 @@ class ReviewService:
         """One item with its status and version. Raises NotFound naming the id."""
         stored = self.store.get_item(item_id)
         if stored is None:
-            raise NotFound(f"review item {item_id!r} not found (list them with `longdoc review list`)")
+            raise NotFound(f"review item {item_id!r} not found (no run has an item with that id)")
         return self._with_history(stored)
 
     def history(self, item_id: str) -> list[Decision]:
@@ -118,16 +122,20 @@ class ReviewService:
         ``correct`` needs ``decision.quote``: it is verified verbatim in the document and located to
         its page as a model citation is (:func:`locate_span`); ``mark_present`` may carry one.
         ``mark_present`` is for a ``not_found``/possible-omission item only.
-        Raises NotFound (unknown item), :class:`InvalidDecision`, :class:`CorrectionNotVerbatim` (span
-        not in the document; nothing stored) or :class:`DecisionConflict` (``expected_version`` is not
-        the item's version: another decision came first; nothing stored).
+        Raises NotFound (unknown item), :class:`InvalidDecision` (also for an ``expected_version`` the item
+        never had: negative or past its current one), :class:`CorrectionNotVerbatim` (span not in the
+        document, or not on the page given; nothing stored) or :class:`DecisionConflict` (``expected_version``
+        is an earlier version: another decision came first; nothing stored).
         """
         item = self.item(item_id)
         if decision.action == "mark_present" and item.kind == "extraction":
             raise InvalidDecision(f"item {item_id} is a found clause: accept or correct it (mark_present is for "
                                   "a not_found or possible omission)")
         if decision.action == "correct" and not (decision.quote or "").strip():
-            raise InvalidDecision(f"a correction of item {item_id} needs the quote of the right span (--quote)")
+            raise InvalidDecision(f"a correction of item {item_id} needs the quote of the right span")
+        if expected_version is not None and not 0 <= expected_version <= item.version:
+            raise InvalidDecision(f"item {item_id} has no version {expected_version}: its current version is "
+                                  f"{item.version} (0 before any decision)")
         citation = None
         if (decision.quote or "").strip() and decision.action in ("correct", "mark_present"):
             citation = self.locate_span(item, decision.quote or "", decision.chunk_id, decision.page)
@@ -153,10 +161,12 @@ class ReviewService:
         With ``chunk_id``: that chunk must hold ``quote`` verbatim (the model citations' rule,
         :func:`longdoc.extract.public.verify_citation`). Without it: the chunks covering ``page`` (every
         chunk when ``page`` is None) are tried in order, one that puts the quote on ``page`` first.
-        Raises :class:`CorrectionNotVerbatim` naming the document, chunk or page and the problem.
+        Raises :class:`CorrectionNotVerbatim` naming the document, chunk or page and the problem, and
+        :class:`InvalidDecision` for a span too short or not pinned down (:func:`_check_span`).
         """
         chunks = {c.chunk_id: c for c in self.sources.chunks(item.doc_id, item.doc_version)}
         where = f"document {item.doc_id}@{item.doc_version}"
+        _check_span(quote, chunk_id, page, chunks, where)
         if chunk_id:
             try:
                 return verify_citation(Citation(chunk_id=chunk_id, page=page, quote=quote), chunks)
@@ -171,10 +181,26 @@ class ReviewService:
             except CitationError as exc:
                 if "not found verbatim" not in str(exc):
                     problem = str(exc)
+        if not found and page is not None:
+            elsewhere = sorted({c.page or 0 for c in self._anywhere(quote, chunks)} - {0})
+            if elsewhere:
+                raise CorrectionNotVerbatim(f"correction refused for {where}: {quote[:80]!r} is not on page {page} "
+                                            f"(found on page {', '.join(map(str, elsewhere))})")
         if not found:
             on = f" on page {page}" if page is not None else ""
             raise CorrectionNotVerbatim(f"correction refused for {where}{on}: {problem}: {quote[:80]!r}")
         return next((c for c in found if page is None or c.page == page), found[0])
+
+    @staticmethod
+    def _anywhere(quote: str, chunks: dict[str, Chunk]) -> list[Citation]:
+        """The quote verified in every chunk that holds it (page resolved), in chunk order."""
+        out = []
+        for chunk in chunks.values():
+            try:
+                out.append(verify_citation(Citation(chunk_id=chunk.chunk_id, quote=quote), chunks))
+            except CitationError:
+                continue
+        return out
 
     # --- results and gold ----------------------------------------------------------------------
 
@@ -197,18 +223,41 @@ class ReviewService:
                 "review": {"items": len(items), "reviewed": [a["item_id"] for a in answers if a["reviewed"]],
                            "pending": by_status.get("pending", 0), "by_status": by_status, "threshold": self.threshold}}
 
-    def export_gold(self, path: Path, run_ids: list[str] | None = None, corpus: Path | None = None) -> dict[str, Any]:
+    def export_gold(self, path: Path, run_ids: list[str] | None = None, corpus: Path | None = None,
+                    on_conflict: str = "latest") -> dict[str, Any]:
         """Write the reviewed items of ``run_ids`` (every enqueued run when None) as gold JSONL at ``path``.
 
         Format of ``shared/gold/README.md`` (:func:`longdoc.review.gold.gold_case`), written whole through
         a temporary file (a failed export leaves any earlier file as it was). ``corpus``: document paths
-        are written relative to it when under it. Returns ``{"path", "written", "left_out": {reason: n}}``.
+        are written relative to it (found under it by name or content hash). ``on_conflict`` (``latest``/``skip``):
+        contradictory labels, :func:`longdoc.review.gold.resolve_conflicts`. Returns :func:`~longdoc.review.gold.write_gold`'s
+        summary (``path``, ``written``, ``left_out``, ``not_in_corpus``, ``conflicts``).
         """
         from longdoc.review.gold import write_gold
 
         items = [i for rid in run_ids for i in self.enqueue(rid)] if run_ids else self.items(None)
         return write_gold(path, [(i, self.store.decisions(i.item_id)) for i in items],
-                          lambda i: self.sources.document(i.doc_id, i.doc_version), corpus)
+                          lambda i: self.sources.document(i.doc_id, i.doc_version), corpus, on_conflict)
+
+
+MIN_CORRECTION_CHARS = 12
+"""Shortest reviewer span (characters, whitespace collapsed) unless it is an exact value (holds a digit:
+a date, amount, percentage, count): ``"the"`` says nothing about where the clause is (ours)."""
+
+
+def _check_span(quote: str, chunk_id: str | None, page: int | None, chunks: dict[str, Chunk], where: str) -> None:
+    """Refuse a span that is too short (under :data:`MIN_CORRECTION_CHARS`, no digit) or that occurs in more
+    than one place of the document when neither a chunk nor a page pins it. Raises :class:`InvalidDecision`."""
+    text = " ".join(quote.split())
+    if len(text) < MIN_CORRECTION_CHARS and not re.search(r"\d", text):
+        raise InvalidDecision(f"correction refused for {where}: {text!r} is {len(text)} characters; a span needs "
+                              f"at least {MIN_CORRECTION_CHARS} (or an exact value: a date, amount or number)")
+    if chunk_id or page is not None:
+        return
+    places = {c.char_start + start for c in chunks.values() for start, _ in find_quotes(c.text, quote)}
+    if len(places) > 1:
+        raise InvalidDecision(f"correction refused for {where}: {text[:80]!r} occurs in {len(places)} places; "
+                              "give its page or chunk id, or select a longer span")
 
 
 def _by_place(extractions: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
