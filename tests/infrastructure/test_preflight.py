@@ -78,3 +78,22 @@ def test_make_deploy_runs_the_preflight_before_building() -> None:
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     recipe = makefile[makefile.index("\ndeploy:"):].split("\n\n")[0]
     assert recipe.index("scripts/preflight_concurrency.py") < recipe.index("sam build")
+
+
+def test_reserving_nothing_passes_on_a_ten_execution_account() -> None:
+    # Given a new account with 10 unreserved executions and the three parameters at 0 (docs/deploy.md's advice)
+    wanted = {"ExtractReservedConcurrency": 0, "SummarizeReservedConcurrency": 0, "BulkReservedConcurrency": 0}
+    # When the check runs
+    ok, message = preflight.check(wanted, unreserved=10, already=0)
+    # Then the deploy goes on: nothing is taken from the unreserved pool
+    assert ok is True and "reserving nothing" in message
+    # And any reservation on that account is still refused (10 - 1 < 100)
+    assert preflight.check({**wanted, "BulkReservedConcurrency": 1}, unreserved=10, already=0)[0] is False
+
+
+def test_reserving_nothing_passes_through_main_on_a_low_quota_account() -> None:
+    # Given the same account through the command line
+    status = preflight.main(["--set", "ExtractReservedConcurrency=0", "--set", "SummarizeReservedConcurrency=0",
+                             "--set", "BulkReservedConcurrency=0"], LambdaStub(10), CfnStub(None))
+    # Then it exits 0
+    assert status == 0
