@@ -51,7 +51,7 @@ class CfnStub:
 
 def test_a_low_quota_account_is_refused_with_what_to_change(capsys: pytest.CaptureFixture[str]) -> None:
     # Given a new account: 10 concurrent executions, all unreserved, and no stack yet
-    # When the preflight runs with the template's defaults (10 + 8 + 2 reserved)
+    # When the preflight runs with the template's defaults (10 + 8 + 6 reserved)
     status = preflight.main(["--config-env", "default"], LambdaStub(10), CfnStub(None))
     # Then the deploy is refused, naming the parameters and the 100 Lambda keeps
     err = capsys.readouterr().err
@@ -61,12 +61,12 @@ def test_a_low_quota_account_is_refused_with_what_to_change(capsys: pytest.Captu
 
 
 def test_an_account_with_room_passes_and_an_update_counts_its_own_reservations(capsys: pytest.CaptureFixture[str]) -> None:
-    # Given 1,000 unreserved: the defaults leave 980
+    # Given 1,000 unreserved: the defaults leave 976
     assert preflight.main(["--config-env", "default"], LambdaStub(1000), CfnStub(None)) == 0
-    assert "leaves 980 unreserved" in capsys.readouterr().out
-    # Given an account with 110 unreserved whose stack already reserves 20 (an update to the same values)
-    stub = LambdaStub(110, {"fn-extract": 10, "fn-summarize": 8, "fn-bulk": 2})
-    # Then the update passes (its own 20 are given back first: 110 + 20 - 20 = 110)
+    assert "leaves 976 unreserved" in capsys.readouterr().out
+    # Given an account with 110 unreserved whose stack already reserves 24 (an update to the same values)
+    stub = LambdaStub(110, {"fn-extract": 10, "fn-summarize": 8, "fn-bulk": 6})
+    # Then the update passes (its own 24 are given back first: 110 + 24 - 24 = 110)
     assert preflight.main(["--config-env", "default"], stub, CfnStub(["fn-extract", "fn-summarize", "fn-bulk"])) == 0
     # And raising a reservation past the floor is refused, while setting them to 0 passes
     assert preflight.main(["--set", "BulkReservedConcurrency=20"], stub, CfnStub(["fn-extract", "fn-summarize", "fn-bulk"])) == 1
