@@ -182,6 +182,18 @@ def execution_worker_gone(home: Path, kind: str, execution: str) -> bool:
     return worker_gone(pid, name)
 
 
+def execution_worker_alive(home: Path, kind: str, execution: str) -> bool:
+    """Whether a worker of ``execution`` of the ``kind`` machine is known to run now: a pid was
+    recorded at its start (:func:`pid_file`) and that process still runs it (:func:`worker_gone`).
+    False without a pid file (an in-process ``longdoc bulk`` run, or started elsewhere)."""
+    name = execution.rpartition(":")[2]
+    try:
+        pid = int(pid_file(home, kind, name).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return False
+    return not worker_gone(pid, name)
+
+
 def worker_owner(pid: int) -> str:
     """The lease owner of the worker process ``pid``: ``<host>:<pid>:<8 hex>`` (as
     :func:`~longdoc.local.runner.new_owner`, so a lease whose worker died is seen at once)."""
