@@ -190,7 +190,7 @@ BULK_MEMBER = re.compile(r"^(bulk-[0-9a-f]+)-\d{5}$")
 
 def live_bulk_job(run_id: str) -> str | None:
     """The id of the bulk job ``run_id`` belongs to (its ``run#`` item under the job) when that job's
-    current execution has a live local worker (:func:`~longdoc.local.server.execution_worker_alive`),
+    current execution has a live local worker (:func:`~longdoc.local.pids.execution_worker_alive`),
     else None. Such a run is driven by the job's rounds: resuming it alone would race the batch."""
     match = BULK_MEMBER.match(run_id)
     if match is None:
@@ -198,7 +198,7 @@ def live_bulk_job(run_id: str) -> str | None:
     from longdoc import wiring
     from longdoc.bulk.intake import execution_name
     from longdoc.config import get_settings
-    from longdoc.local.server import execution_worker_alive
+    from longdoc.local.pids import execution_worker_alive
 
     bulk_id, store = match.group(1), wiring.bulk_store()
     if store.get(f"bulk#{bulk_id}", f"run#{run_id}") is None:
