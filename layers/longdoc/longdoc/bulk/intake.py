@@ -234,6 +234,16 @@ def _after(token: str | None, bulk_id: str) -> str | None:
     return sk
 
 
+def _rejected(blobs: BlobStore, bulk_id: str) -> tuple[list[dict[str, str]] | None, bool]:
+    """``(rejections shown, expired)``: the first :data:`REJECTED_SHOWN` of ``rejected.json``, or
+    ``(None, True)`` once the ``bulk/`` lifecycle rule (template.yaml, ``BulkRetentionDays``) has
+    deleted it: the status stays readable, the count stays on the job item."""
+    try:
+        return json.loads(blobs.get(rejected_key(bulk_id)))[:REJECTED_SHOWN], False
+    except NotFound:
+        return None, True
+
+
 def bulk_page(stores: Stores, blobs: BlobStore, bulk_id: str, *, caller: str | None = None, limit: int = 100,
               next_token: str | None = None, execution_gone: Callable[[str], bool] | None = None) -> dict[str, Any]:
     """``GET /bulk-extractions/{id}``: the job's counters (as of its last Harvest), status, rejections
@@ -242,7 +252,8 @@ def bulk_page(stores: Stores, blobs: BlobStore, bulk_id: str, *, caller: str | N
     page, one batched read of those runs. ``status``: ``CREATING`` (request stored, CreateRuns not
     done), ``RUNNING``, ``SUCCEEDED`` (Finish ran) or ``FAILED`` (a failure recorded). Raises
     :class:`NotFound` for an unknown job or another caller's (:func:`~longdoc.core.tenancy.visible_to`)
-    and :class:`LongdocError` for a bad token. ``execution_gone``: see :func:`job_status` (``STALE``,
+    and :class:`LongdocError` for a bad token. Once ``rejected.json`` has expired, ``rejected`` is
+    None and ``rejected_expired`` True. ``execution_gone``: see :func:`job_status` (``STALE``,
     with ``next`` saying how to restart)."""
     pk = _pk(bulk_id)
     job = stores.store.get(pk, "job")
@@ -263,12 +274,12 @@ def bulk_page(stores: Stores, blobs: BlobStore, bulk_id: str, *, caller: str | N
                   "error": runs[item["run_id"]].error if item["run_id"] in runs else "run record missing"}
                  for _, item in page]
     counts = job.get("counts", {})
-    rejected = (json.loads(blobs.get(rejected_key(bulk_id)))[:REJECTED_SHOWN]
-                if job.get("rejected") and not next_token else None)
+    rejected, expired = _rejected(blobs, bulk_id) if job.get("rejected") and not next_token else (None, False)
     return {"bulk_id": bulk_id, "status": status, "clause_types": job["clause_types"], "runs": job["runs"],
             "requested": job.get("requested"), **{k: counts.get(k, 0) for k in ("pending", "done", "failed")},
             "counted_round": job.get("counted_round"), "failure": failure,
             "rejected_count": job.get("rejected", 0), "rejected": rejected,
+            **({"rejected_expired": True} if expired else {}),
             "results": f"results/{bulk_id}/summary.jsonl" if job.get("finished") else None,
             **{k: job.get(k) for k in ("cost_usd", "sync_cost_usd", "cost")},  # kept by Finish; None before
             "documents": documents, "next_token": _token(last), **stale}
