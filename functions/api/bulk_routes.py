@@ -25,7 +25,7 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from caller import request_caller
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from longdoc import wiring
 from longdoc.bulk.intake import (
@@ -53,7 +53,10 @@ class BulkBody(BaseModel):
     """Body of ``POST /bulk-extractions``: ``{"clause_types": [...], "doc_ids": [...], "max_tokens"?}``.
 
     At most 10,000 documents per job (one manifest's worth; larger backfills are several jobs),
-    each an id of 1-200 characters without spaces; 1-64 clause types of 1-128 characters."""
+    each an id of 1-200 characters without spaces; 1-64 clause types of 1-128 characters. Any other
+    field is refused (400 naming it): a misspelt option is not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
 
     clause_types: list[BulkClauseType] = Field(min_length=1, max_length=64)
     doc_ids: list[BulkDocId] = Field(min_length=1, max_length=10_000)

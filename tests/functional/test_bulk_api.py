@@ -152,6 +152,9 @@ def test_bad_bodies_and_unknown_jobs(aws_stack, machine) -> None:
         assert status == 400 and answer["message"] == "invalid request", bad
     status, answer = call("GET", "/bulk-extractions/bulk-nope", bulk_id="bulk-nope")
     assert status == 404 and "not found" in answer["message"]
+    # an unknown field (a misspelt option) is refused, naming the field
+    status, answer = call("POST", "/bulk-extractions", {"clause_types": TYPES, "doc_ids": ["a"], "max_token": 100})
+    assert status == 400 and "max_token" in json.dumps(answer), answer
 
 
 def test_a_job_with_no_ready_document_fails_in_create_runs_with_its_rejections(aws_stack, machine) -> None:
