@@ -12,8 +12,10 @@ new-account default of 10) and rolls the stack back.
 The stack reserves ``ExtractReservedConcurrency`` + ``SummarizeReservedConcurrency`` +
 ``BulkReservedConcurrency`` (the template's defaults unless overridden in ``samconfig.toml`` or
 ``--set``). What this stack's functions already reserve (an update) is counted as free again.
-The deploy goes on when ``UnreservedConcurrentExecutions + already_reserved - wanted >= 100``;
-else exit status 1 with a message saying which parameters to lower (0 reserves nothing) or to
+The deploy goes on when the wanted total is 0 (nothing is reserved, so nothing is taken from the
+unreserved pool, whatever the account's quota: the low-quota setting docs/deploy.md recommends) or
+when ``UnreservedConcurrentExecutions + already_reserved - wanted >= 100`` (the floor applies to a
+reservation: "at least 100 unreserved" in the page above); else exit status 1 with a message saying which parameters to lower (0 reserves nothing) or to
 raise the quota.
 
 Usage (``make deploy`` runs it first)::
@@ -79,10 +81,20 @@ def current_reservations(lambda_client: Any, cfn_client: Any, stack_name: str) -
 
 
 def check(wanted: dict[str, int], unreserved: int, already: int) -> tuple[bool, str]:
-    """``(ok, message)``: whether ``unreserved + already - sum(wanted)`` stays at or above :data:`MIN_UNRESERVED`."""
+    """``(ok, message)``: ok when nothing is reserved (``sum(wanted) == 0``) or when
+    ``unreserved + already - sum(wanted)`` stays at or above :data:`MIN_UNRESERVED`.
+
+    A zero total reserves nothing, so it takes nothing from the unreserved pool and cannot break
+    Lambda's floor of "at least 100 unreserved concurrency", which only refuses reservations
+    (https://docs.aws.amazon.com/lambda/latest/dg/configuring-concurrency.html): it passes even on
+    a 10-execution account. Counts are concurrent executions.
+    """
     total = sum(wanted.values())
     left = unreserved + already - total
     parts = ", ".join(f"{k}={v}" for k, v in wanted.items())
+    if total == 0:
+        return True, (f"preflight: reserving nothing ({parts}): the {unreserved} unreserved Lambda executions "
+                      "stay as they are")
     if left >= MIN_UNRESERVED:
         return True, f"preflight: reserving {total} ({parts}) leaves {left} unreserved Lambda executions (>= {MIN_UNRESERVED})"
     return False, (f"preflight: refusing to deploy: reserving {total} ({parts}) would leave {left} unreserved Lambda "

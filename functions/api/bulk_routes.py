@@ -18,16 +18,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from aws_lambda_powertools.event_handler.router import APIGatewayRouter
 from caller import request_caller
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from longdoc import wiring
-from longdoc.bulk.intake import PAGE_LIMIT_MAX, StoredRequest, bulk_page, submit_request
+from longdoc.bulk.intake import (
+    PAGE_LIMIT_MAX,
+    StoredRequest,
+    bulk_page,
+    job_status,
+    restart_execution,
+    submit_request,
+)
 from longdoc.bulk.runs import DOC_ID, Stores, execution_input
 from longdoc.config import BulkApiSettings, function_settings
 from longdoc.core.admission import admission_of
@@ -45,7 +53,10 @@ class BulkBody(BaseModel):
     """Body of ``POST /bulk-extractions``: ``{"clause_types": [...], "doc_ids": [...], "max_tokens"?}``.
 
     At most 10,000 documents per job (one manifest's worth; larger backfills are several jobs),
-    each an id of 1-200 characters without spaces; 1-64 clause types of 1-128 characters."""
+    each an id of 1-200 characters without spaces; 1-64 clause types of 1-128 characters. Any other
+    field is refused (400 naming it): a misspelt option is not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
 
     clause_types: list[BulkClauseType] = Field(min_length=1, max_length=64)
     doc_ids: list[BulkDocId] = Field(min_length=1, max_length=10_000)
@@ -58,13 +69,20 @@ def _stores() -> Stores:
     return Stores(wiring.state_store(), wiring.bulk_store())
 
 
-def _start(bulk_id: str) -> None:
-    """Start the job's execution; one already started under this name is the retry's answer."""
+def _start(name: str, payload: dict[str, Any]) -> None:
+    """Start execution ``name``; one already started under this name is the retry's answer."""
     try:
-        wiring.execution_starter("bulk").start_execution(bulk_id, execution_input(bulk_id))
+        wiring.execution_starter("bulk").start_execution(name, payload)
     except Exception as exc:
         if type(exc).__name__ != "ExecutionAlreadyExists":
             raise
+
+
+def _execution_gone() -> Callable[[str], bool] | None:
+    """The bulk starter's liveness probe (local mode: the worker's pid,
+    :meth:`longdoc.local.server.MachineStarter.execution_gone`); None on AWS, where an execution
+    does not die with a process."""
+    return getattr(wiring.execution_starter("bulk"), "execution_gone", None)
 
 
 @router.post("/bulk-extractions")
@@ -73,7 +91,9 @@ def create_bulk_extraction(
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key", min_length=1, max_length=255)] = None,
 ) -> Response[dict[str, Any]]:
     """Store the request and start the job (or answer the one this key started): 202 with ``bulk_id``,
-    ``status`` ``CREATING`` and ``requested`` (distinct ids); the runs and rejections (unknown or
+    ``status`` (the job's: ``CREATING`` for a new one, else where it stands) and ``requested``
+    (distinct ids); a job whose local worker died (``STALE``) is restarted from its stores
+    (``restarted: true``); the runs and rejections (unknown or
     not-READY ids) are in ``GET``. 422 when the key was used with another body, 429 with
     ``Retry-After`` while ``max_running_bulk_jobs`` jobs run."""
     settings = function_settings(BulkApiSettings)
@@ -93,9 +113,15 @@ def create_bulk_extraction(
         return Response(status_code=422, content_type=content_types.APPLICATION_JSON,
                         body={"message": "Idempotency-Key was already used with a different request body",
                               "field": "Idempotency-Key", "bulk_id": bulk_id})
-    _start(bulk_id)
+    stores, gone = _stores(), _execution_gone()
+    restarted = job_status(stores, bulk_id, gone) == "STALE"
+    if restarted:  # local: the worker died; a new execution continues from the stores
+        _start(*restart_execution(stores.store, bulk_id))
+    else:
+        _start(bulk_id, execution_input(bulk_id))
     return Response(status_code=202, content_type=content_types.APPLICATION_JSON,
-                    body={"bulk_id": bulk_id, "status": "CREATING", "requested": item.get("requested")})
+                    body={"bulk_id": bulk_id, "status": job_status(stores, bulk_id, gone),
+                          "requested": item.get("requested"), **({"restarted": True} if restarted else {})})
 
 
 @router.get("/bulk-extractions/<bulk_id>")
@@ -108,4 +134,4 @@ def get_bulk_extraction(
     of documents (``limit``, ``next_token``); the results file once it has finished."""
     function_settings(BulkApiSettings)
     return bulk_page(_stores(), wiring.blob_store(), bulk_id, caller=request_caller(router.current_event),
-                     limit=limit, next_token=next_token)
+                     limit=limit, next_token=next_token, execution_gone=_execution_gone())

@@ -36,6 +36,7 @@ from longdoc.bulk.payloads import BulkTaskInput
 from longdoc.bulk.plan import ROUNDS_PER_EXECUTION
 from longdoc.config import get_settings
 from longdoc.core.errors import BulkFailed
+from longdoc.core.failures import innermost_error
 from longdoc.core.payloads import StepError
 from longdoc.observability import logger, metrics, tracer
 
@@ -56,8 +57,8 @@ def _fail(event: BulkTaskInput) -> dict[str, Any]:
                            error.Cause, event.entered):
         logger.info("bulk redriven: the round goes on", extra={"round": event.round})
         return {"bulk_id": event.bulk_id, "round": event.round}
-    logger.error("bulk failed", extra={"error": error.Error})
-    raise BulkFailed(f"{error.Error}: {error.Cause}"[:2000])
+    logger.error("bulk failed", extra={"error": error.Error, "cause": error.Cause})  # the full cause: logs only
+    raise BulkFailed(innermost_error(error.Error, error.Cause))
 
 
 def _create_runs(event: BulkTaskInput) -> dict[str, Any]:

@@ -152,6 +152,9 @@ def test_bad_bodies_and_unknown_jobs(aws_stack, machine) -> None:
         assert status == 400 and answer["message"] == "invalid request", bad
     status, answer = call("GET", "/bulk-extractions/bulk-nope", bulk_id="bulk-nope")
     assert status == 404 and "not found" in answer["message"]
+    # an unknown field (a misspelt option) is refused, naming the field
+    status, answer = call("POST", "/bulk-extractions", {"clause_types": TYPES, "doc_ids": ["a"], "max_token": 100})
+    assert status == 400 and "max_token" in json.dumps(answer), answer
 
 
 def test_a_job_with_no_ready_document_fails_in_create_runs_with_its_rejections(aws_stack, machine) -> None:
@@ -164,3 +167,82 @@ def test_a_job_with_no_ready_document_fails_in_create_runs_with_its_rejections(a
         bulk_step("create_runs", started["bulk_id"])
     status, view = call("GET", f"/bulk-extractions/{started['bulk_id']}", bulk_id=started["bulk_id"])
     assert status == 200 and view["runs"] == 0 and [r["where"] for r in view["rejected"]] == ["nope"]
+
+
+class LocalBulkStarter:
+    """A local bulk starter that records what it was asked to start (nothing runs) and probes liveness
+    by the worker's pid file, as :class:`longdoc.local.server.MachineStarter` does."""
+
+    def __init__(self, home: Path) -> None:
+        self.home, self.started = home, []  # type: ignore[var-annotated]
+
+    def start_execution(self, name: str, execution_input: dict[str, Any]) -> str:
+        if any(n == name for n, _ in self.started):
+            from longdoc.core.errors import ExecutionAlreadyExists
+
+            raise ExecutionAlreadyExists(name)
+        self.started.append((name, execution_input))
+        return f"arn:aws:states:us-east-1:{ACCOUNT}:execution:longdoc-local-bulk:{name}"
+
+    def execution_gone(self, execution: str) -> bool:
+        from longdoc.local.server import execution_worker_gone
+
+        return execution_worker_gone(self.home, "bulk", execution)
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_local_bulk_job_whose_worker_died_is_stale_and_the_same_post_restarts_it(
+        aws_stack, ingested_contract, machine) -> None:
+    import subprocess
+    import sys
+
+    from longdoc.config import get_settings
+    from longdoc.core.errors import LongdocError
+    from longdoc.local.console import check_resumable
+    from longdoc.local.server import pid_file
+
+    home = Path(get_settings().home)
+    starter = LocalBulkStarter(home)
+    body = {"clause_types": TYPES, "doc_ids": [ingested_contract.doc_id]}
+    with wiring.overrides(starters={"bulk": starter}):
+        # Given a local bulk job whose runs were created, its worker's pid recorded
+        _, started = call("POST", "/bulk-extractions", body, key="local-1")
+        bulk_id = started["bulk_id"]
+        bulk_step("create_runs", bulk_id)
+        # When the same request is posted again while it runs
+        status, again = call("POST", "/bulk-extractions", body, key="local-1")
+        # Then the answer is the job's real status, not CREATING, and nothing new starts
+        assert status == 202 and again["status"] == "RUNNING" and "restarted" not in again
+        assert [n for n, _ in starter.started] == [bulk_id]
+        # When its worker dies (kill -9: the pid runs no more)
+        pid_file(home, "bulk", bulk_id).parent.mkdir(parents=True, exist_ok=True)
+        pid_file(home, "bulk", bulk_id).write_text(str(_dead_pid()))
+        # Then GET says STALE and how to restart it
+        _, view = call("GET", f"/bulk-extractions/{bulk_id}", bulk_id=bulk_id)
+        assert view["status"] == "STALE" and "POST the same request again" in view["next"]
+        # When the same request is posted again
+        status, restarted = call("POST", "/bulk-extractions", body, key="local-1")
+        # Then a new execution continues the job from its stores (round 0: none prepared yet)
+        assert status == 202 and restarted["restarted"] is True and restarted["status"] == "RUNNING"
+        assert starter.started[-1] == (f"{bulk_id}-s1", {"bulk_id": bulk_id, "round": 0})
+        assert call("GET", f"/bulk-extractions/{bulk_id}", bulk_id=bulk_id)[1]["status"] == "RUNNING"
+        # And while that execution's worker lives, `runs resume` of a member run is refused, naming the job
+        member = f"{bulk_id}-00000"
+        live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", f"{bulk_id}-s1"])
+        try:
+            pid_file(home, "bulk", f"{bulk_id}-s1").write_text(str(live.pid))
+            with pytest.raises(LongdocError, match=f"belongs to bulk job {bulk_id}"):
+                check_resumable(wiring.state_store(), member)
+        finally:
+            live.kill()
+            live.wait()
+        # And once it has died, the member run may be resumed by hand (it is no longer driven)
+        assert check_resumable(wiring.state_store(), member).run_id == member

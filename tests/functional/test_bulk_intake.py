@@ -196,3 +196,17 @@ def test_finish_keeps_the_jobs_cost_on_its_item_and_get_returns_it(stores: Store
     assert (page["cost_usd"], page["sync_cost_usd"], page["cost"]) == (
         status["cost_usd"], status["sync_cost_usd"], status["cost"])
     assert written["cost"] == status["cost"] and isinstance(status["cost"], str)
+
+
+def test_get_after_the_rejections_expired_serves_the_status(stores: Stores, tmp_path: Path) -> None:
+    # Given a created job with one rejection, whose bulk/<id>/rejected.json the lifecycle rule deleted
+    blobs = LocalBlobStore(tmp_path / "blobs")
+    stores.state.put_document(_ready("doc-1"))
+    submit_request(stores, blobs, _request("bulk-x", ["doc-1", "ghost"]), "x" * 64)
+    create_runs(stores, blobs, "bulk-x")
+    blobs.delete(rejected_key("bulk-x"))
+    # When GET reads it
+    page = bulk_page(stores, blobs, "bulk-x", caller="arn:aws:iam::1:user/alice")
+    # Then the status and counts are served, the list marked expired (its count kept)
+    assert (page["status"], page["runs"], page["rejected_count"]) == ("RUNNING", 1, 1)
+    assert page["rejected"] is None and page["rejected_expired"] is True

@@ -160,6 +160,23 @@ def test_the_failure_step_records_failed_when_the_model_cannot_be_built(local, m
     assert wiring.bulk_store().get("bulk#bf", "failure")["error"] == "ConfigError"
 
 
+def test_the_recorded_failure_is_the_one_line_innermost_error_without_the_stack_trace(local) -> None:
+    # Given a job and a Lambda error whose Cause carries a stack trace with server paths
+    _job(local["deps"], local["doc"], "bt", 1)
+    cause = json.dumps({"errorMessage": "index longdoc unreachable", "errorType": "IndexUnavailable",
+                        "stackTrace": ['  File "/var/task/app.py", line 80, in handler\n',
+                                       '  File "/opt/python/longdoc/bulk/slices.py", line 120\n']})
+    event = {"action": "fail", "bulk_id": "bt", "round": 0, "entered": "2026-12-01T00:00:00Z",
+             "error": {"Error": "IndexUnavailable", "Cause": cause}}
+    # When RecordFailure runs
+    with pytest.raises(BulkFailed) as caught:
+        load_handler("bulk").handler(event, LocalContext(function_name="bulk"))
+    # Then the stored cause (what GET returns) is one line naming the innermost error, no paths
+    stored = wiring.bulk_store().get("bulk#bt", "failure")["cause"]
+    assert stored == "IndexUnavailable: index longdoc unreachable"
+    assert "/var/task" not in str(caught.value) and "stackTrace" not in str(caught.value)
+
+
 def test_finish_emits_the_number_of_failed_documents(local, capsys) -> None:
     # Given a job of 3 documents, 2 of which failed
     deps = local["deps"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,37 @@ def test_summaries_and_bulk_have_reserved_concurrency_and_admission_caps(templat
     assert env["LONGDOC_MAX_CONCURRENT_TRIAGE"] == {"Ref": "MaxConcurrentTriage"}
     # (a running summary holds one summarize invocation per map call: the cap stays under its reservation)
     assert params["MaxRunningSummaries"]["Default"] <= params["SummarizeReservedConcurrency"]["Default"]
+
+
+def test_the_defaults_fit_each_map_in_its_functions_reservation(template: dict[str, Any]) -> None:
+    # Given the template's defaults and the bulk machine's PrepareSlices Map
+    params = template["Parameters"]
+    default = {name: int(p["Default"]) for name, p in params.items() if "Default" in p and p["Type"] == "Number"}
+    asl = json.loads((REPO / "statemachine" / "bulk.asl.json").read_text(encoding="utf-8"))
+    slices = asl["States"]["PrepareSlices"]["MaxConcurrency"]
+    # Then every admitted bulk job's slices plus one invocation for its other steps fit the bulk
+    # reservation (a slice past it is throttled, Lambda.TooManyRequestsException)
+    assert default["MaxRunningBulkJobs"] * slices + 1 <= default["BulkReservedConcurrency"]
+    # And every admitted summary's map calls at once fit the summarize reservation
+    assert default["MaxRunningSummaries"] * default["SummaryMapConcurrency"] <= default["SummarizeReservedConcurrency"]
+
+
+def test_bulk_tasks_retry_throttling_longer_than_one_slice(template: dict[str, Any]) -> None:
+    # Given every Lambda task of the bulk machine and the bulk function's timeout (seconds)
+    asl = json.loads((REPO / "statemachine" / "bulk.asl.json").read_text(encoding="utf-8"))
+    states = {**asl["States"], **asl["States"]["PrepareSlices"]["ItemProcessor"]["States"]}
+    timeout = template["Resources"]["BulkFunction"]["Properties"]["Timeout"]
+    for name, state in states.items():
+        if state["Type"] != "Task" or "lambda:invoke" not in state["Resource"]:
+            continue
+        # Then throttling has a retrier of its own whose nominal waits outlast one invocation
+        [throttle] = [r for r in state["Retry"] if "Lambda.TooManyRequestsException" in r["ErrorEquals"]]
+        assert throttle["ErrorEquals"] == ["Lambda.TooManyRequestsException"], name
+        waits, delay = 0.0, float(throttle["IntervalSeconds"])
+        for _ in range(throttle["MaxAttempts"]):
+            waits += min(delay, throttle.get("MaxDelaySeconds", delay))
+            delay *= throttle["BackoffRate"]
+        assert throttle["MaxAttempts"] >= 10 and waits >= timeout, (name, waits)
 
 
 def test_post_bulk_extractions_has_its_own_low_route_throttle(template: dict[str, Any]) -> None:

@@ -163,13 +163,17 @@ def _retrier(state: dict[str, Any], error: str) -> dict[str, Any]:
 
 
 def test_a_timed_out_slice_harvest_or_plan_is_retried_with_backoff() -> None:
-    # Given the steps that resume from what they stored (Prepare, each slice, Prepared, Harvest)
+    # Given the steps that resume from what they stored (Prepare, each slice, Prepared, Harvest) and the
+    # idempotent ones (Submit, Poll, Prime, PollPriming, Finish: their Comment says why a retry is safe)
     states = {**ASL["States"], **ASL["States"]["PrepareSlices"]["ItemProcessor"]["States"]}
-    for name in ("Prepare", "PrepareSlice", "Prepared", "Harvest"):
+    for name in ("Prepare", "PrepareSlice", "Prepared", "Harvest", "Submit", "Poll", "Prime", "PollPriming", "Finish"):
         # Then a Lambda timeout (Sandbox.Timedout) and a state timeout are retried, with growing waits
         for error in ("Sandbox.Timedout", "States.Timeout"):
             retry = _retrier(states[name], error)
             assert retry["MaxAttempts"] >= 2 and retry["BackoffRate"] > 1 and retry["IntervalSeconds"] >= 1, name
+        # And each says why a retry is safe
+        assert "Sandbox.Timedout" in states[name]["Comment"] or name in ("Prepare", "PrepareSlice", "Prepared",
+                                                                         "Harvest"), name
     # And the slices and Harvest retry the product's transient retrieval and model errors (core/errors.py)
     for name in ("PrepareSlice", "Harvest"):
         for error in ("EmbeddingUnavailable", "RerankUnavailable", "IndexUnavailable", "ModelThrottled",

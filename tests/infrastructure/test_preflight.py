@@ -51,7 +51,7 @@ class CfnStub:
 
 def test_a_low_quota_account_is_refused_with_what_to_change(capsys: pytest.CaptureFixture[str]) -> None:
     # Given a new account: 10 concurrent executions, all unreserved, and no stack yet
-    # When the preflight runs with the template's defaults (10 + 8 + 2 reserved)
+    # When the preflight runs with the template's defaults (10 + 8 + 6 reserved)
     status = preflight.main(["--config-env", "default"], LambdaStub(10), CfnStub(None))
     # Then the deploy is refused, naming the parameters and the 100 Lambda keeps
     err = capsys.readouterr().err
@@ -61,12 +61,12 @@ def test_a_low_quota_account_is_refused_with_what_to_change(capsys: pytest.Captu
 
 
 def test_an_account_with_room_passes_and_an_update_counts_its_own_reservations(capsys: pytest.CaptureFixture[str]) -> None:
-    # Given 1,000 unreserved: the defaults leave 980
+    # Given 1,000 unreserved: the defaults leave 976
     assert preflight.main(["--config-env", "default"], LambdaStub(1000), CfnStub(None)) == 0
-    assert "leaves 980 unreserved" in capsys.readouterr().out
-    # Given an account with 110 unreserved whose stack already reserves 20 (an update to the same values)
-    stub = LambdaStub(110, {"fn-extract": 10, "fn-summarize": 8, "fn-bulk": 2})
-    # Then the update passes (its own 20 are given back first: 110 + 20 - 20 = 110)
+    assert "leaves 976 unreserved" in capsys.readouterr().out
+    # Given an account with 110 unreserved whose stack already reserves 24 (an update to the same values)
+    stub = LambdaStub(110, {"fn-extract": 10, "fn-summarize": 8, "fn-bulk": 6})
+    # Then the update passes (its own 24 are given back first: 110 + 24 - 24 = 110)
     assert preflight.main(["--config-env", "default"], stub, CfnStub(["fn-extract", "fn-summarize", "fn-bulk"])) == 0
     # And raising a reservation past the floor is refused, while setting them to 0 passes
     assert preflight.main(["--set", "BulkReservedConcurrency=20"], stub, CfnStub(["fn-extract", "fn-summarize", "fn-bulk"])) == 1
@@ -78,3 +78,22 @@ def test_make_deploy_runs_the_preflight_before_building() -> None:
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     recipe = makefile[makefile.index("\ndeploy:"):].split("\n\n")[0]
     assert recipe.index("scripts/preflight_concurrency.py") < recipe.index("sam build")
+
+
+def test_reserving_nothing_passes_on_a_ten_execution_account() -> None:
+    # Given a new account with 10 unreserved executions and the three parameters at 0 (docs/deploy.md's advice)
+    wanted = {"ExtractReservedConcurrency": 0, "SummarizeReservedConcurrency": 0, "BulkReservedConcurrency": 0}
+    # When the check runs
+    ok, message = preflight.check(wanted, unreserved=10, already=0)
+    # Then the deploy goes on: nothing is taken from the unreserved pool
+    assert ok is True and "reserving nothing" in message
+    # And any reservation on that account is still refused (10 - 1 < 100)
+    assert preflight.check({**wanted, "BulkReservedConcurrency": 1}, unreserved=10, already=0)[0] is False
+
+
+def test_reserving_nothing_passes_through_main_on_a_low_quota_account() -> None:
+    # Given the same account through the command line
+    status = preflight.main(["--set", "ExtractReservedConcurrency=0", "--set", "SummarizeReservedConcurrency=0",
+                             "--set", "BulkReservedConcurrency=0"], LambdaStub(10), CfnStub(None))
+    # Then it exits 0
+    assert status == 0

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -167,6 +168,56 @@ def record_counts(stores: Stores, bulk_id: str, counts: dict[str, Any], round_nu
                                  "counted_round": round_number, "finished": finished or bool(job.get("finished"))})
 
 
+EXECUTION_ITEM = "execution"
+"""Sort key of the item naming a job's current execution when it was restarted (local mode)."""
+
+
+def execution_name(store: Any, bulk_id: str) -> str:
+    """The name of the job's current execution: the bulk id (the first one), or the last restart's
+    (:func:`restart_execution`). ``store`` is the :class:`~longdoc.bulk.ports.BulkStore`."""
+    item = store.get(_pk(bulk_id), EXECUTION_ITEM)
+    return str(item["name"]) if item and item.get("name") else bulk_id
+
+
+def restart_execution(store: Any, bulk_id: str) -> tuple[str, dict[str, Any]]:
+    """``(name, input)`` of an execution that continues a job whose execution died (a local worker
+    killed): name ``<bulk_id>-s<n>`` (n counts the restarts; recorded before the start, so GET and the
+    next restart look at the new one), input the job and the last round it prepared (round 0 when
+    none). The machine is idempotent from its stores: CreateRuns returns at once once the job exists,
+    a prepared round, a slice's committed pieces, a submitted batch and a harvested result are
+    reused, never paid twice. Two racing restarts pick the same name, and the starter refuses the
+    second (:class:`~longdoc.core.errors.ExecutionAlreadyExists`)."""
+    pk = _pk(bulk_id)
+    count = int((store.get(pk, EXECUTION_ITEM) or {}).get("restarts", 0)) + 1
+    name = f"{bulk_id}-s{count}"
+    store.put(pk, EXECUTION_ITEM, {"name": name, "restarts": count})
+    prepared = len(store.query(pk, "prepared#"))
+    return name, {"bulk_id": bulk_id, "round": max(0, prepared - 1)}
+
+
+def job_status(stores: Stores, bulk_id: str, execution_gone: Callable[[str], bool] | None = None) -> str:
+    """The job's status: ``CREATING`` (request stored, no job item yet), ``RUNNING``, ``SUCCEEDED``
+    (Finish ran), ``FAILED`` (a failure recorded), or ``STALE`` when ``execution_gone`` (the local
+    starter's liveness probe, by the worker's pid) says the current execution's worker has died
+    while the job was CREATING or RUNNING. ``NOT_FOUND`` when nothing is stored under the id."""
+    pk = _pk(bulk_id)
+    job = stores.store.get(pk, "job")
+    if job is None and stores.store.get(pk, "request") is None:
+        return "NOT_FOUND"
+    failure = stores.store.get(pk, "failure")
+    status = ("FAILED" if failure and failure.get("error") else "CREATING" if job is None
+              else "SUCCEEDED" if job.get("finished") else "RUNNING")
+    if status in ("CREATING", "RUNNING") and execution_gone is not None \
+            and execution_gone(execution_name(stores.store, bulk_id)):
+        return "STALE"
+    return status
+
+
+STALE_NEXT = ("its execution's worker died: POST the same request again (same Idempotency-Key) to restart it "
+              "from its stores (nothing done is repeated)")
+"""What a ``STALE`` job's status page says to do."""
+
+
 def _token(sk: str | None) -> str | None:
     return base64.urlsafe_b64encode(sk.encode()).decode() if sk else None
 
@@ -183,15 +234,27 @@ def _after(token: str | None, bulk_id: str) -> str | None:
     return sk
 
 
+def _rejected(blobs: BlobStore, bulk_id: str) -> tuple[list[dict[str, str]] | None, bool]:
+    """``(rejections shown, expired)``: the first :data:`REJECTED_SHOWN` of ``rejected.json``, or
+    ``(None, True)`` once the ``bulk/`` lifecycle rule (template.yaml, ``BulkRetentionDays``) has
+    deleted it: the status stays readable, the count stays on the job item."""
+    try:
+        return json.loads(blobs.get(rejected_key(bulk_id)))[:REJECTED_SHOWN], False
+    except NotFound:
+        return None, True
+
+
 def bulk_page(stores: Stores, blobs: BlobStore, bulk_id: str, *, caller: str | None = None, limit: int = 100,
-              next_token: str | None = None) -> dict[str, Any]:
+              next_token: str | None = None, execution_gone: Callable[[str], bool] | None = None) -> dict[str, Any]:
     """``GET /bulk-extractions/{id}``: the job's counters (as of its last Harvest), status, rejections
     and one page of documents (``limit`` 1-:data:`PAGE_LIMIT_MAX`, ``next_token`` from the previous
     page; ``next_token`` None on the last). Constant work per page: a job read, a ``run#`` Query
     page, one batched read of those runs. ``status``: ``CREATING`` (request stored, CreateRuns not
     done), ``RUNNING``, ``SUCCEEDED`` (Finish ran) or ``FAILED`` (a failure recorded). Raises
     :class:`NotFound` for an unknown job or another caller's (:func:`~longdoc.core.tenancy.visible_to`)
-    and :class:`LongdocError` for a bad token."""
+    and :class:`LongdocError` for a bad token. Once ``rejected.json`` has expired, ``rejected`` is
+    None and ``rejected_expired`` True. ``execution_gone``: see :func:`job_status` (``STALE``,
+    with ``next`` saying how to restart)."""
     pk = _pk(bulk_id)
     job = stores.store.get(pk, "job")
     owner = (job or stores.store.get(pk, "request") or {}).get("owner")
@@ -199,8 +262,10 @@ def bulk_page(stores: Stores, blobs: BlobStore, bulk_id: str, *, caller: str | N
         raise NotFound(f"bulk job {bulk_id} not found")
     failure = stores.store.get(pk, "failure")
     failure = failure if failure and failure.get("error") else None
+    status = job_status(stores, bulk_id, execution_gone)
+    stale = {"next": STALE_NEXT} if status == "STALE" else {}
     if job is None:
-        return {"bulk_id": bulk_id, "status": "FAILED" if failure else "CREATING", "failure": failure,
+        return {"bulk_id": bulk_id, "status": status, "failure": failure, **stale,
                 "documents": [], "next_token": None}
     page, last = stores.store.query_page(pk, "run#", max(1, min(limit, PAGE_LIMIT_MAX)), _after(next_token, bulk_id))
     runs = stores.state.get_runs([item["run_id"] for _, item in page])
@@ -208,14 +273,13 @@ def bulk_page(stores: Stores, blobs: BlobStore, bulk_id: str, *, caller: str | N
                   "status": runs[item["run_id"]].status if item["run_id"] in runs else "FAILED",
                   "error": runs[item["run_id"]].error if item["run_id"] in runs else "run record missing"}
                  for _, item in page]
-    status = "FAILED" if failure else "SUCCEEDED" if job.get("finished") else "RUNNING"
     counts = job.get("counts", {})
-    rejected = (json.loads(blobs.get(rejected_key(bulk_id)))[:REJECTED_SHOWN]
-                if job.get("rejected") and not next_token else None)
+    rejected, expired = _rejected(blobs, bulk_id) if job.get("rejected") and not next_token else (None, False)
     return {"bulk_id": bulk_id, "status": status, "clause_types": job["clause_types"], "runs": job["runs"],
             "requested": job.get("requested"), **{k: counts.get(k, 0) for k in ("pending", "done", "failed")},
             "counted_round": job.get("counted_round"), "failure": failure,
             "rejected_count": job.get("rejected", 0), "rejected": rejected,
+            **({"rejected_expired": True} if expired else {}),
             "results": f"results/{bulk_id}/summary.jsonl" if job.get("finished") else None,
             **{k: job.get(k) for k in ("cost_usd", "sync_cost_usd", "cost")},  # kept by Finish; None before
-            "documents": documents, "next_token": _token(last)}
+            "documents": documents, "next_token": _token(last), **stale}

@@ -23,6 +23,7 @@ from longdoc.bulk.ports import BulkStore
 from longdoc.bulk.steps import BulkDeps, counts_in, create_job
 from longdoc.core.cost import Price, batch_discount, estimate_cost, load_prices
 from longdoc.core.errors import LongdocError, NotFound
+from longdoc.core.failures import innermost_error
 from longdoc.core.messages import Usage
 from longdoc.core.ports import StateStore
 from longdoc.extract.public import Catalogue, run_result, start_run
@@ -261,13 +262,17 @@ def fail_or_resume(stores: Stores, bulk_id: str, error: str, cause: str, entered
     """The ``RecordFailure`` state: record the error (the ``failure`` item, with the time the state
     was ``entered``) and return False (the caller fails the execution); or, when a failure is
     already recorded under another entered time, the execution was redriven: clear it and return
-    True (the round goes on). Retries of one state entry share its entered time, so they record."""
+    True (the round goes on). Retries of one state entry share its entered time, so they record.
+    The stored ``cause`` is :func:`~longdoc.core.failures.innermost_error` of ``error`` and ``cause``
+    (``"ErrorType: message"``, one line)."""
     pk = f"bulk#{bulk_id}"
     stored = stores.store.get(pk, "failure")
     if stored and stored.get("error") and stored.get("entered") != entered:
         stores.store.put(pk, "failure", {"cleared": True, "error": None, "redriven": entered})
         return True
-    stores.store.put(pk, "failure", {"error": error, "cause": cause[:2000], "entered": entered})
+    # One line, the innermost error (no stack trace, no server paths): GET shows it to the caller;
+    # the full cause is in the bulk function's log (functions/bulk/app.py).
+    stores.store.put(pk, "failure", {"error": error, "cause": innermost_error(error, cause), "entered": entered})
     return False
 
 

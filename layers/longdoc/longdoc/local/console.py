@@ -10,6 +10,7 @@ says how :func:`longdoc.cli.runs` continues a ``FAILED`` or ``STALE`` run from i
 from __future__ import annotations
 
 import json
+import re
 import time
 from datetime import datetime
 from pathlib import Path
@@ -183,11 +184,40 @@ def resume_input(run: RunRecord, history: list[dict[str, Any]], *, max_iteration
     return counters.model_dump()
 
 
+BULK_MEMBER = re.compile(r"^(bulk-[0-9a-f]+)-\d{5}$")
+"""A bulk job's member run id: ``<bulk_id>-NNNNN`` (:func:`longdoc.bulk.intake.create_runs`)."""
+
+
+def live_bulk_job(run_id: str) -> str | None:
+    """The id of the bulk job ``run_id`` belongs to (its ``run#`` item under the job) when that job's
+    current execution has a live local worker (:func:`~longdoc.local.pids.execution_worker_alive`),
+    else None. Such a run is driven by the job's rounds: resuming it alone would race the batch."""
+    match = BULK_MEMBER.match(run_id)
+    if match is None:
+        return None
+    from longdoc import wiring
+    from longdoc.bulk.intake import execution_name
+    from longdoc.config import get_settings
+    from longdoc.local.pids import execution_worker_alive
+
+    bulk_id, store = match.group(1), wiring.bulk_store()
+    if store.get(f"bulk#{bulk_id}", f"run#{run_id}") is None:
+        return None
+    alive = execution_worker_alive(get_settings().home, "bulk", execution_name(store, bulk_id))
+    return bulk_id if alive else None
+
+
 def check_resumable(state: StateStore, run_id: str) -> RunRecord:
-    """The run, when it is ``FAILED`` or ``STALE``; raises :class:`NotFound` or :class:`LongdocError` saying why not."""
+    """The run, when it is ``FAILED`` or ``STALE`` and not a member of a bulk job whose execution is
+    alive (:func:`live_bulk_job`); raises :class:`NotFound` or :class:`LongdocError` saying why not."""
     run = state.get_run(run_id)
     if run is None:
         raise NotFound(f"run {run_id} does not exist")
+    bulk_id = live_bulk_job(run_id)
+    if bulk_id is not None:
+        raise LongdocError(f"run {run_id} belongs to bulk job {bulk_id}, whose execution is running: its rounds "
+                           f"drive this run (see GET /bulk-extractions/{bulk_id}); resume it only once that job "
+                           "has ended or its worker died")
     current = run_state(state, run)
     if current not in ("FAILED", "STALE"):
         why = ("it is live: another process holds its lease" if current in ("RUNNING", "PENDING")

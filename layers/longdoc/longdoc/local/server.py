@@ -44,6 +44,7 @@ from longdoc.core.ports import StateStore
 from longdoc.local.api_event import proxy_event
 from longdoc.local.docs_page import docs_html
 from longdoc.local.engine import REGION, LocalContext
+from longdoc.local.pids import execution_worker_gone, pid_file
 from longdoc.local.runner import claim_run, lease_seconds, run_dir
 
 MAX_BODY_BYTES = 10 * 1024 * 1024
@@ -165,23 +166,6 @@ class MachineStarter:
         return _stop_all(self.workers)
 
 
-def pid_file(home: Path, kind: str, name: str) -> Path:
-    """``<home>/workers/<kind>-<name>.pid``: the pid of the worker of execution ``name``, beside its log."""
-    return Path(home) / "workers" / f"{kind}-{name}.pid"
-
-
-def execution_worker_gone(home: Path, kind: str, execution: str) -> bool:
-    """Whether the worker of ``execution`` (its name, or its ARN: the part after the last ``:``) of the
-    ``kind`` machine has ended: the pid recorded at its start (:func:`pid_file`) runs no more, or
-    runs another program (:func:`worker_gone`). False when no pid was recorded (started elsewhere)."""
-    name = execution.rpartition(":")[2]
-    try:
-        pid = int(pid_file(home, kind, name).read_text(encoding="ascii").strip())
-    except (OSError, ValueError):
-        return False
-    return worker_gone(pid, name)
-
-
 def worker_owner(pid: int) -> str:
     """The lease owner of the worker process ``pid``: ``<host>:<pid>:<8 hex>`` (as
     :func:`~longdoc.local.runner.new_owner`, so a lease whose worker died is seen at once)."""
@@ -189,21 +173,6 @@ def worker_owner(pid: int) -> str:
     import uuid
 
     return f"{socket.gethostname()}:{pid}:{uuid.uuid4().hex[:8]}"
-
-
-def worker_gone(pid: int, name: str) -> bool:
-    """Whether the worker ``pid`` of execution ``name`` has ended: the process is gone or a zombie
-    (:func:`~longdoc.ingest.lease.process_gone`), or, on Linux, ``/proc/<pid>/cmdline`` (proc(5))
-    no longer names the execution (the pid was reused by another program)."""
-    from longdoc.ingest.lease import process_gone
-
-    if process_gone(pid):
-        return True
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:  # no /proc (macOS): the pid probe decides
-        return False
-    return name.encode("utf-8") not in command
 
 
 def _reap(worker: subprocess.Popen[bytes]) -> None:
