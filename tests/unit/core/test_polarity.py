@@ -110,3 +110,15 @@ def test_a_bound_negates_its_comparative_only() -> None:
     assert polarity_problem("The leak must be reported within 14 days of its discovery.", [notice], "r") is None
     assert polarity_problem("reported 26 days after discovery", [notice], "r", added=False) is None
     assert polarity_problem("reported 26 days later", [notice], "r", added=False) is None
+
+
+def test_text_that_copies_a_run_of_the_quote_keeps_its_meaning() -> None:
+    # Given clause text that copies the start of a quote and stops mid-sentence, before a later "may"
+    quote = ("34.1 Neither Party may assign this Agreement without the prior\nwritten consent of the other "
+             "Party, except that any permitted assignee may assign any of its rights.")
+    clause = "34.1 Neither Party may assign this Agreement without the prior written consent of the other Party"
+    # Then nothing is dropped: it repeats every cue it covers
+    assert polarity_problem(clause, [quote]) is None
+    # And leaving out a "not" that the copied run contains is still refused
+    assert polarity_problem("The Supplier shall appoint subcontractors",
+                            ["The Supplier shall not appoint subcontractors"]) is not None

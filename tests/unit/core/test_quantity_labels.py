@@ -86,3 +86,17 @@ def test_an_extracted_clause_counting_with_the_heading_number_is_rejected() -> N
     # Then it is rejected on the number
     with pytest.raises(CitationError, match="values not in any quote: 9 termin"):
         check_clause_support("Either party may exercise 9 termination rights for material breach.", [quote])
+
+
+def test_a_section_number_quoted_as_a_section_number_is_found() -> None:
+    # Given clause text that quotes a contract's numbered heading and sub-clause (its lines joined)
+    source = "35.0 GOVERNING LAW\n35.1 This Agreement shall be governed by the laws of North Carolina."
+    statement = "35.0 GOVERNING LAW 35.1 This Agreement shall be governed by the laws of North Carolina."
+    # When its numbers are looked for in the source
+    found = [(q.raw, q.label, find_quantity(q, source)) for q in bare_quantities(statement)]
+    # Then each section number is supported by the same section number, written the same way
+    assert found == [("35.0", True, 0), ("35.1", True, 19)]
+    # And a count still needs what it counts: "4 subcontractors" is not the label "4. Subcontracting"
+    counted = bare_quantities("4. Subcontracting The Supplier uses 4 subcontractors.")
+    source = "4. Subcontracting\nThe Supplier uses three subcontractors."
+    assert [(q.raw, q.label, find_quantity(q, source)) for q in counted] == [("4", True, 0), ("4", False, None)]

@@ -254,7 +254,13 @@ def polarity_problem(text: str, passages: Sequence[str], what: str = "clause_tex
     ``text``/``passages``: raw text of the statement (clause text, reason) and of each cited
     passage (quote, section text); ``what`` names the text in the message (``"the statement"``);
     ``added=False`` checks only dropped cues (a triage reason may say "not" in its own words).
+    A ``text`` that is a run of a passage's own words (case and whitespace aside: clause text
+    that copies a quote, or stops mid-sentence) keeps the passage's meaning as far as it goes:
+    None, since it repeats every cue it covers.
     """
+    flat = " ".join(text.split()).lower()
+    if flat and any(flat in " ".join(p.split()).lower() for p in passages):
+        return None
     cited = [s for p in passages for s in sentences(p)]
     own = sentences(text)
     problem = _aligned_problem(own, cited, what, added)

@@ -61,12 +61,15 @@ _NUM = re.compile(r"\d{1,3}(?:[,\u00a0\u202f' ]\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
 @dataclass(frozen=True)
 class Quantity:
     """A number of a text and the word it goes with: ``value`` (Decimal), ``after`` (the counted
-    noun's stem) or ``before`` (the word before it, lower case), ``raw`` as written."""
+    noun's stem) or ``before`` (the word before it, lower case), ``raw`` as written; ``label``: the
+    number is itself a section number in the text (:func:`_states_label`), which a section number
+    of the source written the same way supports (a reference quoted as a reference)."""
 
     value: Decimal
     raw: str
     after: str | None = None
     before: str | None = None
+    label: bool = False
 
 
 def _number(token: str) -> Decimal | None:
@@ -146,8 +149,18 @@ def bare_quantities(text: str) -> list[Quantity]:
                 after = nxt.lower()[:STEM_CHARS]
             break
         before = words[i - 1][0].lower() if after is None and i and words[i - 1][0][0].isalpha() else None
-        out.append(Quantity(value, token, after, before))
+        out.append(Quantity(value, token, after, before, _states_label(rest, words, i)))
     return out
+
+
+def _states_label(text: str, words: list[tuple[str, int]], i: int) -> bool:
+    """True when ``words[i]`` of a statement is a section number: one opening a line (``4. Fees``),
+    or a dotted number before a capitalised word (``35.1 This Agreement``: clause text whose
+    lines were joined). ``uses 4 subcontractors`` is a count, never a label."""
+    token, at = words[i]
+    if _opens_line(text, token, at):
+        return True
+    return "." in token and i + 1 < len(words) and words[i + 1][0][:1].isupper()
 
 
 def find_quantity(quantity: Quantity, source: str) -> int | None:
@@ -163,6 +176,8 @@ def find_quantity(quantity: Quantity, source: str) -> int | None:
         if _number(token) != quantity.value:
             continue
         label = is_label(source, words, i)
+        if label and quantity.label and token == quantity.raw:
+            return at  # a section number quoted as one ("35.1 This Agreement ...")
         if label and quantity.before is None:
             continue  # "4. Subcontracting", "Schedule 4": a reference, never a count
         if _stands_with(quantity, words, i):
