@@ -226,6 +226,7 @@ class Reranker(Protocol):
         ...
 
 
+@runtime_checkable
 class Model(Protocol):
     """One Messages-API-shaped call. ``name`` is recorded on every result it produces."""
 
