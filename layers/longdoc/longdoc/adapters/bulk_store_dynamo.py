@@ -11,30 +11,16 @@ Calls: ``dynamodb:PutItem`` (the conditional one with ``attribute_not_exists(pk)
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any
 
+from longdoc.adapters.dynamo_client import LazyDynamoClient
 from longdoc.adapters.dynamo_batch import batch_write
 
 
-class DynamoBulkStore:
+class DynamoBulkStore(LazyDynamoClient):
     """Bulk items in the DynamoDB table ``table_name`` (through ``client`` if given, else a boto3
     client created on first use)."""
 
-    def __init__(self, table_name: str, client: Any | None = None) -> None:
-        self.table_name = table_name
-        self._client = client
-        self._lock = threading.Lock()
-
-    @property
-    def client(self) -> Any:
-        """The boto3 DynamoDB client, created on first access."""
-        with self._lock:
-            if self._client is None:
-                import boto3
-
-                self._client = boto3.client("dynamodb")
-        return self._client
 
     @staticmethod
     def _item(pk: str, sk: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -17,33 +17,18 @@ characters, :data:`longdoc.search.quotes.MAX_QUOTE_CHARS`) and a clause text, fa
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from typing import Any
 
+from longdoc.adapters.dynamo_client import LazyDynamoClient
 from longdoc.core.errors import DecisionConflict
 from longdoc.core.reviews import Decision, ReviewItem
 
 RUNS_PK = "REVIEW#RUNS"
 
 
-class DynamoDecisionStore:
+class DynamoDecisionStore(LazyDynamoClient):
     """Review items and decisions in the DynamoDB table ``table_name`` (``client`` or a boto3 one made on first use)."""
-
-    def __init__(self, table_name: str, client: Any | None = None) -> None:
-        self.table_name = table_name
-        self._client = client
-        self._lock = threading.Lock()
-
-    @property
-    def client(self) -> Any:
-        """The boto3 DynamoDB client, created on first access."""
-        with self._lock:
-            if self._client is None:
-                import boto3
-
-                self._client = boto3.client("dynamodb")
-        return self._client
 
     def _put(self, pk: str, sk: str, body: str, only_new: bool) -> bool:
         """Write one item; ``only_new``: conditionally (``attribute_not_exists(pk)``). Returns whether written."""
