@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from longdoc import wiring
+from longdoc.observability import metrics
 from longdoc.bulk import slices
 from longdoc.bulk.parts import part_lines
 from longdoc.bulk.steps import BulkDeps, create_bulk
@@ -177,8 +178,12 @@ def test_the_recorded_failure_is_the_one_line_innermost_error_without_the_stack_
     assert "/var/task" not in str(caught.value) and "stackTrace" not in str(caught.value)
 
 
-def test_finish_emits_the_number_of_failed_documents(local, capsys) -> None:
-    # Given a job of 3 documents, 2 of which failed
+def test_finish_emits_the_number_of_failed_documents(local, capsys, monkeypatch) -> None:
+    # Given a job of 3 documents, 2 of which failed, with metrics on (an earlier test, e.g. a CLI
+    # run, may have disabled them, and Powertools then keeps values buffered: clear them)
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "longdoc")
+    metrics.clear_metrics()
     deps = local["deps"]
     run_ids = _job(deps, local["doc"], "bm", 3)
     for run_id in run_ids[:2]:
