@@ -11,12 +11,12 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
-import threading
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from longdoc.adapters.dynamo_client import LazyBotoClient
 from longdoc.core.errors import NotFound
 from longdoc.core.paths import too_long_is_absent
 
@@ -124,7 +124,7 @@ def _named(exc: OSError, key: str) -> OSError:
     return exc
 
 
-class S3BlobStore:
+class S3BlobStore(LazyBotoClient):
     """Blobs as objects in one S3 bucket; the key is the object key, unchanged.
 
     ``client`` is a boto3 S3 client; when omitted one is created on first use (once per
@@ -134,22 +134,12 @@ class S3BlobStore:
     (https://docs.aws.amazon.com/AmazonS3/latest/userguide/Welcome.html#ConsistencyModel).
     """
 
+    service = "s3"
+
     def __init__(self, bucket: str, client: Any | None = None) -> None:
         """Store blobs in ``bucket``, through ``client`` if given."""
+        super().__init__(client)
         self.bucket = bucket
-        self._client = client
-        self._lock = threading.Lock()
-
-    @property
-    def client(self) -> Any:
-        """The boto3 S3 client, created on first access (thread-safe, once per instance)."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    import boto3
-
-                    self._client = boto3.client("s3")
-        return self._client
 
     def get(self, key: str) -> bytes:
         """Return the object's bytes.

@@ -5,10 +5,10 @@ The item layout is in the docstring of :mod:`longdoc.adapters.state`.
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
+from longdoc.adapters.dynamo_client import LazyDynamoClient
 from longdoc.adapters.state.collection_index import DynamoRunsAndCollections
 from longdoc.adapters.state.leases import DynamoVersionClaims
 from longdoc.adapters.state.common import conflict_error, lease_lost_error, now_iso, parse_checkpoint
@@ -25,7 +25,7 @@ def _n(value: int) -> dict[str, str]:
     return {"N": str(int(value))}
 
 
-class DynamoStateStore(DynamoVersionClaims, DynamoRunsAndCollections):
+class DynamoStateStore(LazyDynamoClient, DynamoVersionClaims, DynamoRunsAndCollections):
     """StateStore in one DynamoDB table (layout in the module docstring).
 
     ``client`` is a boto3 low-level DynamoDB client; when omitted one is created on first
@@ -38,21 +38,8 @@ class DynamoStateStore(DynamoVersionClaims, DynamoRunsAndCollections):
 
     def __init__(self, table_name: str, client: Any | None = None) -> None:
         """Use the table ``table_name``, through ``client`` if given."""
-        self.table_name = table_name
-        self._client = client
-        self._lock = threading.Lock()
+        super().__init__(table_name, client)
         self._last_order = 0
-
-    @property
-    def client(self) -> Any:
-        """The boto3 DynamoDB client, created on first access (thread-safe, once per instance)."""
-        if self._client is None:
-            with self._lock:
-                if self._client is None:
-                    import boto3
-
-                    self._client = boto3.client("dynamodb")
-        return self._client
 
     def _get(self, pk: str, sk: str) -> dict[str, Any] | None:
         """Return the raw item at ``(pk, sk)`` (consistent read) or None."""
