@@ -93,6 +93,18 @@ class RerankSettings(_Group):
     rerank_model: str = "rerank-2.5"
 
 
+class TriageSettings(_Group):
+    """Triage's optional query-writing step (issue 31; :mod:`longdoc.triage.query_writer`).
+
+    ``triage_query_writer`` (``LONGDOC_TRIAGE_QUERY_WRITER``): ``off`` (default: the offline queries
+    only) or ``model``: the configured Claude model writes the wording's likely phrasing of each claim,
+    one request per claim, cached in the blob store; skipped (one log line) when the offline baseline
+    is configured.
+    """
+
+    triage_query_writer: Literal["off", "model"] = "off"
+
+
 class IndexSettings(_Group):
     """The vector index: Pinecone on AWS, LanceDB locally."""
 
@@ -231,7 +243,7 @@ class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, R
     """Settings of the extract function (one model session per invocation)."""
 
 
-class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, ExecutionSettings):
+class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, ExecutionSettings, TriageSettings):
     """Settings of the API function (start runs, read results)."""
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
@@ -285,7 +297,7 @@ class ReviewMonitorSettings(StoreSettings, ReviewSettings):
 
 
 class Settings(StoreSettings, ChunkSettings, EmbeddingSettings, IndexSettings, RerankSettings, IngestRuntimeSettings,
-               ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings, ReviewSettings):
+               ModelSettings, ExtractionSettings, ExecutionSettings, OcrSettings, ReviewSettings, TriageSettings):
     """Every tunable: the CLI and local mode run all stages in one process."""
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table")

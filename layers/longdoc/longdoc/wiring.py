@@ -438,15 +438,14 @@ def summary_deps() -> SummaryDeps:
 
 def triage_deps(offline_ranking: bool = False) -> TriageDeps:
     """The triage stores and models; ``offline_ranking``: no embedder or index (BM25 only, as the API
-    function, which has no embedding settings). The model is None when the offline baseline is configured."""
+    function, which has no embedding settings). The model is None when the offline baseline is configured;
+    ``query_writer`` is ``LONGDOC_TRIAGE_QUERY_WRITER=model``."""
     from longdoc.triage.service import TriageDeps
 
-    chosen = None if uses_baseline() else model()
-    rerank = None if get_settings().reranker == "none" else reranker()
-    if offline_ranking:
-        return TriageDeps(state_store(), blob_store(), model=chosen, tokens=_budget_counter(), reranker=rerank)
-    return TriageDeps(state_store(), blob_store(), embedder(), vector_index(), chosen, tokens=_budget_counter(),
-                      reranker=rerank)
+    chosen, settings = None if uses_baseline() else model(), get_settings()
+    rerank, writer = None if settings.reranker == "none" else reranker(), settings.triage_query_writer == "model"
+    emb, index = (None, None) if offline_ranking else (embedder(), vector_index())
+    return TriageDeps(state_store(), blob_store(), emb, index, chosen, _budget_counter(), rerank, writer)
 
 
 def reset() -> None:

@@ -58,6 +58,14 @@ def pool_definitions(clauses: Sequence[Clause]) -> list[Definition]:
     return definitions([c.text for c in clauses])
 
 
+def offline_queries(clauses: Sequence[Clause], claim: Claim) -> list[Query]:
+    """The claim's offline queries over this pool (:func:`~longdoc.triage.queries.claim_queries` with the
+    pool's definitions, rare words and wording words): what :func:`rank_claim` uses without ``queries``."""
+    texts = [c.text for c in clauses]
+    words = {w for t in texts for w in lay_tokens(t)}
+    return claim_queries(claim, pool_definitions(clauses), rare_words(texts), words)
+
+
 def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | None = None,
                embed: Callable[[str], Sequence[float]] | None = None, reranker: Reranker | None = None,
                queries: Sequence[Query] | None = None, dense_weight: float = DENSE_WEIGHT,
@@ -72,10 +80,7 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     """
     if not clauses:
         return Ranked([], list(queries or []))
-    texts = [c.text for c in clauses]
-    words = {w for t in texts for w in lay_tokens(t)}
-    qs = list(queries) if queries is not None else claim_queries(claim, pool_definitions(clauses), rare_words(texts),
-                                                                 words)
+    qs = list(queries) if queries is not None else offline_queries(clauses, claim)
     rankings: list[list[str]] = []
     weights: list[float] = []
     reasons: dict[str, list[str]] = {}

@@ -22,6 +22,7 @@ from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS,
                                    parse_cost_line)
 from longdoc.triage.claim import Claim, claim_from_json, read_claim
 from longdoc.triage.clauses import Band, Clause, fill_band, units_as_clauses
+from longdoc.triage.query_writer import queries_with_writer
 from longdoc.triage.ranking import Ranked, rank_claim
 from longdoc.triage.unit_vectors import unit_vectors
 from longdoc.triage.collections import Member, load_collection
@@ -78,6 +79,9 @@ class TriageDeps:
     """Sizes the clause band: the token-counting endpoint with a key, else the offline estimate."""
     reranker: Reranker | None = None
     """Reorders the fused top clauses (``LONGDOC_RERANKER=voyage``: Voyage rerank); None keeps the fused order."""
+    query_writer: bool = False
+    """``LONGDOC_TRIAGE_QUERY_WRITER=model``: ``model`` writes extra queries, one cached request per claim
+    (:mod:`longdoc.triage.query_writer`); skipped when ``model`` is None."""
 
 
 def parse_claim(request: TriageRequest) -> Claim:
@@ -125,8 +129,9 @@ def ranked_clauses(deps: TriageDeps, resolution: Resolution, claim: Claim) -> Ra
     embedder, index = deps.embedder, deps.index
     embed = embedder.embed_query if embedder is not None and index is not None else None
     vectors = unit_vectors(deps.blobs, embedder, clauses) if embedder is not None and embed is not None else None
+    queries = queries_with_writer(deps.model, deps.blobs, claim, clauses) if deps.query_writer else None
     return rank_claim(clauses, claim, index=index if embed is not None else None, embed=embed,
-                      reranker=deps.reranker, vectors=vectors)
+                      reranker=deps.reranker, vectors=vectors, queries=queries)
 
 
 def input_budget(request: TriageRequest) -> tuple[int, int, str]:
