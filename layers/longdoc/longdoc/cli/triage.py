@@ -79,7 +79,7 @@ def cmd_eval_triage(args: argparse.Namespace) -> int:
     if not gold.is_file():
         raise CliError(f"gold file not found: {gold}")
     progress = None if args.json else (lambda line: print(line, file=sys.stderr))
-    report = evaluate(gold, args.collection, _deps(args.bm25), progress=progress)
+    report = evaluate(gold, args.collection, _deps(args.bm25), progress=progress, query_writer=args.query_writer)
     print(json.dumps(report, indent=1) if args.json else render(report))
     if args.html:
         Path(args.html).parent.mkdir(parents=True, exist_ok=True)
@@ -123,4 +123,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--bm25", action="store_true", help="rank with BM25 only (no embedding model)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.add_argument("--query-writer", action="store_true",
+                   help="also rank with the model-written queries (one cached model request per claim): WRITER R@1/R@3")
     p.set_defaults(func=cmd_eval_triage)

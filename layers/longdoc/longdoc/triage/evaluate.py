@@ -23,6 +23,9 @@ Rankings measured in the same run:
   :func:`longdoc.triage.ranking.rank_claim`);
 - ``legacy``: the ranking before issue 31 (chunk sections as clauses, the whole claim text as
   one query, :func:`longdoc.triage.ranking.legacy_rank`), over the same documents in force;
+- ``writer`` (``--query-writer`` only): today's ranking with the model-written queries appended
+  (:mod:`longdoc.triage.query_writer`; one cached request per claim; with no model configured it
+  repeats ``triage`` and the report says so);
 - ``naive``: BM25 with the claim text over the whole collection (no term resolution, no
   line-of-business filter): over 1,000-character windows of each document's text for
   quote gold, over every chunk section for id gold (windows carry no clause ids).
@@ -50,6 +53,7 @@ from longdoc.triage.clauses import Clause, clauses_of, enclosing_ids, units_as_c
 from longdoc.triage.collections import Member, load_collection
 from longdoc.triage.evaluate_report import render, render_html, summarise
 from longdoc.triage.prompt import fixed_parts
+from longdoc.triage.query_writer import queries_with_writer
 from longdoc.triage.ranking import legacy_rank, rank_claim
 from longdoc.triage.service import TriageDeps, claim_context
 from longdoc.triage.terms import resolve
@@ -150,7 +154,7 @@ class _Pools:
 
 
 def _score(case: dict[str, Any], collection: str, members: list[Member], pools: _Pools, deps: TriageDeps,
-           embed: Callable[[str], Sequence[float]] | None) -> dict[str, Any]:
+           embed: Callable[[str], Sequence[float]] | None, query_writer: bool = False) -> dict[str, Any]:
     claim = claim_from_json(case["claim"])
     loss, lob = claim_context(claim, members, None, None)
     resolution = resolve(collection, members, lob, loss)
@@ -160,6 +164,9 @@ def _score(case: dict[str, Any], collection: str, members: list[Member], pools: 
     vectors = unit_vectors(deps.blobs, deps.embedder, units) if embed is not None and deps.embedder else None
     result = rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors)
     ranked = result.clauses
+    writer = (rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors,
+                         queries=queries_with_writer(deps.model, deps.blobs, claim, units)).clauses
+              if query_writer else None)
     legacy = legacy_rank(pools.of(live, "legacy"), claim, index=index, embed=embed)
     everything = list(pools.members)
     naive_pool = pools.of(everything, "windows" if case.get("gold_quotes") else "legacy")
@@ -170,9 +177,13 @@ def _score(case: dict[str, Any], collection: str, members: list[Member], pools: 
         "id": case.get("id"), "kind": case.get("kind") or "-", "split": case.get("split") or "dev",
         "wording": case.get("gold_doc") or resolution.wording.doc_id, "line_of_business": lob,
         "term": resolution.wording.term or "-"}
-    for name, ranking in (("", ranked), ("legacy_", legacy), ("naive_", naive)):
+    rankings = [("", ranked), ("legacy_", legacy), ("naive_", naive)] + ([("writer_", writer)] if writer is not None
+                                                                        else [])
+    for name, ranking in rankings:
         for k in KS:
             row[f"{name}recall@{k}"] = _hits(ranking, case, k)
+    if writer is not None:
+        row["writer_top3"] = [c.clause_id for c in writer[:3]]
     live_set = set(live)
     row.update({"top_over_band": ranked[0].tokens > band if ranked else False,
                 "wrong_term_top3": any(c.doc_id not in live_set for c in ranked[:3]),
@@ -192,9 +203,11 @@ def _bm25(pool: list[Clause], query: str) -> list[Clause]:
 
 
 def evaluate(gold_path: Path, collection: str, deps: TriageDeps,
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Score every gold claim (no model calls); returns overall figures and strata (kind, wording,
-    split, line of business, term), each with the legacy and naive baselines of the same run."""
+             progress: Callable[[str], None] | None = None, query_writer: bool = False) -> dict[str, Any]:
+    """Score every gold claim; returns overall figures and strata (kind, wording, split, line of
+    business, term), each with the legacy and naive baselines of the same run. No model calls unless
+    ``query_writer``: then one (cached) ``write_queries`` request per claim with ``deps.model``, and
+    the ``writer_recall@k`` columns."""
     cases = read_gold(gold_path)
     members = load_collection(deps.state, collection)
     pools = _Pools(deps, members)
@@ -210,7 +223,7 @@ def evaluate(gold_path: Path, collection: str, deps: TriageDeps,
     hybrid = deps.index is not None and embedder is not None
     rows = []
     for case in cases:
-        rows.append(_score(case, collection, members, pools, deps, embed if hybrid else None))
+        rows.append(_score(case, collection, members, pools, deps, embed if hybrid else None, query_writer))
         if progress:
             progress(f"{rows[-1]['id']} [{rows[-1]['kind']}]: top3 {rows[-1]['top3']} r@3 {rows[-1]['recall@3']}")
     strata: dict[str, dict[str, Any]] = {}
@@ -223,4 +236,6 @@ def evaluate(gold_path: Path, collection: str, deps: TriageDeps,
     return {"collection": collection, "gold": str(gold_path), "ranking": mode,
             "legacy": "one query (the claim text) over chunk sections, same documents in force",
             "naive": f"BM25, whole collection ({WINDOW_CHARS}-character windows for quote gold)",
+            **({"query_writer": deps.model.name if deps.model is not None else
+                "no model configured: the writer columns repeat the offline ranking"} if query_writer else {}),
             "members": chunking, "overall": summarise(rows), "strata": strata, "claims": rows}

@@ -8,25 +8,35 @@ from typing import Any
 METRICS = ("recall@1", "recall@3", "legacy_recall@1", "legacy_recall@3", "naive_recall@1", "naive_recall@3",
            "top_over_band", "wrong_term_top3", "naive_wrong_term_top3")
 """The averaged figures of a stratum (shares 0-1)."""
+WRITER_METRICS = ("writer_recall@1", "writer_recall@3")
+"""Added when the run had ``--query-writer`` (today's ranking with the model-written queries)."""
+
+
+def _metrics(rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    return METRICS + WRITER_METRICS if rows and WRITER_METRICS[0] in rows[0] else METRICS
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """``{"claims": n, metric: mean rounded to 3 places}`` over the claim rows (None when empty)."""
+    """``{"claims": n, metric: mean rounded to 3 places}`` over the claim rows (None when empty); the
+    writer's figures too when the rows have them."""
     n = len(rows)
-    return {"claims": n, **{m: round(sum(float(r[m]) for r in rows) / n, 3) if n else None for m in METRICS}}
+    return {"claims": n, **{m: round(sum(float(r[m]) for r in rows) / n, 3) if n else None for m in _metrics(rows)}}
 
 
 def render(report: dict[str, Any]) -> str:
-    """The report as a text table: one row overall, one per stratum (kind, wording, split, line, term)."""
+    """The report as a text table: one row overall, one per stratum (kind, wording, split, line, term);
+    with ``query_writer`` in the report, the ``WRITER R@1`` / ``WRITER R@3`` columns last."""
+    writer = "query_writer" in report
     head = ("STRATUM", "CLAIMS", "R@1", "R@3", "LEGACY R@1", "LEGACY R@3", "NAIVE R@1", "NAIVE R@3", "TOP>BAND",
-            "WRONG TERM@3", "NAIVE WRONG@3")
+            "WRONG TERM@3", "NAIVE WRONG@3", *(("WRITER R@1", "WRITER R@3") if writer else ()))
+    metrics = METRICS + WRITER_METRICS if writer else METRICS
     rows = [("overall", report["overall"]), *report["strata"].items()]
     width = max(13, *(len(name) + 1 for name, _ in rows))
     lines = [f"triage recall on {report['collection']} ({report['ranking']}; legacy: {report['legacy']}; "
-             f"naive: {report['naive']})",
+             f"naive: {report['naive']}" + (f"; writer: {report['query_writer']}" if writer else "") + ")",
              f"{head[0]:<{width}}" + "  ".join(f"{h:<12}" for h in head[1:])]
     for name, s in rows:
-        cells = [str(s["claims"]), *(f"{s[m]:.3f}" for m in METRICS)]
+        cells = [str(s["claims"]), *(f"{s[m]:.3f}" for m in metrics)]
         lines.append(f"{name:<{width}}" + "  ".join(f"{c:<12}" for c in cells))
     return "\n".join(lines)
 
