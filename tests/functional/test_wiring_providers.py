@@ -156,3 +156,24 @@ def test_budgets_are_counted_with_claude_and_estimated_offline(aws_mode: pytest.
     aws_mode.setenv("LONGDOC_MODEL", "baseline")
     wiring.reset()
     assert wiring.deps().tokens is None and wiring.triage_deps(offline_ranking=True).tokens is None
+
+
+def test_the_triage_query_writer_setting_reaches_the_triage_deps(aws_mode: pytest.MonkeyPatch,
+                                                                 tmp_path: object) -> None:
+    # Given local mode with a Claude key and no query-writer setting
+    aws_mode.setenv("LONGDOC_MODE", "local")
+    aws_mode.setenv("LONGDOC_HOME", str(tmp_path))
+    aws_mode.setenv("ANTHROPIC_API_KEY", "test-key-not-real")
+    wiring.reset()
+    # Then the step is off by default
+    assert wiring.triage_deps(offline_ranking=True).query_writer is False
+    # When LONGDOC_TRIAGE_QUERY_WRITER=model, Then triage gets the writer and the Claude model to write with
+    aws_mode.setenv("LONGDOC_TRIAGE_QUERY_WRITER", "model")
+    wiring.reset()
+    deps = wiring.triage_deps(offline_ranking=True)
+    assert deps.query_writer is True and deps.model is not None and deps.model.name == "claude-sonnet-5-5"
+    # And a value other than off/model is refused naming the variable
+    aws_mode.setenv("LONGDOC_TRIAGE_QUERY_WRITER", "sometimes")
+    wiring.reset()
+    with pytest.raises(ConfigError, match="LONGDOC_TRIAGE_QUERY_WRITER"):
+        wiring.triage_deps(offline_ranking=True)
