@@ -431,6 +431,7 @@ def test_environment_variables_are_known_settings(template: dict[str, Any], reso
         "LONGDOC_MAX_RUNNING_SUMMARIES",
         "LONGDOC_MAX_RUNNING_BULK_JOBS",
         "LONGDOC_MAX_CONCURRENT_TRIAGE",
+        "LONGDOC_TRIAGE_QUERY_WRITER",
     }
     known = set(Settings.model_fields).union(*(_setting_fields(f) for f in FUNCTIONS))
     assert {n for n in names if n.removeprefix("LONGDOC_").lower() not in known} == set()

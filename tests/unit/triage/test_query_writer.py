@@ -194,3 +194,12 @@ def test_a_policy_without_definitions_still_gets_its_headings(tmp_path: Path) ->
     queries_with_writer(model, blobs, Claim(fields={}, note="My suitcase never arrived."), clauses)
     user = model.requests[0].messages[0].content
     assert isinstance(user, str) and "Defined terms: (none)" in user and "1 Baggage" in user
+
+
+def test_eval_triage_takes_the_query_writer_flag() -> None:
+    # Given the CLI's parser, When eval triage is given --query-writer, Then the flag is read (off by default)
+    from longdoc.cli import build_parser
+
+    base = ["eval", "triage", "--gold", "g.jsonl", "--collection", SET]
+    assert build_parser().parse_args([*base, "--query-writer"]).query_writer is True
+    assert build_parser().parse_args(base).query_writer is False
