@@ -158,11 +158,11 @@ def test_the_model_queries_move_the_deciding_clause_into_the_top_three_and_expla
     # When the writer's phrasings join the ranking
     written = ranked_clauses(TriageDeps(state, blobs, model=StubModel(called(GOOD)), query_writer=True),
                              resolution, claim)
-    # Then 5.7 (theft during construction) is out of the offline top 5 and second with the writer
+    # Then 5.7 (theft during construction) is out of the offline top 5 and first with the writer
     assert "5.7" not in [c.clause_id for c in offline.clauses[:5]]
-    assert [c.clause_id for c in written.clauses[:3]] == ["4.3", "5.7", "2.4"]
+    assert [c.clause_id for c in written.clauses[:3]] == ["5.7", "4.3", "5.10"]
     # And --explain's reasons name the model queries that found it
-    assert written.reasons[written.clauses[1].key] == ["model peril#2", "model property#1", "model exclusion#1"]
+    assert written.reasons[written.clauses[0].key] == ["model peril#2", "model property#1", "model exclusion#1"]
 
 
 def test_eval_with_the_query_writer_reports_the_writer_columns(tmp_path: Path) -> None:
@@ -175,9 +175,9 @@ def test_eval_with_the_query_writer_reports_the_writer_columns(tmp_path: Path) -
     # When eval runs with --query-writer, Then the writer's columns sit beside today's ranking
     report = evaluate(gold, SET, deps, query_writer=True)
     assert (report["overall"]["recall@3"], report["overall"]["writer_recall@3"]) == (0.0, 1.0)
-    assert report["query_writer"] == "claude-sonnet-5-5" and report["claims"][0]["writer_top3"][1] == "5.7"
+    assert report["query_writer"] == "claude-sonnet-5-5" and report["claims"][0]["writer_top3"][0] == "5.7"
     table = render(report).splitlines()
-    assert table[1].split()[-4:] == ["WRITER", "R@1", "WRITER", "R@3"] and table[2].split()[-2:] == ["0.000", "1.000"]
+    assert table[1].split()[-4:] == ["WRITER", "R@1", "WRITER", "R@3"] and table[2].split()[-2:] == ["1.000", "1.000"]
     # And without the flag the report is as before
     assert "writer_recall@3" not in evaluate(gold, SET, TriageDeps(state, blobs))["overall"]
 

@@ -3,8 +3,8 @@
 For every :class:`~longdoc.triage.queries.Query`: BM25 over the clause units (heading path and
 text) and, with an embedder and an index, the dense ranking of their chunks (weighted
 :data:`~longdoc.triage.clauses.DENSE_WEIGHT` against BM25). All rankings are fused by
-reciprocal rank fusion (:func:`longdoc.search.fusion.rrf`), each weighted by its query's
-weight. A :class:`~longdoc.core.ports.Reranker` (Voyage rerank on AWS with
+reciprocal rank fusion (:func:`longdoc.search.fusion.rrf`, ``k`` = :data:`TRIAGE_RRF_K`), each
+weighted by its query's weight. A :class:`~longdoc.core.ports.Reranker` (Voyage rerank on AWS with
 ``LONGDOC_RERANKER=voyage``; none offline) then reorders the first :data:`RERANK_TOP` with the
 loss query. ``reasons`` name, for each clause, the queries that had it in their first
 :data:`REASON_DEPTH` (``loss#1``, ``defined terms#2``), shown by ``--explain``.
@@ -37,6 +37,13 @@ vector to stand for the clause, unlike a large extraction chunk's."""
 DEFINITION_WEIGHT = 0.5
 """Fused score factor of a unit that is a run of definitions: it shares words with every claim, but
 decides none; its terms reach the ranking through the ``defined terms`` query instead."""
+TRIAGE_RRF_K = 5
+"""Reciprocal rank fusion constant of triage's query fusion (extraction keeps
+:data:`longdoc.search.fusion.RRF_K` = 60). A claim's queries are few and unequal: the ``loss``
+query's first hit is strong evidence, which ``k = 60`` flattens until a spurious secondary query
+(a defined term that shares two words) outvotes it. Measured (docs/benchmarks.md, "Triage fusion
+constant"): k = 5 lifted recall@3 on every set, most on blind claims over wordings not in this
+repository (0.571 -> 0.679 on 56 claims); 10 was close, 2 and 20 worse."""
 REASON_DEPTH = 5
 """A query is named as a reason for a clause when the clause is in that query's first this many."""
 LEGACY = "legacy-single-query"
@@ -97,14 +104,14 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
         elif index is not None and embed is not None:
             lists.append(dense_ranking(scoped, index, embed(q.text)))
             ws.append(q.weight * dense_weight)
-        fused = [k for k, _ in rrf(lists, weights=ws)] if len(lists) > 1 else lists[0]
+        fused = [k for k, _ in rrf(lists, k=TRIAGE_RRF_K, weights=ws)] if len(lists) > 1 else lists[0]
         for pos, key in enumerate(fused[:REASON_DEPTH], start=1):
             reasons.setdefault(key, []).append(f"{q.name}#{pos}")
         rankings += lists
         weights += ws
     by_key = {c.key: c for c in clauses}
     scaled = [(k, v * (DEFINITION_WEIGHT if is_definitions(by_key[k].text) else 1.0))
-              for k, v in rrf(rankings, weights=weights)]
+              for k, v in rrf(rankings, k=TRIAGE_RRF_K, weights=weights)]
     keys = [k for k, _ in sorted(scaled, key=lambda p: -p[1])]
     seen = set(keys)
     keys += [c.key for c in clauses if c.key not in seen]
