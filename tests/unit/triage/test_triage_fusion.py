@@ -49,7 +49,7 @@ def test_the_loss_querys_first_hit_is_not_outvoted_by_low_ranks_of_secondary_que
     # 1.5/(5+17) + 3 x 1/(5+15) = 0.218 (17th in loss and event, 15th in three secondary queries)
     crowd = 1.5 / (ranking.TRIAGE_RRF_K + 17) + 3 / (ranking.TRIAGE_RRF_K + 15)
     assert ranking.TRIAGE_RRF_K == 5
-    assert 1.5 / (ranking.TRIAGE_RRF_K + 1) > crowd
+    assert crowd < 1.5 / (ranking.TRIAGE_RRF_K + 1)
     assert ranked.clauses[0].key == DECIDING
     # And with extraction's k = 60 the same lists would have put the low-ranked crowd clause first
     fused60 = rrf([LISTS[q.name] for q in QUERIES], k=RRF_K, weights=[q.weight for q in QUERIES])
