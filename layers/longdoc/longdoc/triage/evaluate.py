@@ -59,7 +59,7 @@ from longdoc.triage.query_writer import queries_with_writer
 from longdoc.triage.ranking import legacy_rank, rank_claim
 from longdoc.triage.service import TriageDeps, claim_context
 from longdoc.triage.terms import resolve
-from longdoc.triage.unit_vectors import unit_vectors
+from longdoc.triage.unit_vectors import passage_vectors, unit_vectors
 from longdoc.triage.units import document_text
 
 __all__ = ["KINDS", "evaluate", "read_gold", "render", "render_html"]
@@ -166,10 +166,12 @@ def _score(case: dict[str, Any], collection: str, members: list[Member], pools: 
     index = deps.index if embed is not None else None
     units = pools.of(live)
     vectors = unit_vectors(deps.blobs, deps.embedder, units) if embed is not None and deps.embedder else None
-    result = rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors)
+    parts = passage_vectors(deps.blobs, deps.embedder, units) if embed is not None and deps.embedder else None
+    result = rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors,
+                        passages=parts)
     ranked = result.clauses
     writer = (rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors,
-                         queries=queries_with_writer(deps.model, deps.blobs, claim, units)).clauses
+                         passages=parts, queries=queries_with_writer(deps.model, deps.blobs, claim, units)).clauses
               if query_writer else None)
     legacy = legacy_rank(pools.of(live, "legacy"), claim, index=index, embed=embed)
     everything = list(pools.members)

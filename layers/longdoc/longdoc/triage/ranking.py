@@ -1,8 +1,8 @@
 """Triage's ranking: each named query of the claim ranked on its own, fused, optionally reranked, with reasons.
 
-For every :class:`~longdoc.triage.queries.Query`: BM25 over the clause units (heading path and
-text) and, with an embedder and an index, the dense ranking of their chunks (weighted
-:data:`~longdoc.triage.clauses.DENSE_WEIGHT` against BM25). All rankings are fused by
+For every :class:`~longdoc.triage.queries.Query`: BM25 over the clause units' items (each unit
+ranked by its best sentence or list item, :mod:`longdoc.triage.passages`) and, with an embedder,
+the dense ranking of the units (each by its best passage vector mixed with its whole vector). All rankings are fused by
 reciprocal rank fusion (:func:`longdoc.search.fusion.rrf`, ``k`` = :data:`TRIAGE_RRF_K`), each
 weighted by its query's weight. A :class:`~longdoc.core.ports.Reranker` (Voyage rerank on AWS with
 ``LONGDOC_RERANKER=voyage``; none offline) then reorders the first :data:`RERANK_TOP` with the
@@ -24,6 +24,7 @@ from longdoc.core.ports import Reranker, VectorIndex
 from longdoc.search.fusion import rrf
 from longdoc.triage.claim import Claim
 from longdoc.triage.clauses import DENSE_WEIGHT, Clause, bm25_ranking, dense_ranking, rank
+from longdoc.triage.passages import dense_passage_ranking, passage_bm25_ranking
 from longdoc.triage.unit_vectors import dense_unit_ranking
 from longdoc.triage.routing import unit_roles
 from longdoc.triage.vocabulary import lay_tokens
@@ -76,14 +77,19 @@ def offline_queries(clauses: Sequence[Clause], claim: Claim) -> list[Query]:
 def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | None = None,
                embed: Callable[[str], Sequence[float]] | None = None, reranker: Reranker | None = None,
                queries: Sequence[Query] | None = None, dense_weight: float = DENSE_WEIGHT,
-               vectors: dict[str, list[float]] | None = None, unit_weight: float = UNIT_DENSE_WEIGHT) -> Ranked:
+               vectors: dict[str, list[float]] | None = None, unit_weight: float = UNIT_DENSE_WEIGHT,
+               passages: dict[str, list[list[float]]] | None = None) -> Ranked:
     """Every clause of the pool, best first for ``claim``'s queries (see the module docstring).
 
     ``embed`` maps a query text to its vector (None: BM25 only). With ``vectors`` (clause key ->
     unit vector, :func:`longdoc.triage.unit_vectors.unit_vectors`) the dense ranking is over the
-    units, weighted ``unit_weight``; else, with an ``index``, over their chunks, weighted
-    ``dense_weight``. ``queries`` overrides :func:`~longdoc.triage.queries.claim_queries` (e.g. a
-    model-written set). Clauses no query found follow in pool order, so every clause has a rank.
+    units, weighted ``unit_weight`` (with ``passages``, clause key -> passage vectors from
+    :func:`longdoc.triage.unit_vectors.passage_vectors`, each unit scored by its best passage mixed
+    with its whole vector: :func:`~longdoc.triage.passages.dense_passage_ranking`); else, with an
+    ``index``, over their chunks, weighted ``dense_weight``. BM25 ranks each unit by its best item
+    (:func:`~longdoc.triage.passages.passage_bm25_ranking`). ``queries`` overrides
+    :func:`~longdoc.triage.queries.claim_queries` (e.g. a model-written set). Clauses no query found
+    follow in pool order, so every clause has a rank.
     """
     if not clauses:
         return Ranked([], list(queries or []))
@@ -96,10 +102,12 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
         scoped = [c for c in clauses if q.scope in roles[c.key]] if q.scope else list(clauses)
         if not scoped:
             continue
-        lists = [bm25_ranking(scoped, q.text)]
+        lists = [passage_bm25_ranking(scoped, q.text, bm25_ranking(scoped, q.text))]
         ws = [q.weight]
         if vectors is not None and embed is not None:
-            lists.append(dense_unit_ranking(scoped, vectors, embed(q.text)))
+            vector = embed(q.text)
+            lists.append(dense_passage_ranking(scoped, vectors, passages, vector) if passages is not None
+                         else dense_unit_ranking(scoped, vectors, vector))
             ws.append(q.weight * unit_weight)
         elif index is not None and embed is not None:
             lists.append(dense_ranking(scoped, index, embed(q.text)))

@@ -6,7 +6,8 @@ is embedded with the same embedder as the chunks (``embed_documents``) the first
 ranks that document version, and cached at
 ``triage/unit-vectors/{model}/{dimension}/{doc_id}/{doc_version}.json`` as
 ``{"vectors": {sha256 of the text: base64 little-endian float32}}``, so a unit whose text did not
-change is never embedded again (the key is the content, as ingest's embedding cache).
+change is never embedded again (the key is the content, as ingest's embedding cache). The units'
+passage vectors (:mod:`longdoc.triage.passages`) share that file.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from longdoc.core.errors import NotFound
 from longdoc.core.ports import BlobStore, Embedder
 from longdoc.triage.clauses import Clause
+from longdoc.triage.passages import passage_text, passages
 
 EMBED_SLICE = 64
 """Unit texts per ``embed_documents`` call."""
@@ -59,22 +61,47 @@ def _save(blobs: BlobStore, key: str, vectors: dict[str, list[float]]) -> None:
     blobs.put(key, json.dumps(body).encode("utf-8"))
 
 
+def _embedded(blobs: BlobStore, embedder: Embedder, doc_id: str, version: str, texts: Sequence[str]) -> dict[str, list[float]]:
+    """``{sha256 of text: vector}`` for ``texts`` of one document version, embedding only those not in
+    its cache file yet, and saving the file when any was (the embedder's errors propagate; nothing
+    embedded before a failure is saved)."""
+    key = vectors_key(embedder.name, embedder.dimension, doc_id, version)
+    cache = _load(blobs, key)
+    wanted = {_sha(t): t for t in texts}
+    missing = [h for h in wanted if h not in cache]
+    for i in range(0, len(missing), EMBED_SLICE):
+        part = missing[i:i + EMBED_SLICE]
+        cache.update(zip(part, embedder.embed_documents([wanted[h] for h in part]), strict=True))
+    if missing:
+        _save(blobs, key, cache)
+    return cache
+
+
 def unit_vectors(blobs: BlobStore, embedder: Embedder, clauses: Sequence[Clause]) -> dict[str, list[float]]:
     """``{clause key: vector}`` for every clause of the pool, embedding only texts not cached yet
     (the embedder's errors propagate; what was embedded before the failure is not saved)."""
     out: dict[str, list[float]] = {}
     for doc_id, version in sorted({(c.doc_id, c.doc_version) for c in clauses}):
-        key = vectors_key(embedder.name, embedder.dimension, doc_id, version)
-        cache = _load(blobs, key)
         mine = [c for c in clauses if (c.doc_id, c.doc_version) == (doc_id, version)]
-        texts = {_sha(unit_text(c)): unit_text(c) for c in mine}
-        missing = [h for h in texts if h not in cache]
-        for i in range(0, len(missing), EMBED_SLICE):
-            part = missing[i:i + EMBED_SLICE]
-            cache.update(zip(part, embedder.embed_documents([texts[h] for h in part]), strict=True))
-        if missing:
-            _save(blobs, key, cache)
+        cache = _embedded(blobs, embedder, doc_id, version, [unit_text(c) for c in mine])
         out.update({c.key: cache[_sha(unit_text(c))] for c in mine})
+    return out
+
+
+def passage_vectors(blobs: BlobStore, embedder: Embedder, clauses: Sequence[Clause]) -> dict[str, list[list[float]]]:
+    """``{clause key: [vector per passage]}`` for the clauses of two or more
+    :func:`~longdoc.triage.passages.passages` (a one-passage unit is its unit vector), cached in the
+    same per-version file as the unit vectors (keyed by text), so an unchanged passage is never
+    embedded again. Errors as :func:`unit_vectors`."""
+    out: dict[str, list[list[float]]] = {}
+    for doc_id, version in sorted({(c.doc_id, c.doc_version) for c in clauses}):
+        mine = {c.key: [passage_text(c, p) for p in passages(c.text)]
+                for c in clauses if (c.doc_id, c.doc_version) == (doc_id, version)}
+        mine = {k: texts for k, texts in mine.items() if len(texts) > 1}
+        if not mine:
+            continue
+        cache = _embedded(blobs, embedder, doc_id, version, [t for texts in mine.values() for t in texts])
+        out.update({k: [cache[_sha(t)] for t in texts] for k, texts in mine.items()})
     return out
 
 
