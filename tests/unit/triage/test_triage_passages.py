@@ -9,7 +9,7 @@ from longdoc.adapters.blob import LocalBlobStore
 from longdoc.triage.clauses import Clause, bm25_ranking
 from longdoc.triage.passages import (PASSAGE_WORDS, dense_passage_ranking, items, passage_bm25_ranking,
                                      passages)
-from longdoc.triage.unit_vectors import passage_vectors, unit_vectors
+from longdoc.triage.unit_vectors import passage_vectors, unit_vectors, vectors_key
 from tests.fakes.retrieval_counters import HashEmbedder
 
 
@@ -94,3 +94,17 @@ def test_passage_vectors_are_cached_beside_the_unit_vectors_and_one_passage_unit
     assert len(embedder.embedded) == 5 and len(again["k0"]) == 3 and set(unit_vectors(blobs, embedder, pool)) == {"k0", "k1"}
     assert len(embedder.embedded) == 5
     assert all(abs(a - b) < 1e-6 for x, y in zip(again["k0"], parts["k0"], strict=True) for a, b in zip(x, y, strict=True))
+
+
+def test_a_damaged_vector_cache_is_rebuilt_not_fatal(tmp_path: Path) -> None:
+    # Given a cached vector file cut short (a partial copy), and another of the wrong shape
+    pool = [_clause(0, "A short clause of one sentence.")]
+    blobs, embedder = LocalBlobStore(tmp_path), _Counting()
+    unit_vectors(blobs, embedder, pool)
+    key = vectors_key(embedder.name, embedder.dimension, "wording", "v1")
+    good = blobs.get(key)
+    for damaged in (good[: len(good) // 2], b'{"vectors": [1, 2]}', b'{"vectors": {"x": ["not", "base64"]}}'):
+        blobs.put(key, damaged)
+        # When triage asks for the vectors again, Then they are embedded anew and the file is whole again
+        assert set(unit_vectors(blobs, embedder, pool)) == {"k0"}
+        assert blobs.get(key) == good

@@ -13,8 +13,10 @@ passage vectors (:mod:`longdoc.triage.passages`) share that file.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import json
+import logging
 import re
 import struct
 from collections.abc import Sequence
@@ -23,6 +25,8 @@ from longdoc.core.errors import NotFound
 from longdoc.core.ports import BlobStore, Embedder
 from longdoc.triage.clauses import Clause
 from longdoc.triage.passages import passage_text, passages
+
+log = logging.getLogger(__name__)
 
 EMBED_SLICE = 64
 """Unit texts per ``embed_documents`` call."""
@@ -44,15 +48,21 @@ def _sha(text: str) -> str:
 
 
 def _load(blobs: BlobStore, key: str) -> dict[str, list[float]]:
+    """The cached vectors at ``key``; ``{}`` when there are none, or when the file is damaged (not
+    JSON, or not ``{"vectors": {sha: base64 float32}}``): it is only a cache, so it is logged with its
+    key and rebuilt (the next save replaces it)."""
     try:
         data = json.loads(blobs.get(key))
+        out = {}
+        for h, v in data.get("vectors", {}).items():
+            raw = base64.b64decode(v, validate=True)
+            out[str(h)] = list(struct.unpack(f"<{len(raw) // 4}f", raw[:len(raw) // 4 * 4]))
+        return out
     except NotFound:
         return {}
-    out = {}
-    for h, v in data.get("vectors", {}).items():
-        raw = base64.b64decode(v)
-        out[h] = list(struct.unpack(f"<{len(raw) // 4}f", raw))
-    return out
+    except (ValueError, TypeError, AttributeError, binascii.Error, struct.error) as exc:
+        log.warning("triage vector cache %s is damaged (%s); rebuilding it", key, exc)
+        return {}
 
 
 def _save(blobs: BlobStore, key: str, vectors: dict[str, list[float]]) -> None:
