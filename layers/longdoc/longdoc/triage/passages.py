@@ -86,7 +86,8 @@ def passage_bm25_ranking(clauses: Sequence[Clause], query: str, whole: Sequence[
     return out + [k for k in whole if k not in seen]
 
 
-def _dot(a: Sequence[float], b: Sequence[float]) -> float:
+def dot(a: Sequence[float], b: Sequence[float]) -> float:
+    """The dot product of two vectors (the cosine, for L2-normalised ones); extra components of the longer are ignored."""
     return sum(x * y for x, y in zip(a, b, strict=False))
 
 
@@ -100,8 +101,8 @@ def dense_passage_ranking(clauses: Sequence[Clause], vectors: dict[str, list[flo
     for c in clauses:
         if c.key not in vectors:
             continue
-        whole = _dot(vectors[c.key], query)
+        whole = dot(vectors[c.key], query)
         parts = passage_vectors.get(c.key)
-        best = max(_dot(v, query) for v in parts) if parts else whole
+        best = max(dot(v, query) for v in parts) if parts else whole
         scored.append((mix * best + (1 - mix) * whole, c.order, c.key))
     return [key for _, _, key in sorted(scored, key=lambda s: (-s[0], s[1]))]

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from longdoc.core.errors import NotFound
 from longdoc.core.ports import BlobStore, Embedder
 from longdoc.triage.clauses import Clause
-from longdoc.triage.passages import passage_text, passages
+from longdoc.triage.passages import dot, passage_text, passages
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,6 @@ def passage_vectors(blobs: BlobStore, embedder: Embedder, clauses: Sequence[Clau
 def dense_unit_ranking(clauses: Sequence[Clause], vectors: dict[str, list[float]],
                        query: Sequence[float]) -> list[str]:
     """Clause keys by the dot product (cosine: vectors are L2-normalised) of their unit vector with ``query``."""
-    scored = [(sum(a * b for a, b in zip(vectors[c.key], query, strict=False)), c.order, c.key)
+    scored = [(dot(vectors[c.key], query), c.order, c.key)
               for c in clauses if c.key in vectors]
     return [key for _, _, key in sorted(scored, key=lambda s: (-s[0], s[1]))]
