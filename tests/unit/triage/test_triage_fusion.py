@@ -71,3 +71,16 @@ def test_a_quote_split_by_a_unit_cut_counts_when_both_halves_are_in_the_first_k(
     assert _hits([first, other, _clause(8)], case, 3) == 0.0
     # And two units that do not follow each other in the document are not joined
     assert _hits([first, other, apart], case, 3) == 0.0
+
+
+def test_a_very_long_note_makes_bounded_queries() -> None:
+    # Given a claim note of 400 sentences
+    from longdoc.triage.claim import claim_from_json
+    from longdoc.triage.queries import MAX_QUERY_WORDS, MAX_SENTENCE_QUERIES, claim_queries
+    note = " ".join(f"The water reached room number {i} and soaked the carpet there." for i in range(400))
+    queries = claim_queries(claim_from_json({"claim_id": "c", "adjuster_note": note}))
+    # Then no query text passes the word cap and at most MAX_SENTENCE_QUERIES sentence queries are made
+    assert max(len(q.text.split()) for q in queries) <= MAX_QUERY_WORDS
+    assert len([q for q in queries if q.name.startswith("sentence ")]) == MAX_SENTENCE_QUERIES == 8
+    loss = next(q for q in queries if q.name == "loss")
+    assert loss.text.split()[:4] == ["The", "water", "reached", "room"]

@@ -161,3 +161,17 @@ def test_overlapping_terms_name_both_documents(tmp_path: Path) -> None:
                                           r"homeowners-wording-2024 \(2024-01-01..\)"):
         run_triage(TriageRequest(collection="overlap", claim="Loss date: 2024-05-01\nLine of business: home\n"
                                                              "Pipe burst."), TriageDeps(state, blobs))
+
+
+def test_a_claim_too_long_for_the_budget_is_refused_before_anything_is_ranked(
+        deps: TriageDeps, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a claim whose adjuster note alone (about 30,000 words) passes the default input budget
+    import longdoc.triage.service as service
+    calls: list[str] = []
+    monkeypatch.setattr(service, "ranked_clauses", lambda *a, **k: calls.append("ranked"))
+    claim = {"claim_id": "long-1", "loss_date": "2024-04-11", "line_of_business": "home",
+             "adjuster_note": "Water came through the ceiling after the pipe burst. " * 3000}
+    # When it is triaged, Then the budget error comes first and nothing was ranked
+    with pytest.raises(TriageError, match="smaller than the instructions plus the claim"):
+        triage(deps, claim)
+    assert calls == []

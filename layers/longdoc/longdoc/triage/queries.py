@@ -66,6 +66,12 @@ LIMIT_WEIGHT = 0.3
 """Fusion weight of the ``limit`` query (ranked among the units that state an amount or a cap)."""
 VOCABULARY_WEIGHT = 1.0
 """Fusion weight of the ``wording terms`` query (the loss vocabulary's terms the wording uses)."""
+MAX_QUERY_WORDS = 200
+"""Words kept of one query's text (its first ones). The local embedder reads about 180 English words
+(MiniLM's 256 word pieces, its model card) and a handler's loss description is a few sentences; a
+claim note of thousands of words would only slow BM25 and the embedder without adding evidence."""
+MAX_SENTENCE_QUERIES = 8
+"""``sentence N`` queries kept (the note's first loss sentences): each costs one ranking per retriever."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +167,9 @@ def rare_words(texts: Sequence[str], share: float = RARE_SHARE) -> set[str]:
 def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] | None = None,
                   wording_words: set[str] | None = None) -> list[Query]:
     """The named queries of ``claim`` (see the module docstring), best-weighted first; never empty
-    (a claim with no descriptive text falls back to its whole text as the ``loss`` query). ``defs``
+    (a claim with no descriptive text falls back to its whole text as the ``loss`` query); each
+    query's text is cut to :data:`MAX_QUERY_WORDS` words and at most :data:`MAX_SENTENCE_QUERIES`
+    ``sentence N`` queries are made. ``defs``
     and ``rare`` are the wording's definitions and rare words (:func:`defined_terms`);
     ``wording_words`` the wording's :func:`~longdoc.triage.vocabulary.lay_tokens` (None: no
     ``wording terms`` query from the loss vocabulary)."""
@@ -170,7 +178,7 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
     note = sentences(claim.note)
     conditions = [s for s in note if _CONDITION.search(s)]
     losses = [s for s in note if not _CONDITION.search(s)]
-    loss = _clean(" ".join([v for _, v in fields] + losses)) or _clean(claim.text) or claim.text
+    loss = _cap(_clean(" ".join([v for _, v in fields] + losses)) or _clean(claim.text) or claim.text)
     terms = defined_terms(loss, defs, rare)
     mapped = [t for t in (wording_terms(loss, wording_words) if wording_words else [])
               if t.lower() not in {d.lower() for d in terms}]  # a defined term found already is not repeated
@@ -185,9 +193,15 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
 
     if len(losses) > 1:  # the sentences share one query's weight: together they are the loss query again
         queries += [Query(f"sentence {i}", _clean(s), round(1 / len(losses), 3))
-                    for i, s in enumerate(losses, start=1) if _clean(s)]
+                    for i, s in enumerate(losses[:MAX_SENTENCE_QUERIES], start=1) if _clean(s)]
     if terms:
         queries.append(Query("defined terms", " ".join(terms), 1.0))
     if mapped:  # the wording's own words for the loss's lay words (data/loss_vocabulary.json)
         queries.append(Query("wording terms", " ".join(mapped), VOCABULARY_WEIGHT))
-    return queries
+    return [Query(q.name, q.text if q.name == "loss" else _cap(q.text), q.weight, q.scope) for q in queries]
+
+
+def _cap(text: str) -> str:
+    """``text``'s first :data:`MAX_QUERY_WORDS` words (whitespace normalised when cut)."""
+    words = text.split()
+    return text if len(words) <= MAX_QUERY_WORDS else " ".join(words[:MAX_QUERY_WORDS])

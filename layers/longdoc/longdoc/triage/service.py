@@ -172,12 +172,13 @@ def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
     claim = parse_claim(request)
     loss, lob = claim_context(claim, members, request.loss_date, request.line_of_business)
     resolution = resolve(request.collection, members, lob, loss)
-    ranking_result = ranked_clauses(deps, resolution, claim)
-    ranked = ranking_result.clauses
     budget, reserve, source = input_budget(request)
     examples = request.examples if request.examples is not None else DEFAULT_EXAMPLES
     fixed = fixed_parts(claim, examples)
-    band = fill_band(ranked, clause_band(budget, fixed.instructions, fixed.examples, fixed.claim, fixed.task))
+    # the budget is checked before anything is ranked: a claim too long for it is refused at once
+    limit = clause_band(budget, fixed.instructions, fixed.examples, fixed.claim, fixed.task)
+    ranking_result = ranked_clauses(deps, resolution, claim)
+    band = fill_band(ranking_result.clauses, limit)
     if deps.model is None:
         answer: Answer = baseline_answer()
     else:
