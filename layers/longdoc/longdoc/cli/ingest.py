@@ -91,8 +91,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     the exit status is 1 when any file failed.
     """
     failures = 0
-    for raw in args.paths:
-        path = Path(raw)
+    for path in _documents(args.paths):
+        if isinstance(path, str):  # a sidecar given without its document
+            failures += 1
+            print(f"longdoc: {path}", file=sys.stderr)
+            continue
         try:
             record, previous, skipped = ingest_one(path)
         except Exception as exc:  # one bad file never stops the others
@@ -102,6 +105,37 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             continue
         _report(args, path, record, previous, skipped)
     return 1 if failures else 0
+
+
+def _documents(raws: list[str]) -> list[Path | str]:
+    """The documents to ingest for ``raws`` (the command line's paths), in order, each once.
+
+    A sidecar (``<file>.metadata.json``, as ``ingest dir/*`` passes them) is not a document: it is
+    read from beside its document, so it stands for that document (once, said on stderr, when
+    the document is not among ``raws``), or, when the document is not there, for an error line
+    (a ``str`` naming both; nothing is ingested for it).
+    """
+    from longdoc.ingest.metadata import METADATA_SUFFIX
+
+    given = {Path(r).resolve() for r in raws if not r.endswith(METADATA_SUFFIX)}
+    out: list[Path | str] = []
+    seen: set[Path] = set()
+    for raw in raws:
+        path = Path(raw)
+        if raw.endswith(METADATA_SUFFIX) and not path.is_dir():
+            document = path.with_name(path.name[:-len(METADATA_SUFFIX)])
+            if document.resolve() in given:
+                continue  # read with its document
+            if not document.is_file():
+                out.append(f"{path}: is a sidecar (metadata of {document.name}), and {document} is not there: "
+                           f"ingest the document; its sidecar is read from beside it")
+                continue
+            print(f"longdoc: {path}: is a sidecar; ingesting its document {document} with it", file=sys.stderr)
+            path = document
+        if path.resolve() not in seen:
+            seen.add(path.resolve())
+            out.append(path)
+    return out
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
