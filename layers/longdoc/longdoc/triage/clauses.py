@@ -2,7 +2,8 @@
 
 A clause is one numbered section of a chunk (:attr:`~longdoc.core.models.Chunk.section_spans`),
 its ``(a)``/``(i)`` items included: the unit handlers cite (``4.2``, ``4.2#1`` for a part of a
-split section, ``Section 29``). Text before the first section of a document is ``preamble``.
+split section, ``Section 29``). Text outside every numbered section is cited by its heading path
+(``Definitions > Accessories``), or ``preamble`` under no heading (:func:`longdoc.triage.units.clause_units`).
 An endorsement's clause ids are prefixed with its doc_id (``home-water-endorsement:2``), so
 they never collide with the wording's. Headings alone (under :data:`MIN_CLAUSE_TOKENS`) are
 not clauses: their words are in the heading path of the clauses below them.

@@ -6,8 +6,13 @@ chunker split over several chunks comes back whole, and overlap text is not repe
 section over :data:`UNIT_MAX_TOKENS` (estimated tokens; the design's policy chunk cap, so three
 units fit the 1,200-token clause band) is split at paragraph joints into parts ``4.2#1``,
 ``4.2#2``, ...; a heading line inside a long section (a short line with no closing
-punctuation, such as ``Exclusions``) starts a new part and joins the heading path of the parts
-below it. A paragraph alone over the cap is split at sentence ends, then at words.
+punctuation, such as ``Exclusions``, that the next line does not carry on) starts a new part and
+joins the heading path of the parts below it, under the keyword or capitals heading before it
+(``Section 1 - Buildings > What is not covered``). A paragraph alone over the cap is split at
+sentence ends, then at words.
+
+Text outside every numbered section is cited by its heading path (``Definitions > Accessories``):
+see :func:`clause_units`.
 
 Each unit points at the chunk that holds most of its text (its vector ranks the unit in the
 dense ranking; its id is what a citation names).
@@ -30,6 +35,11 @@ MIN_UNIT_TOKENS = 8
 _ENDS_SENTENCE = re.compile(r"[.:;!?)\]\"”]\s*$")
 _STARTS_PARAGRAPH = re.compile(r"^\s*(?:[\"“(\[]|\d{1,3}[.)]\s|[a-z]{1,3}[.)]\s|[A-Z•\-–])")
 _SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+(?=[\"“(A-Z0-9])")
+_JOINING_WORDS = frozenset({"a", "an", "and", "or", "the", "of", "to", "for", "with", "in", "on", "by", "if", "than"})
+_PAGE_LINE = re.compile(r"\bpage\s+\d+(?:\s+of\s+\d+)?\b", re.IGNORECASE)
+_OUTER_KEYWORD = re.compile(r"^(?:SECTION|Section|PART|Part|CHAPTER|Chapter)\s+[\dA-Z]")
+_ID_LABEL_CHARS = 50
+"""A heading label in a heading-path unit id is cut to this many characters (at a word end)."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +83,8 @@ def _sections(chunks: Sequence[Chunk]) -> list[tuple[str | None, tuple[str, ...]
             prev = out[-1]
             out[-1] = (prev[0], prev[1], prev[2], max(prev[3], end))
             continue
-        if out and _base(out[-1][0]) == _base(sid):  # an item, or the rest, of the section before
+        if out and _base(out[-1][0]) == _base(sid) and (sid is not None or out[-1][1] == path):
+            # an item, or the rest, of the section before (text outside numbered sections: under the same headings)
             out[-1] = (out[-1][0] and _base(out[-1][0]), out[-1][1], out[-1][2], end)
         else:
             out.append((sid, path, start, end))
@@ -88,11 +99,31 @@ def _base(section_id: str | None) -> str | None:
     return bare.split("(", 1)[0].strip() or bare
 
 
-def _is_heading(line: str, previous: str) -> bool:
-    """A short line without closing punctuation after a finished line: a heading inside a section."""
+def _is_heading(line: str, previous: str, following: str = "") -> bool:
+    """A short line without closing punctuation after a finished line: a heading inside a section.
+
+    Not a heading: a line the next line carries on (``Then`` / ``we will pay ...``: the next line
+    starts in lower case), one ending in a comma or in a word that joins it to the next line
+    (``and``, ``of``, ...), and page furniture or contact lines (``Page 2 of 12``, ``Fax: 020 ...``:
+    digits are over a third of its characters).
+    """
     words = line.split()
-    return (0 < len(words) <= 8 and len(line) <= 70 and not _ENDS_SENTENCE.search(line)
-            and line[:1].isupper() and (not previous or bool(_ENDS_SENTENCE.search(previous))))
+    if not (0 < len(words) <= 8 and len(line) <= 70 and not _ENDS_SENTENCE.search(line) and line[:1].isupper()
+            and (not previous or bool(_ENDS_SENTENCE.search(previous)))):
+        return False
+    if line.endswith((",", "-", "–")) or words[-1].lower() in _JOINING_WORDS or _PAGE_LINE.search(line):
+        return False
+    if sum(ch.isdigit() for ch in line) * 3 > len(line.replace(" ", "")):
+        return False
+    return not following[:1].islower()
+
+
+def _outer(heading: str) -> bool:
+    """Whether a heading line opens a part of the wording (the outer of two heading levels): a keyword
+    heading (``Section 1 - Buildings``, ``Part A: Liability to others``) or one in capitals
+    (``GENERAL EXCLUSIONS``); ``What is covered`` below it is the inner level."""
+    letters = [ch for ch in heading if ch.isalpha()]
+    return bool(_OUTER_KEYWORD.match(heading)) or (len(letters) >= 3 and all(ch.isupper() for ch in letters))
 
 
 def paragraphs(text: str) -> list[tuple[int, int, bool]]:
@@ -103,7 +134,8 @@ def paragraphs(text: str) -> list[tuple[int, int, bool]]:
     lines = text.splitlines(keepends=True)
     for i, raw in enumerate(lines):
         line = raw.strip()
-        heading = _is_heading(line, previous) and i + 1 < len(lines)
+        following = next((n.strip() for n in lines[i + 1:] if n.strip()), "")
+        heading = _is_heading(line, previous, following) and i + 1 < len(lines)
         joint = (not line or heading or (previous and _ENDS_SENTENCE.search(previous)
                                           and _STARTS_PARAGRAPH.match(line)))
         if joint and pos > start:
@@ -113,7 +145,7 @@ def paragraphs(text: str) -> list[tuple[int, int, bool]]:
             out.append((pos, pos + len(raw), True))
             start = pos + len(raw)
         pos += len(raw)
-        previous = line if line else previous
+        previous = "" if heading else line if line else previous  # a heading ends its line: the next may be one
     if pos > start:
         out.append((start, pos, False))
     return [p for p in out if text[p[0]:p[1]].strip()]
@@ -150,7 +182,9 @@ def _parts(text: str, cap: int) -> list[tuple[int, int, tuple[str, ...]]]:
             if cur:
                 parts.append((*cur, heads))
                 cur = None
-            heads = (text[a:b].strip(),)
+            label = text[a:b].strip()
+            under = heads[:1] if heads and _outer(heads[0]) and not _outer(label) else ()
+            heads = (*under, label)
             continue
         if estimate_tokens(text[a:b]) > cap:
             if cur:
@@ -174,6 +208,30 @@ def _chunk_of(chunks: Sequence[Chunk], start: int, end: int) -> str:
     return best.chunk_id
 
 
+def _label(label: str) -> str:
+    """A heading label as it stands in a unit id: emphasis marks and closing ``:``/``.`` dropped, spaces
+    collapsed, cut at a word end to :data:`_ID_LABEL_CHARS` characters."""
+    text = " ".join(re.sub(r"[*_`]+", "", label).split()).rstrip(" :.;,-–")
+    if len(text) > _ID_LABEL_CHARS:
+        cut = text.rfind(" ", 0, _ID_LABEL_CHARS + 1)
+        text = text[:cut if cut > 0 else _ID_LABEL_CHARS].rstrip(" :.;,-–")
+    return text
+
+
+def path_id(path: Sequence[str], root: str | None = None) -> str:
+    """The id of an unnumbered unit from its heading path: its last two levels, ``root`` (the title
+    heading every unit of the document sits under) left out, as ``Section 1 - Buildings > What is not
+    covered``; ``""`` for an empty path."""
+    levels = list(path[1:]) if root is not None and len(path) > 1 and path[0] == root else list(path)
+    return " > ".join(x for x in (_label(p) for p in levels[-2:]) if x)
+
+
+def _numbered(sections: Sequence[tuple[str | None, tuple[str, ...], int, int]]) -> bool:
+    """Whether a document is a numbered wording: at least half its section text lies in numbered sections."""
+    total = sum(end - start for _, _, start, end in sections)
+    return 2 * sum(end - start for sid, _, start, end in sections if sid is not None) >= total > 0
+
+
 def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preamble: str = "preamble",
                  count: Callable[[str], int] = estimate_tokens) -> list[Unit]:
     """The clause units of one document version's chunks, in document order (see the module docstring).
@@ -181,23 +239,41 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
     ``cap`` is the unit cap in tokens as ``count`` measures them. A section within the cap is one
     unit with its own id; a longer one gives ``id#1``, ``id#2``, ... Heading-only spans (under
     :data:`MIN_UNIT_TOKENS`) are left out. Returns ``[]`` for no chunks.
+
+    Ids: a numbered section's number (``4.2``, ``Section 29``). Text outside every numbered section
+    takes its id from its heading path (:func:`path_id`: ``Definitions > Accessories``). It stays
+    ``preamble`` when it sits under no heading at all, and when it is the front of a numbered wording
+    (before the first numbered section of a document with at least half its text in numbered
+    sections) under no heading the chunker found but the title (a title page, an introduction). An id met again (the same number, the same heading path) counts on: ``id#2``, ...
     """
     chunks = sorted(chunks, key=lambda c: c.ordinal)
     if not chunks:
         return []
     doc = document_text(chunks)
+    sections = _sections(chunks)
+    numbered = _numbered(sections)
+    roots = {path[0] for _, path, _, _ in sections if path}
+    root = next(iter(roots)) if len(roots) == 1 else None
+    seen_number = False
     out: list[Unit] = []
     used: dict[str, int] = {}
-    for sid, path, start, end in _sections(chunks):
+    for sid, path, start, end in sections:
+        seen_number = seen_number or sid is not None
         body = doc[start:end]
-        base = _base(sid) or preamble
         pieces = [(0, len(body), ())] if count(body.strip()) <= cap else _parts(body, cap)
         pieces = [p for p in pieces if estimate_tokens(body[p[0]:p[1]].strip()) >= MIN_UNIT_TOKENS]
-        first = used.get(base, 0)  # the same number met again later (a parse that lost a heading): go on counting
-        used[base] = first + len(pieces)
-        for n, (a, b, heads) in enumerate(pieces, start=first + 1):
-            uid = base if len(pieces) == 1 and not first else f"{base}#{n}"
-            heads = heads if not path or heads != path[-1:] else ()
+        placed = []
+        for a, b, heads in pieces:
+            heads = heads[1:] if path and heads[:1] == path[-1:] else heads
+            headed = any(p != root for p in path)  # under a heading of the chunker's besides the title
+            by_path = sid is None and (headed or seen_number or not numbered)
+            base = _base(sid) or (path_id(path + heads, root) if by_path else "") or preamble
+            placed.append((base, a, b, heads))
+        per_base = {base: sum(1 for p in placed if p[0] == base) for base, *_ in placed}
+        for base, a, b, heads in placed:
+            first = used.get(base, 0)  # the same id met again (a parse that lost a heading): go on counting
+            used[base] = first + 1
+            uid = base if per_base[base] == 1 and not first else f"{base}#{first + 1}"
             text = body[a:b].strip()
             lead = len(body[a:b]) - len(body[a:b].lstrip())
             out.append(Unit(uid, path + heads, text, start + a + lead, start + a + lead + len(text),

@@ -125,8 +125,9 @@ def item_step(stack: Sequence[ItemLevel], token: str) -> list[ItemLevel] | None:
 def toc_entry(line: str) -> bool:
     """Whether a line that ends in a number reads as a table-of-contents entry: dot leaders,
     or a heading-like title before the page number (``4.2 Escape of water 14``), not a
-    sentence that happens to end in a number (``1.77 "Product" means ... amount of 3``)."""
-    if re.search(r"\.{3,}|…", line):
+    sentence that happens to end in a number (``1.77 "Product" means ... amount of 3``). A dash
+    before the page number is a leader too (``Section A – Damage including misfuelling - 7``)."""
+    if re.search(r"\.{3,}|…|\s[-–—]\s*(?:\d{1,4}|[ivxlc]{1,6})$", line):
         return True
     title = TOC_RE.sub("", line).strip()
     title = re.sub(r"^(?:[A-Za-z]+\s+)?(?:\d+(?:\.\d+)*|[IVXLC]+)\.?\s*", "", title)

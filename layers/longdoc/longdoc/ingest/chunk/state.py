@@ -7,6 +7,7 @@ text); every span is half-open ``[start, end)``. Sizes are estimated tokens
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -171,14 +172,16 @@ class ChunkingState:
         """The state for chunking ``doc`` as ``doc_id``, with the inputs read from the document.
 
         Heading marks, list lines and numbered lines come from ``doc.headings`` by kind;
-        Markdown headings are read for ``text/markdown``; every format but PDF separates
-        paragraphs with blank lines. Raises nothing; sizes are checked by the caller.
+        Markdown headings are read for ``text/markdown``, and for ``text/plain`` that is written
+        in Markdown (:func:`reads_as_markdown`); every format but PDF separates paragraphs with
+        blank lines. Raises nothing; sizes are checked by the caller.
         """
         return cls(
             doc=doc,
             doc_id=doc_id,
             typical_line=typical_line_length(doc.text),
-            markdown=doc.media_type == "text/markdown",
+            markdown=doc.media_type == "text/markdown"
+            or (doc.media_type == "text/plain" and reads_as_markdown(doc.text)),
             marks={h.char_start: h.level for h in doc.headings if h.kind == "heading"},
             list_lines={h.char_start for h in doc.headings if h.kind == "list_item"},
             numbered_lines={h.char_start for h in doc.headings if h.kind == "numbered"},
@@ -188,6 +191,21 @@ class ChunkingState:
             overlap=overlap,
             metadata=(metadata or DocumentMetadata()).model_dump(),
         )
+
+
+MARKDOWN_MIN_HEADINGS = 3
+"""A plain-text document with at least this many ``#`` heading lines is read as Markdown."""
+_ATX_HEADING = re.compile(r"(?:^|\n\n)#{1,4}[ \t]+\S")
+
+
+def reads_as_markdown(text: str) -> bool:
+    """Whether plain ``text`` is written in Markdown: :data:`MARKDOWN_MIN_HEADINGS` or more ATX
+    heading lines (``#`` to ``####``, a space, a title; CommonMark 0.31 section 4.2), each at the
+    start of the text or after a blank line. A ``.txt`` wording exported as Markdown then gets its
+    ``# Title`` / ``## Section`` / ``### Sub`` headings with their levels; one stray ``# 1`` line
+    in a contract does not make it Markdown.
+    """
+    return len(_ATX_HEADING.findall(text)) >= MARKDOWN_MIN_HEADINGS
 
 
 ChunkPass = Callable[[ChunkingState], None]

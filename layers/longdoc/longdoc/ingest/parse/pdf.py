@@ -29,6 +29,7 @@ from longdoc.ingest.parse.cleanup import (
 )
 from longdoc.ingest.parse.damage import Damage, page_outcomes, strip_operator_garbage
 from longdoc.ingest.parse.reading import reading_order
+from longdoc.ingest.parse.running import running_headers
 from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, layer_quality, ocr_layers, run_ocr
 from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
 from longdoc.ingest.parse.text import DROP_C0, normalise
@@ -53,7 +54,8 @@ def read_pdf(source: str, data: bytes, max_pages: int,
              ocr: OcrOptions | None = None) -> tuple[str, list[PageSpan], list[Furniture], OcrOutcome, list[int]]:
     """Read a PDF into ``(text, pages, furniture, ocr_outcome, pages_needing_ocr)``.
 
-    ``text`` is the cleaned page texts (running headers and footers removed, line-end
+    ``text`` is the cleaned page texts (running headers and footers removed, a section's
+    running header too (:mod:`~longdoc.ingest.parse.running`), line-end
     hyphens resolved) joined by :data:`PAGE_SEPARATOR`; ``pages`` has one 1-based
     :class:`PageSpan` per page whose ``text[char_start:char_end]`` is that page's text,
     labelled with the PDF's own page labels, else the numbers printed in its furniture;
@@ -64,8 +66,10 @@ def read_pdf(source: str, data: bytes, max_pages: int,
     """
     raw_texts, pdf_labels, needs_ocr, outcome = pdf_pages(source, data, max_pages, ocr)
     cleaned, furniture = find_furniture(raw_texts)
+    cleaned, running = running_headers(cleaned)  # a section's own running header ("Part A ... continued")
     page_texts = resolve_hyphens(cleaned)
     labels = pdf_labels if any(pdf_labels) else labels_from_furniture(len(page_texts), furniture)
+    furniture = sorted(furniture + running, key=lambda f: f.page)
     return PAGE_SEPARATOR.join(page_texts), page_spans(page_texts, labels), furniture, outcome, needs_ocr
 
 
