@@ -5,6 +5,9 @@ and ``claim_id`` keys are read by name; every other key is a claim-form field (n
 objects are flattened as ``a.b``). Text: the whole file is the claim; ``Loss date:`` /
 ``Date of loss:`` and ``Line of business:`` lines are read when present. The claim text sent
 to the model is the form's fields (``name: value``, one a line) and then the note, as data.
+A claim needs descriptive text: a note, or a form field that is not an amount, date, number or id
+(below); a text claim needs more than its loss date and line of business lines. Files are UTF-8, or
+UTF-16 / UTF-32 with a byte-order mark (:func:`decode_text`).
 
 CASE_FACTS (exact values, never paraphrased): the form fields whose name says amount, date,
 number or id (``policy_number``, ``claim_amount``), copied byte for byte, then every exact
