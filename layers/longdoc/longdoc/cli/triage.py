@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.cli.common import int_at_least
-from longdoc.core.errors import CliError
+from longdoc.core.errors import CliError, GoldFileInvalid
+from longdoc.core.text import one_line
 
 
 def _deps(offline_ranking: bool = False) -> Any:
@@ -50,20 +51,34 @@ def cmd_collections(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read(path_text: str, what: str) -> bytes:
+def _existing(path_text: str, what: str) -> Path:
+    """``path_text`` as a Path; CliError naming it when it is a directory or not there."""
     path = Path(path_text)
+    if path.is_dir():
+        raise CliError(f"{what} {path} is a directory, not a file")
     if not path.is_file():
         raise CliError(f"{what} not found: {path}")
-    return path.read_bytes()
+    return path
+
+
+def _read(path_text: str, what: str) -> bytes:
+    return _existing(path_text, what).read_bytes()
 
 
 def cmd_triage(args: argparse.Namespace) -> int:
-    """Triage one claim file (see :func:`longdoc.triage.service.run_triage`)."""
+    """Triage one claim file (see :func:`longdoc.triage.service.run_triage`); a claim that does not look
+    English gets a warning line on stderr (:func:`longdoc.triage.language.english_warning`) and still runs."""
+    from longdoc.triage.claim import read_claim
+    from longdoc.triage.language import english_warning
     from longdoc.triage.render import render
-    from longdoc.triage.service import request_from_file, run_triage
+    from longdoc.triage.service import read_examples, request_from_file, run_triage
 
-    examples = _read(args.examples, "examples file").decode("utf-8") if args.examples else None
-    request = request_from_file(_read(args.claim, "claim file"), args.claim, collection=args.collection,
+    examples = read_examples(_read(args.examples, "examples file"), args.examples) if args.examples else None
+    data = _read(args.claim, "claim file")
+    warning = english_warning(read_claim(data, args.claim), f"file {args.claim}")
+    if warning:
+        print(f"longdoc: {warning}", file=sys.stderr)
+    request = request_from_file(data, args.claim, collection=args.collection,
                                 loss_date=args.loss_date, line_of_business=args.line_of_business,
                                 budget_tokens=args.budget_tokens, cost_line=args.cost_line, examples=examples)
     result = run_triage(request, _deps(args.bm25))
@@ -75,11 +90,15 @@ def cmd_eval_triage(args: argparse.Namespace) -> int:
     """Recall@1/@3 of gold clauses against the naive baseline (see :mod:`longdoc.triage.evaluate`)."""
     from longdoc.triage.evaluate import evaluate, render, render_html
 
-    gold = Path(args.gold)
-    if not gold.is_file():
-        raise CliError(f"gold file not found: {gold}")
+    gold = _existing(args.gold, "gold file")
     progress = None if args.json else (lambda line: print(line, file=sys.stderr))
-    report = evaluate(gold, args.collection, _deps(args.bm25), progress=progress, query_writer=args.query_writer)
+    try:
+        report = evaluate(gold, args.collection, _deps(args.bm25), progress=progress, query_writer=args.query_writer)
+    except GoldFileInvalid as exc:
+        for problem in exc.problems:
+            print(f"longdoc: {one_line(problem)}", file=sys.stderr)
+        print(f"longdoc: {gold}: {len(exc.problems)} problem(s); nothing was ranked", file=sys.stderr)
+        return 2
     print(json.dumps(report, indent=1) if args.json else render(report))
     if args.html:
         Path(args.html).parent.mkdir(parents=True, exist_ok=True)

@@ -343,6 +343,19 @@ class TriageError(LongdocError):
         super().__init__(message)
 
 
+class GoldFileInvalid(TriageError):
+    """A ``longdoc eval triage`` gold file has bad lines; nothing was ranked.
+
+    ``problems`` holds one line per problem, each naming ``FILE:LINE`` and the claim id when it has
+    one (the CLI prints them one a line and exits 2); the message is the problems, one a line.
+    """
+
+    def __init__(self, problems: list[str]):
+        """Keep every problem (at least one) for the CLI, and all of them, one a line, as the message."""
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems), "gold")
+
+
 class UnknownCollection(TriageError, NotFound):
     """No READY document carries this collection name (the API answers 404)."""
 

@@ -5,6 +5,9 @@ and ``claim_id`` keys are read by name; every other key is a claim-form field (n
 objects are flattened as ``a.b``). Text: the whole file is the claim; ``Loss date:`` /
 ``Date of loss:`` and ``Line of business:`` lines are read when present. The claim text sent
 to the model is the form's fields (``name: value``, one a line) and then the note, as data.
+A claim needs descriptive text: a note, or a form field that is not an amount, date, number or id
+(below); a text claim needs more than its loss date and line of business lines. Files are UTF-8, or
+UTF-16 / UTF-32 with a byte-order mark (:func:`decode_text`).
 
 CASE_FACTS (exact values, never paraphrased): the form fields whose name says amount, date,
 number or id (``policy_number``, ``claim_amount``), copied byte for byte, then every exact
@@ -13,6 +16,7 @@ value of the text (:func:`longdoc.core.values.exact_values`: amounts, percentage
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from dataclasses import dataclass, field
@@ -24,6 +28,9 @@ from longdoc.core.values import exact_values
 _FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum", re.IGNORECASE)
 _LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=]\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 _LOB_LINE = re.compile(r"^\s*line of business\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+"""Byte-order marks read as UTF-32 / UTF-16 (UTF-32's first: its little-endian BOM starts with UTF-16's)."""
 MAX_CLAIM_BYTES = 200_000
 """Largest claim file accepted (bytes): a claim form plus a note is a few kilobytes."""
 
@@ -85,41 +92,70 @@ def claim_from_json(values: dict[str, Any]) -> Claim:
                   str(claim_id) if claim_id is not None else None)
     if not claim.text:
         raise TriageError("the claim has no text: give claim-form fields or an adjuster_note", "claim")
+    if not claim.note and all(_FACT_NAME.search(name.rsplit(".", 1)[-1]) for name in fields):
+        raise TriageError(f"the claim has no descriptive text, only {', '.join(fields)}: give a description "
+                          "of the loss (a claim-form field) or an adjuster_note", "claim")
     claim.case_facts = _facts(claim.fields, claim.text)
     return claim
 
 
 def claim_from_text(text: str) -> Claim:
-    """A claim from plain text; ``Loss date:`` and ``Line of business:`` lines are read when present."""
+    """A claim from plain text; ``Loss date:`` and ``Line of business:`` lines are read when present.
+
+    Raises :class:`TriageError` when nothing but those lines (or blanks) is there.
+    """
     loss = _LOSS_LINE.search(text)
     lob = _LOB_LINE.search(text)
+    if not _LOB_LINE.sub("", _LOSS_LINE.sub("", text)).strip():
+        raise TriageError("the claim has no descriptive text, only its loss date / line of business lines", "claim")
     claim = Claim({}, text.strip(), loss.group(1) if loss else None, lob.group(1) if lob else None)
     claim.case_facts = _facts({}, claim.text)
     return claim
 
 
+def decode_text(data: bytes, name: str, what: str = "claim file") -> str:
+    """The text of a file's bytes: UTF-8 (a BOM dropped), or UTF-16 / UTF-32 when it starts with their BOM
+    (what Windows editors save as "Unicode"). Raises :class:`TriageError` naming ``what`` and ``name``
+    (its field: the first word of ``what``, ``claim`` or ``examples``) for NUL bytes in the text (binary)
+    or bytes that are not valid in that encoding."""
+    encoding = next((enc for bom, enc in _BOMS if data.startswith(bom)), "utf-8-sig")
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        raise TriageError(f"{what} {name} is binary or not UTF-8 text (nor UTF-16 / UTF-32 with a byte-order mark)",
+                          what.split()[0]) from None
+    if "\x00" in text:
+        raise TriageError(f"{what} {name} is binary, not text" + (" or JSON" if what == "claim file" else ""),
+                          what.split()[0])
+    return text.removeprefix("\ufeff")
+
+
 def read_claim(data: bytes, name: str) -> Claim:
     """Parse a claim file's bytes (``name`` is used in errors): JSON when it starts with ``{``, else text.
 
-    Raises :class:`TriageError` in one line for an empty file, a binary one (NUL bytes or
-    not UTF-8), one over :data:`MAX_CLAIM_BYTES`, or JSON that is invalid or not an object.
+    The bytes are decoded by :func:`decode_text` (UTF-8, or UTF-16 / UTF-32 with a BOM). Raises
+    :class:`TriageError` in one line naming the file for an empty one, a binary one, one over
+    :data:`MAX_CLAIM_BYTES`, JSON that is invalid or not an object, or a claim without descriptive
+    text (:func:`claim_from_json`, :func:`claim_from_text`).
     """
     if len(data) > MAX_CLAIM_BYTES:
         raise TriageError(f"claim file {name} is {len(data)} bytes, over the {MAX_CLAIM_BYTES}-byte cap", "claim")
-    if b"\x00" in data:
-        raise TriageError(f"claim file {name} is binary, not text or JSON", "claim")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise TriageError(f"claim file {name} is binary or not UTF-8 text", "claim") from None
+    text = decode_text(data, name)
     if not text.strip():
         raise TriageError(f"claim file {name} is empty", "claim")
-    if text.lstrip().startswith("{"):
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise TriageError(f"claim file {name} is not valid JSON ({exc})", "claim") from None
-        if not isinstance(values, dict):
-            raise TriageError(f"claim file {name} must hold a JSON object", "claim")
-        return claim_from_json(values)
-    return claim_from_text(text)
+    try:
+        return claim_from_json(_json_object(text, name)) if text.lstrip().startswith("{") else claim_from_text(text)
+    except TriageError as exc:
+        if str(exc).startswith(f"claim file {name} "):
+            raise
+        raise TriageError(f"claim file {name}: {exc}", "claim") from None
+
+
+def _json_object(text: str, name: str) -> dict[str, Any]:
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TriageError(f"claim file {name} is not valid JSON ({exc})", "claim") from None
+    if not isinstance(values, dict):
+        raise TriageError(f"claim file {name} must hold a JSON object", "claim")
+    return values

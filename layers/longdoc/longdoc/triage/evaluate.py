@@ -17,7 +17,10 @@ two units of the first k that follow each other in the document (a quote the uni
 hold at least 80 % of its words in order (the gold README's rule, which joins the top-K texts;
 joined only pairwise here, so that common words scattered over three units cannot match), so the
 figure does not depend on how a ranking cuts units. recall@k is the share of a claim's gold items among the
-first k, averaged over claims.
+first k, averaged over claims. The file is checked whole before any ranking
+(:mod:`longdoc.triage.gold`): a claim that does not resolve, a gold id or quote that no unit of the
+gold wording has, a ``gold_doc`` outside the collection or a repeated ``id`` stops the run, each
+problem named by line.
 
 Rankings measured in the same run:
 
@@ -38,74 +41,42 @@ in force; ``top_over_band`` the share whose top clause alone is over the default
 
 from __future__ import annotations
 
-import json
-import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from longdoc.core.documents import load_chunks
-from longdoc.core.errors import TriageError
+from longdoc.core.errors import GoldFileInvalid
 from longdoc.core.models import Chunk
 from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.budget import DEFAULT_INPUT_BUDGET, clause_band
 from longdoc.triage.claim import claim_from_json
 from longdoc.triage.clauses import Clause, clauses_of, enclosing_ids, units_as_clauses
 from longdoc.triage.collections import Member, load_collection
+from longdoc.triage.gold import KINDS, QUOTE_COVER, check_against, in_line_order, quote_in, read_gold_lines
 from longdoc.triage.evaluate_report import render, render_html, summarise
 from longdoc.triage.prompt import fixed_parts
-from longdoc.triage.query_writer import queries_with_writer
+from longdoc.triage.query_writer import log_skipped, queries_with_writer
 from longdoc.triage.ranking import legacy_rank, rank_claim
 from longdoc.triage.service import TriageDeps, claim_context
 from longdoc.triage.terms import resolve
 from longdoc.triage.unit_vectors import passage_vectors, unit_vectors
 from longdoc.triage.units import document_text
 
-__all__ = ["KINDS", "evaluate", "read_gold", "render", "render_html"]
+__all__ = ["KINDS", "QUOTE_COVER", "evaluate", "quote_in", "read_gold", "render", "render_html"]
 
 KS = (1, 3)
-KINDS = ("covered", "excluded", "condition", "limit", "two_clauses", "paraphrase", "trap")
-"""The claim kinds a handler sees (issue 31): the deciding clause grants, excludes, sets a condition
-(a notice deadline, a report), caps (a sub-limit), needs two clauses, is told in plain words the
-wording does not use, or the claim holds a phrase that matches another clause than the deciding one."""
 WINDOW_CHARS = 1_000
 """Window size of the naive baseline (characters)."""
-QUOTE_COVER = 0.8
-"""Share of a gold quote's words a unit must hold in order (the gold README's retrieval rule)."""
 
 
 def read_gold(path: Path) -> list[dict[str, Any]]:
-    """The gold claims of a JSON Lines file; TriageError naming the line for a bad one."""
-    cases = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            case = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TriageError(f"{path}:{n}: not JSON ({exc})") from None
-        if not isinstance(case, dict) or not isinstance(case.get("claim"), dict) or not (
-                case.get("gold") or case.get("gold_quotes")):
-            raise TriageError(f"{path}:{n}: a gold claim needs \"claim\" (object) and \"gold\" (clause ids) "
-                              "or \"gold_quotes\" (verbatim wording)")
-        if case.get("kind") not in (None, *KINDS):
-            raise TriageError(f"{path}:{n}: unknown kind {case.get('kind')!r} (kinds: {', '.join(KINDS)})")
-        cases.append(case)
-    if not cases:
-        raise TriageError(f"no gold claims in {path}")
-    return cases
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", unicodedata.normalize("NFKC", text).lower())
-
-
-def quote_in(quote: str, text: str) -> bool:
-    """True when ``text`` holds at least :data:`QUOTE_COVER` of ``quote``'s words in order (NFKC, case-folded)."""
-    want, have = _words(quote), iter(_words(text))
-    found = sum(1 for w in want if any(h == w for h in have))
-    return bool(want) and found >= QUOTE_COVER * len(want)
+    """The gold claims of a JSON Lines file (:mod:`longdoc.triage.gold`); :class:`GoldFileInvalid`
+    naming each bad line (``FILE:LINE: ... (claim ID)``), every one of them, not only the first."""
+    lines, problems = read_gold_lines(path)
+    if problems:
+        raise GoldFileInvalid(problems)
+    return [g.case for g in lines]
 
 
 def _hits(ranked: Sequence[Clause], case: dict[str, Any], k: int) -> float:
@@ -213,10 +184,21 @@ def evaluate(gold_path: Path, collection: str, deps: TriageDeps,
     """Score every gold claim; returns overall figures and strata (kind, wording, split, line of
     business, term), each with the legacy and naive baselines of the same run. No model calls unless
     ``query_writer``: then one (cached) ``write_queries`` request per claim with ``deps.model``, and
-    the ``writer_recall@k`` columns."""
-    cases = read_gold(gold_path)
+    the ``writer_recall@k`` columns.
+
+    The whole gold file is read and checked against the collection first
+    (:func:`~longdoc.triage.gold.read_gold_lines`, :func:`~longdoc.triage.gold.check_against`): any bad
+    line raises :class:`~longdoc.core.errors.GoldFileInvalid` listing every problem, before anything is
+    ranked. :class:`~longdoc.core.errors.UnknownCollection` for an unknown ``collection``."""
+    lines, problems = read_gold_lines(gold_path)
     members = load_collection(deps.state, collection)
     pools = _Pools(deps, members)
+    problems += check_against(gold_path, lines, collection, members, pools.of)
+    if problems:
+        raise GoldFileInvalid(in_line_order(gold_path, problems))
+    cases = [g.case for g in lines]
+    if query_writer and deps.model is None:
+        log_skipped()  # once for the run, not once per claim
     vectors: dict[str, Sequence[float]] = {}
     embedder = deps.embedder
 

@@ -209,16 +209,24 @@ def model_queries(phrasings: Phrasings) -> list[Query]:
             if values.get(field)]
 
 
+SKIPPED = ("query writer: LONGDOC_TRIAGE_QUERY_WRITER=model but no model is configured (offline baseline): "
+           "skipped, offline queries only")
+"""The one line a run with the step on and no model logs (README, "Claim triage")."""
+
+
+def log_skipped() -> None:
+    """Log :data:`SKIPPED` once, as a warning (shown by the CLI, which configures no logging, and by Lambda's
+    default root logger; an info line would be dropped by both). Callers call it once per run: a triage
+    (:func:`longdoc.triage.service.ranked_clauses`) or a whole ``eval triage --query-writer``."""
+    log.warning(SKIPPED)
+
+
 def queries_with_writer(model: Model | None, blobs: BlobStore, claim: Claim, clauses: Sequence[Clause]) -> list[Query]:
     """The offline queries of ``claim`` (:func:`~longdoc.triage.ranking.offline_queries`, unchanged) followed by
-    the model's (:func:`model_queries`); the offline ones alone when ``model`` is None (one log line) or the
-    step failed (:func:`write_phrasings`)."""
+    the model's (:func:`model_queries`); the offline ones alone when ``model`` is None (nothing logged here: the
+    run logs :func:`log_skipped` once) or the step failed (:func:`write_phrasings`)."""
     offline = offline_queries(clauses, claim)
-    if model is None:
-        log.info("query writer: LONGDOC_TRIAGE_QUERY_WRITER=model but no model is configured (offline baseline): "
-                 "skipped, offline queries only")
-        return offline
-    if not clauses:
+    if model is None or not clauses:
         return offline
     phrasings = write_phrasings(model, blobs, claim, clauses, [d.term for d in pool_definitions(clauses)])
     return offline + (model_queries(phrasings) if phrasings is not None else [])

@@ -20,14 +20,19 @@ from longdoc.core.tokens import document_measure
 from longdoc.triage.answer import Answer, baseline_answer, run_model
 from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, Bands, clause_band,
                                    parse_cost_line)
-from longdoc.triage.claim import Claim, claim_from_json, read_claim
+from longdoc.triage.claim import Claim, claim_from_json, decode_text, read_claim
 from longdoc.triage.clauses import Band, Clause, fill_band, units_as_clauses
-from longdoc.triage.query_writer import queries_with_writer
+from longdoc.triage.query_writer import log_skipped, queries_with_writer
 from longdoc.triage.ranking import Ranked, rank_claim
 from longdoc.triage.unit_vectors import passage_vectors, unit_vectors
 from longdoc.triage.collections import Member, load_collection
 from longdoc.triage.prompt import DEFAULT_EXAMPLES, build_request, fixed_parts
 from longdoc.triage.terms import Resolution, resolve
+
+
+MAX_EXAMPLES_CHARS = 100_000
+"""Longest worked examples accepted (characters; ``examples`` of :class:`TriageRequest`): the cached prompt
+prefix stays well inside the input budget of a claim."""
 
 
 class TriageRequest(BaseModel):
@@ -56,7 +61,7 @@ class TriageRequest(BaseModel):
                                   description="cost,input_price,output_price,reserve_tokens (USD per claim, USD "
                                               "per million tokens, tokens): the budget derived from it "
                                               "(not with budget_tokens)")
-    examples: str | None = Field(None, max_length=100_000,
+    examples: str | None = Field(None, max_length=MAX_EXAMPLES_CHARS,
                                  description="worked examples replacing the built-in ones (text)")
 
     @model_validator(mode="after")
@@ -124,12 +129,16 @@ def pool(blobs: BlobStore, resolution: Resolution, tokens: TokenCounter | None =
 
 def ranked_clauses(deps: TriageDeps, resolution: Resolution, claim: Claim) -> Ranked:
     """Every clause of the documents in force, best first for the claim's queries (hybrid when an
-    index is wired; reranked when a reranker is), with the queries and each clause's reasons."""
+    index is wired; reranked when a reranker is), with the queries and each clause's reasons. With
+    ``deps.query_writer`` and no model, one warning line says the step is skipped
+    (:func:`~longdoc.triage.query_writer.log_skipped`)."""
     clauses = pool(deps.blobs, resolution, deps.tokens)
     embedder, index = deps.embedder, deps.index
     embed = embedder.embed_query if embedder is not None and index is not None else None
     vectors = unit_vectors(deps.blobs, embedder, clauses) if embedder is not None and embed is not None else None
     parts = passage_vectors(deps.blobs, embedder, clauses) if embedder is not None and embed is not None else None
+    if deps.query_writer and deps.model is None:
+        log_skipped()
     queries = queries_with_writer(deps.model, deps.blobs, claim, clauses) if deps.query_writer else None
     return rank_claim(clauses, claim, index=index if embed is not None else None, embed=embed,
                       reranker=deps.reranker, vectors=vectors, queries=queries, passages=parts)
@@ -202,8 +211,24 @@ def _member(member: Member) -> dict[str, Any]:
 
 
 def request_from_file(data: bytes, name: str, **fields: Any) -> TriageRequest:
-    """A :class:`TriageRequest` for a claim file's bytes (checked as :func:`read_claim` checks them)."""
+    """A :class:`TriageRequest` for a claim file's bytes (checked as :func:`read_claim` checks them, decoded
+    as :func:`~longdoc.triage.claim.decode_text` decodes them)."""
     read_claim(data, name)  # one clear line for an empty, binary or malformed file, naming it
-    text = data.decode("utf-8-sig")
+    text = decode_text(data, name)
     claim: dict[str, Any] | str = json.loads(text) if text.lstrip().startswith("{") else text
     return TriageRequest(claim=claim, **fields)
+
+
+def read_examples(data: bytes, name: str) -> str:
+    """The worked examples of an examples file's bytes (decoded as a claim file is,
+    :func:`~longdoc.triage.claim.decode_text`). Raises :class:`TriageError` naming the file when it is
+    binary, empty (only blanks: the built-in examples would be silently replaced by none), or over
+    :data:`MAX_EXAMPLES_CHARS` characters."""
+    text = decode_text(data, name, "examples file")
+    if not text.strip():
+        raise TriageError(f"examples file {name} is empty: give worked examples, or leave out --examples for the "
+                          "built-in ones", "examples")
+    if len(text) > MAX_EXAMPLES_CHARS:
+        raise TriageError(f"examples file {name} is {len(text)} characters, over the {MAX_EXAMPLES_CHARS}-character "
+                          "limit of worked examples", "examples")
+    return text
