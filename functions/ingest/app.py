@@ -28,6 +28,7 @@ version's chunk metadata.
 Metrics (EMF, namespace ``POWERTOOLS_METRICS_NAMESPACE``): DocumentsIngested,
 DocumentsSkipped, DocumentsRejected, DocumentsDeleted, MetadataUpdated, Pages, Chunks, EmbeddingTokens,
 EmbeddingsReused, ChunksEmbedded, IngestResumed, DocumentsClaimedElsewhere, DocumentsRemovedDuringIngest,
+OverlappingWordings (a wording in force on dates another of its collection and line is, logged naming both),
 and stage durations ParseSeconds, EmbedSeconds, UpsertSeconds, IngestSeconds. Log lines carry ``doc_id`` and ``doc_version``.
 """
 
@@ -122,7 +123,7 @@ def _publish(result: IngestResult) -> None:
                                    "reused": result.reused, "resumed": result.resumed,
                                    "oversize_chunks": result.oversize_chunks,
                                    "overlap_missing_chunks": result.overlap_missing_chunks,
-                                   "metadata_updated": result.metadata_updated})
+                                   "metadata_updated": result.metadata_updated, "rechunked": result.rechunked})
     if result.metadata_updated or result.skipped:
         name = "MetadataUpdated" if result.metadata_updated else "DocumentsSkipped"
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
@@ -193,6 +194,24 @@ def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | N
         metrics.add_metric(name="DocumentsRemovedDuringIngest", unit=MetricUnit.Count, value=1)
         return
     _publish(result)
+    _warn_overlaps(source, deps.state)
+
+
+def _warn_overlaps(source: IngestSource, state: StateStore) -> None:
+    """Log a warning per wording of the same collection and line in force on dates this one is too
+    (:mod:`longdoc.triage.overlaps`): ingested anyway, but triage on those dates fails until fixed."""
+    from longdoc.triage.overlaps import overlaps_of
+
+    record = state.get_document(source.doc_id, source.version)
+    if record is None or record.status != "READY" or record.metadata.endorses:
+        return
+    for overlap in overlaps_of(state, record.metadata.collection, record.doc_id):
+        logger.warning("overlapping wordings", extra={"key": source.key, "overlap": overlap.message(),
+                                                      "collection": overlap.collection,
+                                                      "line_of_business": overlap.line_of_business,
+                                                      "doc_ids": list(overlap.doc_ids), "from": overlap.start,
+                                                      "to": overlap.end})
+        metrics.add_metric(name="OverlappingWordings", unit=MetricUnit.Count, value=1)
 
 
 def _time_left(lambda_context: LambdaContext | None) -> Callable[[], float] | None:

@@ -16,7 +16,7 @@ import pytest
 
 from longdoc import wiring
 from longdoc.core.documents import chunks_key
-from longdoc.core.models import Chunk, DocumentMetadata
+from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
@@ -132,3 +132,23 @@ def test_same_bytes_with_new_metadata_rewrite_the_chunks_without_reembedding(
     assert aws_stack.upserts == upserts and aws_stack.index.count() == vectors
     # And the chunks remain the only version's
     assert aws_stack.keys("chunks/") == [f"chunks/{DOC_ID}/{first.doc_version}.jsonl"]
+
+
+def test_a_wording_overlapping_another_of_its_line_is_ingested_and_logged_naming_both(
+    aws_stack, corpus_dir: Path, ingest_handler, ingest_context, load_event, caplog
+) -> None:
+    # Given a 2024 home wording of collection "set" already READY under another key
+    meta = DocumentMetadata(collection="set", line_of_business="home", effective_from="2024-01-01",
+                            effective_to="2024-12-31")
+    wiring.state_store().put_document(DocumentRecord(doc_id="w2024", doc_version="0123456789abcdef",
+                                                     source="w2024.pdf", status="READY", chunks=3, metadata=meta))
+    # When the contract is uploaded as a home wording of the same set in force from June
+    upload(aws_stack, corpus_dir / PDF, {"collection": "set", "line-of-business": "home",
+                                         "effective-from": "2024-06-01", "effective-to": "2025-05-31"})
+    assert ingest_handler(load_event("sqs-s3-object-created.json"), ingest_context) == {"batchItemFailures": []}
+    # Then it is READY, and one warning names both wordings and the dates they share
+    assert wiring.state_store().get_document(DOC_ID).status == "READY"
+    logged = [r for r in caplog.records if r.getMessage() == "overlapping wordings"]
+    assert [(r.levelname, r.doc_ids, getattr(r, "from"), r.to) for r in logged] == [
+        ("WARNING", [DOC_ID, "w2024"], "2024-06-01", "2024-12-31")]
+    assert f"{DOC_ID} (2024-06-01..2025-05-31) and w2024 (2024-01-01..2024-12-31)" in logged[0].overlap

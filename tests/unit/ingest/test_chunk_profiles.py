@@ -12,6 +12,7 @@ import pytest
 from longdoc.adapters.blob import LocalBlobStore
 from longdoc.adapters.state import SqliteStateStore
 from longdoc.core.documents import load_chunks
+from longdoc.core.errors import DocumentError
 from longdoc.core.models import Chunk, DocumentMetadata
 from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
 from longdoc.ingest.profiles import POLICY, options_for, profile_for
@@ -117,3 +118,34 @@ def test_collection_sidecar_without_env_gives_policy_chunks_and_a_profile_change
     assert stores["embedder"].calls == calls_after
     assert len(load_chunks(stores["blobs"], first.doc_id, first.doc_version)) == len(default_chunks)
     assert calls >= 1 and embedded == len(default_chunks)
+
+
+def test_the_result_says_metadata_updated_or_rechunked_for_the_same_bytes(stores) -> None:
+    # Given a wording READY under its collection sidecar
+    data = policy_text()
+    first = ingest(stores, data, {"collection": "home-set", "term": "2024"})
+    assert not (first.skipped or first.metadata_updated or first.rechunked)
+    # When only the term changes / Then the result says the metadata was updated, nothing re-chunked
+    updated = ingest(stores, data, {"collection": "home-set", "term": "2025"})
+    assert (updated.skipped, updated.metadata_updated, updated.rechunked) == (False, True, False)
+    # When the sidecar goes (the deployment's profile again) / Then it says re-chunked, not skipped
+    rechunked = ingest(stores, data, None)
+    assert (rechunked.skipped, rechunked.metadata_updated, rechunked.rechunked) == (False, False, True)
+    # And the same again is a no-op
+    assert ingest(stores, data, None).skipped
+
+
+def test_a_rechunk_that_fails_keeps_the_ready_version_and_its_chunks(stores) -> None:
+    # Given a wording READY with the deployment's chunks
+    data = policy_text()
+    first = ingest(stores, data, None)
+    before = load_chunks(stores["blobs"], first.doc_id, first.doc_version)
+    # When a collection sidecar asks for a re-chunk but the file is now over the deployment's size cap
+    key = "incoming/home-policy.md"
+    source = IngestSource(key=key, data=data, sidecar=json.dumps({"collection": "home-set"}).encode())
+    with pytest.raises(DocumentError, match="bytes"):
+        ingest_document(source, IngestDeps(**stores), IngestOptions(max_bytes=1000))
+    # Then the READY version is left as it was (before: recorded FAILED, hiding its chunks)
+    record = stores["state"].get_document(first.doc_id, first.doc_version)
+    assert (record.status, record.chunking, record.metadata.collection) == ("READY", "1000/2000/0.15", None)
+    assert load_chunks(stores["blobs"], first.doc_id, first.doc_version) == before

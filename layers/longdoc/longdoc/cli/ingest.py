@@ -18,12 +18,16 @@ def _not_ready(record: DocumentRecord) -> str:
     return f"{record.status}: {not_ready_reason(record)}"
 
 
-def ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]:
+def ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, str, DocumentRecord | None]:
     """Ingest one file (and its sidecar) through the local runner (:mod:`longdoc.local.ingest_runner`).
 
-    Returns ``(record, previous latest version, skipped: same bytes already READY, chunked alike)``.
+    Returns ``(record, previous latest version, change, the same version before)``; ``change`` is
+    :attr:`~longdoc.local.ingest_runner.LocalIngest.change`: ``"ingested"``, ``"unchanged"`` (same
+    bytes and metadata already READY), ``"metadata updated"`` (same bytes, new metadata, chunks
+    rewritten in place) or ``"re-chunked"`` (same bytes, now chunked with another profile).
     Raises :class:`CliError` naming the file when it is missing, its sidecar holds a bad
-    value (the field named, even for bytes already READY), or it did not become READY.
+    value (the field named, even for bytes already READY, which keep their chunks and metadata;
+    a version not READY is recorded FAILED with the reason), or it did not become READY.
     While another ``longdoc ingest`` of the same version runs, waits for it (said once on stderr);
     one that was killed (its process gone) is taken over at once (also said once).
     """
@@ -50,13 +54,45 @@ def ingest_one(path: Path) -> tuple[DocumentRecord, DocumentRecord | None, bool]
         raise CliError(f"{path}: ingest failed, retry later: {done.failure or 'the version was not registered'}")
     if record.status != "READY":
         raise CliError(f"{path}: {record.reason if record.status == 'FAILED' and record.reason else _not_ready(record)}")
-    before = done.before
-    # same bytes already READY and chunked the same way (a profile change re-chunks: not skipped)
-    return record, done.previous, before is not None and before.status == "READY" and before.chunking == record.chunking
+    return record, done.previous, done.change, done.before
+
+
+def _state_text(done: str, before: DocumentRecord | None, record: DocumentRecord) -> str:
+    """The human line's middle part for the change ``done`` (:attr:`~longdoc.local.ingest_runner.LocalIngest.change`)."""
+    if done == "unchanged":
+        return "unchanged (same bytes and metadata already READY)"
+    if done == "metadata updated":
+        return "metadata updated (same bytes: chunk metadata rewritten in place, nothing re-embedded)"
+    if done == "re-chunked":
+        was = before.chunking if before is not None and before.chunking else "the deployment's settings"
+        changed = "; metadata updated" if before is not None and before.metadata != record.metadata else ""
+        return f"re-chunked ({was} -> {record.chunking}: another chunk profile{changed})"
+    return f"{record.reused} embeddings reused"
+
+
+def overlap_warnings(record: DocumentRecord) -> list[str]:
+    """One line per wording of the same collection and line of business in force on dates this one is too
+    (:func:`longdoc.triage.overlaps.overlaps_of`): ingested anyway, but triage on those dates fails."""
+    from longdoc import wiring
+    from longdoc.triage.overlaps import overlaps_of
+
+    if not record.metadata.collection or record.metadata.endorses:
+        return []
+    return [o.message() for o in overlaps_of(wiring.state_store(), record.metadata.collection, record.doc_id)]
+
+
+def _watch_overlaps(outcome: object) -> None:
+    """Print ``longdoc watch``'s overlap warnings for a READY outcome (:func:`overlap_warnings`) on stderr."""
+    from longdoc import wiring
+
+    doc_id, version = getattr(outcome, "doc_id", None), getattr(outcome, "doc_version", None)
+    record = wiring.state_store().get_document(doc_id, version) if doc_id and version else None
+    for warning in overlap_warnings(record) if record is not None else []:
+        print(f"longdoc: {getattr(outcome, 'path', doc_id)}: WARNING: {warning}", file=sys.stderr, flush=True)
 
 
 def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previous: DocumentRecord | None,
-            skipped: bool) -> None:
+            done: str, before: DocumentRecord | None = None) -> None:
     """Print one ingested file's row (``--json``: one JSON object) and its warnings on stderr."""
     if previous is not None and previous.doc_version != record.doc_version and previous.status == "READY":
         print(f"longdoc: {path}: {record.doc_id} now points at version {record.doc_version} "
@@ -64,7 +100,7 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
               f"with --version", file=sys.stderr)
     row: dict[str, object] = {"doc_id": record.doc_id, "doc_version": record.doc_version, "source": record.source,
                               "pages": record.pages, "chunks": record.chunks, "reused": record.reused,
-                              "skipped": skipped}
+                              "skipped": done == "unchanged", "change": done}
     if record.pages_needing_ocr:
         row["pages_needing_ocr"] = record.pages_needing_ocr
         print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "
@@ -73,15 +109,15 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
         row["page_outcomes"] = record.page_outcomes
     if record.ocr_rotations:
         row["ocr_rotations"] = {str(page): turn for page, turn in sorted(record.ocr_rotations.items())}
-    row["warnings"] = record.warnings
-    for warning in record.warnings:
+    warnings = [*record.warnings, *overlap_warnings(record)]
+    row["warnings"] = warnings
+    for warning in warnings:
         print(f"longdoc: {path}: WARNING: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(row))
     else:
-        state = "unchanged (same bytes already READY)" if skipped else f"{row['reused']} embeddings reused"
         print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  "
-              f"{state}  ({path})")
+              f"{_state_text(done, before, record)}  ({path})")
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -97,13 +133,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             print(f"longdoc: {path}", file=sys.stderr)
             continue
         try:
-            record, previous, skipped = ingest_one(path)
+            record, previous, done, before = ingest_one(path)
         except Exception as exc:  # one bad file never stops the others
             failures += 1
             reason = str(exc) if isinstance(exc, CliError) else f"{path}: {type(exc).__name__}: {exc}"
             print(f"longdoc: {reason}", file=sys.stderr)
             continue
-        _report(args, path, record, previous, skipped)
+        _report(args, path, record, previous, done, before)
     return 1 if failures else 0
 
 
@@ -156,13 +192,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(outcome.as_dict()), flush=True)
         elif outcome.status == "READY":
+            state = (f"{outcome.reused} embeddings reused" if outcome.change in (None, "ingested")
+                     else outcome.change)
             print(f"{outcome.doc_id}  v{outcome.doc_version}  {outcome.pages} pages  {outcome.chunks} chunks  "
-                  f"{outcome.reused} embeddings reused  ({outcome.path})", flush=True)
+                  f"{state}  ({outcome.path})", flush=True)
         elif outcome.status == "DUPLICATE":
             print(f"unchanged, ignored: {outcome.path}", flush=True)
         else:
             where = "moved to failed/" if outcome.status == "FAILED" else "will retry"
             print(f"longdoc: {outcome.path}: {outcome.reason} ({where})", file=sys.stderr, flush=True)
+        if outcome.status == "READY":
+            _watch_overlaps(outcome)
 
     def notify(line: str) -> None:
         print(f"longdoc: watch: {line}", file=sys.stderr, flush=True)

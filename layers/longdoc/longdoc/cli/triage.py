@@ -20,27 +20,43 @@ def _deps(offline_ranking: bool = False) -> Any:
     return wiring.triage_deps(offline_ranking)
 
 
+def _show_collection(state: Any, name: str, as_json: bool) -> int:
+    """``collections show NAME``: wordings by line and term, endorsements under them, orphans, and
+    wordings of one line in force on the same dates (``OVERLAP:`` lines; JSON ``overlaps``,
+    :mod:`longdoc.triage.overlaps`). Raises :class:`~longdoc.core.errors.UnknownCollection`."""
+    from longdoc.triage.collections import describe, load_collection
+    from longdoc.triage.overlaps import find_overlaps
+
+    members = load_collection(state, name)
+    view = describe(name, members)
+    overlaps = find_overlaps(name.strip(), members)
+    view["overlaps"] = [o.as_json() for o in overlaps]
+    if as_json:
+        print(json.dumps(view, indent=1))
+        return 0
+    print(f"collection {name}")
+    for lob, wordings in view["lines_of_business"].items():
+        for w in wordings:
+            print(f"  {lob:<10} term {w['term'] or '-':<8} {w['effective_from'] or ''}..{w['effective_to'] or ''}"
+                  f"  {w['doc_id']} ({w['chunks']} chunks)")
+            for e in w["endorsements"]:
+                print(f"  {'':<10} endorsement {e['effective_from'] or ''}..{e['effective_to'] or ''}  {e['doc_id']}")
+    for o in view["orphans"]:
+        print(f"  endorsement of a wording not in the set ({o['endorses']}): {o['doc_id']}")
+    for overlap in overlaps:
+        print(f"  OVERLAP: {overlap.message()}")
+    return 0
+
+
 def cmd_collections(args: argparse.Namespace) -> int:
-    """List collections, or show one: wordings by line of business and term, endorsements under them."""
+    """List collections, or show one (:func:`_show_collection`): wordings by line of business and term,
+    endorsements under them, and overlapping wordings."""
     from longdoc import wiring
-    from longdoc.triage.collections import collection_names, describe, load_collection
+    from longdoc.triage.collections import collection_names
 
     state = wiring.state_store()
     if getattr(args, "name", None):
-        view = describe(args.name, load_collection(state, args.name))
-        if args.json:
-            print(json.dumps(view, indent=1))
-            return 0
-        print(f"collection {args.name}")
-        for lob, wordings in view["lines_of_business"].items():
-            for w in wordings:
-                print(f"  {lob:<10} term {w['term'] or '-':<8} {w['effective_from'] or ''}..{w['effective_to'] or ''}"
-                      f"  {w['doc_id']} ({w['chunks']} chunks)")
-                for e in w["endorsements"]:
-                    print(f"  {'':<10} endorsement {e['effective_from'] or ''}..{e['effective_to'] or ''}  {e['doc_id']}")
-        for o in view["orphans"]:
-            print(f"  endorsement of a wording not in the set ({o['endorses']}): {o['doc_id']}")
-        return 0
+        return _show_collection(state, args.name, args.json)
     names = collection_names(state)
     if args.json:
         print(json.dumps([{"collection": k, "documents": v} for k, v in names.items()], indent=1))

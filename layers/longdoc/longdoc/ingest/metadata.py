@@ -54,17 +54,20 @@ def sidecar_values(key: str, raw: bytes | None) -> dict[str, Any]:
     """The JSON object in the sidecar bytes ``raw`` of the object at ``key``; ``{}`` when ``raw`` is None.
 
     The sidecar is UTF-8 with or without a byte order mark (editors on Windows write one;
-    RFC 8259 section 8.1 lets a parser ignore it). Raises :class:`DocumentError` naming the
-    sidecar key when it is not valid JSON or not a JSON object.
+    RFC 8259 section 8.1 lets a parser ignore it). Raises :class:`DocumentError` for the
+    document ``key`` whose reason names the sidecar key (``metadata sidecar
+    incoming/a.pdf.metadata.json is not valid JSON (...)``, the reason the version is recorded
+    ``FAILED`` with) when it is not valid JSON or not a JSON object.
     """
     if raw is None:
         return {}
     try:
         values = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DocumentError(sidecar_key(key), f"metadata sidecar is not valid JSON ({exc})") from None
+        raise DocumentError(key, f"metadata sidecar {sidecar_key(key)} is not valid JSON ({exc})") from None
     if not isinstance(values, dict):
-        raise DocumentError(sidecar_key(key), "metadata sidecar must be a JSON object")
+        kind = {list: "an array", str: "a string", bool: "true/false", type(None): "null"}.get(type(values), "a number")
+        raise DocumentError(key, f"metadata sidecar {sidecar_key(key)} must be a JSON object, not {kind}")
     return values
 
 

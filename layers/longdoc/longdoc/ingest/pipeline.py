@@ -43,6 +43,7 @@ from longdoc.ingest.ocr_cache import BlobOcrCache
 from longdoc.ingest.profiles import chunking_label, options_for
 from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, OcrOptions, parse_document
 from longdoc.ingest.parse.damage import by_outcome
+from longdoc.ingest.rejected import record_rejected
 from longdoc.ingest.result import IngestResult, ocr_summary
 from longdoc.ingest.source import IngestSource
 
@@ -266,8 +267,9 @@ def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOpt
     """Resolve the metadata, parse and chunk; nothing is written unless it fails.
 
     On :class:`DocumentError` the version is registered ``FAILED`` with the reason over
-    ``existing`` (the entry read before; another write since, such as a ``DELETED`` mark,
-    is left as it is), then the error is re-raised.
+    ``existing`` (:func:`~longdoc.ingest.rejected.record_rejected`: the entry read before; another
+    write since, such as a ``DELETED`` mark, and a ``READY`` version are left as they are), then
+    the error is re-raised.
     """
     try:
         meta = source.metadata()
@@ -279,9 +281,7 @@ def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOpt
         if not chunks:
             raise DocumentError(source.name, "no text to chunk")
     except DocumentError as exc:
-        state.replace_document(DocumentRecord(doc_id=source.doc_id, doc_version=source.version, source=source.name,
-                                              status="FAILED", reason=exc.reason, content_sha256=source.sha256,
-                                              source_key=source.key, updated_at=utc_now()), existing)
+        record_rejected(state, source, exc.reason, existing)  # a READY version (re-chunked) is kept as it is
         raise
     return parsed, chunks, meta
 
@@ -371,7 +371,8 @@ def _finish(run: IngestAttempt, parsed: ParsedDocument) -> IngestResult:
     return IngestResult(run.source.doc_id, run.source.version, run.source.name, parsed.page_count, len(chunks),
                         False, seconds, embedded=run.embedded, reused=run.reused, resumed=run.resuming,
                         tokens=run.tokens, timings=dict(run.timings), oversize_chunks=sum(c.oversize for c in chunks),
-                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks), **ocr_summary(parsed))
+                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks), **ocr_summary(parsed),
+                        rechunked=run.prior is not None and run.prior.status == "READY")
 
 
 def chunk_bytes(source: str, data: bytes, *, doc_id: str | None = None, target_tokens: int = 1000,

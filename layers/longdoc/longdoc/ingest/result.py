@@ -15,7 +15,9 @@ class IngestResult:
 
     ``skipped`` is True when the version was already READY (nothing done).
     ``metadata_updated`` is True when the version was already READY and only its document
-    metadata changed, so its stored chunks were rewritten with the new metadata. ``pages``
+    metadata changed, so its stored chunks were rewritten with the new metadata. ``rechunked``
+    is True when the version was already READY but its metadata now selects another chunk profile
+    (:mod:`longdoc.ingest.profiles`), so it was chunked again (new metadata included). ``pages``
     counts physical pages (0 for formats without pages) and ``chunks`` the version's chunks.
     ``seconds`` is the wall time of this call (0.0 when skipped). ``embedded`` counts texts
     sent to the embedder in this attempt, ``reused`` vectors taken from the previous
@@ -63,6 +65,7 @@ class IngestResult:
     page_outcomes: dict[str, list[int]] = field(default_factory=dict)
     ocr_rotations: dict[int, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    rechunked: bool = False
 
 
 def ocr_summary(parsed: ParsedDocument) -> dict[str, Any]:

@@ -3,7 +3,8 @@
 Shared by ``longdoc ingest`` and ``longdoc watch``. A folder has no object metadata, so
 the sidecar alone is the document metadata; it is checked before anything is stored, so
 a bad value fails naming its field even when the bytes are an already READY version
-(which the handler would leave as it is, and acknowledge). While another process holds
+(which the handler would leave as it is, and acknowledge); a version not READY is then
+recorded FAILED with that reason, as the handler records it on AWS. While another process holds
 the version's ingest claim (:mod:`longdoc.ingest.lease`: two ``longdoc ingest`` of one
 file at once), the handler acknowledges without doing anything; here we wait for that
 process and ask again, so every caller ends with the version's real outcome. A claim left
@@ -20,10 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.core.documents import INCOMING_PREFIX
+from longdoc.core.errors import DocumentError
 from longdoc.core.models import DocumentRecord
 from longdoc.ingest.lease import claim_holder_gone
 from longdoc.ingest.ids import resolve_doc_id, version_for
 from longdoc.ingest.metadata import METADATA_SUFFIX, document_metadata, sidecar_key
+from longdoc.ingest.rejected import record_rejected
+from longdoc.ingest.source import IngestSource
 from longdoc.local.lambda_runtime import batch_failure_reason, load_handler, s3_event_for
 
 CLAIM_WAIT_SECONDS = 1800.0
@@ -56,6 +60,23 @@ class LocalIngest:
     waited: bool = False
     took_over_from: str | None = None
 
+    @property
+    def change(self) -> str:
+        """What the ingest did to a version it left READY, from ``before`` and ``record``.
+
+        ``"ingested"`` (not READY before), ``"re-chunked"`` (READY, chunked otherwise now: its
+        metadata selects another chunk profile, :mod:`longdoc.ingest.profiles`), ``"metadata
+        updated"`` (READY, same chunking, other metadata: its chunks rewritten in place) or
+        ``"unchanged"`` (the same bytes and metadata again: a no-op). Meaningful only when
+        ``record`` is READY.
+        """
+        before, after = self.before, self.record
+        if before is None or before.status != "READY" or after is None:
+            return "ingested"
+        if before.chunking != after.chunking:
+            return "re-chunked"
+        return "metadata updated" if before.metadata != after.metadata else "unchanged"
+
 
 def stage(key: str, data: bytes, sidecar: bytes | None) -> None:
     """Check the sidecar, then put it (or delete a stale one) and ``data`` into the blob store under ``key``.
@@ -72,6 +93,20 @@ def stage(key: str, data: bytes, sidecar: bytes | None) -> None:
     else:  # a sidecar removed since the last ingest no longer applies
         blobs.delete(sidecar_key(key))
     blobs.put(key, data)
+
+
+def reject(key: str, data: bytes, sidecar: bytes | None, reason: str) -> DocumentRecord | None:
+    """Record the version of ``data`` at ``key`` ``FAILED`` with ``reason`` (a bad sidecar, found before staging).
+
+    As the handler records a document rejected on AWS (:func:`~longdoc.ingest.rejected.record_rejected`),
+    so ``longdoc chunks`` says why; a version already ``READY`` keeps its chunks and metadata
+    (nothing stored is lost). Returns the record written, or None when none was.
+    """
+    from longdoc import wiring
+
+    state = wiring.state_store()
+    source = IngestSource(key=key, data=data, sidecar=sidecar, doc_id=resolve_doc_id(key, state))
+    return record_rejected(state, source, reason, state.get_document(source.doc_id, source.version))
 
 
 def _claimed_elsewhere(response: dict[str, Any], record: DocumentRecord | None) -> bool:
@@ -111,14 +146,19 @@ def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: 
     ``sidecar`` is the bytes of ``<file>.metadata.json`` or None. ``on_wait()`` runs once
     when another process turns out to hold the version's claim; after ``wait_seconds``
     the last outcome is returned as it is (the version still ``INGESTING``). Raises
-    :class:`~longdoc.core.errors.DocumentError` for a bad sidecar (nothing stored).
+    :class:`~longdoc.core.errors.DocumentError` for a bad sidecar: nothing is staged, and the
+    version is recorded ``FAILED`` with the reason unless it is already ``READY`` (:func:`reject`).
     """
     from longdoc import wiring
     from longdoc.local.engine import LocalContext
 
     key = INCOMING_PREFIX + name
-    stage(key, data, sidecar)
     state = wiring.state_store()
+    try:
+        stage(key, data, sidecar)
+    except DocumentError as exc:
+        reject(key, data, sidecar, exc.reason)
+        raise
     doc_id, version = resolve_doc_id(key, state), version_for(data)
     previous, before = state.get_document(doc_id), state.get_document(doc_id, version)
     holder = state.version_claim_owner(doc_id, version)

@@ -71,12 +71,15 @@ class Outcome:
     chunks: int = 0
     reused: int = 0
     reason: str | None = None
+    change: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON view: ``{"path", "status", "doc_id", "doc_version", "pages", "chunks", "reused", "reason"}``."""
+        """JSON view: ``{"path", "status", "doc_id", "doc_version", "pages", "chunks", "reused", "reason",
+        "change"}``; ``change`` (READY only, :attr:`~longdoc.local.ingest_runner.LocalIngest.change`):
+        ``ingested``, ``metadata updated``, ``re-chunked`` or ``unchanged``."""
         return {"path": str(self.path), "status": self.status, "doc_id": self.doc_id,
                 "doc_version": self.doc_version, "pages": self.pages, "chunks": self.chunks,
-                "reused": self.reused, "reason": self.reason}
+                "reused": self.reused, "reason": self.reason, "change": self.change}
 
 
 def signature(path: Path) -> tuple[int, int] | None:
@@ -193,7 +196,8 @@ class Watcher:
         """READY, RETRY (a transient failure or a version still being ingested elsewhere) or FAILED (moved)."""
         record = done.record
         if record is not None and record.status == "READY" and done.failure is None:
-            return Outcome(path, "READY", done.doc_id, record.doc_version, record.pages, record.chunks, record.reused)
+            return Outcome(path, "READY", done.doc_id, record.doc_version, record.pages, record.chunks, record.reused,
+                           change=done.change)
         if done.failure is not None or record is None or record.status == "INGESTING":
             with self._lock:
                 self._seen.pop(path, None)  # try again on the next change or run

@@ -120,11 +120,12 @@ def list_documents(args: ListDocumentsArgs) -> dict[str, Any]:
 
 
 def _ingest_local(path: Path) -> dict[str, Any]:
-    from longdoc.cli.ingest import ingest_one
+    from longdoc.cli.ingest import ingest_one, overlap_warnings
 
-    record, _previous, skipped = ingest_one(path)
-    return document_row(record) | {"reused": record.reused, "skipped": skipped,
-                                   "pages_needing_ocr": record.pages_needing_ocr}
+    record, _previous, change, _before = ingest_one(path)
+    return document_row(record) | {"reused": record.reused, "skipped": change == "unchanged", "change": change,
+                                   "pages_needing_ocr": record.pages_needing_ocr,
+                                   "warnings": [*record.warnings, *overlap_warnings(record)]}
 
 
 def ingest(args: IngestArgs) -> dict[str, Any]:

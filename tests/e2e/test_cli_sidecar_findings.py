@@ -1,0 +1,154 @@
+"""``longdoc ingest`` / ``watch`` / ``collections show`` on the outside tester's sidecar findings (issue 31):
+a rejected sidecar is recorded FAILED naming the sidecar, a sidecar-only change says "metadata updated"
+(or "re-chunked"), and a second wording in force on the same dates is ingested with a warning naming both."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longdoc import wiring
+from longdoc.cli import main
+
+pytestmark = pytest.mark.slow
+WORDING = Path(__file__).resolve().parents[1] / "data" / "triage" / "policy-set" / "homeowners-wording-2024.md"
+
+
+@pytest.fixture()
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
+    wiring.reset()
+    yield tmp_path
+    wiring.reset()
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _wording(home: Path, name: str, sidecar: dict | str | None, extra: str = "") -> Path:
+    path = home / name
+    path.write_text(WORDING.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    if sidecar is not None:
+        raw = sidecar if isinstance(sidecar, str) else json.dumps(sidecar)
+        (home / (name + ".metadata.json")).write_text(raw, encoding="utf-8")
+    return path
+
+
+def _home(term: str, start: str, end: str, lob: str = "home") -> dict:
+    return {"collection": "set", "line_of_business": lob, "term": term, "effective_from": start, "effective_to": end}
+
+
+@pytest.mark.parametrize(("sidecar", "problem"), [
+    ("{bad", "metadata sidecar incoming/w.md.metadata.json is not valid JSON (Expecting property name"),
+    ("[1]", "metadata sidecar incoming/w.md.metadata.json must be a JSON object, not an array"),
+    ('{"effective_from": "2024-13-01"}',
+     "metadata effective_from (sidecar incoming/w.md.metadata.json): Value error, must be an ISO date"),
+    ('{"effective_from": "2024-06-01", "effective_to": "2024-01-31"}',
+     "metadata effective_to (sidecar incoming/w.md.metadata.json): Value error, effective_to 2024-01-31 is before "
+     "effective_from 2024-06-01"),
+])
+def test_a_new_document_with_a_rejected_sidecar_is_recorded_failed_naming_the_sidecar(home, capsys, sidecar,
+                                                                                      problem) -> None:
+    # Given a new wording whose sidecar is bad
+    path = _wording(home, "w.md", sidecar)
+    # When it is ingested / Then one line names the file, the sidecar and the problem
+    code, out, err = _cli(capsys, "ingest", str(path))
+    assert (code, out) == (1, "") and err.startswith(f"longdoc: {path}: {problem}") and len(err.splitlines()) == 1
+    # And its version is recorded FAILED with that reason (before: not registered, "document w is not ingested")
+    record = wiring.state_store().get_document("w")
+    assert record is not None and record.status == "FAILED" and record.reason.startswith(problem)
+    code, _, err = _cli(capsys, "chunks", "w")
+    assert code == 1 and f"document w is FAILED: {problem}" in err
+    # And once the sidecar is fixed the same bytes ingest
+    (home / "w.md.metadata.json").write_text(json.dumps(_home("2024", "2024-01-01", "2024-12-31")))
+    code, out, _ = _cli(capsys, "ingest", str(path), "--json")
+    assert code == 0 and json.loads(out)["change"] == "ingested"
+
+
+def test_a_rejected_sidecar_on_a_ready_version_keeps_its_chunks_and_metadata(home, capsys) -> None:
+    # Given a wording READY under a good sidecar
+    path = _wording(home, "w.md", _home("2024", "2024-01-01", "2024-12-31"))
+    assert _cli(capsys, "ingest", str(path))[0] == 0
+    # When its sidecar turns into broken JSON and it is ingested again
+    (home / "w.md.metadata.json").write_text("{bad")
+    code, _, err = _cli(capsys, "ingest", str(path))
+    # Then it fails naming the sidecar, and the READY version keeps its chunks and metadata
+    assert code == 1 and "metadata sidecar incoming/w.md.metadata.json is not valid JSON" in err
+    assert wiring.state_store().get_document("w").status == "READY"
+    _, shown, _ = _cli(capsys, "chunks", "w", "--json")
+    assert {c["term"] for c in json.loads(shown)} == {"2024"}
+
+
+def test_a_sidecar_only_change_says_metadata_updated_and_a_profile_change_says_rechunked(home, capsys) -> None:
+    # Given a wording ingested with no sidecar (the deployment's 1000/2000 chunks)
+    path = _wording(home, "w.md", None)
+    code, out, _ = _cli(capsys, "ingest", str(path), "--json")
+    first = json.loads(out)
+    assert (code, first["change"], first["skipped"]) == (0, "ingested", False)
+    # When a collection sidecar appears / Then the same version is re-chunked with the policy profile
+    (home / "w.md.metadata.json").write_text(json.dumps(_home("2024", "2024-01-01", "2024-12-31")))
+    code, out, _ = _cli(capsys, "ingest", str(path))
+    assert code == 0 and "re-chunked (1000/2000/0.15 -> 300/400/0.15: another chunk profile; metadata updated)" in out
+    # When only the term changes / Then it says metadata updated (before: "unchanged", "skipped": true)
+    (home / "w.md.metadata.json").write_text(json.dumps(_home("2024b", "2024-01-01", "2024-12-31")))
+    code, out, _ = _cli(capsys, "ingest", str(path), "--json")
+    row = json.loads(out)
+    assert (code, row["change"], row["skipped"], row["doc_version"]) == (0, "metadata updated", False,
+                                                                         first["doc_version"])
+    _, shown, _ = _cli(capsys, "chunks", "w", "--json")
+    assert {c["term"] for c in json.loads(shown)} == {"2024b"}
+    # And the same bytes and sidecar again are unchanged
+    code, out, _ = _cli(capsys, "ingest", str(path))
+    assert code == 0 and "unchanged (same bytes and metadata already READY)" in out
+
+
+def test_an_overlapping_wording_is_ingested_with_a_warning_and_collections_show_flags_it(home, capsys) -> None:
+    # Given a 2024 home wording and its endorsement, and a 2025 wording starting the day after
+    endorsement = {**_home("2024", "2024-03-01", "2024-12-31"), "endorses": "w2024"}
+    paths = [_wording(home, "w2024.md", _home("2024", "2024-01-01", "2024-12-31")),
+             _wording(home, "e2024.md", endorsement, "\nEndorsement.\n"),
+             _wording(home, "w2025.md", _home("2025", "2025-01-01", "2025-12-31"), "\n2025 reissue.\n")]
+    code, _, err = _cli(capsys, "ingest", *map(str, paths))
+    assert (code, err) == (0, "")
+    # When a second 2024 wording of the same line, in force from June, is ingested
+    late = _wording(home, "w2024b.md", _home("2024b", "2024-06-01", "2025-05-31", lob="Home"), "\nLate.\n")
+    code, out, err = _cli(capsys, "ingest", str(late), "--json")
+    # Then it is ingested, and warns naming each wording it overlaps and the shared dates
+    assert code == 0 and json.loads(out)["change"] == "ingested"
+    lines = err.splitlines()
+    assert len(lines) == 2 and all(line.startswith(f"longdoc: {late}: WARNING: ") for line in lines)
+    assert "home wordings w2024 (2024-01-01..2024-12-31) and w2024b (2024-06-01..2025-05-31) of collection 'set' " \
+           "are both in force 2024-06-01..2024-12-31" in lines[0]
+    assert "w2024b (2024-06-01..2025-05-31) and w2025 (2025-01-01..2025-12-31)" in lines[1]
+    assert json.loads(out)["warnings"] == [line.split("WARNING: ", 1)[1] for line in lines]
+    # And collections show flags both overlaps (text and JSON)
+    code, out, _ = _cli(capsys, "collections", "show", "set")
+    assert code == 0 and sum(line.startswith("  OVERLAP: home wordings") for line in out.splitlines()) == 2
+    _, out, _ = _cli(capsys, "collections", "show", "set", "--json")
+    assert json.loads(out)["overlaps"] == [
+        {"line_of_business": "home", "doc_ids": ["w2024", "w2024b"], "from": "2024-06-01", "to": "2024-12-31"},
+        {"line_of_business": "home", "doc_ids": ["w2024b", "w2025"], "from": "2025-01-01", "to": "2025-05-31"}]
+    # When its dates are fixed in the sidecar / Then no warning and no overlap remain
+    (home / "w2024b.md.metadata.json").write_text(json.dumps(_home("2026", "2026-01-01", "2026-12-31")))
+    code, out, err = _cli(capsys, "ingest", str(late))
+    assert (code, err) == (0, "") and "metadata updated" in out
+    _, out, _ = _cli(capsys, "collections", "show", "set", "--json")
+    assert json.loads(out)["overlaps"] == []
+
+
+def test_watch_warns_about_an_overlapping_wording_it_ingests(home, capsys) -> None:
+    # Given a drop folder with two home wordings in force on the same dates
+    drop = home / "drop"
+    drop.mkdir()
+    _wording(drop, "a.md", _home("2024", "2024-01-01", "2024-12-31"))
+    _wording(drop, "b.md", _home("2024b", "2024-12-01", "2025-12-31"), "\nB.\n")
+    # When the folder is watched once / Then both are ingested and the second names the overlap
+    code, out, err = _cli(capsys, "watch", str(drop), "--once")
+    assert code == 0 and len(out.splitlines()) == 2
+    assert "WARNING: home wordings a (2024-01-01..2024-12-31) and b (2024-12-01..2025-12-31)" in err
