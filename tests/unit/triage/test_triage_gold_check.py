@@ -104,3 +104,17 @@ def test_the_cli_prints_each_problem_and_exits_2(tmp_path: Path, monkeypatch: py
         assert capsys.readouterr().err == f"longdoc: gold file {tmp_path} is a directory, not a file\n"
     finally:
         wiring.reset()
+
+
+def test_a_split_label_of_ones_own_is_kept_and_a_bad_one_named(deps: TriageDeps, tmp_path: Path) -> None:
+    # Given a second held-out set labelled test2, and a line whose split is not a label
+    good = _gold(tmp_path, {**GOOD, "split": "test2"})
+    report = evaluate(good, SET, deps)
+    # Then the run has a row for that split
+    assert "split=test2" in report["strata"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({**GOOD, "split": "two words"}) + "\n")
+    with pytest.raises(GoldFileInvalid) as caught:
+        evaluate(bad, SET, deps)
+    assert caught.value.problems == [f"{bad}:1: bad split 'two words' (a label of letters, digits, _ or -, "
+                                     "such as dev or test) (claim g1)"]

@@ -41,6 +41,9 @@ KINDS = ("covered", "excluded", "condition", "limit", "two_clauses", "paraphrase
 (a notice deadline, a report), caps (a sub-limit), needs two clauses, is told in plain words the
 wording does not use, or the claim holds a phrase that matches another clause than the deciding one."""
 SPLITS = ("dev", "test")
+"""The usual split labels; any label of letters, digits, ``_`` or ``-`` (``test2``, ``holdout``) is
+accepted: the report has one row per split, so a second held-out set keeps its own figure."""
+_SPLIT = re.compile(r"[A-Za-z0-9_-]{1,40}")
 """``dev`` claims may be looked at while tuning; ``test`` claims are held out."""
 QUOTE_COVER = 0.8
 """Share of a gold quote's words a unit must hold in order (the gold README's retrieval rule)."""
@@ -56,7 +59,7 @@ class GoldClaim(BaseModel):
 
     id: _Text = Field(description="the claim's id, unique in the file")
     kind: str | None = Field(None, description="one of KINDS; absent: '-'")
-    split: str | None = Field(None, description="dev or test; absent: dev")
+    split: str | None = Field(None, description="a label such as dev, test or test2; absent: dev")
     claim: dict[str, Any] = Field(description="the claim, as a --claim JSON file holds it")
     gold_doc: _Text | None = Field(None, description="the doc_id of the gold wording; absent: the one in force")
     gold: list[_Text] | None = Field(None, min_length=1, description="clause ids as the band cites them")
@@ -98,8 +101,9 @@ def _shape_problems(values: Any) -> list[str]:
     out = []
     if values.get("kind") not in (None, *KINDS):
         out.append(f"unknown kind {values['kind']!r} (kinds: {', '.join(KINDS)})")
-    if values.get("split") not in (None, *SPLITS):
-        out.append(f"unknown split {values['split']!r} (splits: {', '.join(SPLITS)})")
+    split = values.get("split")
+    if split is not None and not (isinstance(split, str) and _SPLIT.fullmatch(split)):
+        out.append(f"bad split {split!r} (a label of letters, digits, _ or -, such as {' or '.join(SPLITS)})")
     if bool(values.get("gold")) == bool(values.get("gold_quotes")):
         out.append('give "gold" (clause ids) or "gold_quotes" (verbatim wording), exactly one of them')
     return out
