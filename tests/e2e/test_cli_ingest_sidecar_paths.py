@@ -8,6 +8,7 @@ import pytest
 
 from longdoc import wiring
 from longdoc.cli import main
+from tests.e2e.cli_support import offline_home
 
 pytestmark = pytest.mark.slow
 
@@ -17,13 +18,10 @@ SIDECAR = {"collection": "home-set", "doc_type": "policy", "line_of_business": "
 
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
-    wiring.reset()
-    (tmp_path / "wording.md").write_text(WORDING, encoding="utf-8")
-    (tmp_path / "wording.md.metadata.json").write_text(json.dumps(SIDECAR), encoding="utf-8")
-    yield tmp_path
-    wiring.reset()
+    for home in offline_home(tmp_path, monkeypatch):
+        (home / "wording.md").write_text(WORDING, encoding="utf-8")
+        (home / "wording.md.metadata.json").write_text(json.dumps(SIDECAR), encoding="utf-8")
+        yield home
 
 
 def test_a_document_and_its_sidecar_both_given_ingest_the_document_once(folder, capsys) -> None:

@@ -14,24 +14,17 @@ import pytest
 from longdoc import wiring
 from longdoc.cli import main
 from longdoc.core.errors import short_cause
+from tests.e2e.cli_support import offline_home, run_cli
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture()
 def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    wiring.reset()
-    yield tmp_path
-    wiring.reset()
+    yield from offline_home(tmp_path, monkeypatch)
 
 
-def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+_cli = run_cli
 
 
 def test_same_name_files_are_versions_and_the_last_ingested_one_is_used(home, capsys, corpus_dir):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from longdoc import wiring
-from longdoc.cli import main
+from tests.e2e.cli_support import offline_home, run_cli
 
 pytestmark = pytest.mark.slow
 WORDING = Path(__file__).resolve().parents[1] / "data" / "triage" / "policy-set" / "homeowners-wording-2024.md"
@@ -18,17 +18,10 @@ WORDING = Path(__file__).resolve().parents[1] / "data" / "triage" / "policy-set"
 
 @pytest.fixture()
 def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
-    wiring.reset()
-    yield tmp_path
-    wiring.reset()
+    yield from offline_home(tmp_path, monkeypatch)
 
 
-def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+_cli = run_cli
 
 
 def _wording(home: Path, name: str, sidecar: dict | str | None, extra: str = "") -> Path:

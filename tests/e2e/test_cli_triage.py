@@ -7,21 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from longdoc import wiring
 from longdoc.cli import main
-from tests.unit.triage_set import CLAIMS, GOLD, load_policy_set
+from tests.unit.triage_set import CLAIMS, GOLD, policy_set_home
 
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A LONGDOC_HOME holding the dev set's Markdown documents (the layout local wiring reads)."""
-    for name in ("ANTHROPIC_API_KEY", "LONGDOC_MODE", "LONGDOC_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path))
-    load_policy_set(tmp_path)
-    wiring.reset()
-    yield tmp_path
-    wiring.reset()
+    yield from policy_set_home(tmp_path, monkeypatch)
 
 
 def test_collections_and_show(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,6 +9,7 @@ Triage then runs BM25-only (no vector index), which needs nothing else.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 from longdoc.adapters.blob import LocalBlobStore
@@ -17,6 +18,7 @@ from longdoc.core.documents import chunks_key
 from longdoc.core.models import DocumentMetadata, DocumentRecord
 from longdoc.ingest.ids import doc_id_for_key, version_for
 from longdoc.ingest.pipeline import chunk_bytes
+from longdoc.triage.collections import Member
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY_SET = REPO / "tests" / "data" / "triage" / "policy-set"
@@ -54,3 +56,30 @@ def load_policy_set(root: Path, corpus: Path | None = None) -> tuple[LocalBlobSt
         sidecar = POLICY_SET / (pdf.name + ".metadata.json")
         load_file(blobs, state, pdf, json.loads(sidecar.read_text()))
     return blobs, state
+
+
+def policy_set_home(tmp_path: Path, monkeypatch: object, also_unset: tuple[str, ...] = ()) -> Iterator[Path]:
+    """Body of a ``home`` fixture: ``LONGDOC_HOME`` = ``tmp_path`` holding the dev policy set (the layout
+    the local wiring reads), offline (no API key, no mode or model override, nor ``also_unset``), the
+    wiring reset before and after; yields ``tmp_path``."""
+    from longdoc import wiring
+
+    for name in ("ANTHROPIC_API_KEY", "LONGDOC_MODE", "LONGDOC_MODEL", *also_unset):
+        monkeypatch.delenv(name, raising=False)  # type: ignore[attr-defined]
+    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path))  # type: ignore[attr-defined]
+    load_policy_set(tmp_path)
+    wiring.reset()
+    yield tmp_path
+    wiring.reset()
+
+
+def member(doc_id: str, start: str | None, end: str | None, lob: str = "home", endorses: str | None = None,
+           term: str | None = None) -> Member:
+    """A collection member of version ``v1`` with 3 chunks (term resolution and overlap tests)."""
+    return Member(doc_id, "v1", doc_id + ".md", lob, term, start, end, endorses, 3)
+
+
+TERMS = [member("home-2023", "2023-01-01", "2023-12-31"), member("home-2024", "2024-01-01", "2024-12-31"),
+         member("sewer-e", "2024-03-01", "2024-12-31", endorses="home-2024"),
+         member("travel-2022", "2022-07-01", None, lob="travel")]
+"""Two consecutive home terms, an endorsement of the second, and an open-ended travel wording."""

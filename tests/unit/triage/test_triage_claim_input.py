@@ -18,7 +18,7 @@ from longdoc.triage.evaluate import evaluate
 from longdoc.triage.language import not_english
 from longdoc.triage.query_writer import SKIPPED
 from longdoc.triage.service import MAX_EXAMPLES_CHARS, TriageDeps, read_examples
-from tests.unit.triage_set import CLAIMS, load_policy_set
+from tests.unit.triage_set import CLAIMS, load_policy_set, policy_set_home
 
 SET = "dev-policy-set"
 NOTE = "Sewage came up through the basement floor drain during a storm."
@@ -27,13 +27,7 @@ TEXT = f"Loss date: 2024-06-02\nLine of business: home\n{NOTE}\n"
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for name in ("ANTHROPIC_API_KEY", "LONGDOC_MODE", "LONGDOC_MODEL", "LONGDOC_TRIAGE_QUERY_WRITER"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path))
-    load_policy_set(tmp_path)
-    wiring.reset()
-    yield tmp_path
-    wiring.reset()
+    yield from policy_set_home(tmp_path, monkeypatch, ("LONGDOC_TRIAGE_QUERY_WRITER",))
 
 
 def _triage(claim: Path, *extra: str) -> int:

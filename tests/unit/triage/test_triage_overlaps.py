@@ -3,18 +3,8 @@ found, with the dates they share; endorsements, adjacent terms, other lines and 
 
 from __future__ import annotations
 
-from longdoc.triage.collections import Member
 from longdoc.triage.overlaps import find_overlaps
-
-
-def member(doc_id: str, start: str | None, end: str | None, lob: str = "home", endorses: str | None = None,
-           term: str | None = None) -> Member:
-    return Member(doc_id, "v1", doc_id + ".md", lob, term, start, end, endorses, 3)
-
-
-SET = [member("home-2023", "2023-01-01", "2023-12-31"), member("home-2024", "2024-01-01", "2024-12-31"),
-       member("sewer-e", "2024-03-01", "2024-12-31", endorses="home-2024"),
-       member("travel-2022", "2022-07-01", None, lob="travel")]
+from tests.unit.triage_set import TERMS as SET, member
 
 
 def test_a_set_of_consecutive_terms_and_an_endorsement_has_no_overlap() -> None:

@@ -8,16 +8,7 @@ from longdoc.core.errors import TriageError
 from longdoc.core.models import DocumentMetadata
 from longdoc.triage.collections import Member
 from longdoc.triage.terms import in_force, resolve
-
-
-def member(doc_id: str, start: str | None, end: str | None, lob: str = "home", endorses: str | None = None,
-           term: str | None = None) -> Member:
-    return Member(doc_id, "v1", doc_id + ".md", lob, term, start, end, endorses, 3)
-
-
-SET = [member("home-2023", "2023-01-01", "2023-12-31"), member("home-2024", "2024-01-01", "2024-12-31"),
-       member("sewer-e", "2024-03-01", "2024-12-31", endorses="home-2024"),
-       member("travel-2022", "2022-07-01", None, lob="travel")]
+from tests.unit.triage_set import TERMS as SET, member
 
 
 def test_a_2023_loss_resolves_to_the_2023_wording_without_2024_endorsements() -> None:
