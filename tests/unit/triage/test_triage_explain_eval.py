@@ -78,3 +78,31 @@ def test_eval_reports_recall_by_kind_and_wording_beside_both_baselines(deps: Tri
     bad.write_text(json.dumps({**rows[0], "kind": "weird"}) + "\n")
     with pytest.raises(TriageError, match=r"bad.jsonl:1: unknown kind 'weird'"):
         evaluate(bad, SET, deps)
+
+
+def test_band_recall_counts_the_clauses_the_model_would_read_not_only_the_first_three(
+        deps: TriageDeps, tmp_path: Path) -> None:
+    # Given a claim whose gold clause the ranking puts 4th or later, but inside the 1,200-token band
+    from longdoc.triage.clauses import fill_band
+    from longdoc.triage.ranking import rank_claim
+    from longdoc.triage.claim import claim_from_json
+    from longdoc.triage.service import pool
+    from longdoc.triage.collections import load_collection
+    from longdoc.triage.terms import resolve
+
+    claim = claim_from_json(CLAIM)
+    ranked = rank_claim(pool(deps.blobs, resolve(SET, load_collection(deps.state, SET), "home", "2024-06-02")),
+                        claim).clauses
+    band = fill_band(ranked, 1200).clauses
+    assert len(band) > 3
+    fourth = band[3]
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(json.dumps({"id": "b1", "kind": "condition", "claim": CLAIM, "gold_doc": fourth.doc_id,
+                                "gold": [fourth.clause_id]}) + "\n")
+    # When eval triage runs
+    report = evaluate(gold, SET, deps)
+    # Then recall@3 misses it, the band finds it, and the band's size is reported
+    overall = report["overall"]
+    assert overall["recall@3"] == 0.0 and overall["band_recall"] == 1.0
+    assert overall["band_clauses"] == len(band)
+    assert "BAND R" in render(report)

@@ -35,6 +35,10 @@ Rankings measured in the same run:
   line-of-business filter): over 1,000-character windows of each document's text for
   quote gold, over every chunk section for id gold (windows carry no clause ids).
 
+``band_recall`` is recall within the clause band the model would be sent (filled in rank order to
+the default budget's band, 1,200 tokens: :func:`~longdoc.triage.clauses.fill_band`), for today's
+ranking and the legacy one, with the mean number of clauses in it (``band_clauses``): recall@3
+counts units, so it favours a ranking of larger units; the band counts what a handler reads.
 ``wrong_term_top3`` is the share of claims whose first three include a clause of a document not
 in force; ``top_over_band`` the share whose top clause alone is over the default clause band.
 """
@@ -51,7 +55,7 @@ from longdoc.core.models import Chunk
 from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.budget import DEFAULT_INPUT_BUDGET, clause_band
 from longdoc.triage.claim import claim_from_json
-from longdoc.triage.clauses import Clause, clauses_of, enclosing_ids, units_as_clauses
+from longdoc.triage.clauses import Clause, clauses_of, enclosing_ids, fill_band, units_as_clauses
 from longdoc.triage.collections import Member, load_collection
 from longdoc.triage.gold import KINDS, QUOTE_COVER, check_against, in_line_order, quote_in, read_gold_lines
 from longdoc.triage.evaluate_report import render, render_html, summarise
@@ -159,6 +163,10 @@ def _score(case: dict[str, Any], collection: str, members: list[Member], pools: 
     for name, ranking in rankings:
         for k in KS:
             row[f"{name}recall@{k}"] = _hits(ranking, case, k)
+    for name, ranking in (("", ranked), ("legacy_", legacy)):
+        sent = fill_band(ranking, band).clauses  # what the model reads: the clause band, filled in rank order
+        row[f"{name}band_recall"] = _hits(sent, case, len(sent))
+        row[f"{name}band_clauses"] = len(sent)
     if writer is not None:
         row["writer_top3"] = [c.clause_id for c in writer[:3]]
     live_set = set(live)

@@ -6,8 +6,9 @@ import html
 from typing import Any
 
 METRICS = ("recall@1", "recall@3", "legacy_recall@1", "legacy_recall@3", "naive_recall@1", "naive_recall@3",
-           "top_over_band", "wrong_term_top3", "naive_wrong_term_top3")
-"""The averaged figures of a stratum (shares 0-1)."""
+           "top_over_band", "wrong_term_top3", "naive_wrong_term_top3", "band_recall", "legacy_band_recall",
+           "band_clauses", "legacy_band_clauses")
+"""The averaged figures of a stratum (shares 0-1; ``band_clauses``: mean clauses in the band)."""
 WRITER_METRICS = ("writer_recall@1", "writer_recall@3")
 """Added when the run had ``--query-writer`` (today's ranking with the model-written queries)."""
 
@@ -25,10 +26,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def render(report: dict[str, Any]) -> str:
     """The report as a text table: one row overall, one per stratum (kind, wording, split, line, term);
-    with ``query_writer`` in the report, the ``WRITER R@1`` / ``WRITER R@3`` columns last."""
+    ``BAND R`` is recall within the clause band (``IN BAND``: mean clauses in it), today's and legacy; with
+    ``query_writer`` in the report, the ``WRITER R@1`` / ``WRITER R@3`` columns last."""
     writer = "query_writer" in report
     head = ("STRATUM", "CLAIMS", "R@1", "R@3", "LEGACY R@1", "LEGACY R@3", "NAIVE R@1", "NAIVE R@3", "TOP>BAND",
-            "WRONG TERM@3", "NAIVE WRONG@3", *(("WRITER R@1", "WRITER R@3") if writer else ()))
+            "WRONG TERM@3", "NAIVE WRONG@3", "BAND R", "LEGACY BAND R", "IN BAND", "LEGACY IN BAND", *(("WRITER R@1", "WRITER R@3") if writer else ()))
     metrics = METRICS + WRITER_METRICS if writer else METRICS
     rows = [("overall", report["overall"]), *report["strata"].items()]
     width = max(13, *(len(name) + 1 for name, _ in rows))
@@ -36,7 +38,7 @@ def render(report: dict[str, Any]) -> str:
              f"naive: {report['naive']}" + (f"; writer: {report['query_writer']}" if writer else "") + ")",
              f"{head[0]:<{width}}" + "  ".join(f"{h:<12}" for h in head[1:])]
     for name, s in rows:
-        cells = [str(s["claims"]), *(f"{s[m]:.3f}" for m in metrics)]
+        cells = [str(s["claims"]), *(f"{s[m]:.1f}" if m.endswith("band_clauses") else f"{s[m]:.3f}" for m in metrics)]
         lines.append(f"{name:<{width}}" + "  ".join(f"{c:<12}" for c in cells))
     return "\n".join(lines)
 
