@@ -84,3 +84,17 @@ def test_a_very_long_note_makes_bounded_queries() -> None:
     assert len([q for q in queries if q.name.startswith("sentence ")]) == MAX_SENTENCE_QUERIES == 8
     loss = next(q for q in queries if q.name == "loss")
     assert loss.text.split()[:4] == ["The", "water", "reached", "room"]
+
+
+def test_an_opening_reporting_verb_does_not_make_the_loss_a_condition() -> None:
+    # Given a note that opens "Insured reports a break-in" (how adjusters tell a loss) and a real notice sentence
+    from longdoc.triage.claim import claim_from_json
+    from longdoc.triage.queries import claim_queries, condition_like
+    note = ("Insured reports a break-in through the rear window; the television and a laptop were taken. "
+            "The theft was reported to the police three weeks later.")
+    queries = {q.name: q.text for q in claim_queries(claim_from_json({"claim_id": "c", "adjuster_note": note}))}
+    # Then the break-in stays in the loss query and only the late police report is the condition
+    assert "break-in" in queries["loss"] and "break-in" not in queries["condition"]
+    assert "police" in queries["condition"]
+    assert not condition_like("Insured reports a break-in through the rear window;")
+    assert condition_like("She reported it to us two months later.")

@@ -47,6 +47,11 @@ _CONDITION = re.compile(
     r"(?:\w+ )?(?:days?|weeks?|months?|years?) (?:later|after (?:the|it|coming|returning))|waited|"
     r"proof|receipts?|documents?|certificate|statement|sworn|declaration|written|in writing|letter|"
     r"confirmation|verif\w*|claim form|filed)\b", re.IGNORECASE)
+_REPORTING_LEAD = re.compile(
+    r"^\W*(?:(?:the )?(?:insured|policyholder|claimant|customer|tenant|caller|owner|member)\s+)?"
+    r"(?:reports?|reported|advises?|advised|states?|stated|says|said)\s+(?:that\s+)?", re.IGNORECASE)
+"""A sentence's opening reporting verb (``Insured reports a break-in ...``): how an adjuster tells the loss,
+not a reporting duty, so it does not make the sentence condition-like."""
 _FORM_WORDS = re.compile(r"\b(?:claims?|filed|this|insurer)\b", re.IGNORECASE)
 LIMIT_WORDS = "limit maximum up to in total each per item sum insured"
 """Words with which wordings state a cap (the ``limit`` query adds them to the damaged property)."""
@@ -99,6 +104,12 @@ def _clean(text: str) -> str:
     for value in exact_values(text):
         text = text.replace(value, " ")
     return " ".join(_PEOPLE.sub(" ", _ID_LIKE.sub(" ", text)).split())
+
+
+def condition_like(sentence: str) -> bool:
+    """Whether a note's sentence is about a condition (notice, reports, deadlines, proof, delay): a cue of
+    ``_CONDITION`` after its opening reporting verb (:data:`_REPORTING_LEAD`) is taken off."""
+    return bool(_CONDITION.search(_REPORTING_LEAD.sub("", sentence, count=1)))
 
 
 def loss_fields(claim: Claim) -> list[tuple[str, str]]:
@@ -176,8 +187,8 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
     fields = loss_fields(claim)
     described = [v for n, v in fields if _DESCRIPTION_FIELD.search(n)]
     note = sentences(claim.note)
-    conditions = [s for s in note if _CONDITION.search(s)]
-    losses = [s for s in note if not _CONDITION.search(s)]
+    conditions = [s for s in note if condition_like(s)]
+    losses = [s for s in note if not condition_like(s)]
     loss = _cap(_clean(" ".join([v for _, v in fields] + losses)) or _clean(claim.text) or claim.text)
     terms = defined_terms(loss, defs, rare)
     mapped = [t for t in (wording_terms(loss, wording_words) if wording_words else [])
