@@ -98,3 +98,4 @@ def test_an_opening_reporting_verb_does_not_make_the_loss_a_condition() -> None:
     assert "police" in queries["condition"]
     assert not condition_like("Insured reports a break-in through the rear window;")
     assert condition_like("She reported it to us two months later.")
+    assert condition_like("Insured reported the loss to us 40 days after")

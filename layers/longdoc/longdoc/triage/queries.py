@@ -49,9 +49,10 @@ _CONDITION = re.compile(
     r"confirmation|verif\w*|claim form|filed)\b", re.IGNORECASE)
 _REPORTING_LEAD = re.compile(
     r"^\W*(?:(?:the )?(?:insured|policyholder|claimant|customer|tenant|caller|owner|member)\s+)?"
-    r"(?:reports?|reported|advises?|advised|states?|stated|says|said)\s+(?:that\s+)?", re.IGNORECASE)
-"""A sentence's opening reporting verb (``Insured reports a break-in ...``): how an adjuster tells the loss,
-not a reporting duty, so it does not make the sentence condition-like."""
+    r"(?:reports?|reported|advises?|advised|states?|stated|says|said)\s+(?:that\s+|(?=an?\s))", re.IGNORECASE)
+"""A sentence's opening reporting verb before ``that`` or ``a``/``an`` (``Insured reports a break-in ...``):
+how an adjuster tells the loss, not a reporting duty, so it does not make the sentence condition-like
+(``Insured reported the loss to us 40 days after`` stays one)."""
 _FORM_WORDS = re.compile(r"\b(?:claims?|filed|this|insurer)\b", re.IGNORECASE)
 LIMIT_WORDS = "limit maximum up to in total each per item sum insured"
 """Words with which wordings state a cap (the ``limit`` query adds them to the damaged property)."""
