@@ -57,3 +57,15 @@ def test_eval_triage_reports_recall_next_to_the_naive_baseline(home: Path, tmp_p
         "wording=homeowners-wording-2023", "wording=homeowners-wording-2024"}
     assert overall["wrong_term_top3"] == 0.0 < overall["naive_wrong_term_top3"]
     assert overall["recall@3"] >= overall["naive_recall@3"]
+
+
+def test_eval_html_to_a_directory_is_refused_before_the_run(home: Path, tmp_path: Path, capsys) -> None:
+    # Given --html naming an existing directory
+    out = tmp_path / "reports"
+    out.mkdir()
+    # When eval triage runs, Then it stops at once with one line naming the directory, nothing ranked
+    assert main(["eval", "triage", "--gold", str(GOLD), "--collection", "dev-policy-set", "--bm25",
+                 "--html", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"{out}: is a directory; --html takes a file name" in err
+    assert " r@3 " not in err  # no claim was scored

@@ -107,6 +107,8 @@ def cmd_eval_triage(args: argparse.Namespace) -> int:
     from longdoc.triage.evaluate import evaluate, render, render_html
 
     gold = _existing(args.gold, "gold file")
+    if args.html and Path(args.html).is_dir():  # said before the run, not after it
+        raise CliError(f"{args.html}: is a directory; --html takes a file name (e.g. {Path(args.html) / 'triage.html'})")
     progress = None if args.json else (lambda line: print(line, file=sys.stderr))
     try:
         report = evaluate(gold, args.collection, _deps(args.bm25), progress=progress, query_writer=args.query_writer)
