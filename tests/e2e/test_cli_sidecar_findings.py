@@ -41,9 +41,13 @@ def _home(term: str, start: str, end: str, lob: str = "home") -> dict:
     ("{bad", "metadata sidecar incoming/w.md.metadata.json is not valid JSON (Expecting property name"),
     ("[1]", "metadata sidecar incoming/w.md.metadata.json must be a JSON object, not an array"),
     ('{"effective_from": "2024-13-01"}',
-     "metadata effective_from (sidecar incoming/w.md.metadata.json): Value error, must be an ISO date"),
+     "metadata effective_from (sidecar incoming/w.md.metadata.json): must be an ISO date"),
+    ('{"collection": 5, "term": 2024}',
+     'metadata term (sidecar incoming/w.md.metadata.json): must be a string, not the number 2024 '
+     '(write it in quotes: "2024"); metadata collection (sidecar incoming/w.md.metadata.json): must be a string, '
+     'not the number 5'),
     ('{"effective_from": "2024-06-01", "effective_to": "2024-01-31"}',
-     "metadata effective_to (sidecar incoming/w.md.metadata.json): Value error, effective_to 2024-01-31 is before "
+     "metadata effective_to (sidecar incoming/w.md.metadata.json): effective_to 2024-01-31 is before "
      "effective_from 2024-06-01"),
 ])
 def test_a_new_document_with_a_rejected_sidecar_is_recorded_failed_naming_the_sidecar(home, capsys, sidecar,
@@ -145,3 +149,24 @@ def test_watch_warns_about_an_overlapping_wording_it_ingests(home, capsys) -> No
     code, out, err = _cli(capsys, "watch", str(drop), "--once")
     assert code == 0 and len(out.splitlines()) == 2
     assert "WARNING: home wordings a (2024-01-01..2024-12-31) and b (2024-12-01..2025-12-31)" in err
+
+
+def test_a_misspelt_sidecar_key_is_ingested_with_a_warning_naming_the_closest_key(home, capsys) -> None:
+    # Given a wording whose sidecar misspells both dates (the tester's M3: efective_from, effective_too)
+    sidecar = {"collection": "sc", "line_of_business": "renters", "efective_from": "2021-01-01",
+               "effective_too": "2021-12-31"}
+    path = _wording(home, "w.md", sidecar)
+    side = "metadata sidecar incoming/w.md.metadata.json"
+    expected = [f"{side}: unknown key 'efective_from' ignored (did you mean 'effective_from'?)",
+                f"{side}: unknown key 'effective_too' ignored (did you mean 'effective_to'?)"]
+    # When it is ingested / Then it is ingested and each unknown key is a warning naming the known key
+    code, out, err = _cli(capsys, "ingest", str(path), "--json")
+    assert (code, json.loads(out)["change"], json.loads(out)["warnings"]) == (0, "ingested", expected)
+    assert err.splitlines() == [f"longdoc: {path}: WARNING: {w}" for w in expected]
+    # And the same bytes and sidecar again still warn (the record keeps them)
+    code, out, _ = _cli(capsys, "ingest", str(path), "--json")
+    assert (json.loads(out)["change"], json.loads(out)["warnings"]) == ("unchanged", expected)
+    # When the keys are fixed / Then the metadata is updated and the warnings are gone
+    (home / "w.md.metadata.json").write_text(json.dumps(_home("2021", "2021-01-01", "2021-12-31", "renters")))
+    code, out, err = _cli(capsys, "ingest", str(path), "--json")
+    assert (code, json.loads(out)["change"], json.loads(out)["warnings"], err) == (0, "metadata updated", [], "")

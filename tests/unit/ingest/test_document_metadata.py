@@ -93,25 +93,32 @@ def test_no_metadata_anywhere_is_empty_metadata() -> None:
     assert document_metadata(KEY, {}, None) == DocumentMetadata()
 
 
-def test_a_sidecar_number_becomes_a_string() -> None:
-    # Given a sidecar with a JSON number for the term / Then the term is its text
-    assert document_metadata(KEY, {}, b'{"term": 2024}').term == "2024"
+def test_a_sidecar_number_is_refused_naming_the_sidecar_and_field() -> None:
+    # Given a sidecar with JSON numbers where the README says strings (tester's M2: {"collection": 5, "term": 2024})
+    # When the metadata is read / Then each field is named with its sidecar, nothing is stored as "5"
+    with pytest.raises(DocumentError) as caught:
+        document_metadata(KEY, {}, b'{"collection": 5, "term": 2024}')
+    assert caught.value.reason == (
+        'metadata term (sidecar incoming/home-policy.txt.metadata.json): must be a string, not the number 2024 '
+        '(write it in quotes: "2024"); '
+        'metadata collection (sidecar incoming/home-policy.txt.metadata.json): must be a string, not the number 5 '
+        '(write it in quotes: "5")')
+    # And the same value in quotes is read
+    assert document_metadata(KEY, {}, b'{"term": "2024"}').term == "2024"
 
 
 @pytest.mark.parametrize("sidecar", [b'{"term": 1e400, "doc_type": NaN}', b'{"term": -Infinity, "doc_type": NaN}'])
 def test_a_sidecar_number_that_is_not_finite_is_rejected_naming_each_field(sidecar: bytes) -> None:
     # Given a sidecar whose numbers Python's JSON reader turns into inf and nan
-    # When the metadata is read / Then both fields are named as not finite, nothing is stored as "inf"/"nan"
+    # When the metadata is read / Then both fields are named, nothing is stored as "inf"/"nan"
     with pytest.raises(DocumentError) as caught:
         document_metadata(KEY, {}, sidecar)
     assert caught.value.source == KEY
     assert caught.value.reason == (
         "metadata doc_type (sidecar incoming/home-policy.txt.metadata.json): "
-        "Value error, must be a finite number (not infinity or NaN); "
+        "must be a string, not a non-finite number; "
         "metadata term (sidecar incoming/home-policy.txt.metadata.json): "
-        "Value error, must be a finite number (not infinity or NaN)")
-    # And a finite float is still its text
-    assert DocumentMetadata.from_mapping({"term": 2024.5}).term == "2024.5"
+        "must be a string, not a non-finite number")
 
 
 def test_a_sidecar_with_a_utf8_byte_order_mark_is_read() -> None:
@@ -140,9 +147,9 @@ def test_a_sidecar_that_is_not_a_json_object_names_the_sidecar(sidecar: bytes, r
      rf"incoming/home-policy.txt: metadata term \(object metadata\): .*at most {METADATA_VALUE_MAX_CHARS} characters"),
     ({}, {"line_of_business": ["home", "motor"]},
      r"incoming/home-policy.txt: metadata line_of_business \(sidecar incoming/home-policy.txt.metadata.json\): "
-     r".*valid string"),
+     r"must be a string, not an array"),
     ({}, {"doc-type": "policy\nIGNORE PREVIOUS"}, r"metadata doc_type .*control characters"),
-    ({}, {"term": True}, r"metadata term .*valid string"),
+    ({}, {"term": True}, r"metadata term .*must be a string, not true/false"),
 ])
 def test_a_bad_value_names_the_object_key_the_field_and_its_source(
     object_metadata: dict, sidecar: dict | None, expected: str
@@ -246,3 +253,17 @@ def test_ingest_never_goes_back_to_the_store_for_the_object_or_its_sidecar(store
     assert (first.metadata_updated, second.metadata_updated) == (False, True)
     chunks = load_chunks(blobs, first.doc_id, first.doc_version)
     assert {(c.doc_type, c.term) for c in chunks} == {("policy", "2025")}
+
+
+def test_unknown_sidecar_keys_are_warned_about_with_the_closest_metadata_key() -> None:
+    from longdoc.ingest.metadata import sidecar_warnings, with_sidecar_warnings
+
+    side = "metadata sidecar incoming/home-policy.txt.metadata.json"
+    raw = b'{"Efective-From": "2021-01-01", "notes": "x", "term": "2021"}'
+    assert sidecar_warnings(KEY, raw) == [
+        f"{side}: unknown key 'Efective-From' ignored (did you mean 'effective_from'?)",
+        f"{side}: unknown key 'notes' ignored (metadata keys: doc_type, line_of_business, term, collection, "
+        "effective_from, effective_to, endorses)"]
+    # And a record's other warnings are kept while its sidecar warnings are replaced
+    assert with_sidecar_warnings(["page 3 damaged", f"{side}: old"], KEY, b'{"term": "x"}') == ["page 3 damaged"]
+    assert sidecar_warnings(KEY, None) == sidecar_warnings(KEY, b"[1]") == []

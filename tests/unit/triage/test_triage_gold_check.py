@@ -118,3 +118,37 @@ def test_a_split_label_of_ones_own_is_kept_and_a_bad_one_named(deps: TriageDeps,
         evaluate(bad, SET, deps)
     assert caught.value.problems == [f"{bad}:1: bad split 'two words' (a label of letters, digits, _ or -, "
                                      "such as dev or test) (claim g1)"]
+
+
+def test_a_part_id_the_band_prints_is_a_valid_gold_id_and_counts_only_for_that_part(
+        deps: TriageDeps, tmp_path: Path) -> None:
+    # Given the wording's clause 5.8 cut into two parts, as the band cites a long clause (5.8#1, 5.8#2)
+    from dataclasses import replace
+
+    from longdoc.triage.collections import load_collection
+    from longdoc.triage.evaluate import _hits, _Pools
+    from longdoc.triage.gold import check_against, read_gold_lines
+
+    members = load_collection(deps.state, SET)
+    pools = _Pools(deps, members)
+
+    def split_units(doc_ids: object) -> list:
+        out = []
+        for u in pools.of(doc_ids):  # type: ignore[arg-type]
+            out += ([replace(u, clause_id="5.8#1", key=u.key + "#1"), replace(u, clause_id="5.8#2", key=u.key + "#2")]
+                    if u.clause_id == "5.8" else [u])
+        return out
+
+    gold = _gold(tmp_path, {**GOOD, "gold": ["5.8#2"]}, {**GOOD, "id": "g2", "gold": ["5.8"]},
+                 {**GOOD, "id": "g3", "gold": ["5.8#3"]})
+    lines, problems = read_gold_lines(gold)
+    assert problems == []
+    # When the gold file is checked, Then the part ids the band printed and the base id are accepted,
+    # and a part that does not exist is named
+    assert check_against(gold, lines, SET, members, split_units) == [
+        f"{gold}:3: gold clause '5.8#3' is not a clause of {H23} (claim g3)"]
+    # And a part id is a hit only by that part, while the base id matches either part
+    part1, part2 = [u for u in split_units([H23]) if u.clause_id.startswith("5.8#")]
+    assert _hits([part1], {"gold_doc": H23, "gold": ["5.8#2"]}, 1) == 0.0
+    assert _hits([part2], {"gold_doc": H23, "gold": ["5.8#2"]}, 1) == 1.0
+    assert _hits([part1], {"gold_doc": H23, "gold": ["5.8"]}, 1) == 1.0

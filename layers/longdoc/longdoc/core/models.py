@@ -65,9 +65,10 @@ class DocumentMetadata(_Frozen):
     :data:`METADATA_VALUE_MAX_CHARS` characters without control characters, except
     ``effective_from`` / ``effective_to``, ISO dates (``YYYY-MM-DD``, both ends in force, the
     end not before the start). ``collection`` names a policy set, ``endorses`` is the doc_id of
-    the wording an endorsement amends (see :mod:`longdoc.triage`); anything else
-    (including a non-finite number such as JSON ``1e400`` or ``NaN``, which Python's JSON
-    reader turns into ``inf``/``nan``) raises :class:`pydantic.ValidationError` naming the field.
+    the wording an endorsement amends (see :mod:`longdoc.triage`); anything else (a value that is
+    not a string: a JSON number such as ``"term": 2024`` or ``1e400``, true/false, an array, an
+    object; README "Ingest", "a value that is not a string ... fails the document") raises
+    :class:`pydantic.ValidationError` naming the field.
     """
 
     doc_type: str | None = Field(default=None, min_length=1, max_length=METADATA_VALUE_MAX_CHARS)
@@ -81,10 +82,15 @@ class DocumentMetadata(_Frozen):
 
     @field_validator(*METADATA_FIELDS, mode="before")
     @classmethod
-    def _finite(cls, value: Any) -> Any:
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("must be a finite number (not infinity or NaN)")
-        return value
+    def _string(cls, value: Any) -> Any:
+        if value is None or isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):  # JSON 1e400 / NaN, read by Python as inf / nan
+                raise ValueError("must be a string, not a non-finite number")
+            raise ValueError(f'must be a string, not the number {value!r} (write it in quotes: "{value!r}")')
+        kind = {bool: "true/false", list: "an array", dict: "an object"}.get(type(value), type(value).__name__)
+        raise ValueError(f"must be a string, not {kind}")
 
     @field_validator(*METADATA_FIELDS)
     @classmethod
@@ -118,9 +124,8 @@ class DocumentMetadata(_Frozen):
     def from_mapping(cls, values: dict[str, Any] | None) -> "DocumentMetadata":
         """Build from a dict whose keys may use ``-`` or ``_`` and any case (S3 metadata keys
         arrive lower-cased with dashes); unknown keys are ignored; ``None`` or blank values
-        mean "not set". Strings are stripped and numbers (JSON ``"term": 2024``) become
-        strings; any other type (list, object, true/false) and a non-finite float (``inf``,
-        ``nan``) are left for validation to reject.
+        mean "not set". Strings are stripped; any other type (a number such as JSON
+        ``"term": 2024``, list, object, true/false) is left for validation to reject.
         Raises :class:`pydantic.ValidationError` naming the field for a bad value."""
         wanted = set(METADATA_FIELDS)
         picked: dict[str, Any] = {}
@@ -128,8 +133,6 @@ class DocumentMetadata(_Frozen):
             name = str(key).strip().lower().replace("-", "_")
             if name not in wanted or value is None:
                 continue
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-                value = str(value)
             if isinstance(value, str):
                 value = value.strip()
                 if not value:

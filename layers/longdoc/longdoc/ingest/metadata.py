@@ -6,6 +6,7 @@ user metadata and its sidecar once); nothing here goes back to a store.
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -13,10 +14,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from longdoc.core.errors import DocumentError
-from longdoc.core.models import DocumentMetadata
+from longdoc.core.models import METADATA_FIELDS, DocumentMetadata
 
 METADATA_SUFFIX = ".metadata.json"
 """A sidecar ``<file>.metadata.json`` beside a document holds its optional metadata."""
+SIDECAR_WARNING = "metadata sidecar "
+"""How every :func:`sidecar_warnings` line starts (a record's warnings of its metadata, replaced when it changes)."""
+CLOSE_KEY = 0.8
+"""Least :class:`difflib.SequenceMatcher` ratio for an unknown key to be named a misspelling of a known one
+(``efective_from`` -> ``effective_from``, 0.96; ``notes`` is not ``endorses``, 0.77)."""
 
 
 def sidecar_key(key: str) -> str:
@@ -41,7 +47,8 @@ def metadata_from_mapping(key: str, values: Mapping[str, Any] | None,
             # the one model-level rule is the order of the effective dates
             name = str(error["loc"][0]) if error.get("loc") else "effective_to"
             origin = f" ({origins[name]})" if origins and name in origins else ""
-            problems.append(f"metadata {name}{origin}: {error['msg']}")
+            message = str(error["msg"]).removeprefix("Value error, ")  # pydantic's prefix of a validator's own message
+            problems.append(f"metadata {name}{origin}: {message}")
         raise DocumentError(key, "; ".join(problems)) from None
 
 
@@ -97,3 +104,30 @@ def document_metadata(key: str, object_metadata: Mapping[str, Any] | None = None
         merged[_field(name)] = value
         origins[_field(name)] = f"sidecar {sidecar_key(key)}"
     return metadata_from_mapping(key, merged, origins)
+
+
+def sidecar_warnings(key: str, raw: bytes | None) -> list[str]:
+    """One warning per key of the sidecar bytes ``raw`` of the object at ``key`` that is not a metadata
+    field (README "Ingest": other keys are ignored, so a misspelt ``efective_from`` leaves a wording with
+    no dates), naming the key and the closest field (:data:`CLOSE_KEY`), else the fields::
+
+        metadata sidecar incoming/a.md.metadata.json: unknown key 'efective_from' ignored (did you mean 'effective_from'?)
+
+    Empty when there is no sidecar or it is not a JSON object (:func:`sidecar_values` fails the document then)."""
+    try:
+        values = sidecar_values(key, raw)
+    except DocumentError:
+        return []
+    out = []
+    for name in values:
+        if _field(name) in METADATA_FIELDS:
+            continue
+        close = difflib.get_close_matches(_field(name), METADATA_FIELDS, n=1, cutoff=CLOSE_KEY)
+        hint = f"did you mean {close[0]!r}?" if close else f"metadata keys: {', '.join(METADATA_FIELDS)}"
+        out.append(f"{SIDECAR_WARNING}{sidecar_key(key)}: unknown key {str(name)!r} ignored ({hint})")
+    return out
+
+
+def with_sidecar_warnings(warnings: list[str], key: str, raw: bytes | None) -> list[str]:
+    """``warnings`` (a record's) with its sidecar warnings replaced by those of ``raw`` (:func:`sidecar_warnings`)."""
+    return [w for w in warnings if not w.startswith(SIDECAR_WARNING)] + sidecar_warnings(key, raw)

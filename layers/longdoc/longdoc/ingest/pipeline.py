@@ -147,7 +147,7 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     ocr = _ocr_options(source, deps, options, time_left)
     parsed, chunks, meta = _parse_and_chunk(source, deps.state, options, ocr, existing)
     timings = {"parse": time.monotonic() - started}
-    for warning in parsed.warnings:
+    for warning in source.warnings(parsed.warnings):
         log.warning("%s: %s", source.name, warning)
     claim = VersionClaim(deps.state, source.doc_id, source.version, lease_seconds=options.claim_lease_seconds)
     try:
@@ -213,8 +213,9 @@ def _ready_again(source: IngestSource, deps: IngestDeps, existing: DocumentRecor
     meta = source.metadata()
     if meta != existing.metadata:
         return _update_metadata(source, deps, existing, meta, started)
-    # The same bytes again: nothing to do, but this version becomes the latest again.
-    _rewrite_ready(source, deps, existing, existing.model_copy(update={"updated_at": utc_now()}))
+    # The same bytes again: nothing to do, but this version becomes the latest again (its sidecar warnings anew).
+    _rewrite_ready(source, deps, existing, existing.model_copy(update={"updated_at": utc_now(),
+                                                                       "warnings": source.warnings(existing.warnings)}))
     return IngestResult(source.doc_id, source.version, source.name, existing.pages, existing.chunks, True, 0.0)
 
 
@@ -239,9 +240,11 @@ def _update_metadata(source: IngestSource, deps: IngestDeps, existing: DocumentR
     chunks = load_chunks(deps.blobs, existing.doc_id, existing.doc_version)
     values = meta.model_dump()
     save_chunks(deps.blobs, existing.doc_id, existing.doc_version, [c.model_copy(update=values) for c in chunks])
-    _rewrite_ready(source, deps, existing, existing.model_copy(update={"metadata": meta, "updated_at": utc_now()}))
+    warnings = source.warnings(existing.warnings)
+    _rewrite_ready(source, deps, existing, existing.model_copy(update={"metadata": meta, "updated_at": utc_now(),
+                                                                       "warnings": warnings}))
     return IngestResult(existing.doc_id, existing.doc_version, existing.source, existing.pages, existing.chunks,
-                        False, time.monotonic() - started, metadata_updated=True)
+                        False, time.monotonic() - started, metadata_updated=True, warnings=warnings)
 
 
 def _ocr_options(source: IngestSource, deps: IngestDeps, options: IngestOptions,
@@ -313,7 +316,7 @@ def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord
         embedding_tokens=carried.embedding_tokens if carried else 0,
         attempts=(carried.attempts if carried else 0) + 1,
         pages_needing_ocr=parsed.pages_needing_ocr, metadata=meta, chunking=chunking,
-        page_outcomes=by_outcome(parsed.page_outcomes), warnings=parsed.warnings,
+        page_outcomes=by_outcome(parsed.page_outcomes), warnings=source.warnings(parsed.warnings),
         ocr_rotations={p.page: p.rotation for p in parsed.ocr_pages if p.rotation},
     )
     return record, resuming
@@ -371,8 +374,8 @@ def _finish(run: IngestAttempt, parsed: ParsedDocument) -> IngestResult:
     return IngestResult(run.source.doc_id, run.source.version, run.source.name, parsed.page_count, len(chunks),
                         False, seconds, embedded=run.embedded, reused=run.reused, resumed=run.resuming,
                         tokens=run.tokens, timings=dict(run.timings), oversize_chunks=sum(c.oversize for c in chunks),
-                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks), **ocr_summary(parsed),
-                        rechunked=run.prior is not None and run.prior.status == "READY")
+                        overlap_missing_chunks=sum(c.overlap_missing for c in chunks),
+                        **{**ocr_summary(parsed), "warnings": run.source.warnings(parsed.warnings)}, rechunked=run.prior is not None and run.prior.status == "READY")
 
 
 def chunk_bytes(source: str, data: bytes, *, doc_id: str | None = None, target_tokens: int = 1000,

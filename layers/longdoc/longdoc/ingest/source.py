@@ -9,7 +9,7 @@ from typing import Any
 
 from longdoc.core.models import DocumentMetadata
 from longdoc.ingest.ids import doc_id_for_key, version_from_sha256
-from longdoc.ingest.metadata import document_metadata
+from longdoc.ingest.metadata import document_metadata, with_sidecar_warnings
 
 
 @dataclass(frozen=True)
@@ -53,3 +53,8 @@ class IngestSource:
         Raises :class:`DocumentError` naming the key, field and source for a bad value.
         """
         return document_metadata(self.key, self.object_metadata, self.sidecar)
+
+    def warnings(self, recorded: list[str] | None = None) -> list[str]:
+        """``recorded`` (a record's warnings; None: none) with its sidecar warnings replaced by this
+        sidecar's (:func:`longdoc.ingest.metadata.sidecar_warnings`: unknown keys, the closest field named)."""
+        return with_sidecar_warnings(list(recorded or []), self.key, self.sidecar)

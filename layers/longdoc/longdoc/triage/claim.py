@@ -2,12 +2,16 @@
 
 JSON: an object whose ``loss_date``, ``line_of_business``, ``adjuster_note`` (or ``note``)
 and ``claim_id`` keys are read by name; every other key is a claim-form field (nested
-objects are flattened as ``a.b``). Text: the whole file is the claim; ``Loss date:`` /
-``Date of loss:`` and ``Line of business:`` lines are read when present. The claim text sent
-to the model is the form's fields (``name: value``, one a line) and then the note, as data.
-A claim needs descriptive text: a note, or a form field that is not an amount, date, number or id
-(below); a text claim needs more than its loss date and line of business lines. Files are UTF-8, or
-UTF-16 / UTF-32 with a byte-order mark (:func:`decode_text`).
+objects are flattened as ``a.b``; blank values are left out). Text: the whole file is the claim
+as sent to the model; ``Loss date:`` / ``Date of loss:`` and ``Line of business:`` lines are read
+when present, and every other short label line (``Policy number: LP234F32``, ``Claimant: Jane Doe``:
+a label of at most four words, a colon, a value of at most :data:`MAX_LABEL_VALUE_WORDS` words) is a
+claim-form field named by its label in snake case (``policy_number``), as in a JSON claim; a label line
+with a longer value, or labelled ``Note:`` / ``Adjuster's note:``, gives its value to the note. The claim text sent to the model is, for JSON, the
+form's fields (``name: value``, one a line) and then the note, as data. A claim needs descriptive
+text: a note, or a form field that is not an amount, date, number or id (below), holding a letter
+(a blank or digits-only description is not one). A JSON claim file must hold an object (an array is
+refused). Files are UTF-8, or UTF-16 / UTF-32 with a byte-order mark (:func:`decode_text`).
 
 CASE_FACTS (exact values, never paraphrased): the form fields whose name says amount, date,
 number or id (``policy_number``, ``claim_amount``), copied byte for byte, then every exact
@@ -28,6 +32,14 @@ from longdoc.core.values import exact_values
 _FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum", re.IGNORECASE)
 _LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=]\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 _LOB_LINE = re.compile(r"^\s*line of business\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+_LABEL_LINE = re.compile(r"^[ \t]*([A-Za-z][A-Za-z'’/()&-]*(?:[ \t]+[A-Za-z][A-Za-z'’/()&-]*){0,3})[ \t]*:"
+                         r"(?:[ \t]+(.*?))?[ \t]*$")
+"""A text claim's label line: ``Label: value`` (a label of one to four words; the value may be empty)."""
+MAX_LABEL_VALUE_WORDS = 8
+"""Longest value (words) of a text claim's label line read as a form field; a longer one is prose (the note)."""
+_NOTE_LABELS = {"note", "notes", "adjuster_note", "adjuster_s_note", "adjusters_note", "adjuster_notes"}
+"""Labels whose value is the note, whatever its length (JSON's ``adjuster_note`` / ``note``)."""
+_LETTER = re.compile(r"[^\W\d_]")
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 """Byte-order marks read as UTF-32 / UTF-16 (UTF-32's first: its little-endian BOM starts with UTF-16's)."""
@@ -49,10 +61,15 @@ class Claim:
     line_of_business: str | None = None
     claim_id: str | None = None
     case_facts: dict[str, str] = field(default_factory=dict)
+    raw: str = ""
+    """A text claim's whole text (stripped); empty for a JSON claim."""
 
     @property
     def text(self) -> str:
-        """The claim as sent to the model and used as the retrieval query: fields, then the note."""
+        """The claim as sent to the model and used as the retrieval query: a text claim's whole text,
+        else the fields, then the note."""
+        if self.raw:
+            return self.raw
         lines = [f"{name}: {value}" for name, value in self.fields.items()]
         if self.note:
             lines += ["", "Adjuster's note:", self.note] if lines else [self.note]
@@ -65,7 +82,7 @@ def _flatten(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             out.update(_flatten(value, name + "."))
-        elif value is not None and value != "":
+        elif value is not None and not (isinstance(value, str) and not value.strip()):
             out[name] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return out
 
@@ -92,24 +109,56 @@ def claim_from_json(values: dict[str, Any]) -> Claim:
                   str(claim_id) if claim_id is not None else None)
     if not claim.text:
         raise TriageError("the claim has no text: give claim-form fields or an adjuster_note", "claim")
-    if not claim.note and all(_FACT_NAME.search(name.rsplit(".", 1)[-1]) for name in fields):
+    if not _described(claim):
         raise TriageError(f"the claim has no descriptive text, only {', '.join(fields)}: give a description "
                           "of the loss (a claim-form field) or an adjuster_note", "claim")
     claim.case_facts = _facts(claim.fields, claim.text)
     return claim
 
 
-def claim_from_text(text: str) -> Claim:
-    """A claim from plain text; ``Loss date:`` and ``Line of business:`` lines are read when present.
+def _described(claim: Claim) -> bool:
+    """True when the note, or a form field that is not a fact field, holds a letter."""
+    return bool(_LETTER.search(claim.note)) or any(
+        _LETTER.search(value) for name, value in claim.fields.items() if not _FACT_NAME.search(name.rsplit(".", 1)[-1]))
 
-    Raises :class:`TriageError` when nothing but those lines (or blanks) is there.
+
+def _label_key(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
+def claim_from_text(text: str) -> Claim:
+    """A claim from plain text (module docstring): ``Loss date:`` and ``Line of business:`` lines read
+    when present, short label lines as form fields (``Policy number: X`` -> ``policy_number``), the rest
+    the note; :attr:`Claim.text` is the whole text. CASE_FACTS as for JSON: the fact fields, then the
+    text's exact values.
+
+    Raises :class:`TriageError` when nothing but those lines (or blanks) is there, or no field or note
+    line describes the loss (only ids, amounts, dates or digits).
     """
     loss = _LOSS_LINE.search(text)
     lob = _LOB_LINE.search(text)
-    if not _LOB_LINE.sub("", _LOSS_LINE.sub("", text)).strip():
+    rest = _LOB_LINE.sub("", _LOSS_LINE.sub("", text))
+    if not rest.strip():
         raise TriageError("the claim has no descriptive text, only its loss date / line of business lines", "claim")
-    claim = Claim({}, text.strip(), loss.group(1) if loss else None, lob.group(1) if lob else None)
-    claim.case_facts = _facts({}, claim.text)
+    fields: dict[str, str] = {}
+    note: list[str] = []
+    for line in rest.splitlines():
+        label = _LABEL_LINE.match(line)
+        if label is None:
+            note.append(line)
+        elif (len((value := label.group(2) or "").split()) > MAX_LABEL_VALUE_WORDS
+              or _label_key(label.group(1)) in _NOTE_LABELS):
+            note.append(value)
+        elif value:
+            key = _label_key(label.group(1))
+            fields[key if key not in fields else f"{key}_{sum(k.startswith(key) for k in fields) + 1}"] = value
+    claim = Claim(fields, "\n".join(note).strip(), loss.group(1) if loss else None, lob.group(1) if lob else None,
+                  raw=text.strip())
+    if not _described(claim):
+        raise TriageError("the claim has no descriptive text, only "
+                          + (", ".join(fields) if fields else "label lines, digits and punctuation")
+                          + ": give a description of the loss", "claim")
+    claim.case_facts = _facts(claim.fields, claim.text)
     return claim
 
 
@@ -135,7 +184,7 @@ def read_claim(data: bytes, name: str) -> Claim:
 
     The bytes are decoded by :func:`decode_text` (UTF-8, or UTF-16 / UTF-32 with a BOM). Raises
     :class:`TriageError` in one line naming the file for an empty one, a binary one, one over
-    :data:`MAX_CLAIM_BYTES`, JSON that is invalid or not an object, or a claim without descriptive
+    :data:`MAX_CLAIM_BYTES`, JSON that is invalid or not an object (a whole JSON array too), or a claim without descriptive
     text (:func:`claim_from_json`, :func:`claim_from_text`).
     """
     if len(data) > MAX_CLAIM_BYTES:
@@ -144,11 +193,24 @@ def read_claim(data: bytes, name: str) -> Claim:
     if not text.strip():
         raise TriageError(f"claim file {name} is empty", "claim")
     try:
-        return claim_from_json(_json_object(text, name)) if text.lstrip().startswith("{") else claim_from_text(text)
+        if text.lstrip().startswith("{") or _is_json_array(text):
+            return claim_from_json(_json_object(text, name))
+        return claim_from_text(text)
     except TriageError as exc:
         if str(exc).startswith(f"claim file {name} "):
             raise
         raise TriageError(f"claim file {name}: {exc}", "claim") from None
+
+
+def _is_json_array(text: str) -> bool:
+    """True when ``text`` is a whole JSON array (``[1, 2]``), not text that starts with a bracket."""
+    if not text.lstrip().startswith("["):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _json_object(text: str, name: str) -> dict[str, Any]:

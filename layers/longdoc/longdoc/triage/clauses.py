@@ -118,6 +118,13 @@ def enclosing_ids(clause_id: str) -> list[str]:
     return out
 
 
+def gold_keys(clause_id: str) -> set[str]:
+    """The gold ids a unit with ``clause_id`` counts as: the id itself, so a part id the band prints
+    (``4.2#1``, ``Section D#2``) names that part only, and each of :func:`enclosing_ids` (``4.2`` matches
+    every part of 4.2 and its enclosing levels). The scorer's match and the gold check's (issue 31)."""
+    return {clause_id, *enclosing_ids(clause_id)}
+
+
 def bm25_ranking(clauses: Sequence[Clause], query: str) -> list[str]:
     """Clause keys by BM25 score of ``query`` over heading path and text, best first (zero scores left out)."""
     index = BM25([bm25_tokens(" ".join(c.heading_path) + " " + c.text) for c in clauses])

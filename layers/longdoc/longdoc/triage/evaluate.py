@@ -10,8 +10,8 @@ Gold file: JSON Lines, one invented claim a line::
 
 ``kind`` is one of :data:`KINDS` (``-`` when absent), ``split`` ``dev`` or ``test`` (held-out
 claims, written but never looked at while tuning). ``gold`` lists clause ids as the band cites
-them: a ranked clause matches by its id without the split-part suffix (``5.10#2`` -> ``5.10``)
-or an enclosing level (``Section 29(k)`` -> ``Section 29``), and a wording clause must come from
+them: a ranked clause matches by its own id (a part id ``5.10#2`` names that part only), by its id
+without the split-part suffix (``5.10#2`` -> ``5.10``) or an enclosing level (``Section 29(k)`` -> ``Section 29``), and a wording clause must come from
 ``gold_doc``. ``gold_quotes`` are verbatim sentences of the wording: the first k match a quote when one unit, or
 two units of the first k that follow each other in the document (a quote the unit cut split),
 hold at least 80 % of its words in order (the gold README's rule, which joins the top-K texts;
@@ -55,7 +55,7 @@ from longdoc.core.models import Chunk
 from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.budget import DEFAULT_INPUT_BUDGET, clause_band
 from longdoc.triage.claim import claim_from_json
-from longdoc.triage.clauses import Clause, clauses_of, enclosing_ids, fill_band, units_as_clauses
+from longdoc.triage.clauses import Clause, clauses_of, fill_band, gold_keys, units_as_clauses
 from longdoc.triage.collections import Member, load_collection
 from longdoc.triage.gold import KINDS, QUOTE_COVER, check_against, in_line_order, quote_in, read_gold_lines
 from longdoc.triage.evaluate_report import render, render_html, summarise
@@ -92,7 +92,7 @@ def _hits(ranked: Sequence[Clause], case: dict[str, Any], k: int) -> float:
                                          if b.doc_id == a.doc_id and b.order == a.order + 1]
         return sum(1 for q in quotes if any(quote_in(q, t) for t in spans)) / len(quotes)
     gold = [str(g) for g in case["gold"]]
-    found = {key for c in top for key in enclosing_ids(c.clause_id)}
+    found = {key for c in top for key in gold_keys(c.clause_id)}
     return sum(1 for g in gold if g in found) / len(gold)
 
 

@@ -9,8 +9,9 @@ The fields are those of :class:`GoldClaim`. :func:`read_gold_lines` checks each 
 no ``id`` repeats; :func:`check_against` checks each line against the collection: the claim reads and
 resolves to a wording in force (:func:`~longdoc.triage.terms.resolve`), ``gold_doc`` is a document of
 the collection and is that wording or an endorsement in force (else nothing of it is ever ranked), each
-``gold`` id is the id of a clause unit of those documents or an enclosing level of one (the scorer's
-match, :func:`~longdoc.triage.clauses.enclosing_ids`), and each ``gold_quotes`` quote is found by the
+``gold`` id is the id of a clause unit of those documents (a part id such as ``4.2#1`` as the band
+prints it) or its base id or an enclosing level of one (the scorer's match,
+:func:`~longdoc.triage.clauses.gold_keys`), and each ``gold_quotes`` quote is found by the
 scorer's rule (:func:`quote_in` within one unit or two units that follow each other) somewhere in
 their units, not only in the first k. A gold item that fails these can never count as found: today's
 eval would report it as a miss. Each problem is one line ``FILE:LINE: what (claim ID)``.
@@ -31,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from longdoc.core.errors import TriageError
 from longdoc.triage.claim import claim_from_json
-from longdoc.triage.clauses import Clause, enclosing_ids
+from longdoc.triage.clauses import Clause, gold_keys
 from longdoc.triage.collections import Member
 from longdoc.triage.service import claim_context
 from longdoc.triage.terms import resolve
@@ -195,7 +196,7 @@ def _line_problems(case: dict[str, Any], collection: str, members: list[Member],
     units = units_of([target, *others])
     where = target + (" or its endorsements in force" if others else "")
     if case.get("gold"):
-        ids = {key for u in units for key in enclosing_ids(u.clause_id)}
+        ids = {key for u in units for key in gold_keys(u.clause_id)}
         return [f"gold clause {g!r} is not a clause of {where}" for g in case["gold"] if g not in ids]
     spans = document_spans(units)
     return [f"gold quote {_short(q)!r} is not in the text of {where} ({QUOTE_COVER:.0%} of its words in order, "

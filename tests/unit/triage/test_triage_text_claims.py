@@ -1,0 +1,62 @@
+"""Claims with no real description refused, and text claims' label lines read as form fields (issue 31,
+outside tester's findings M1 and M4)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from longdoc.core.errors import TriageError
+from longdoc.triage.claim import read_claim
+from longdoc.triage.queries import claim_queries
+
+T5 = (b"Loss date: 2018-01-15\nLine of business: renters\nPolicy number: LP234F32\nClaim amount: $1,850.00\n"
+      b"Claimant: Jane Doe\n\nMy laptop was stolen from my apartment on 14 January 2018 while I was away.\n")
+
+
+@pytest.mark.parametrize(("data", "name", "message"), [
+    (json.dumps({"claim_form": {"description": "   "}, "adjuster_note": None}).encode(), "ws.json",
+     r"^claim file ws.json: the claim has no text"),
+    (json.dumps({"claim_form": {"x": "1234"}}).encode(), "num.json",
+     r"^claim file num.json: the claim has no descriptive text, only x: "),
+    (json.dumps({"adjuster_note": "12 34 / 56"}).encode(), "note.json", r"^claim file note.json: the claim has no "
+                                                                       r"descriptive text"),
+    (b"[1, 2]", "arr.json", r"^claim file arr.json must hold a JSON object$"),
+    (b"Policy number: X1\nLoss date: 2020-01-01\n", "ids.txt",
+     r"^claim file ids.txt: the claim has no descriptive text, only policy_number: "),
+    (b"1234 5678\n", "digits.txt", r"^claim file digits.txt: the claim has no descriptive text"),
+])
+def test_a_claim_with_no_real_description_is_refused_naming_the_file(data: bytes, name: str, message: str) -> None:
+    with pytest.raises(TriageError, match=message):
+        read_claim(data, name)
+
+
+def test_text_starting_with_a_bracket_is_still_a_text_claim() -> None:
+    assert read_claim(b"[Claim] my bike was stolen from the hallway", "b.txt").note.startswith("[Claim] my bike")
+
+
+def test_a_text_claims_label_lines_are_fields_kept_out_of_the_query_and_in_case_facts() -> None:
+    # Given a text claim with label lines and a sentence (the tester's t5.txt)
+    claim = read_claim(T5, "t5.txt")
+    # Then its label lines are form fields, named as in a JSON claim, and the sentence is the note
+    assert claim.fields == {"policy_number": "LP234F32", "claim_amount": "$1,850.00", "claimant": "Jane Doe"}
+    assert claim.note == "My laptop was stolen from my apartment on 14 January 2018 while I was away."
+    assert (claim.loss_date, claim.line_of_business) == ("2018-01-15", "renters")
+    # And the policy number and amount are in CASE_FACTS under their names
+    assert claim.case_facts == {"policy_number": "LP234F32", "claim_amount": "$1,850.00",
+                                "value_1": "2018-01-15", "value_2": "14 January 2018"}
+    # And the loss query holds neither the label words nor the name
+    loss = next(q.text for q in claim_queries(claim) if q.name == "loss")
+    assert loss == "My laptop was stolen from my apartment on while I was away."
+    # And the model is still sent the whole text as written
+    assert claim.text == T5.decode().strip()
+
+
+def test_a_long_labelled_line_or_a_note_label_gives_its_value_to_the_note() -> None:
+    text = (b"Loss date: 2020-02-02\nDescription: burst pipe\n"
+            b"Circumstances: water came through the kitchen ceiling from the flat above overnight\n"
+            b"Adjuster's note: mould\n")
+    claim = read_claim(text, "c.txt")
+    assert claim.fields == {"description": "burst pipe"}
+    assert claim.note == "water came through the kitchen ceiling from the flat above overnight\nmould"
