@@ -135,7 +135,7 @@ def test_same_bytes_with_new_metadata_rewrite_the_chunks_without_reembedding(
 
 
 def test_a_wording_overlapping_another_of_its_line_is_ingested_and_logged_naming_both(
-    aws_stack, corpus_dir: Path, ingest_handler, ingest_context, load_event, caplog
+    aws_stack, corpus_dir: Path, ingest_handler, ingest_context, load_event
 ) -> None:
     # Given a 2024 home wording of collection "set" already READY under another key
     meta = DocumentMetadata(collection="set", line_of_business="home", effective_from="2024-01-01",
@@ -145,10 +145,31 @@ def test_a_wording_overlapping_another_of_its_line_is_ingested_and_logged_naming
     # When the contract is uploaded as a home wording of the same set in force from June
     upload(aws_stack, corpus_dir / PDF, {"collection": "set", "line-of-business": "home",
                                          "effective-from": "2024-06-01", "effective-to": "2025-05-31"})
-    assert ingest_handler(load_event("sqs-s3-object-created.json"), ingest_context) == {"batchItemFailures": []}
+    import inspect
+    import logging
+
+    class Collect(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.records: list[logging.LogRecord] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.records.append(record)
+
+    # the handler's own Powertools logger (it does not propagate to caplog's root handler)
+    logger = inspect.unwrap(ingest_handler).__globals__["logger"]
+    collected = Collect()
+    level = logger._logger.level  # (an earlier test may have quietened it)
+    logger._logger.addHandler(collected)
+    logger._logger.setLevel(logging.WARNING)
+    try:
+        assert ingest_handler(load_event("sqs-s3-object-created.json"), ingest_context) == {"batchItemFailures": []}
+    finally:
+        logger._logger.removeHandler(collected)
+        logger._logger.setLevel(level)
     # Then it is READY, and one warning names both wordings and the dates they share
     assert wiring.state_store().get_document(DOC_ID).status == "READY"
-    logged = [r for r in caplog.records if r.getMessage() == "overlapping wordings"]
+    logged = [r for r in collected.records if r.getMessage() == "overlapping wordings"]
     assert [(r.levelname, r.doc_ids, getattr(r, "from"), r.to) for r in logged] == [
         ("WARNING", [DOC_ID, "w2024"], "2024-06-01", "2024-12-31")]
     assert f"{DOC_ID} (2024-06-01..2025-05-31) and w2024 (2024-01-01..2024-12-31)" in logged[0].overlap
