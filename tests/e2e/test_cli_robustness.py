@@ -154,5 +154,5 @@ def test_sidecar_edits_apply_to_the_same_file_and_a_bad_value_names_the_field(ho
     code, _, err = _cli(capsys, "ingest", str(home / "mpl.txt"))
     # Then one line names the file, the field and the sidecar
     assert code != 0
-    assert "metadata term (sidecar incoming/mpl.txt.metadata.json)" in err and "valid string" in err
+    assert "metadata term (sidecar incoming/mpl.txt.metadata.json)" in err and "must be a string, not an array" in err
     assert len(err.strip().splitlines()) == 1
