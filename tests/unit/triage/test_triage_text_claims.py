@@ -60,3 +60,21 @@ def test_a_long_labelled_line_or_a_note_label_gives_its_value_to_the_note() -> N
     claim = read_claim(text, "c.txt")
     assert claim.fields == {"description": "burst pipe"}
     assert claim.note == "water came through the kitchen ceiling from the flat above overnight\nmould"
+
+
+def test_an_abbreviated_label_keeps_its_value_as_a_fact() -> None:
+    # Given a text claim whose policy number line is abbreviated ("Policy No.:")
+    from longdoc.triage.claim import claim_from_text
+    claim = claim_from_text("Policy No.: HO-2024-555\nLoss date: 2024-05-02\nThe kitchen ceiling fell in after a leak.\n")
+    # Then the number is a CASE_FACT under its label and the label is not in the note
+    assert claim.case_facts["policy_no"] == "HO-2024-555"
+    assert "Policy" not in claim.note and claim.note.startswith("The kitchen ceiling")
+
+
+def test_a_note_without_words_is_refused_in_plain_words() -> None:
+    import pytest
+
+    from longdoc.core.errors import TriageError
+    from longdoc.triage.claim import claim_from_json
+    with pytest.raises(TriageError, match="only a note without words: give a description"):
+        claim_from_json({"claim_id": "c", "adjuster_note": 12345})

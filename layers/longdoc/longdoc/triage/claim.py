@@ -32,9 +32,10 @@ from longdoc.core.values import exact_values
 _FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum", re.IGNORECASE)
 _LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=]\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 _LOB_LINE = re.compile(r"^\s*line of business\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
-_LABEL_LINE = re.compile(r"^[ \t]*([A-Za-z][A-Za-z'’/()&-]*(?:[ \t]+[A-Za-z][A-Za-z'’/()&-]*){0,3})[ \t]*:"
+_LABEL_LINE = re.compile(r"^[ \t]*([A-Za-z][A-Za-z'’/()&.#-]*(?:[ \t]+[A-Za-z][A-Za-z'’/()&.#-]*){0,3})[ \t]*:"
                          r"(?:[ \t]+(.*?))?[ \t]*$")
-"""A text claim's label line: ``Label: value`` (a label of one to four words; the value may be empty)."""
+"""A text claim's label line: ``Label: value`` (a label of one to four words, abbreviations such as
+``Policy No.:`` or ``Ref #:`` included; the value may be empty)."""
 MAX_LABEL_VALUE_WORDS = 8
 """Longest value (words) of a text claim's label line read as a form field; a longer one is prose (the note)."""
 _NOTE_LABELS = {"note", "notes", "adjuster_note", "adjuster_s_note", "adjusters_note", "adjuster_notes"}
@@ -110,7 +111,8 @@ def claim_from_json(values: dict[str, Any]) -> Claim:
     if not claim.text:
         raise TriageError("the claim has no text: give claim-form fields or an adjuster_note", "claim")
     if not _described(claim):
-        raise TriageError(f"the claim has no descriptive text, only {', '.join(fields)}: give a description "
+        raise TriageError(f"the claim has no descriptive text, only {', '.join(fields) or 'a note without words'}: "
+                          "give a description "
                           "of the loss (a claim-form field) or an adjuster_note", "claim")
     claim.case_facts = _facts(claim.fields, claim.text)
     return claim
