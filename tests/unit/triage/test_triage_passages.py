@@ -108,3 +108,32 @@ def test_a_damaged_vector_cache_is_rebuilt_not_fatal(tmp_path: Path) -> None:
         # When triage asks for the vectors again, Then they are embedded anew and the file is whole again
         assert set(unit_vectors(blobs, embedder, pool)) == {"k0"}
         assert blobs.get(key) == good
+
+
+def test_pool_vectors_read_and_write_the_cache_file_once_for_both(tmp_path: Path) -> None:
+    # Given the same pool as above, and a blob store that counts its reads and writes
+    from longdoc.triage.unit_vectors import pool_vectors
+
+    long_text = " ".join(f"Sentence {n} has exactly ten words in it, no more." for n in range(30))
+    pool = [_clause(0, long_text), _clause(1, "A short clause of one sentence.")]
+    calls: list[str] = []
+
+    class Counted(LocalBlobStore):
+        def get(self, key: str) -> bytes:
+            calls.append("get")
+            return super().get(key)
+
+        def put(self, key: str, data: bytes, *args, **kwargs) -> None:  # type: ignore[override]
+            calls.append("put")
+            super().put(key, data, *args, **kwargs)
+
+    blobs, embedder = Counted(tmp_path), _Counting()
+    # When both kinds of vector are asked for in one call
+    units, parts = pool_vectors(blobs, embedder, pool)
+    # Then they are those of unit_vectors / passage_vectors, from one read and one write of the file
+    assert set(units) == {"k0", "k1"} and list(parts) == ["k0"] and len(parts["k0"]) == 3
+    assert calls == ["get", "put"] and len(embedder.embedded) == 5
+    # And read back from the cache they are what the two single calls read
+    cached_units, cached_parts = pool_vectors(blobs, embedder, pool)
+    assert calls == ["get", "put", "get"] and len(embedder.embedded) == 5
+    assert cached_parts == passage_vectors(blobs, embedder, pool) and cached_units == unit_vectors(blobs, embedder, pool)

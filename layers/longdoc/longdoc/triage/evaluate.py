@@ -64,7 +64,7 @@ from longdoc.triage.query_writer import log_skipped, queries_with_writer
 from longdoc.triage.ranking import legacy_rank, rank_claim
 from longdoc.triage.service import TriageDeps, claim_context
 from longdoc.triage.terms import resolve
-from longdoc.triage.unit_vectors import passage_vectors, unit_vectors
+from longdoc.triage.unit_vectors import pool_vectors
 from longdoc.triage.units import document_text
 
 __all__ = ["KINDS", "QUOTE_COVER", "evaluate", "quote_in", "read_gold", "render", "render_html"]
@@ -140,8 +140,8 @@ def _score(case: dict[str, Any], collection: str, members: list[Member], pools: 
     live = [m.doc_id for m in resolution.members]
     index = deps.index if embed is not None else None
     units = pools.of(live)
-    vectors = unit_vectors(deps.blobs, deps.embedder, units) if embed is not None and deps.embedder else None
-    parts = passage_vectors(deps.blobs, deps.embedder, units) if embed is not None and deps.embedder else None
+    vectors, parts = pool_vectors(deps.blobs, deps.embedder, units) if embed is not None and deps.embedder \
+        else (None, None)
     result = rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors,
                         passages=parts)
     ranked = result.clauses

@@ -24,7 +24,7 @@ from longdoc.triage.claim import Claim, claim_from_json, decode_text, read_claim
 from longdoc.triage.clauses import Band, Clause, fill_band, units_as_clauses
 from longdoc.triage.query_writer import log_skipped, queries_with_writer
 from longdoc.triage.ranking import Ranked, rank_claim
-from longdoc.triage.unit_vectors import passage_vectors, unit_vectors
+from longdoc.triage.unit_vectors import pool_vectors
 from longdoc.triage.collections import Member, load_collection
 from longdoc.triage.prompt import DEFAULT_EXAMPLES, build_request, fixed_parts
 from longdoc.triage.terms import Resolution, resolve
@@ -135,8 +135,8 @@ def ranked_clauses(deps: TriageDeps, resolution: Resolution, claim: Claim) -> Ra
     clauses = pool(deps.blobs, resolution, deps.tokens)
     embedder, index = deps.embedder, deps.index
     embed = embedder.embed_query if embedder is not None and index is not None else None
-    vectors = unit_vectors(deps.blobs, embedder, clauses) if embedder is not None and embed is not None else None
-    parts = passage_vectors(deps.blobs, embedder, clauses) if embedder is not None and embed is not None else None
+    vectors, parts = pool_vectors(deps.blobs, embedder, clauses) if embedder is not None and embed is not None \
+        else (None, None)
     if deps.query_writer and deps.model is None:
         log_skipped()
     queries = queries_with_writer(deps.model, deps.blobs, claim, clauses) if deps.query_writer else None

@@ -87,6 +87,24 @@ def _embedded(blobs: BlobStore, embedder: Embedder, doc_id: str, version: str, t
     return cache
 
 
+def pool_vectors(blobs: BlobStore, embedder: Embedder, clauses: Sequence[Clause]
+                 ) -> tuple[dict[str, list[float]], dict[str, list[list[float]]]]:
+    """``(unit vectors, passage vectors)`` of the pool, as :func:`unit_vectors` and :func:`passage_vectors`
+    give them, with each document version's cache file read and written once for both (the texts not
+    cached yet embedded in one pass). Errors as :func:`unit_vectors`."""
+    units: dict[str, list[float]] = {}
+    parts: dict[str, list[list[float]]] = {}
+    for doc_id, version in sorted({(c.doc_id, c.doc_version) for c in clauses}):
+        mine = [c for c in clauses if (c.doc_id, c.doc_version) == (doc_id, version)]
+        split = {c.key: [passage_text(c, p) for p in passages(c.text)] for c in mine}
+        split = {k: texts for k, texts in split.items() if len(texts) > 1}
+        wanted = [unit_text(c) for c in mine] + [t for texts in split.values() for t in texts]
+        cache = _embedded(blobs, embedder, doc_id, version, wanted)
+        units.update({c.key: cache[_sha(unit_text(c))] for c in mine})
+        parts.update({k: [cache[_sha(t)] for t in texts] for k, texts in split.items()})
+    return units, parts
+
+
 def unit_vectors(blobs: BlobStore, embedder: Embedder, clauses: Sequence[Clause]) -> dict[str, list[float]]:
     """``{clause key: vector}`` for every clause of the pool, embedding only texts not cached yet
     (the embedder's errors propagate; what was embedded before the failure is not saved)."""
