@@ -232,6 +232,66 @@ def _numbered(sections: Sequence[tuple[str | None, tuple[str, ...], int, int]]) 
     return 2 * sum(end - start for sid, _, start, end in sections if sid is not None) >= total > 0
 
 
+def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, int]]) -> dict[int, str]:
+    """Scope headings of numbered sections whose numbering restarts: ``{section index: heading}``.
+
+    A wording that numbers its clauses afresh under each part (``SECTION I`` 1-5, ``SECTION II`` 1-5,
+    ``General Conditions`` 1-12) gives the same number to several sections. A run of numbered
+    sections starts at the first one, after an outer heading (a ``Section``/``Part`` keyword section
+    or an unnumbered heading in capitals: :func:`_outer`), and wherever the number does not go up;
+    the run's scope is the outer heading before it, or the unnumbered heading right before the run's
+    first section (``General Conditions``, ``What is not covered``). A heading between two sections
+    of one run (a definition set in the middle of ``SECTION I``) does not change the scope. Every
+    numbered section of a scope in which some number also occurs elsewhere in the document is
+    returned with that scope's heading; a wording that never repeats a number returns ``{}`` (its
+    ids stay as they are). Sections before any heading have no scope and are left out.
+    """
+    scope_of: list[str | None] = []
+    current: str | None = None
+    pending: str | None = None  # an unnumbered heading since the last numbered section
+    last: int | None = None
+    for sid, path, _, _ in sections:
+        head = path[-1] if path else ""
+        keyword = sid is not None and bool(_OUTER_KEYWORD.match(sid))
+        if sid is None or keyword:
+            heading = head if head and not head[:1].isdigit() else (sid if keyword else None)
+            if heading and (keyword or _outer(heading)):
+                current, pending, last = heading, None, None
+            elif heading:
+                pending = heading
+            scope_of.append(None)
+            continue
+        number = _leading_number(sid)
+        if (last is None or (number is not None and number <= last)) and pending:
+            current = pending
+        pending = None
+        last = number if number is not None else last
+        scope_of.append(current)
+    counts: dict[str, int] = {}
+    for sid, *_ in sections:
+        if sid is not None and not _OUTER_KEYWORD.match(sid):
+            counts[_base(sid) or sid] = counts.get(_base(sid) or sid, 0) + 1
+    restarting = {scope for (sid, *_), scope in zip(sections, scope_of, strict=True)
+                  if scope is not None and sid is not None and counts.get(_base(sid) or sid, 0) > 1}
+    return {i: scope for i, scope in enumerate(scope_of) if scope in restarting}
+
+
+def _leading_number(section_id: str) -> int | None:
+    """The first number of a section id: ``4.2`` -> 4, ``12`` -> 12; None when it does not open with one."""
+    match = re.match(r"\d+", _base(section_id) or "")
+    return int(match.group()) if match else None
+
+
+def _scope_label(scope: str) -> str:
+    """A scope heading as it leads a restarted clause's id: ``SECTION II – LIABILITY TO THIRD PARTIES``
+    -> ``Section II`` (a keyword heading keeps its keyword and number), ``GENERAL CONDITIONS`` as it is."""
+    keyword = _OUTER_KEYWORD.match(scope)
+    if keyword:
+        number = scope[keyword.start():].split()[:2]
+        return f"{number[0].capitalize()} {number[1].rstrip(':.–-')}"
+    return _label(scope)
+
+
 def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preamble: str = "preamble",
                  count: Callable[[str], int] = estimate_tokens) -> list[Unit]:
     """The clause units of one document version's chunks, in document order (see the module docstring).
@@ -244,7 +304,9 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
     takes its id from its heading path (:func:`path_id`: ``Definitions > Accessories``). It stays
     ``preamble`` when it sits under no heading at all, and when it is the front of a numbered wording
     (before the first numbered section of a document with at least half its text in numbered
-    sections) under no heading the chunker found but the title (a title page, an introduction). An id met again (the same number, the same heading path) counts on: ``id#2``, ...
+    sections) under no heading the chunker found but the title (a title page, an introduction). A wording that numbers afresh under each part qualifies those numbers with the part's heading
+    (:func:`restart_scopes`): ``Section II > 1``, ``GENERAL CONDITIONS > 2``, the heading joining the
+    unit's heading path. An id met again (the same number, the same heading path) counts on: ``id#2``, ...
     """
     chunks = sorted(chunks, key=lambda c: c.ordinal)
     if not chunks:
@@ -254,11 +316,15 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
     numbered = _numbered(sections)
     roots = {path[0] for _, path, _, _ in sections if path}
     root = next(iter(roots)) if len(roots) == 1 else None
+    scopes = restart_scopes(sections)
     seen_number = False
     out: list[Unit] = []
     used: dict[str, int] = {}
-    for sid, path, start, end in sections:
+    for index, (sid, path, start, end) in enumerate(sections):
         seen_number = seen_number or sid is not None
+        scope = scopes.get(index)
+        if scope is not None and scope not in path:
+            path = (*path[:1], scope, *path[1:]) if root is not None and path[:1] == (root,) else (scope, *path)
         body = doc[start:end]
         pieces = [(0, len(body), ())] if count(body.strip()) <= cap else _parts(body, cap)
         pieces = [p for p in pieces if estimate_tokens(body[p[0]:p[1]].strip()) >= MIN_UNIT_TOKENS]
@@ -268,6 +334,7 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
             headed = any(p != root for p in path)  # under a heading of the chunker's besides the title
             by_path = sid is None and (headed or seen_number or not numbered)
             base = _base(sid) or (path_id(path + heads, root) if by_path else "") or preamble
+            base = f"{_scope_label(scope)} > {base}" if scope is not None and sid is not None else base
             placed.append((base, a, b, heads))
         per_base = {base: sum(1 for p in placed if p[0] == base) for base, *_ in placed}
         for base, a, b, heads in placed:

@@ -1,0 +1,86 @@
+"""Clause ids of wordings that number afresh under each part (issue 31, outside tester H2): ``1`` under
+``SECTION II`` is cited ``Section II > 1``, not ``1#2``; a wording that never repeats a number keeps its ids."""
+
+from __future__ import annotations
+
+from longdoc.ingest.pipeline import chunk_bytes
+from longdoc.triage.units import clause_units
+
+
+def _body(topic: str) -> str:
+    return " ".join(f"We will pay for {topic} of kind {k} up to the limit shown in the schedule." for k in range(6))
+
+
+RESTARTING = f"""# SECTION I – INSURANCE ON THE INSURED VEHICLE
+
+# 1. Loss or Damage
+
+{_body("loss or damage to the insured vehicle")}
+
+# “Market Value”
+
+refers to the cost of replacing your vehicle with one of the same make, model and age.
+
+# 2. Loss or Damage to Windscreen
+
+{_body("windscreen damage")}
+
+# SECTION II – LIABILITY TO THIRD PARTIES
+
+# 1. Indemnity to the Policyholder
+
+{_body("third party injury")}
+
+# 2. Expenses
+
+{_body("legal expenses")}
+
+# General Conditions
+
+# 1. Claims Procedure
+
+{_body("notice of an accident")}
+
+# 2. Other Insurance
+
+{_body("other insurance")}
+
+# 3. Cancellation
+
+{_body("cancellation refunds")}
+
+# 2. Arbitration
+
+{_body("arbitration costs")}
+"""
+
+
+def test_restarted_numbers_are_cited_under_their_part() -> None:
+    # Given a Markdown wording whose headings are all one level and whose numbers restart per part
+    units = clause_units(chunk_bytes("car.md", RESTARTING.encode(), target_tokens=300, max_tokens=400))
+    ids = [u.unit_id for u in units]
+    # Then each number is qualified by the part it sits in, the keyword heading shortened to its number
+    # (a restart with no heading before it stays in its part, and counts on: ``> 2#2``)
+    assert ids == ["Section I", "Section I > 1", "“Market Value”", "Section I > 2", "Section II",
+                   "Section II > 1", "Section II > 2", "General Conditions > 1", "General Conditions > 2",
+                   "General Conditions > 3", "General Conditions > 2#2"]
+    by_id = {u.unit_id: u for u in units}
+    # And the part's heading joins the heading path (a definition between 1 and 2 does not end Section I)
+    assert by_id["Section I > 2"].heading_path == ("SECTION I – INSURANCE ON THE INSURED VEHICLE",
+                                                   "2. Loss or Damage to Windscreen")
+    assert by_id["Section II > 1"].heading_path[0] == "SECTION II – LIABILITY TO THIRD PARTIES"
+    assert "third party injury" in by_id["Section II > 1"].text
+    assert "notice of an accident" in by_id["General Conditions > 1"].text
+    assert "arbitration costs" in by_id["General Conditions > 2#2"].text
+
+
+def test_a_wording_that_never_repeats_a_number_keeps_its_ids() -> None:
+    # Given the same parts numbered on through the wording (1, 2, 3, ...)
+    text = RESTARTING.replace("# 1. Indemnity", "# 3. Indemnity").replace("# 2. Expenses", "# 4. Expenses") \
+        .replace("# 1. Claims", "# 5. Claims").replace("# 2. Other", "# 6. Other") \
+        .replace("# 3. Cancellation", "# 7. Cancellation").replace("# 2. Arbitration", "# 8. Arbitration")
+    units = clause_units(chunk_bytes("car.md", text.encode(), target_tokens=300, max_tokens=400))
+    numbered = [u.unit_id for u in units if u.unit_id[:1].isdigit()]
+    # Then the ids are the bare numbers, as before
+    assert numbered == ["1", "2", "3", "4", "5", "6", "7", "8"]
+    assert not any(">" in u.unit_id for u in units)
