@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 import time
@@ -41,6 +42,7 @@ def test_watch_once_ingests_good_files_ignores_duplicates_and_parks_bad_ones(
     shutil.copy(corpus_dir / "Apache-2.0.txt", drop / "sub" / "copy.txt")
     shutil.copy(corpus_dir / "bad" / "empty-0-bytes.pdf", drop / "empty.pdf")
     shutil.copy(corpus_dir / "bad" / "password-example.pdf", drop / "locked.pdf")
+    _dropped_long_ago(drop / "empty.pdf", drop / "locked.pdf")  # not still arriving: --once takes them
 
     # When `longdoc watch DIR --once --json` runs
     code = main(["watch", str(drop), "--once", "--json"])
@@ -82,6 +84,7 @@ def test_a_file_name_too_long_for_a_sidecar_is_ingested_and_never_stops_the_othe
     long_name = "a" * 246 + ".txt"
     shutil.copy(corpus_dir / "Apache-2.0.txt", drop / long_name)
     shutil.copy(corpus_dir / "bad" / "empty-0-bytes.pdf", drop / ("b" * 247 + ".pdf"))
+    _dropped_long_ago(drop / ("b" * 247 + ".pdf"))
     shutil.copy(corpus_dir / "Apache-2.0.txt", drop / "00-apache.txt")
     shutil.copy(corpus_dir / "MPL-2.0.txt", drop / "zz-mpl.txt")
 
@@ -98,6 +101,14 @@ def test_a_file_name_too_long_for_a_sidecar_is_ingested_and_never_stops_the_othe
     assert pdf == "b" * 247 + ".pdf"
     assert reason.startswith("b" * 200 + "-") and reason.endswith(".reason.txt") and len(reason) == 220
     assert (drop / "failed" / reason).read_text().strip()
+
+
+def _dropped_long_ago(*paths: Path) -> None:
+    """Set ``paths``' times to 700 s ago: files that have sat unchanged longer than the wait for a
+    file to become whole (``INCOMPLETE_WAIT_SECONDS``), so ``--once`` takes (and fails) them."""
+    old = time.time() - 700
+    for path in paths:
+        os.utime(path, (old, old))
 
 
 @contextmanager

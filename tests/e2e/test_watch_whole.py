@@ -4,6 +4,7 @@ sidecar changes while running (issue 27), through the real ingest handler."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -129,6 +130,8 @@ def test_failed_files_of_one_name_never_overwrite_each_other(home: Path, tmp_pat
     bodies = [b"%PDF-1.7\n" + bytes([65 + n]) * 50 + b"\n%%EOF\n" for n in range(3)]
     for body in bodies:
         (drop / "scan.pdf").write_bytes(body)
+        old = time.time() - 700  # unchanged for longer than the wait for a file to become whole
+        os.utime(drop / "scan.pdf", (old, old))
         assert [o.status for o in watcher.run_once()] == ["FAILED"]
     # Then failed/ holds all three, each beside its own reason
     parked = sorted(p for p in (drop / "failed").iterdir() if not p.name.endswith(".reason.txt"))
@@ -209,3 +212,23 @@ def test_wholeness_per_format(tmp_path: Path) -> None:
     assert states == {"whole.docx": "whole", "part.docx": "incomplete", "text.docx": "never",
                       "text.pdf": "never", "empty.pdf": "incomplete"}
     assert "%PDF-" in wholeness(tmp_path / "text.pdf").reason
+
+
+def test_once_leaves_a_pdf_still_arriving_in_place(home: Path, tmp_path: Path) -> None:
+    # Given a drop folder holding the first half of a PDF being copied in, and a whole text file
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    data = _pdf()
+    (drop / "policy.pdf").write_bytes(data[: len(data) // 2])
+    (drop / "notes.txt").write_text("Section 1. Cover. We pay for fire damage to the home.\n")
+    outcomes = Watcher(drop).run_once(settle=SETTLE)
+    by_name = {o.path.name: o for o in outcomes}
+    # Then the half PDF is left where it is for the next run, not failed, and the text file is ingested
+    assert by_name["policy.pdf"].status == "RETRY"
+    assert "not whole yet (no %%EOF trailer at its end yet)" in (by_name["policy.pdf"].reason or "")
+    assert (drop / "policy.pdf").is_file() and not (drop / "failed").exists()
+    assert by_name["notes.txt"].status == "READY"
+    # When the copy finishes, Then the next run ingests it
+    (drop / "policy.pdf").write_bytes(data)
+    again = {o.path.name: o for o in Watcher(drop).run_once(settle=SETTLE)}
+    assert again["policy.pdf"].status == "READY"

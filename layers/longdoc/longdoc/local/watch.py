@@ -147,9 +147,41 @@ class Watcher:
             return False  # a metadata sidecar travels with its document, it is not one
         return bool(parts) and parts[0] != FAILED_DIR and not any(p.startswith(".") for p in parts)
 
-    def run_once(self) -> list[Outcome]:
-        """Process every file present now; returns the outcomes in path order."""
-        return [self._guarded(path) for path in self.candidates()]
+    def run_once(self, settle: float = SETTLE_SECONDS) -> list[Outcome]:
+        """Process every file present now that is whole; returns the outcomes in path order.
+
+        When some file was modified less than ``settle`` seconds ago, the run first waits out the rest
+        of that window (once, for all files). A file that changed meanwhile, or that is not whole
+        (:func:`~.whole.wholeness`: a PDF with no ``%%EOF`` yet, an empty file) and was modified less
+        than :data:`INCOMPLETE_WAIT_SECONDS` ago, is left where it is as ``RETRY`` (still arriving:
+        the next run takes it), never moved to ``failed/``. One not whole for longer is taken as it
+        is and fails with its reason, as :meth:`serve` does."""
+        paths = self.candidates()
+        seen = {p: signature(p) for p in paths}
+        now = time.time()
+        ages = [now - s[1] / 1e9 for s in seen.values() if s is not None]
+        wait = max((settle - age for age in ages if 0 <= age < settle), default=0.0)
+        if wait > 0:
+            time.sleep(wait)
+        return [self._guarded(p, lambda q: self._once(q, seen[q])) for p in paths]
+
+    def _once(self, path: Path, seen: tuple[int, int] | None) -> Outcome:
+        """:meth:`process` ``path`` when it has arrived whole (see :meth:`run_once`); else ``RETRY``."""
+        current = signature(path)
+        if current is not None and current != seen:
+            return self._left(path, "still being written")
+        age = time.time() - current[1] / 1e9 if current is not None else INCOMPLETE_WAIT_SECONDS
+        found = wholeness(path) if current is not None and self._wanted(path) else Wholeness("whole")
+        if found.state == "incomplete" and age < INCOMPLETE_WAIT_SECONDS:
+            return self._left(path, f"not whole yet ({found.reason}); modified {age:.0f} s ago, taken as it "
+                                    f"is once unchanged for {INCOMPLETE_WAIT_SECONDS:.0f} s")
+        return self.process(path)
+
+    def _left(self, path: Path, why: str) -> Outcome:
+        """The ``RETRY`` outcome (reported) of a file left in place for the next run."""
+        outcome = Outcome(path, "RETRY", reason=f"{why}: left in place for the next run")
+        self.report(outcome)
+        return outcome
 
     def _guarded(self, path: Path, action: Callable[[Path], Outcome] | None = None) -> Outcome:
         """``action(path)`` (default :meth:`process`), with an unexpected error reported as RETRY (the
