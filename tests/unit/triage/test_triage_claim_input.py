@@ -128,3 +128,21 @@ def test_the_query_writer_on_without_a_model_says_so_once_per_run(home: Path, tm
         report = evaluate(gold, SET, TriageDeps(state, blobs, query_writer=True), query_writer=True)
     assert report["overall"]["claims"] == 3
     assert [r.getMessage() for r in caplog.records] == [SKIPPED]
+
+
+def test_a_text_claims_loss_date_line_is_a_named_case_fact() -> None:
+    # Given a text claim with a "Date of loss:" line and a policy number line
+    claim = read_claim(b"Date of loss: 2024-05-02\nPolicy No.: HP-2231\n"
+                       b"The basement flooded after heavy rain; repairs quoted at $4,200.00.\n", "c.txt")
+    # Then CASE_FACTS names the loss date instead of listing it as value_1
+    assert claim.case_facts == {"loss_date": "2024-05-02", "policy_no": "HP-2231", "value_1": "$4,200.00"}
+
+
+def test_a_json_file_must_hold_a_json_object() -> None:
+    # Given .json claim files holding a JSON string and plain text, Then each is refused naming the file
+    with pytest.raises(TriageError, match=r"^claim file c.json must hold a JSON object$"):
+        read_claim(b'"Water came through the ceiling after a storm"', "c.json")
+    with pytest.raises(TriageError, match=r"^claim file c.json is not valid JSON"):
+        read_claim(b"Water came through the ceiling after a storm", "c.json")
+    # And the same text in a .txt file is a text claim
+    assert read_claim(b"Water came through the ceiling after a storm", "c.txt").note.startswith("Water came")

@@ -152,3 +152,19 @@ def test_a_part_id_the_band_prints_is_a_valid_gold_id_and_counts_only_for_that_p
     assert _hits([part1], {"gold_doc": H23, "gold": ["5.8#2"]}, 1) == 0.0
     assert _hits([part2], {"gold_doc": H23, "gold": ["5.8#2"]}, 1) == 1.0
     assert _hits([part1], {"gold_doc": H23, "gold": ["5.8"]}, 1) == 1.0
+
+
+def test_a_gold_file_saved_as_utf16_with_a_bom_is_read(deps: TriageDeps, tmp_path: Path) -> None:
+    # Given the good gold line saved by a Windows editor as "Unicode" (UTF-16 with a BOM)
+    path = tmp_path / "gold-utf16.jsonl"
+    path.write_bytes((json.dumps(GOOD) + "\n").encode("utf-16"))
+    # When eval triage reads it, Then it is scored like the UTF-8 file
+    report = evaluate(path, SET, deps)
+    assert report["overall"]["claims"] == 1
+    # And bytes that are not text are refused naming the file
+    bad = tmp_path / "gold-bin.jsonl"
+    bad.write_bytes(b"\xff\xfe\x00\xd8")  # a UTF-16 BOM then a lone surrogate
+    with pytest.raises(GoldFileInvalid) as caught:
+        evaluate(bad, SET, deps)
+    assert caught.value.problems == [f"gold file {bad} is binary or not UTF-8 text "
+                                     "(nor UTF-16 / UTF-32 with a byte-order mark)"]

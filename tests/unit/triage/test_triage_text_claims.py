@@ -43,9 +43,9 @@ def test_a_text_claims_label_lines_are_fields_kept_out_of_the_query_and_in_case_
     assert claim.fields == {"policy_number": "LP234F32", "claim_amount": "$1,850.00", "claimant": "Jane Doe"}
     assert claim.note == "My laptop was stolen from my apartment on 14 January 2018 while I was away."
     assert (claim.loss_date, claim.line_of_business) == ("2018-01-15", "renters")
-    # And the policy number and amount are in CASE_FACTS under their names
-    assert claim.case_facts == {"policy_number": "LP234F32", "claim_amount": "$1,850.00",
-                                "value_1": "2018-01-15", "value_2": "14 January 2018"}
+    # And the loss date, policy number and amount are in CASE_FACTS under their names
+    assert claim.case_facts == {"loss_date": "2018-01-15", "policy_number": "LP234F32", "claim_amount": "$1,850.00",
+                                "value_1": "14 January 2018"}
     # And the loss query holds neither the label words nor the name
     loss = next(q.text for q in claim_queries(claim) if q.name == "loss")
     assert loss == "My laptop was stolen from my apartment on while I was away."

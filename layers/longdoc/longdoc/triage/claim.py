@@ -88,8 +88,11 @@ def _flatten(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-def _facts(fields: dict[str, str], text: str) -> dict[str, str]:
-    facts = {name: value for name, value in fields.items() if _FACT_NAME.search(name.rsplit(".", 1)[-1])}
+def _facts(fields: dict[str, str], text: str, named: dict[str, str] | None = None) -> dict[str, str]:
+    """CASE_FACTS: ``named`` (a text claim's ``loss_date`` line), the fact fields, then the text's other
+    exact values as ``value_1``, ``value_2``, ... (a value already named is not repeated)."""
+    facts = dict(named or {})
+    facts.update({name: value for name, value in fields.items() if _FACT_NAME.search(name.rsplit(".", 1)[-1])})
     known = set(facts.values())
     for i, value in enumerate(v for v in exact_values(text) if v not in known):
         facts[f"value_{i + 1}"] = value
@@ -160,7 +163,7 @@ def claim_from_text(text: str) -> Claim:
         raise TriageError("the claim has no descriptive text, only "
                           + (", ".join(fields) if fields else "label lines, digits and punctuation")
                           + ": give a description of the loss", "claim")
-    claim.case_facts = _facts(claim.fields, claim.text)
+    claim.case_facts = _facts(claim.fields, claim.text, {"loss_date": claim.loss_date} if claim.loss_date else None)
     return claim
 
 
@@ -182,7 +185,8 @@ def decode_text(data: bytes, name: str, what: str = "claim file") -> str:
 
 
 def read_claim(data: bytes, name: str) -> Claim:
-    """Parse a claim file's bytes (``name`` is used in errors): JSON when it starts with ``{``, else text.
+    """Parse a claim file's bytes (``name`` is used in errors): JSON when it starts with ``{`` or the name
+    ends in ``.json`` (so a ``.json`` file holding a JSON string or plain text is refused), else text.
 
     The bytes are decoded by :func:`decode_text` (UTF-8, or UTF-16 / UTF-32 with a BOM). Raises
     :class:`TriageError` in one line naming the file for an empty one, a binary one, one over
@@ -195,7 +199,7 @@ def read_claim(data: bytes, name: str) -> Claim:
     if not text.strip():
         raise TriageError(f"claim file {name} is empty", "claim")
     try:
-        if text.lstrip().startswith("{") or _is_json_array(text):
+        if text.lstrip().startswith("{") or _is_json_array(text) or name.lower().endswith(".json"):
             return claim_from_json(_json_object(text, name))
         return claim_from_text(text)
     except TriageError as exc:

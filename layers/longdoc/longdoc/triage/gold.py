@@ -31,7 +31,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from longdoc.core.errors import TriageError
-from longdoc.triage.claim import claim_from_json
+from longdoc.triage.claim import claim_from_json, decode_text
 from longdoc.triage.clauses import Clause, gold_keys
 from longdoc.triage.collections import Member
 from longdoc.triage.service import claim_context
@@ -128,11 +128,12 @@ def read_gold_lines(path: Path) -> tuple[list[GoldLine], list[str]]:
     """The well-formed lines of the gold file and one problem per fault (``FILE:LINE: ... (claim ID)``):
     not JSON, not the :class:`GoldClaim` shape (the field named), an unknown ``kind`` or ``split``,
     neither or both of ``gold`` / ``gold_quotes``, an ``id`` already used (the line of its first use
-    named), no lines at all, or a file that is not UTF-8. Blank lines are skipped. OSError propagates."""
+    named), no lines at all, or a file that is not text (UTF-8, or UTF-16 / UTF-32 with a byte-order mark:
+    :func:`~longdoc.triage.claim.decode_text`). Blank lines are skipped. OSError propagates."""
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return [], [f"{path}: not UTF-8 text (byte {exc.start})"]
+        text = decode_text(path.read_bytes(), str(path), "gold file")
+    except TriageError as exc:
+        return [], [str(exc)]
     lines: list[GoldLine] = []
     problems: list[str] = []
     first: dict[str, int] = {}

@@ -55,7 +55,7 @@ from longdoc.ingest.parse.detect import (
 from longdoc.ingest.parse.formats import docx_to_text, html_to_text
 from longdoc.ingest.parse.ocr import OcrOptions, OcrOutcome
 from longdoc.ingest.parse.pdf import read_pdf
-from longdoc.ingest.parse.text import MARKDOWN_TABLE, TEXT_TABLE, decode_text, normalise
+from longdoc.ingest.parse.text import MARKDOWN_TABLE, TEXT_TABLE, decode_text, markdown_as_rendered, normalise
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -185,6 +185,8 @@ def _read_unpaged(source: str, data: bytes, media_type: str) -> tuple[str, list[
         raw = decode_text(source, data)
         empty = "no text: the file holds only whitespace"
     text = normalise(raw, MARKDOWN_TABLE if media_type == "text/markdown" else TEXT_TABLE)
+    if media_type == "text/markdown":
+        text = markdown_as_rendered(text)
     if not text.strip():
         raise DocumentError(source, empty)
     return text, headings

@@ -3,11 +3,13 @@
 ``\\r\\n`` and ``\\r`` become ``\\n``; C0 control characters other than ``\\n`` and ``\\t``
 (NUL, form feed, ...) are removed; trailing whitespace is stripped from every line; U+00AD
 is written as ``-`` (a visible hyphen, see :mod:`longdoc.ingest.parse`), except in Markdown,
-where it is removed (:data:`MARKDOWN_TABLE`).
+where it is removed (:data:`MARKDOWN_TABLE`). Markdown is also read as it renders
+(:func:`markdown_as_rendered`): backslash escapes and character references resolved.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 
@@ -23,6 +25,38 @@ MARKDOWN_TABLE: dict[int, str | None] = {**DROP_C0, 0x00AD: None}
 shows U+00AD only where it breaks a line (HTML Living Standard, "soft hyphen"; CommonMark passes the
 character through), so ``obliga\u00adtions`` reads ``obligations``, never ``obliga-tions``."""
 _TRAILING_SPACE = re.compile(r"[^\S\n]+$", re.MULTILINE)
+_ATX = re.compile(r"^ {0,3}#{1,6}[ \t]+\S", re.MULTILINE)
+_ESCAPED_ATX = re.compile(r"^( {0,3})\\(#{1,6}[ \t]+\S)", re.MULTILINE)
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+"""A CommonMark backslash escape: a backslash before an ASCII punctuation character."""
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+_LEADING_ESCAPED_HASH = re.compile(r"^ {0,3}\\#")
+_FENCE = re.compile(r"^ {0,3}(?:```|~~~)")
+ESCAPED_HEADINGS_MIN = 3
+"""Escaped heading lines (``\\# Title``) a Markdown file with no real heading needs before they are
+read as its headings: the mark of a converter that escaped every ``#`` it wrote."""
+
+
+def markdown_as_rendered(text: str) -> str:
+    """Markdown text as a reader sees it rendered (CommonMark 0.31, "Backslash escapes" and "Entity and
+    numeric character references"): ``\\-`` -> ``-``, ``2\\.`` -> ``2.``, ``&#x26;`` / ``&amp;`` ->
+    ``&``, outside fenced code blocks. A file with no ``#`` heading but at least
+    :data:`ESCAPED_HEADINGS_MIN` lines opening ``\\# `` (an HTML-to-Markdown converter that escaped the
+    headings it wrote) gets them back as headings; elsewhere a line-opening ``\\#`` stays escaped, so
+    it is not read as a heading (it renders as text). Returns the text; raises nothing."""
+    if not _ATX.search(text) and len(_ESCAPED_ATX.findall(text)) >= ESCAPED_HEADINGS_MIN:
+        text = _ESCAPED_ATX.sub(r"\1\2", text)
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            kept = _LEADING_ESCAPED_HASH.match(line)  # "\\# x" renders as text "# x": no heading for the chunker
+            head, rest = (line[:kept.end()], line[kept.end():]) if kept else ("", line)
+            line = head + _REFERENCE.sub(lambda m: html.unescape(m.group()), _ESCAPE.sub(r"\1", rest))
+        out.append(line)
+    return "\n".join(out)
 
 
 def decode_text(source: str, data: bytes) -> str:
