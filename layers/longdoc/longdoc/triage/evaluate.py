@@ -163,9 +163,10 @@ def _score(case: dict[str, Any], collection: str, members: list[Member], pools: 
     for name, ranking in rankings:
         for k in KS:
             row[f"{name}recall@{k}"] = _hits(ranking, case, k)
-    for name, ranking in (("", ranked), ("legacy_", legacy)):
+    for name, ranking, found in (("", ranked, result.ranked_count), ("legacy_", legacy, len(legacy))):
         sent = fill_band(ranking, band).clauses  # what the model reads: the clause band, filled in rank order
-        row[f"{name}band_recall"] = _hits(sent, case, len(sent))
+        # a clause no query found fills the band in document order: it is not credited as ranked in
+        row[f"{name}band_recall"] = _hits(sent[:found], case, len(sent[:found]))
         row[f"{name}band_clauses"] = len(sent)
     if writer is not None:
         row["writer_top3"] = [c.clause_id for c in writer[:3]]

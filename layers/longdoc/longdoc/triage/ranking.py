@@ -59,6 +59,14 @@ class Ranked:
     clauses: list[Clause]
     queries: list[Query]
     reasons: dict[str, list[str]] = field(default_factory=dict)
+    found: int | None = None
+    """How many of ``clauses``, from the first, some query scored; the rest follow in pool (document)
+    order, found by none (None: all of them)."""
+
+    @property
+    def ranked_count(self) -> int:
+        """:attr:`found`, or every clause when it is None."""
+        return len(self.clauses) if self.found is None else self.found
 
 
 def pool_definitions(clauses: Sequence[Clause]) -> list[Definition]:
@@ -121,12 +129,13 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     scaled = [(k, v * (DEFINITION_WEIGHT if is_definitions(by_key[k].text) else 1.0))
               for k, v in rrf(rankings, k=TRIAGE_RRF_K, weights=weights)]
     keys = [k for k, _ in sorted(scaled, key=lambda p: -p[1])]
+    found = len(keys)
     seen = set(keys)
     keys += [c.key for c in clauses if c.key not in seen]
     ordered = [by_key[k] for k in keys]
     if reranker is not None:
         ordered = _rerank(reranker, qs[0].text, ordered)
-    return Ranked(ordered, qs, reasons)
+    return Ranked(ordered, qs, reasons, found)
 
 
 def _rerank(reranker: Reranker, query: str, ordered: list[Clause]) -> list[Clause]:

@@ -6,6 +6,7 @@ from typing import Any
 
 
 UNNAMED = "in no query's first 5 (ranked in by the fusion of all)"
+UNRANKED = "found by no query (fills the band in document order)"
 """What ``--explain`` says of a clause that no query had in its first five."""
 
 
@@ -23,6 +24,7 @@ def band_table(result: dict[str, Any]) -> list[str]:
         lines.append(f"{c['rank']:<5}{c['clause_id']:<{width}}{_cut(path, 49):<50}{c['tokens']:>6}")
     over = "  (the top clause alone is over the band: sent and counted)" if band["top_over_band"] else ""
     lines.append(f"clause band: {band['tokens']} of {band['limit']} tokens, {len(band['clauses'])} clause(s){over}")
+    lines += [f"warning: {w}" for w in result.get("warnings", [])]
     return lines
 
 
@@ -31,7 +33,8 @@ def explain_table(result: dict[str, Any]) -> list[str]:
     then each band's estimated tokens against the input budget (``--explain``)."""
     budget = result["budget"]
     lines = [f"query {q['name']} (weight {q['weight']}): {_cut(q['text'], 100)}" for q in result.get("queries", [])]
-    lines += [f"  {c['clause_id']} " + (f"found by {', '.join(c['found_by'])}" if c.get("found_by") else UNNAMED)
+    lines += [f"  {c['clause_id']} " + (f"found by {', '.join(c['found_by'])}" if c.get("found_by") else
+                                         UNNAMED if c.get("ranked", True) else UNRANKED)
               for c in result["band"]["clauses"]]
     lines += [f"input budget {budget['input_budget']} tokens from {budget['source']}"]
     lines += [f"  {name:<22}{tokens:>7}" for name, tokens in budget["bands"].items()]

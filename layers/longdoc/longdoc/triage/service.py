@@ -163,11 +163,25 @@ def wording_line(resolution: Resolution) -> str:
     return text
 
 
-def _band_json(band: Band, reasons: dict[str, list[str]] | None = None) -> dict[str, Any]:
+def unranked_warning(band: Band, found: int) -> str | None:
+    """The warning for a band holding clauses that no query found (they fill it in document order
+    after the ranked ones), or None when every clause sent was ranked in."""
+    unranked = max(0, len(band.clauses) - found)
+    if not unranked:
+        return None
+    if found == 0:
+        return ("no query found any clause of the wording: the band is its first clauses in document order, "
+                "not a ranking (the claim shares no word with the wording; describe the loss, or use --explain)")
+    return (f"{unranked} of the band's {len(band.clauses)} clauses were found by no query: they follow the "
+            f"ranked ones in document order")
+
+
+def _band_json(band: Band, reasons: dict[str, list[str]] | None = None, found: int | None = None) -> dict[str, Any]:
     return {"limit": band.limit, "tokens": band.tokens, "top_over_band": band.top_over_band,
+            "unranked": max(0, len(band.clauses) - (len(band.clauses) if found is None else found)),
             "clauses": [{"rank": i + 1, "clause_id": c.clause_id, "doc_id": c.doc_id, "chunk_id": c.chunk_id,
                          "heading_path": list(c.heading_path), "tokens": c.tokens, "endorsement": c.endorsement,
-                         "found_by": (reasons or {}).get(c.key, [])}
+                         "found_by": (reasons or {}).get(c.key, []), "ranked": found is None or i < found}
                         for i, c in enumerate(band.clauses)]}
 
 
@@ -201,7 +215,8 @@ def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
             "endorsements": [_member(e) for e in resolution.endorsements], "case_facts": claim.case_facts,
             **answer.to_json(), "ranking": ranking,
             "queries": [{"name": q.name, "text": q.text, "weight": q.weight} for q in ranking_result.queries],
-            "band": _band_json(band, ranking_result.reasons),
+            "band": _band_json(band, ranking_result.reasons, ranking_result.ranked_count),
+            "warnings": [w for w in [unranked_warning(band, ranking_result.ranked_count)] if w],
             "budget": {"input_budget": budget, "source": source, "bands": dict(bands.rows())}}
 
 
