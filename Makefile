@@ -100,12 +100,18 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)/uv
 	$(TOOLS)/uv/bin/pip install --quiet --disable-pip-version-check "uv>=0.5"
 
+# --no-strip-extras: a dependency's extra (pinecone's httpx[http2]) is pinned as such, else pip's
+# hash-checking mode in `sam build` refuses it as unpinned once a newer release than the lock's exists.
+# The old lock is passed as --output-file so uv keeps its pins (upgrade one with --upgrade-package).
 lock: $(UV)
 	for fn in $(LOCKED_FUNCTIONS); do \
-	  { sed -n '1,4p' functions/$$fn/requirements.txt; \
-	    $(UV) pip compile --quiet --python-version 3.12 --python-platform aarch64-manylinux_2_28 \
-	      --generate-hashes --no-header --annotation-style line functions/$$fn/requirements.in; \
-	  } > functions/$$fn/requirements.txt.new && mv functions/$$fn/requirements.txt.new functions/$$fn/requirements.txt; \
+	  cp functions/$$fn/requirements.txt functions/$$fn/requirements.lock.tmp; \
+	  $(UV) pip compile --quiet --python-version 3.12 --python-platform aarch64-manylinux_2_28 \
+	    --generate-hashes --no-header --annotation-style line --no-strip-extras \
+	    --output-file functions/$$fn/requirements.lock.tmp functions/$$fn/requirements.in && \
+	  { sed -n '1,4p' functions/$$fn/requirements.txt; cat functions/$$fn/requirements.lock.tmp; } \
+	    > functions/$$fn/requirements.txt.new && mv functions/$$fn/requirements.txt.new functions/$$fn/requirements.txt; \
+	  rm -f functions/$$fn/requirements.lock.tmp; \
 	done
 
 # Build, then deploy with a DeployRevision computed from the build and the parameters, so every

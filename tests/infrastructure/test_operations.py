@@ -376,7 +376,8 @@ def test_queue_policies_deny_requests_without_tls(template: dict[str, Any], poli
 # --------------------------------------------------------------------------- finding 6: builds
 
 
-_LOCK_LINE = re.compile(r"^([A-Za-z0-9_.-]+)==([^ \\]+) \\$")
+_LOCK_LINE = re.compile(r"^([A-Za-z0-9_.-]+)(?:\[[A-Za-z0-9_., -]+\])?==([^ \\]+) \\$")
+"""A pinned lock entry, its extras kept (``httpx[http2]==0.28.1``: ``make lock`` uses ``--no-strip-extras``)."""
 # voyageai is never locked: its import loads ~140 MB (numpy, pillow, tokenizers, huggingface-hub,
 # langchain); the functions call Voyage's REST endpoint (longdoc.adapters.voyage_http).
 # pytesseract is the local OCR engine's binding: AWS reads scanned pages with Textract (boto3).
@@ -502,3 +503,12 @@ def test_a_function_imports_only_distributions_its_lock_installs(function: str) 
     # longdoc itself (the layer), setuptools' site hook, and certifi, which botocore imports only if
     # present (it falls back to its own CA bundle, botocore/httpsession.py)
     assert loaded - locked - {"longdoc", "setuptools", "certifi"} == set()
+
+
+@pytest.mark.parametrize("function", ["ingest", "extract", "bulk"])
+def test_an_extra_a_dependency_asks_for_is_pinned_with_it(function: str) -> None:
+    # pinecone requires httpx[http2]; pinned as bare httpx, pip's hash-checking mode in `sam build`
+    # refuses the extra as unpinned as soon as a newer httpx than the lock's is released
+    text = (REPO / "functions" / function / "requirements.txt").read_text(encoding="utf-8")
+    assert re.search(r"^httpx\[http2\]==\S+ \\$", text, re.MULTILINE), function
+    assert "--no-strip-extras" in (REPO / "Makefile").read_text(encoding="utf-8")
