@@ -8,8 +8,11 @@ on its own and fused (:mod:`longdoc.triage.ranking`):
   amounts, dates, ids: they stay in CASE_FACTS, not in the query), followed by the wording's
   defined terms for its plain words (below);
 - ``event``: the form's short description of the loss (or the note's first sentence);
-- ``condition``: the note's condition-like sentences (notice, reports, deadlines, proof, delay);
-  kept apart so that a deadline phrase does not drag the loss query to the clause sharing it;
+- ``condition``: the note's condition-like sentences (notice, reports, deadlines, proof, delay),
+  and any sentence telling the claimant's conduct after the loss in the words of the vocabulary's
+  condition entries (``told the other driver it was his fault``, ``threw the carpet out``), with
+  those entries' terms the wording uses (``admission``, ``inspection``); kept apart so that a
+  deadline phrase does not drag the loss query to the clause sharing it;
 - ``sentence N``: each other loss sentence on its own, when the note has several (the peril and
   the damaged property often sit in different sentences);
 - ``limit``: the form's description (and its wording terms) with the words wordings state caps in
@@ -36,7 +39,7 @@ from dataclasses import dataclass
 from longdoc.core.values import exact_values
 from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.claim import Claim
-from longdoc.triage.vocabulary import wording_terms
+from longdoc.triage.vocabulary import MAX_WORDING_TERMS, condition_entries, wording_terms
 
 _BOILERPLATE_FIELD = re.compile(
     r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum|insured|name|claimant|address|phone|email|"
@@ -54,6 +57,9 @@ _REPORTING_LEAD = re.compile(
 how an adjuster tells the loss, not a reporting duty, so it does not make the sentence condition-like
 (``Insured reported the loss to us 40 days after`` stays one)."""
 _FORM_WORDS = re.compile(r"\b(?:claims?|filed|this|insurer)\b", re.IGNORECASE)
+PIN_RANK = 3
+"""A pinned query's first hit ranks at worst this (1-based): a condition the claim's conduct points at
+is read by the model whatever the loss queries outvote it with (:attr:`Query.pin`)."""
 LIMIT_WORDS = "limit maximum up to in total each per item sum insured"
 """Words with which wordings state a cap (the ``limit`` query adds them to the damaged property)."""
 _PEOPLE = re.compile(r"\b(?:the )?(?:insured|policyholder|claimant|customer)(?:'s|’s)?\b", re.IGNORECASE)
@@ -90,6 +96,9 @@ class Query:
     weight: float
     scope: str | None = None
     """Rank only the units of this role (:data:`longdoc.triage.routing.ROLES`); None: every unit."""
+    pin: bool = False
+    """Whether this query's first hit is held within the first :data:`PIN_RANK` of the fused ranking
+    (the ``condition`` query when the claim tells the claimant's conduct after the loss)."""
 
 
 @dataclass(frozen=True)
@@ -198,8 +207,12 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
     event = _clean(" ".join(described) or (losses[0] if losses else ""))
     if event and event != loss:
         queries.append(Query("event", event, 0.5))  # a part of the loss query: half its weight
-    if conditions:
-        queries.append(Query("condition", _clean(_FORM_WORDS.sub(" ", " ".join(conditions))), 1.0))
+    duties, duty_terms = _conduct(described + note, wording_words) if wording_words else ([], [])
+    told = conditions + [s for s in duties if s not in conditions]
+    if told:
+        queries.append(Query("condition", " ".join(
+            [_clean(_FORM_WORDS.sub(" ", " ".join(told))), *duty_terms[:MAX_WORDING_TERMS]]).strip(), 1.0,
+            pin=bool(duty_terms)))
     if claim.case_facts and described:
         queries.append(Query("limit", _clean(" ".join(described + mapped)) + " " + LIMIT_WORDS, LIMIT_WEIGHT, "limit"))
 
@@ -210,7 +223,21 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
         queries.append(Query("defined terms", " ".join(terms), 1.0))
     if mapped:  # the wording's own words for the loss's lay words (data/loss_vocabulary.json)
         queries.append(Query("wording terms", " ".join(mapped), VOCABULARY_WEIGHT))
-    return [Query(q.name, q.text if q.name == "loss" else _cap(q.text), q.weight, q.scope) for q in queries]
+    return [Query(q.name, q.text if q.name == "loss" else _cap(q.text), q.weight, q.scope, q.pin) for q in queries]
+
+
+def _conduct(texts: Sequence[str], wording_words: set[str]) -> tuple[list[str], list[str]]:
+    """The sentences of ``texts`` that tell a claimant's conduct after the loss in the condition
+    entries' lay words (``told him it was my fault``), and those entries' terms that the wording
+    uses (``admission``, ``promise``), each once (:func:`~longdoc.triage.vocabulary.condition_entries`)."""
+    found: list[str] = []
+    terms: list[str] = []
+    for text in texts:
+        mapped = wording_terms(text, wording_words, condition_entries())
+        if mapped:
+            found.append(text)
+            terms += [t for t in mapped if t not in terms]
+    return found, terms
 
 
 def _cap(text: str) -> str:

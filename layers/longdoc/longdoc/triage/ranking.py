@@ -6,7 +6,8 @@ the dense ranking of the units (each by its best passage vector mixed with its w
 reciprocal rank fusion (:func:`longdoc.search.fusion.rrf`, ``k`` = :data:`TRIAGE_RRF_K`), each
 weighted by its query's weight. A :class:`~longdoc.core.ports.Reranker` (Voyage rerank on AWS with
 ``LONGDOC_RERANKER=voyage``; none offline) then reorders the first :data:`RERANK_TOP` with the
-loss query. ``reasons`` name, for each clause, the queries that had it in their first
+loss query; a pinned query's first hit (:attr:`~longdoc.triage.queries.Query.pin`) is then held
+within the first :data:`~longdoc.triage.queries.PIN_RANK`. ``reasons`` name, for each clause, the queries that had it in their first
 :data:`REASON_DEPTH` (``loss#1``, ``defined terms#2``), shown by ``--explain``.
 
 :data:`LEGACY` is the ranking before issue 31 (one query: the whole claim text), kept callable
@@ -28,7 +29,7 @@ from longdoc.triage.passages import dense_passage_ranking, passage_bm25_ranking
 from longdoc.triage.unit_vectors import dense_unit_ranking
 from longdoc.triage.routing import unit_roles
 from longdoc.triage.vocabulary import lay_tokens
-from longdoc.triage.queries import Definition, Query, claim_queries, definitions, is_definitions, rare_words
+from longdoc.triage.queries import PIN_RANK, Definition, Query, claim_queries, definitions, is_definitions, rare_words
 
 RERANK_TOP = 20
 """Fused candidates the reranker reorders (the rest keep their fused order after them)."""
@@ -106,6 +107,7 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     weights: list[float] = []
     reasons: dict[str, list[str]] = {}
     roles = {c.key: unit_roles(c.heading_path, c.text) for c in clauses}
+    pinned: list[str] = []
     for q in qs:
         scoped = [c for c in clauses if q.scope in roles[c.key]] if q.scope else list(clauses)
         if not scoped:
@@ -123,6 +125,8 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
         fused = [k for k, _ in rrf(lists, k=TRIAGE_RRF_K, weights=ws)] if len(lists) > 1 else lists[0]
         for pos, key in enumerate(fused[:REASON_DEPTH], start=1):
             reasons.setdefault(key, []).append(f"{q.name}#{pos}")
+        if q.pin and fused:
+            pinned.append(fused[0])
         rankings += lists
         weights += ws
     by_key = {c.key: c for c in clauses}
@@ -135,7 +139,18 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     ordered = [by_key[k] for k in keys]
     if reranker is not None:
         ordered = _rerank(reranker, qs[0].text, ordered)
-    return Ranked(ordered, qs, reasons, found)
+    return Ranked(_pin(ordered, pinned), qs, reasons, found)
+
+
+def _pin(ordered: list[Clause], keys: Sequence[str]) -> list[Clause]:
+    """``ordered`` with each of ``keys`` (pinned queries' first hits) moved up to rank
+    :data:`~longdoc.triage.queries.PIN_RANK` when it ranks lower; the others keep their order."""
+    out = list(ordered)
+    for key in keys:
+        at = next((i for i, c in enumerate(out) if c.key == key), None)
+        if at is not None and at >= PIN_RANK:
+            out.insert(PIN_RANK - 1, out.pop(at))
+    return out
 
 
 def _rerank(reranker: Reranker, query: str, ordered: list[Clause]) -> list[Clause]:

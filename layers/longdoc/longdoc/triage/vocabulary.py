@@ -7,6 +7,10 @@ rest: domain knowledge of the kind of document (property, travel, liability and 
 not of any one wording, with each entry's rationale in the data file. :func:`wording_terms`
 returns the mapped terms **that the wording in force itself uses**, so an entry never adds a word
 the wording lacks; triage ranks them as the ``wording terms`` query and adds them to ``loss``.
+An entry marked ``"query": "condition"`` is a claimant's conduct after the loss told in everyday
+words ("told him it was my fault", "threw the carpet out", "weeks later") mapped to the words of the
+conditions that decide it ("admission", "inspection", "notice"); its terms join the ``condition``
+query instead (:func:`condition_entries`).
 
 Matching (:func:`lay_tokens`): lower case, whole words, a plural ``s`` folded (``bags`` = ``bag``),
 a multi-word entry matched as a word sequence.
@@ -27,6 +31,7 @@ RESOURCE = "loss_vocabulary.json"
 """The map's file in the ``longdoc.data`` package."""
 MAX_WORDING_TERMS = 8
 """Most mapped terms added per claim (first matched entries first)."""
+_QUERIES = ("loss", "condition")
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 
 
@@ -36,6 +41,8 @@ class Entry:
 
     lay: tuple[tuple[str, ...], ...]
     terms: tuple[str, ...]
+    query: str = "loss"
+    """The query the terms join: ``loss`` (the peril, the property) or ``condition`` (a claimant's duty)."""
 
 
 def lay_tokens(text: str) -> list[str]:
@@ -47,10 +54,11 @@ def lay_tokens(text: str) -> list[str]:
 
 
 def parse_vocabulary(text: str, name: str = RESOURCE) -> list[Entry]:
-    """The entries of a vocabulary file's JSON text (``{"entries": [{"lay": [...], "terms": [...]}]}``).
+    """The entries of a vocabulary file's JSON text (``{"entries": [{"lay": [...], "terms": [...],
+    "query": "loss" | "condition"}]}``; ``query`` absent: ``loss``).
 
-    Raises :class:`~longdoc.core.errors.TriageError` naming ``name`` when the JSON is invalid or an
-    entry lacks a non-empty ``lay`` or ``terms`` list of strings.
+    Raises :class:`~longdoc.core.errors.TriageError` naming ``name`` when the JSON is invalid, an
+    entry lacks a non-empty ``lay`` or ``terms`` list of strings, or its ``query`` is another value.
     """
     try:
         data = json.loads(text)
@@ -65,15 +73,28 @@ def parse_vocabulary(text: str, name: str = RESOURCE) -> list[Entry]:
         if not (isinstance(lay, list) and lay and isinstance(terms, list) and terms
                 and all(isinstance(x, str) and x.strip() for x in [*lay, *terms])):
             raise TriageError(f"vocabulary {name}: entry {n} needs non-empty \"lay\" and \"terms\" lists of strings")
-        out.append(Entry(tuple(tuple(lay_tokens(x)) for x in lay), tuple(terms)))
+        query = e.get("query", "loss")
+        if query not in _QUERIES:
+            raise TriageError(f"vocabulary {name}: entry {n} has \"query\" {query!r}: one of {', '.join(_QUERIES)}")
+        out.append(Entry(tuple(tuple(lay_tokens(x)) for x in lay), tuple(terms), query))
     return out
 
 
 @functools.lru_cache(maxsize=1)
-def default_vocabulary() -> tuple[Entry, ...]:
-    """The packaged map (read once)."""
+def _packaged() -> tuple[Entry, ...]:
     text = resources.files("longdoc.data").joinpath(RESOURCE).read_text(encoding="utf-8")
     return tuple(parse_vocabulary(text))
+
+
+def default_vocabulary() -> tuple[Entry, ...]:
+    """The packaged map's ``loss`` entries (read once): lay words of the peril and the property."""
+    return tuple(e for e in _packaged() if e.query == "loss")
+
+
+def condition_entries() -> tuple[Entry, ...]:
+    """The packaged map's ``condition`` entries: a claimant's conduct after the loss in everyday words
+    mapped to the words of the conditions that decide it (notice, admission, inspection, cooperation)."""
+    return tuple(e for e in _packaged() if e.query == "condition")
 
 
 def _has(tokens: list[str], phrase: tuple[str, ...]) -> bool:
