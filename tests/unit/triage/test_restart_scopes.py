@@ -84,3 +84,28 @@ def test_a_wording_that_never_repeats_a_number_keeps_its_ids() -> None:
     # Then the ids are the bare numbers, as before
     assert numbered == ["1", "2", "3", "4", "5", "6", "7", "8"]
     assert not any(">" in u.unit_id for u in units)
+
+
+def test_a_capitals_heading_inside_a_numbered_item_ends_it() -> None:
+    # Given a part whose list items were read as numbered sections ("3. Prohibited Access."), followed in
+    # the same long span by capitals headings and their word headings (a wording's next part)
+    text = "\n\n".join([
+        "# SECTION I – PROPERTY COVERAGES", "# 1. Additional Living Expense.", _body("living expenses"),
+        "# 2. Fair Rental Value.", _body("rental value"),
+        "# 3. Prohibited Access.", _body("prohibited access by civil authority"),
+        "SPECIAL COVERAGE FEATURES", "Debris Removal", _body("debris removal") + " " + _body("removal of debris"),
+        "Lock Replacement", _body("replacing locks") + " " + _body("new keys"),
+        "BASIS OF CLAIM PAYMENT", "Deductible", _body("the deductible amount") + " " + _body("deductible again"),
+        "# SECTION II – LIABILITY COVERAGES", "# 1. Legal Liability.", _body("legal liability"),
+    ])
+    units = clause_units(chunk_bytes("home.md", text.encode(), target_tokens=300, max_tokens=400))
+    by_text = {u.unit_id: u for u in units}
+    # Then the text under the capitals headings is cited by them, not as parts of item 3
+    debris = next(u for u in units if "debris removal" in u.text)
+    deductible = next(u for u in units if "the deductible amount" in u.text)
+    assert debris.unit_id == "SPECIAL COVERAGE FEATURES > Debris Removal"
+    assert deductible.unit_id == "BASIS OF CLAIM PAYMENT > Deductible"
+    assert "3. Prohibited Access." not in deductible.heading_path
+    assert deductible.heading_path[-2:] == ("BASIS OF CLAIM PAYMENT", "Deductible")
+    # And item 3 keeps its own text under its qualified id
+    assert any(uid.startswith("Section I > 3") and "prohibited access" in u.text for uid, u in by_text.items())

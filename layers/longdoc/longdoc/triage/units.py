@@ -335,14 +335,21 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
             by_path = sid is None and (headed or seen_number or not numbered)
             base = _base(sid) or (path_id(path + heads, root) if by_path else "") or preamble
             base = f"{_scope_label(scope)} > {base}" if scope is not None and sid is not None else base
-            placed.append((base, a, b, heads))
+            unit_path = path + heads
+            if sid is not None and not _OUTER_KEYWORD.match(sid) and heads and _outer(heads[0]) and len(path) > 1:
+                # a capitals heading inside a bare-numbered section ends it ("3. Prohibited Access." then
+                # SPECIAL COVERAGE FEATURES): what follows is cited by its own headings, not as 3#N; a
+                # keyword section ("Section 29") keeps its capitals parts (ADDITIONAL EXCLUSIONS)
+                unit_path = path[:-1] + heads
+                base = path_id(unit_path, root)
+            placed.append((base, a, b, unit_path))
         per_base = {base: sum(1 for p in placed if p[0] == base) for base, *_ in placed}
-        for base, a, b, heads in placed:
+        for base, a, b, unit_path in placed:
             first = used.get(base, 0)  # the same id met again (a parse that lost a heading): go on counting
             used[base] = first + 1
             uid = base if per_base[base] == 1 and not first else f"{base}#{first + 1}"
             text = body[a:b].strip()
             lead = len(body[a:b]) - len(body[a:b].lstrip())
-            out.append(Unit(uid, path + heads, text, start + a + lead, start + a + lead + len(text),
+            out.append(Unit(uid, unit_path, text, start + a + lead, start + a + lead + len(text),
                             _chunk_of(chunks, start + a, start + b)))
     return out
