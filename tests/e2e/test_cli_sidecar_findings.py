@@ -170,3 +170,16 @@ def test_a_misspelt_sidecar_key_is_ingested_with_a_warning_naming_the_closest_ke
     (home / "w.md.metadata.json").write_text(json.dumps(_home("2021", "2021-01-01", "2021-12-31", "renters")))
     code, out, err = _cli(capsys, "ingest", str(path), "--json")
     assert (code, json.loads(out)["change"], json.loads(out)["warnings"], err) == (0, "metadata updated", [], "")
+
+
+def test_watch_prints_a_misspelt_sidecar_key_warning_as_ingest_does(home, capsys) -> None:
+    # Given a drop folder holding a wording whose sidecar misspells line_of_business
+    drop = home / "drop"
+    drop.mkdir()
+    sidecar = {"collection": "sc", "line_of_busines": "home", "effective_from": "2021-01-01"}
+    path = _wording(drop, "w.md", sidecar)
+    # When the folder is watched once / Then it is ingested and stderr names the key and the closest one
+    code, out, err = _cli(capsys, "watch", str(drop), "--once")
+    assert code == 0 and len(out.splitlines()) == 1
+    assert (f"longdoc: {path.resolve()}: WARNING: metadata sidecar incoming/w.md.metadata.json: unknown key "
+            "'line_of_busines' ignored (did you mean 'line_of_business'?)") in err.splitlines()

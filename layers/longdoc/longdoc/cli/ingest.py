@@ -82,12 +82,13 @@ def overlap_warnings(record: DocumentRecord) -> list[str]:
 
 
 def _watch_overlaps(outcome: object) -> None:
-    """Print ``longdoc watch``'s overlap warnings for a READY outcome (:func:`overlap_warnings`) on stderr."""
+    """Print ``longdoc watch``'s warnings for a READY outcome on stderr, as ``longdoc ingest`` does: the
+    version's own (a misspelt sidecar key, pages without text) and the overlaps (:func:`overlap_warnings`)."""
     from longdoc import wiring
 
     doc_id, version = getattr(outcome, "doc_id", None), getattr(outcome, "doc_version", None)
     record = wiring.state_store().get_document(doc_id, version) if doc_id and version else None
-    for warning in overlap_warnings(record) if record is not None else []:
+    for warning in [*record.warnings, *overlap_warnings(record)] if record is not None else []:
         print(f"longdoc: {getattr(outcome, 'path', doc_id)}: WARNING: {warning}", file=sys.stderr, flush=True)
 
 
