@@ -267,3 +267,16 @@ def test_unknown_sidecar_keys_are_warned_about_with_the_closest_metadata_key() -
     # And a record's other warnings are kept while its sidecar warnings are replaced
     assert with_sidecar_warnings(["page 3 damaged", f"{side}: old"], KEY, b'{"term": "x"}') == ["page 3 damaged"]
     assert sidecar_warnings(KEY, None) == sidecar_warnings(KEY, b"[1]") == []
+
+
+def test_a_misspelt_policy_doc_type_without_a_collection_is_warned_about() -> None:
+    # A doc_type close to a policy type gets a warning naming it (it is chunked as a contract); another
+    # doc_type, or a sidecar with a collection (policy profile anyway), gets none
+    from longdoc.ingest.metadata import sidecar_warnings
+
+    assert sidecar_warnings("incoming/a.md", b'{"doc_type": "polcy"}') == [
+        "metadata sidecar incoming/a.md.metadata.json: doc_type 'polcy' is not a policy type, so the "
+        "deployment's chunk settings apply, not the policy profile (did you mean 'policy'?)"]
+    assert sidecar_warnings("incoming/a.md", b'{"doc_type": "contract"}') == []
+    assert sidecar_warnings("incoming/a.md", b'{"doc_type": "Policy"}') == []
+    assert sidecar_warnings("incoming/a.md", b'{"doc_type": "polcy", "collection": "set"}') == []

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from longdoc.core.errors import DocumentError
 from longdoc.core.models import METADATA_FIELDS, DocumentMetadata
+from longdoc.ingest.profiles import POLICY_DOC_TYPES, PROFILES
 
 METADATA_SUFFIX = ".metadata.json"
 """A sidecar ``<file>.metadata.json`` beside a document holds its optional metadata."""
@@ -113,7 +114,10 @@ def sidecar_warnings(key: str, raw: bytes | None) -> list[str]:
 
         metadata sidecar incoming/a.md.metadata.json: unknown key 'efective_from' ignored (did you mean 'effective_from'?)
 
-    Empty when there is no sidecar or it is not a JSON object (:func:`sidecar_values` fails the document then)."""
+    A ``doc_type`` close to a policy type but not one (``polcy``), in a sidecar with no ``collection``, is
+    warned about too: it gets the deployment's chunk settings, not the policy profile
+    (:mod:`longdoc.ingest.profiles`). Empty when there is no sidecar or it is not a JSON object
+    (:func:`sidecar_values` fails the document then)."""
     try:
         values = sidecar_values(key, raw)
     except DocumentError:
@@ -125,6 +129,13 @@ def sidecar_warnings(key: str, raw: bytes | None) -> list[str]:
         close = difflib.get_close_matches(_field(name), METADATA_FIELDS, n=1, cutoff=CLOSE_KEY)
         hint = f"did you mean {close[0]!r}?" if close else f"metadata keys: {', '.join(METADATA_FIELDS)}"
         out.append(f"{SIDECAR_WARNING}{sidecar_key(key)}: unknown key {str(name)!r} ignored ({hint})")
+    kind = next((v for n, v in values.items() if _field(n) == "doc_type"), None)
+    known = sorted(POLICY_DOC_TYPES | set(PROFILES))
+    if isinstance(kind, str) and kind.strip().lower() not in known and not values.get("collection"):
+        close = difflib.get_close_matches(kind.strip().lower(), known, n=1, cutoff=CLOSE_KEY)
+        if close:  # "polcy": a policy meant, chunked as a contract
+            out.append(f"{SIDECAR_WARNING}{sidecar_key(key)}: doc_type {kind!r} is not a policy type, so the "
+                       f"deployment's chunk settings apply, not the policy profile (did you mean {close[0]!r}?)")
     return out
 
 
