@@ -146,3 +146,20 @@ def test_a_json_file_must_hold_a_json_object() -> None:
         read_claim(b"Water came through the ceiling after a storm", "c.json")
     # And the same text in a .txt file is a text claim
     assert read_claim(b"Water came through the ceiling after a storm", "c.txt").note.startswith("Water came")
+
+
+def test_a_claim_of_only_a_name_and_a_phone_number_is_refused() -> None:
+    # Given claims whose only words are who to reach (the outside tester's name-and-phone claim)
+    text = b"Loss date: 2025-05-05\nLine of business: bicycle\nClaimant: Jane Doe\nPhone: 07700 900123\n"
+    with pytest.raises(TriageError, match=r"^claim file c.txt: the claim has no descriptive text, only claimant, phone"):
+        read_claim(text, "c.txt")
+    with pytest.raises(TriageError, match=r"only claimant, policy_number"):
+        read_claim(json.dumps({"claimant": "Jane Doe", "policy_number": "BK-1"}).encode(), "c.json")
+    # And with a description of the loss it is read, the name a field
+    claim = read_claim(text + b"My bike was stolen from the rack outside the station.\n", "c.txt")
+    assert claim.fields["claimant"] == "Jane Doe" and claim.note.startswith("My bike was stolen")
+
+
+def test_a_list_of_words_in_a_json_field_reads_as_words() -> None:
+    claim = read_claim(json.dumps({"claim_form": {"description": ["bicycle", "stolen"]}}).encode(), "c.json")
+    assert claim.fields == {"description": "bicycle, stolen"}

@@ -41,6 +41,9 @@ MAX_LABEL_VALUE_WORDS = 8
 _NOTE_LABELS = {"note", "notes", "adjuster_note", "adjuster_s_note", "adjusters_note", "adjuster_notes"}
 """Labels whose value is the note, whatever its length (JSON's ``adjuster_note`` / ``note``)."""
 _LETTER = re.compile(r"[^\W\d_]")
+_CONTACT_FIELD = re.compile(r"(?:^|_)(?:name|claimant|address|phone|mobile|telephone|tel|email|e_mail|contact|broker|agent)"
+                            r"(?:_|$)", re.IGNORECASE)
+"""Claim-form fields that say who to reach (a name, a phone number), never what happened."""
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
          (codecs.BOM_UTF16_BE, "utf-16"))
 """Byte-order marks read as UTF-32 / UTF-16 (UTF-32's first: its little-endian BOM starts with UTF-16's)."""
@@ -84,7 +87,9 @@ def _flatten(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
         if isinstance(value, dict):
             out.update(_flatten(value, name + "."))
         elif value is not None and not (isinstance(value, str) and not value.strip()):
-            out[name] = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            out[name] = (value if isinstance(value, str) else
+                         ", ".join(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else
+                         json.dumps(value, ensure_ascii=False))  # ["bicycle", "stolen"] reads "bicycle, stolen"
     return out
 
 
@@ -122,9 +127,11 @@ def claim_from_json(values: dict[str, Any]) -> Claim:
 
 
 def _described(claim: Claim) -> bool:
-    """True when the note, or a form field that is not a fact field, holds a letter."""
+    """True when the note, or a form field that is neither a fact field nor a contact field (a name, a
+    phone number: :data:`_CONTACT_FIELD`), holds a letter."""
     return bool(_LETTER.search(claim.note)) or any(
-        _LETTER.search(value) for name, value in claim.fields.items() if not _FACT_NAME.search(name.rsplit(".", 1)[-1]))
+        _LETTER.search(value) for name, value in claim.fields.items()
+        if not _FACT_NAME.search(name.rsplit(".", 1)[-1]) and not _CONTACT_FIELD.search(name.rsplit(".", 1)[-1]))
 
 
 def _label_key(label: str) -> str:
