@@ -183,3 +183,25 @@ def test_watch_prints_a_misspelt_sidecar_key_warning_as_ingest_does(home, capsys
     assert code == 0 and len(out.splitlines()) == 1
     assert (f"longdoc: {path.resolve()}: WARNING: metadata sidecar incoming/w.md.metadata.json: unknown key "
             "'line_of_busines' ignored (did you mean 'line_of_business'?)") in err.splitlines()
+
+
+def test_watch_keeps_a_ready_document_in_place_when_its_sidecar_edit_is_bad(home, capsys) -> None:
+    # Given a drop folder whose wording was ingested READY by watch --once
+    drop = home / "drop"
+    drop.mkdir()
+    path = _wording(drop, "w.md", _home("2025", "2025-01-01", "2025-12-31"))
+    assert _cli(capsys, "watch", str(drop), "--once")[0] == 0
+    # When its sidecar is edited to dates that end before they start, and the folder is watched again
+    (drop / "w.md.metadata.json").write_text(json.dumps(_home("2025", "2025-01-01", "2024-12-31")))
+    code, out, err = _cli(capsys, "watch", str(drop), "--once")
+    # Then the document is not moved to failed/: it stays, READY with its earlier metadata, and stderr says why
+    assert code == 1 and path.is_file() and not (drop / "failed").exists()
+    assert "effective_to 2024-12-31 is before effective_from 2025-01-01" in err
+    assert "the document stays here, READY with its earlier metadata: fix the sidecar (will retry)" in err
+    record = wiring.state_store().get_document("w")
+    assert record.status == "READY" and record.metadata.effective_to == "2025-12-31"
+    # When the sidecar is fixed, Then the next run applies it
+    (drop / "w.md.metadata.json").write_text(json.dumps(_home("2025", "2025-01-01", "2025-06-30")))
+    code, out, err = _cli(capsys, "watch", str(drop), "--once")
+    assert code == 0 and "metadata updated" in out
+    assert wiring.state_store().get_document("w").metadata.effective_to == "2025-06-30"

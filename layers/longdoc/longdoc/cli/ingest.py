@@ -199,6 +199,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
                   f"{state}  ({outcome.path})", flush=True)
         elif outcome.status == "DUPLICATE":
             print(f"unchanged, ignored: {outcome.path}", flush=True)
+        elif outcome.status == "DELETED":
+            print(f"{outcome.doc_id}  removed: its file is gone  ({outcome.path})", flush=True)
         else:
             where = "moved to failed/" if outcome.status == "FAILED" else "will retry"
             print(f"longdoc: {outcome.path}: {outcome.reason} ({where})", file=sys.stderr, flush=True)

@@ -24,7 +24,9 @@ Outcomes per file:
   ``DIR/failed/`` beside ``<name>.reason.txt`` holding the reason; a name already taken there
   gets a suffix (``report.20261201T101500Z-2.pdf``), so nothing in ``failed/`` is overwritten;
 - a transient failure (embedding or index unavailable): reported, the file stays where it
-  is and is tried again when it changes or on the next run.
+  is and is tried again when it changes or on the next run;
+- a bad sidecar edit for bytes already ``READY``: reported (``RETRY``), the document stays where it is
+  and its version keeps its chunks and earlier metadata; the fixed sidecar is applied when it changes.
 """
 
 from __future__ import annotations
@@ -215,9 +217,18 @@ class Watcher:
         try:
             done = ingest_file(name, data, sidecar)
         except DocumentError as exc:  # a bad sidecar: nothing was stored
-            self._move_to_failed(path, exc.reason)
             doc_id = resolve_doc_id(INCOMING_PREFIX + name, wiring.state_store())
-            outcome = Outcome(path, "FAILED", doc_id, version_from_sha256(digest[:64]), reason=exc.reason)
+            version = version_from_sha256(digest[:64])
+            ready = wiring.state_store().get_document(doc_id, version)
+            if ready is not None and ready.status == "READY":  # the document is fine: only the sidecar edit is bad
+                with self._lock:
+                    self._seen.pop(path, None)  # a fixed sidecar is taken again
+                outcome = Outcome(path, "RETRY", doc_id, version,
+                                  reason=f"{exc.reason}; the document stays here, READY with its earlier metadata: "
+                                         "fix the sidecar")
+            else:
+                self._move_to_failed(path, exc.reason)
+                outcome = Outcome(path, "FAILED", doc_id, version, reason=exc.reason)
             self.report(outcome)
             return outcome
         outcome = self._outcome(path, done)
