@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from longdoc.core.errors import CliError
 from longdoc.core.models import DocumentRecord
@@ -175,6 +176,26 @@ def _documents(raws: list[str]) -> list[Path | str]:
     return out
 
 
+def _watch_report(outcome: object, as_json: bool) -> None:
+    """Print one ``longdoc watch`` outcome (a :class:`longdoc.local.watch.Outcome`): ``--json`` its dict,
+    else a READY / unchanged / removed line on stdout, or the reason on stderr; then a READY file's warnings."""
+    o: Any = outcome
+    if as_json:
+        print(json.dumps(o.as_dict()), flush=True)
+    elif o.status == "READY":
+        state = f"{o.reused} embeddings reused" if o.change in (None, "ingested") else o.change
+        print(f"{o.doc_id}  v{o.doc_version}  {o.pages} pages  {o.chunks} chunks  {state}  ({o.path})", flush=True)
+    elif o.status == "DUPLICATE":
+        print(f"unchanged, ignored: {o.path}", flush=True)
+    elif o.status == "DELETED":
+        print(f"{o.doc_id}  removed: its file is gone  ({o.path})", flush=True)
+    else:
+        where = "moved to failed/" if o.status == "FAILED" else "will retry"
+        print(f"longdoc: {o.path}: {o.reason} ({where})", file=sys.stderr, flush=True)
+    if o.status == "READY":
+        _watch_overlaps(outcome)
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     """Treat DIR as the bucket's ``incoming/``: ingest what is there and (without --once) what arrives.
 
@@ -190,22 +211,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         raise CliError(f"{root}: no such directory")
 
     def report(outcome: Outcome) -> None:
-        if args.json:
-            print(json.dumps(outcome.as_dict()), flush=True)
-        elif outcome.status == "READY":
-            state = (f"{outcome.reused} embeddings reused" if outcome.change in (None, "ingested")
-                     else outcome.change)
-            print(f"{outcome.doc_id}  v{outcome.doc_version}  {outcome.pages} pages  {outcome.chunks} chunks  "
-                  f"{state}  ({outcome.path})", flush=True)
-        elif outcome.status == "DUPLICATE":
-            print(f"unchanged, ignored: {outcome.path}", flush=True)
-        elif outcome.status == "DELETED":
-            print(f"{outcome.doc_id}  removed: its file is gone  ({outcome.path})", flush=True)
-        else:
-            where = "moved to failed/" if outcome.status == "FAILED" else "will retry"
-            print(f"longdoc: {outcome.path}: {outcome.reason} ({where})", file=sys.stderr, flush=True)
-        if outcome.status == "READY":
-            _watch_overlaps(outcome)
+        _watch_report(outcome, args.json)
 
     def notify(line: str) -> None:
         print(f"longdoc: watch: {line}", file=sys.stderr, flush=True)
