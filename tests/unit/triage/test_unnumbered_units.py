@@ -140,3 +140,16 @@ def test_a_numbered_wording_keeps_its_ids_and_its_preamble() -> None:
     # And a front part under its own heading is cited by it
     units = clause_units(chunk_bytes("home.md", headed.encode(), target_tokens=300, max_tokens=400))
     assert [u.unit_id for u in units] == ["preamble", "Definitions", "1", "2", "3"]
+
+
+def test_a_short_wording_is_cut_at_its_capitals_headings_too() -> None:
+    # Given a wording under the 400-token cap, headed by capitals lines only (the outside tester's travel lite)
+    text = "\n\n".join([
+        "TRAVEL LITE POLICY WORDING", "WHAT IS COVERED",
+        "1. We will pay emergency medical expenses abroad if you fall ill during your trip.",
+        "WHAT IS NOT COVERED", "1. We will not pay for baggage left unattended in a public place.",
+        "CONDITIONS", "1. You must report stolen baggage to the police within 24 hours."])
+    units = clause_units(chunk_bytes("lite.txt", text.encode(), target_tokens=300, max_tokens=400))
+    # Then each part is its own unit cited by its heading, not one "preamble"
+    assert [u.unit_id for u in units] == ["WHAT IS COVERED", "WHAT IS NOT COVERED", "CONDITIONS"]
+    assert "police within 24 hours" in units[-1].text

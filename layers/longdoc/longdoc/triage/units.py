@@ -327,6 +327,12 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
             path = (*path[:1], scope, *path[1:]) if root is not None and path[:1] == (root,) else (scope, *path)
         body = doc[start:end]
         pieces = [(0, len(body), ())] if count(body.strip()) <= cap else _parts(body, cap)
+        if sid is None and len(pieces) == 1:
+            # a short wording's text outside numbered sections: its own outer headings still cut it
+            # (WHAT IS COVERED / WHAT IS NOT COVERED / CONDITIONS), as they do a long one
+            headed = _parts(body, cap)
+            if len(headed) > 1 and sum(1 for *_, heads in headed if heads and _outer(heads[0])) >= 2:
+                pieces = headed
         pieces = [p for p in pieces if estimate_tokens(body[p[0]:p[1]].strip()) >= MIN_UNIT_TOKENS]
         placed = []
         for a, b, heads in pieces:
