@@ -168,3 +168,15 @@ def test_a_gold_file_saved_as_utf16_with_a_bom_is_read(deps: TriageDeps, tmp_pat
         evaluate(bad, SET, deps)
     assert caught.value.problems == [f"gold file {bad} is binary or not UTF-8 text "
                                      "(nor UTF-16 / UTF-32 with a byte-order mark)"]
+
+
+def test_gold_clause_ids_match_whatever_their_case(deps: TriageDeps, tmp_path: Path) -> None:
+    # Given the good line with its clause id written in another case (the gold check and the score alike)
+    from longdoc.triage.clauses import gold_keys
+
+    assert gold_keys("GENERAL CONDITIONS > 1#2") == {"general conditions > 1#2", "general conditions > 1"}
+    upper = {**GOOD, "gold": ["PREAMBLE"]}  # the unit is "preamble"
+    report = evaluate(_gold(tmp_path, upper), SET, deps)  # accepted by the check (GoldFileInvalid otherwise)
+    lower = evaluate(_gold(tmp_path, {**GOOD, "gold": ["preamble"]}), SET, deps)
+    assert report["claims"][0]["recall@3"] == lower["claims"][0]["recall@3"]
+    assert report["claims"][0]["band_recall"] == lower["claims"][0]["band_recall"]

@@ -121,8 +121,10 @@ def enclosing_ids(clause_id: str) -> list[str]:
 def gold_keys(clause_id: str) -> set[str]:
     """The gold ids a unit with ``clause_id`` counts as: the id itself, so a part id the band prints
     (``4.2#1``, ``Section D#2``) names that part only, and each of :func:`enclosing_ids` (``4.2`` matches
-    every part of 4.2 and its enclosing levels). The scorer's match and the gold check's (issue 31)."""
-    return {clause_id, *enclosing_ids(clause_id)}
+    every part of 4.2 and its enclosing levels). The scorer's match and the gold check's (issue 31).
+    Keys are case-folded (compare a gold id's :meth:`str.casefold`): a gold file may write
+    ``General Conditions > 1`` for the unit ``GENERAL CONDITIONS > 1``."""
+    return {k.casefold() for k in (clause_id, *enclosing_ids(clause_id))}
 
 
 def bm25_ranking(clauses: Sequence[Clause], query: str) -> list[str]:

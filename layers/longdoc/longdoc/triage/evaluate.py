@@ -93,7 +93,7 @@ def _hits(ranked: Sequence[Clause], case: dict[str, Any], k: int) -> float:
         return sum(1 for q in quotes if any(quote_in(q, t) for t in spans)) / len(quotes)
     gold = [str(g) for g in case["gold"]]
     found = {key for c in top for key in gold_keys(c.clause_id)}
-    return sum(1 for g in gold if g in found) / len(gold)
+    return sum(1 for g in gold if g.casefold() in found) / len(gold)
 
 
 def windows(chunks: Sequence[Chunk], endorsement: bool, size: int = WINDOW_CHARS) -> list[Clause]:

@@ -198,7 +198,7 @@ def _line_problems(case: dict[str, Any], collection: str, members: list[Member],
     where = target + (" or its endorsements in force" if others else "")
     if case.get("gold"):
         ids = {key for u in units for key in gold_keys(u.clause_id)}
-        return [f"gold clause {g!r} is not a clause of {where}" for g in case["gold"] if g not in ids]
+        return [f"gold clause {g!r} is not a clause of {where}" for g in case["gold"] if str(g).casefold() not in ids]
     spans = document_spans(units)
     return [f"gold quote {_short(q)!r} is not in the text of {where} ({QUOTE_COVER:.0%} of its words in order, "
             "within one clause unit or two that follow each other)"
