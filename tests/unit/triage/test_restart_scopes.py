@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from longdoc.ingest.pipeline import chunk_bytes
 from longdoc.triage.units import clause_units
 
@@ -109,3 +111,45 @@ def test_a_capitals_heading_inside_a_numbered_item_ends_it() -> None:
     assert deductible.heading_path[-2:] == ("BASIS OF CLAIM PAYMENT", "Deductible")
     # And item 3 keeps its own text under its qualified id
     assert any(uid.startswith("Section I > 3") and "prohibited access" in u.text for uid, u in by_text.items())
+
+
+FARM = """FARMGUARD POLICY WORDING
+
+SECTION I - PROPERTY
+
+1. Fire
+We will pay for loss of or damage to farm buildings caused by fire or lightning.
+
+2. Storm
+We will pay for damage caused by storm, but not for damage to fences, gates or hedges.
+
+SECTION II - LIVESTOCK
+
+1. Death of animals
+We will pay the market value of livestock that die from fire, lightning or electrocution.
+
+2. Straying
+We will not pay for livestock that stray or are lost.
+
+GENERAL CONDITIONS
+
+1. Notice
+You must tell us about any loss within 14 days.
+
+2. Precautions
+You must keep machinery locked away when not in use.
+"""
+
+
+@pytest.mark.parametrize("name", ["farm.txt", "farm.md"])
+def test_general_conditions_in_plain_text_are_not_cited_as_the_part_before(name: str) -> None:
+    # Given a plain-text wording (the outside tester's farm wording) whose GENERAL CONDITIONS line the
+    # chunker leaves inside SECTION II's span
+    text = FARM if name.endswith(".txt") else FARM.replace("SECTION", "## SECTION").replace("GENERAL", "## GENERAL")
+    units = clause_units(chunk_bytes(name, text.encode(), target_tokens=300, max_tokens=400))
+    notice = next(u for u in units if "within 14 days" in u.text)
+    # Then the conditions are cited under GENERAL CONDITIONS, never as Section II's clauses
+    assert notice.unit_id == "GENERAL CONDITIONS > 1"
+    assert notice.heading_path[-2:] == ("GENERAL CONDITIONS", "1. Notice")
+    assert not any(u.unit_id.startswith("Section II >") and "GENERAL" not in u.unit_id for u in units
+                   if "must" in u.text)

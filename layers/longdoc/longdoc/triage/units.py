@@ -232,7 +232,7 @@ def _numbered(sections: Sequence[tuple[str | None, tuple[str, ...], int, int]]) 
     return 2 * sum(end - start for sid, _, start, end in sections if sid is not None) >= total > 0
 
 
-def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, int]]) -> dict[int, str]:
+def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, int]], doc: str = "") -> dict[int, str]:
     """Scope headings of numbered sections whose numbering restarts: ``{section index: heading}``.
 
     A wording that numbers its clauses afresh under each part (``SECTION I`` 1-5, ``SECTION II`` 1-5,
@@ -244,13 +244,16 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
     of one run (a definition set in the middle of ``SECTION I``) does not change the scope. Every
     numbered section of a scope in which some number also occurs elsewhere in the document is
     returned with that scope's heading; a wording that never repeats a number returns ``{}`` (its
-    ids stay as they are). Sections before any heading have no scope and are left out.
+    ids stay as they are). Sections before any heading have no scope and are left out. With ``doc``
+    (the document text the offsets index), a capitals heading line inside an unnumbered or keyword
+    section's text (``GENERAL CONDITIONS`` that a plain-text chunker left in ``SECTION II``'s span) is
+    the outer heading of the sections after it.
     """
     scope_of: list[str | None] = []
     current: str | None = None
     pending: str | None = None  # an unnumbered heading since the last numbered section
     last: int | None = None
-    for sid, path, _, _ in sections:
+    for sid, path, start, end in sections:
         head = path[-1] if path else ""
         keyword = sid is not None and bool(_OUTER_KEYWORD.match(sid))
         if sid is None or keyword:
@@ -259,6 +262,9 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
                 current, pending, last = heading, None, None
             elif heading:
                 pending = heading
+            later = [h for h in _inner_headings(doc[start:end]) if _outer(h) and h != heading] if doc else []
+            if later:  # GENERAL CONDITIONS left inside the span before: it heads what follows
+                current, pending, last = later[-1], None, None
             scope_of.append(None)
             continue
         number = _leading_number(sid)
@@ -274,6 +280,18 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
     restarting = {scope for (sid, *_), scope in zip(sections, scope_of, strict=True)
                   if scope is not None and sid is not None and counts.get(_base(sid) or sid, 0) > 1}
     return {i: scope for i, scope in enumerate(scope_of) if scope in restarting}
+
+
+def _inner_headings(text: str) -> list[str]:
+    """Heading lines inside one span's text (:func:`paragraphs`), and its last line when that is a short
+    line with no closing punctuation (a heading the chunker left at the end of the span before its own)."""
+    out = [text[a:b].strip().lstrip("#").strip() for a, b, is_head in paragraphs(text) if is_head]
+    lines = text.strip().split("\n")
+    last = lines[-1].strip().lstrip("#").strip()
+    if len(lines) > 1 and last and last not in out and len(last.split()) <= 8 and not _ENDS_SENTENCE.search(last):
+        out.append(last)
+    first = lines[0].strip().lstrip("#").strip()
+    return [h for h in out if h and h != first]  # the span's own heading line is not inside it
 
 
 def _leading_number(section_id: str) -> int | None:
@@ -316,7 +334,7 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
     numbered = _numbered(sections)
     roots = {path[0] for _, path, _, _ in sections if path}
     root = next(iter(roots)) if len(roots) == 1 else None
-    scopes = restart_scopes(sections)
+    scopes = restart_scopes(sections, doc)
     seen_number = False
     out: list[Unit] = []
     used: dict[str, int] = {}
@@ -324,15 +342,19 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
         seen_number = seen_number or sid is not None
         scope = scopes.get(index)
         if scope is not None and scope not in path:
-            path = (*path[:1], scope, *path[1:]) if root is not None and path[:1] == (root,) else (scope, *path)
+            other = next((i for i, p in enumerate(path) if p != root and _outer(p)), None)
+            if other is not None:  # the chunker's outer heading is another part's: the scope replaces it
+                path = (*path[:other], scope, *path[other + 1:])
+            else:
+                path = (*path[:1], scope, *path[1:]) if root is not None and path[:1] == (root,) else (scope, *path)
         body = doc[start:end]
         pieces = [(0, len(body), ())] if count(body.strip()) <= cap else _parts(body, cap)
         if sid is None and len(pieces) == 1:
             # a short wording's text outside numbered sections: its own outer headings still cut it
             # (WHAT IS COVERED / WHAT IS NOT COVERED / CONDITIONS), as they do a long one
-            headed = _parts(body, cap)
-            if len(headed) > 1 and sum(1 for *_, heads in headed if heads and _outer(heads[0])) >= 2:
-                pieces = headed
+            cut = _parts(body, cap)
+            if len(cut) > 1 and sum(1 for *_, heads in cut if heads and _outer(heads[0])) >= 2:
+                pieces = cut
         pieces = [p for p in pieces if estimate_tokens(body[p[0]:p[1]].strip()) >= MIN_UNIT_TOKENS]
         placed = []
         for a, b, heads in pieces:
