@@ -141,15 +141,28 @@ You must keep machinery locked away when not in use.
 """
 
 
-@pytest.mark.parametrize("name", ["farm.txt", "farm.md"])
-def test_general_conditions_in_plain_text_are_not_cited_as_the_part_before(name: str) -> None:
-    # Given a plain-text wording (the outside tester's farm wording) whose GENERAL CONDITIONS line the
-    # chunker leaves inside SECTION II's span
+THIRD = ("2. Straying\nWe will not pay for livestock that stray or are lost.\n\n",
+         "2. Straying\nWe will not pay for livestock that stray or are lost.\n\nSECTION III - LIABILITY\n\n"
+         "1. Injury\nWe will pay damages for injury to visitors on the farm.\n\n"
+         "2. Pollution\nWe will not pay for gradual pollution of rivers.\n\n")
+
+
+@pytest.mark.parametrize(("name", "variant"), [("farm.txt", "as is"), ("farm.md", "as is"),
+                                              ("farm.txt", "title case"), ("farm.txt", "third part")])
+def test_general_conditions_in_plain_text_are_not_cited_as_the_part_before(name: str, variant: str) -> None:
+    # Given a plain-text wording (the outside testers' farm wordings) whose conditions heading the chunker
+    # leaves at the end of the span before: SECTION II's, "General Conditions" in title case, or the last
+    # numbered item of a SECTION III
     text = FARM if name.endswith(".txt") else FARM.replace("SECTION", "## SECTION").replace("GENERAL", "## GENERAL")
+    heading = "GENERAL CONDITIONS"
+    if variant == "title case":
+        text, heading = text.replace("GENERAL CONDITIONS", "General Conditions"), "General Conditions"
+    if variant == "third part":
+        text = text.replace(*THIRD)
     units = clause_units(chunk_bytes(name, text.encode(), target_tokens=300, max_tokens=400))
     notice = next(u for u in units if "within 14 days" in u.text)
-    # Then the conditions are cited under GENERAL CONDITIONS, never as Section II's clauses
-    assert notice.unit_id == "GENERAL CONDITIONS > 1"
-    assert notice.heading_path[-2:] == ("GENERAL CONDITIONS", "1. Notice")
+    # Then the conditions are cited under their heading, never as the part before's clauses
+    assert notice.unit_id == f"{heading} > 1"
+    assert notice.heading_path[-2:] == (heading, "1. Notice")
     assert not any(u.unit_id.startswith("Section II >") and "GENERAL" not in u.unit_id for u in units
                    if "must" in u.text)

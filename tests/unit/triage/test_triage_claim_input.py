@@ -163,3 +163,9 @@ def test_a_claim_of_only_a_name_and_a_phone_number_is_refused() -> None:
 def test_a_list_of_words_in_a_json_field_reads_as_words() -> None:
     claim = read_claim(json.dumps({"claim_form": {"description": ["bicycle", "stolen"]}}).encode(), "c.json")
     assert claim.fields == {"description": "bicycle, stolen"}
+
+
+def test_a_loss_date_line_is_read_whole() -> None:
+    # "Loss date: 2 May 2025" was read as "2"; the whole value is kept, so the date check names it
+    claim = read_claim(b"Loss date: 2 May 2025\nThe kitchen flooded after a pipe burst.\n", "c.txt")
+    assert claim.loss_date == "2 May 2025"

@@ -30,7 +30,7 @@ from longdoc.core.errors import TriageError
 from longdoc.core.values import exact_values
 
 _FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum", re.IGNORECASE)
-_LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=]\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+_LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=][ \t]*(\S[^\n]*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _LOB_LINE = re.compile(r"^\s*line of business\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _LABEL_LINE = re.compile(r"^[ \t]*([A-Za-z][A-Za-z'’/()&.#-]*(?:[ \t]+[A-Za-z][A-Za-z'’/()&.#-]*){0,3})[ \t]*:"
                          r"(?:[ \t]+(.*?))?[ \t]*$")

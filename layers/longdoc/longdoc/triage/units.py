@@ -263,6 +263,8 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
             elif heading:
                 pending = heading
             later = [h for h in _inner_headings(doc[start:end]) if _outer(h) and h != heading] if doc else []
+            tail = _trailing_heading(doc[start:end]) if doc else None
+            later += [tail] if tail and tail != heading and tail not in later else []
             if later:  # GENERAL CONDITIONS left inside the span before: it heads what follows
                 current, pending, last = later[-1], None, None
             scope_of.append(None)
@@ -273,6 +275,9 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
         pending = None
         last = number if number is not None else last
         scope_of.append(current)
+        tail = _trailing_heading(doc[start:end]) if doc else None
+        if tail:  # "2. Pollution ... GENERAL CONDITIONS": the heading opens the part after this item
+            current, pending, last = tail, None, None
     counts: dict[str, int] = {}
     for sid, *_ in sections:
         if sid is not None and not _OUTER_KEYWORD.match(sid):
@@ -282,15 +287,27 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
     return {i: scope for i, scope in enumerate(scope_of) if scope in restarting}
 
 
+def _trailing_heading(text: str) -> str | None:
+    """The heading a span ends with, after a blank line: a short line with no closing punctuation in
+    capitals (``GENERAL CONDITIONS``) or in title case (``General Conditions``), which a plain-text
+    chunker left at the end of the span before the part it heads; None when there is none."""
+    body = text.rstrip()
+    if "\n\n" not in body:
+        return None
+    last = body.rsplit("\n\n", 1)[1].strip().lstrip("#").strip()
+    words = last.split()
+    if not words or len(words) > 6 or "\n" in last or _ENDS_SENTENCE.search(last) or last[:1].isdigit():
+        return None
+    if any(ch.isdigit() for ch in last) or not re.search(r"[^\W\d_]{3}", last) or _PAGE_LINE.search(last):
+        return None  # a rule (---), a form code (FA052408), page furniture: no heading
+    titled = all(w[:1].isupper() for w in words if len(w) > 3 and w.isalpha())
+    return last if _outer(last) or titled else None
+
+
 def _inner_headings(text: str) -> list[str]:
-    """Heading lines inside one span's text (:func:`paragraphs`), and its last line when that is a short
-    line with no closing punctuation (a heading the chunker left at the end of the span before its own)."""
+    """Heading lines inside one span's text (:func:`paragraphs`), its own first line left out."""
     out = [text[a:b].strip().lstrip("#").strip() for a, b, is_head in paragraphs(text) if is_head]
-    lines = text.strip().split("\n")
-    last = lines[-1].strip().lstrip("#").strip()
-    if len(lines) > 1 and last and last not in out and len(last.split()) <= 8 and not _ENDS_SENTENCE.search(last):
-        out.append(last)
-    first = lines[0].strip().lstrip("#").strip()
+    first = text.strip().split("\n")[0].strip().lstrip("#").strip()
     return [h for h in out if h and h != first]  # the span's own heading line is not inside it
 
 
