@@ -6,10 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from longdoc.core.errors import CliError
 from longdoc.core.models import DocumentRecord
+
+if TYPE_CHECKING:  # the watcher is imported by `longdoc watch` only
+    from longdoc.local.watch import Outcome
 
 
 def _not_ready(record: DocumentRecord) -> str:
@@ -176,10 +179,9 @@ def _documents(raws: list[str]) -> list[Path | str]:
     return out
 
 
-def _watch_report(outcome: object, as_json: bool) -> None:
-    """Print one ``longdoc watch`` outcome (a :class:`longdoc.local.watch.Outcome`): ``--json`` its dict,
-    else a READY / unchanged / removed line on stdout, or the reason on stderr; then a READY file's warnings."""
-    o: Any = outcome
+def _watch_report(o: Outcome, as_json: bool) -> None:
+    """Print one ``longdoc watch`` outcome: ``--json`` its dict, else a READY / unchanged / removed line
+    on stdout, or the reason on stderr; then a READY file's warnings (:func:`_watch_overlaps`)."""
     if as_json:
         print(json.dumps(o.as_dict()), flush=True)
     elif o.status == "READY":
@@ -193,7 +195,7 @@ def _watch_report(outcome: object, as_json: bool) -> None:
         where = "moved to failed/" if o.status == "FAILED" else "will retry"
         print(f"longdoc: {o.path}: {o.reason} ({where})", file=sys.stderr, flush=True)
     if o.status == "READY":
-        _watch_overlaps(outcome)
+        _watch_overlaps(o)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -204,7 +206,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
     """
     import threading
 
-    from longdoc.local.watch import Outcome, Watcher
+    from longdoc.local.watch import Watcher
 
     root = Path(args.dir)
     if not root.is_dir():

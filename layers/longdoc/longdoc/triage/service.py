@@ -163,10 +163,16 @@ def wording_line(resolution: Resolution) -> str:
     return text
 
 
+def unranked_count(band: Band, found: int | None) -> int:
+    """How many of the band's clauses no query found: those past the first ``found`` of the ranking
+    (:attr:`~longdoc.triage.ranking.Ranked.found`; None: every clause was found)."""
+    return 0 if found is None else max(0, len(band.clauses) - found)
+
+
 def unranked_warning(band: Band, found: int) -> str | None:
     """The warning for a band holding clauses that no query found (they fill it in document order
     after the ranked ones), or None when every clause sent was ranked in."""
-    unranked = max(0, len(band.clauses) - found)
+    unranked = unranked_count(band, found)
     if not unranked:
         return None
     if found == 0:
@@ -178,7 +184,7 @@ def unranked_warning(band: Band, found: int) -> str | None:
 
 def _band_json(band: Band, reasons: dict[str, list[str]] | None = None, found: int | None = None) -> dict[str, Any]:
     return {"limit": band.limit, "tokens": band.tokens, "top_over_band": band.top_over_band,
-            "unranked": max(0, len(band.clauses) - (len(band.clauses) if found is None else found)),
+            "unranked": unranked_count(band, found),
             "clauses": [{"rank": i + 1, "clause_id": c.clause_id, "doc_id": c.doc_id, "chunk_id": c.chunk_id,
                          "heading_path": list(c.heading_path), "tokens": c.tokens, "endorsement": c.endorsement,
                          "found_by": (reasons or {}).get(c.key, []), "ranked": found is None or i < found}

@@ -21,6 +21,7 @@ dense ranking; its id is what a citation names).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -244,10 +245,11 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
     of one run (a definition set in the middle of ``SECTION I``) does not change the scope. Every
     numbered section of a scope in which some number also occurs elsewhere in the document is
     returned with that scope's heading; a wording that never repeats a number returns ``{}`` (its
-    ids stay as they are). Sections before any heading have no scope and are left out. With ``doc``
-    (the document text the offsets index), a capitals heading line inside an unnumbered or keyword
-    section's text (``GENERAL CONDITIONS`` that a plain-text chunker left in ``SECTION II``'s span) is
-    the outer heading of the sections after it.
+    ids stay as they are). Sections before any heading have no scope and are left out. ``doc`` is the
+    document text the offsets index: a capitals heading line inside an unnumbered or keyword section's
+    text, or a capitals or title-case heading that ends any section's text (``GENERAL CONDITIONS`` /
+    ``General Conditions`` that a plain-text chunker left in the span before, :func:`_trailing_heading`),
+    is the outer heading of the sections after it. ``""``: no text read (empty strings find nothing).
     """
     scope_of: list[str | None] = []
     current: str | None = None
@@ -262,8 +264,9 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
                 current, pending, last = heading, None, None
             elif heading:
                 pending = heading
-            later = [h for h in _inner_headings(doc[start:end]) if _outer(h) and h != heading] if doc else []
-            tail = _trailing_heading(doc[start:end]) if doc else None
+            span = doc[start:end]
+            later = [h for h in _inner_headings(span) if _outer(h) and h != heading]
+            tail = _trailing_heading(span)
             later += [tail] if tail and tail != heading and tail not in later else []
             if later:  # GENERAL CONDITIONS left inside the span before: it heads what follows
                 current, pending, last = later[-1], None, None
@@ -275,13 +278,10 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
         pending = None
         last = number if number is not None else last
         scope_of.append(current)
-        tail = _trailing_heading(doc[start:end]) if doc else None
+        tail = _trailing_heading(doc[start:end])
         if tail:  # "2. Pollution ... GENERAL CONDITIONS": the heading opens the part after this item
             current, pending, last = tail, None, None
-    counts: dict[str, int] = {}
-    for sid, *_ in sections:
-        if sid is not None and not _OUTER_KEYWORD.match(sid):
-            counts[_base(sid) or sid] = counts.get(_base(sid) or sid, 0) + 1
+    counts = Counter(_base(sid) or sid for sid, *_ in sections if sid is not None and not _OUTER_KEYWORD.match(sid))
     restarting = {scope for (sid, *_), scope in zip(sections, scope_of, strict=True)
                   if scope is not None and sid is not None and counts.get(_base(sid) or sid, 0) > 1}
     return {i: scope for i, scope in enumerate(scope_of) if scope in restarting}

@@ -86,11 +86,13 @@ def _packaged() -> tuple[Entry, ...]:
     return tuple(parse_vocabulary(text))
 
 
+@functools.lru_cache(maxsize=1)
 def default_vocabulary() -> tuple[Entry, ...]:
-    """The packaged map's ``loss`` entries (read once): lay words of the peril and the property."""
+    """The packaged map's ``loss`` entries (read and split once): lay words of the peril and the property."""
     return tuple(e for e in _packaged() if e.query == "loss")
 
 
+@functools.lru_cache(maxsize=1)
 def condition_entries() -> tuple[Entry, ...]:
     """The packaged map's ``condition`` entries: a claimant's conduct after the loss in everyday words
     mapped to the words of the conditions that decide it (notice, admission, inspection, cooperation)."""
