@@ -280,3 +280,4 @@ def test_a_misspelt_policy_doc_type_without_a_collection_is_warned_about() -> No
     assert sidecar_warnings("incoming/a.md", b'{"doc_type": "contract"}') == []
     assert sidecar_warnings("incoming/a.md", b'{"doc_type": "Policy"}') == []
     assert sidecar_warnings("incoming/a.md", b'{"doc_type": "polcy", "collection": "set"}') == []
+    assert sidecar_warnings("incoming/a.md", b'{"Doc-Type": "polcy", "Collection": "set"}') == []  # keys in any case

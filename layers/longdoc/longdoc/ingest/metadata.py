@@ -129,9 +129,9 @@ def sidecar_warnings(key: str, raw: bytes | None) -> list[str]:
         close = difflib.get_close_matches(_field(name), METADATA_FIELDS, n=1, cutoff=CLOSE_KEY)
         hint = f"did you mean {close[0]!r}?" if close else f"metadata keys: {', '.join(METADATA_FIELDS)}"
         out.append(f"{SIDECAR_WARNING}{sidecar_key(key)}: unknown key {str(name)!r} ignored ({hint})")
-    kind = next((v for n, v in values.items() if _field(n) == "doc_type"), None)
-    known = sorted(POLICY_DOC_TYPES | set(PROFILES))
-    if isinstance(kind, str) and kind.strip().lower() not in known and not values.get("collection"):
+    fields = {_field(n): v for n, v in values.items()}  # "Doc-Type", "COLLECTION": keys as the metadata reads them
+    kind, known = fields.get("doc_type"), sorted(POLICY_DOC_TYPES | set(PROFILES))
+    if isinstance(kind, str) and kind.strip().lower() not in known and not fields.get("collection"):
         close = difflib.get_close_matches(kind.strip().lower(), known, n=1, cutoff=CLOSE_KEY)
         if close:  # "polcy": a policy meant, chunked as a contract
             out.append(f"{SIDECAR_WARNING}{sidecar_key(key)}: doc_type {kind!r} is not a policy type, so the "
