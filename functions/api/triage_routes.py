@@ -12,8 +12,9 @@ in the answer); the model is Claude unless the baseline is configured.
 Issue 26, one Claude budget: a triage stays synchronous (one model call, answered inside the
 29 s) but at most ``LONGDOC_MAX_CONCURRENT_TRIAGE`` run at once across every API instance
 (:func:`longdoc.core.admission.bounded_slot`: slot items in the state store); past it 429 with
-``Retry-After``. Bounds per item: the claim at most :data:`CLAIM_MAX_CHARS` characters (text or
-the JSON object's encoding) and :data:`CLAIM_MAX_FIELDS` fields.
+``Retry-After``. Bounds per item: the claim at most :data:`~longdoc.triage.claim.MAX_CLAIM_BYTES`
+bytes of UTF-8 (its text, or the JSON object's encoding: the CLI's claim-file cap, so a claim the
+CLI takes is taken here too) and :data:`CLAIM_MAX_FIELDS` fields.
 """
 
 from __future__ import annotations
@@ -27,12 +28,11 @@ from pydantic import model_validator
 from longdoc import wiring
 from longdoc.config import ApiFunctionSettings, function_settings
 from longdoc.core.admission import bounded_slot
+from longdoc.triage.claim import MAX_CLAIM_BYTES
 from longdoc.triage.service import TriageRequest, run_triage
 
 router = Router()
 
-CLAIM_MAX_CHARS = 50_000
-"""Most characters of a claim (its text, or its JSON object encoded): a long claim form is a few thousand."""
 CLAIM_MAX_FIELDS = 200
 """Most top-level fields of a claim given as a JSON object."""
 
@@ -43,8 +43,9 @@ class TriageBody(TriageRequest):
     @model_validator(mode="after")
     def _claim_bounds(self) -> "TriageBody":
         text = self.claim if isinstance(self.claim, str) else json.dumps(self.claim, ensure_ascii=False)
-        if len(text) > CLAIM_MAX_CHARS:
-            raise ValueError(f"claim is {len(text)} characters; at most {CLAIM_MAX_CHARS}")
+        size = len(text.encode("utf-8"))
+        if size > MAX_CLAIM_BYTES:
+            raise ValueError(f"claim is {size} bytes of UTF-8; at most {MAX_CLAIM_BYTES}")
         if isinstance(self.claim, dict) and len(self.claim) > CLAIM_MAX_FIELDS:
             raise ValueError(f"claim has {len(self.claim)} fields; at most {CLAIM_MAX_FIELDS}")
         return self

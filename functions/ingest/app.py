@@ -199,11 +199,18 @@ def _create(key: str, options: IngestOptions, time_left: Callable[[], float] | N
 
 def _warn_overlaps(source: IngestSource, state: StateStore) -> None:
     """Log a warning per wording of the same collection and line in force on dates this one is too
-    (:mod:`longdoc.triage.overlaps`): ingested anyway, but triage on those dates fails until fixed."""
-    from longdoc.triage.overlaps import overlaps_of
+    (:mod:`longdoc.triage.overlaps`): ingested anyway, but triage on those dates fails until fixed; for an
+    endorsement whose wording is not in its collection, one ``endorsement of a missing wording`` warning."""
+    from longdoc.triage.overlaps import missing_wording, overlaps_of
 
     record = state.get_document(source.doc_id, source.version)
-    if record is None or record.status != "READY" or record.metadata.endorses:
+    if record is None or record.status != "READY":
+        return
+    if record.metadata.endorses:
+        missing = missing_wording(state, record.metadata.collection, record.metadata.endorses)
+        if missing:
+            logger.warning("endorsement of a missing wording", extra={"key": source.key, "warning": missing,
+                                                                       "endorses": record.metadata.endorses})
         return
     for overlap in overlaps_of(state, record.metadata.collection, record.doc_id):
         logger.warning("overlapping wordings", extra={"key": source.key, "overlap": overlap.message(),

@@ -205,3 +205,55 @@ def test_watch_keeps_a_ready_document_in_place_when_its_sidecar_edit_is_bad(home
     code, out, err = _cli(capsys, "watch", str(drop), "--once")
     assert code == 0 and "metadata updated" in out
     assert wiring.state_store().get_document("w").metadata.effective_to == "2025-06-30"
+
+
+def test_ingest_json_prints_a_failed_row_for_each_bad_file_and_rows_for_the_rest(home, capsys) -> None:
+    # Given a good wording, one whose sidecar is not JSON, and a path that is not there
+    good = _wording(home, "good.md", _home("2024", "2024-01-01", "2024-12-31"))
+    bad = _wording(home, "bad.md", "{bad")
+    missing = home / "missing.md"
+    # When they are ingested with --json
+    code, out, err = _cli(capsys, "ingest", str(good), str(bad), str(missing), "--json")
+    rows = [json.loads(line) for line in out.splitlines()]
+    # Then stdout has one JSON row per file, in order: the bad ones as "failed" with the stderr reason
+    assert code == 1 and [r.get("change") for r in rows] == ["ingested", "failed", "failed"]
+    assert rows[1]["source"] == str(bad) and rows[1]["error"].startswith(
+        f"{bad}: metadata sidecar incoming/bad.md.metadata.json is not valid JSON")
+    assert rows[2] == {"source": str(missing), "change": "failed", "error": f"{missing}: no such file"}
+    assert [f"longdoc: {rows[1]['error']}", f"longdoc: {rows[2]['error']}"] == [
+        line for line in err.splitlines() if "WARNING" not in line]
+
+
+def test_watch_json_retry_of_a_bad_sidecar_edit_shows_the_ready_version_counts(home, capsys) -> None:
+    # Given a wording watched READY, then its sidecar edited to dates that end before they start
+    drop = home / "drop"
+    drop.mkdir()
+    _wording(drop, "w.md", _home("2025", "2025-01-01", "2025-12-31"))
+    code, out, _ = _cli(capsys, "watch", str(drop), "--once", "--json")
+    ready = json.loads(out)
+    (drop / "w.md.metadata.json").write_text(json.dumps(_home("2025", "2025-01-01", "2024-12-31")))
+    # When it is watched again with --json
+    code, out, _ = _cli(capsys, "watch", str(drop), "--once", "--json")
+    retry = json.loads(out)
+    # Then the RETRY row carries the READY version's pages and chunks (before: "chunks": 0)
+    assert code == 1 and retry["status"] == "RETRY" and ready["chunks"] > 0
+    assert (retry["doc_version"], retry["pages"], retry["chunks"]) == (ready["doc_version"], ready["pages"],
+                                                                       ready["chunks"])
+
+
+def test_an_endorsement_of_a_wording_not_in_its_collection_is_ingested_with_a_warning(home, capsys) -> None:
+    # Given a 2024 wording w2024 in collection 'set'
+    assert _cli(capsys, "ingest", str(_wording(home, "w2024.md", _home("2024", "2024-01-01", "2024-12-31"))))[0] == 0
+    # When an endorsement naming a misspelt wording (w2042) is ingested
+    sidecar = {**_home("2024", "2024-03-01", "2024-12-31"), "endorses": "w2042"}
+    orphan = _wording(home, "e.md", sidecar, "\nEndorsement.\n")
+    code, out, err = _cli(capsys, "ingest", str(orphan), "--json")
+    # Then it is ingested, and one warning names the missing wording and the collection
+    assert code == 0 and json.loads(out)["change"] == "ingested"
+    assert err.splitlines() == [f"longdoc: {orphan}: WARNING: endorses 'w2042', which is not a wording of collection "
+                                "'set' (not ingested yet, misspelt, or in another collection): triage leaves this "
+                                "endorsement out until that wording is ingested into the collection"]
+    # And an endorsement of the wording that is there gets no warning
+    good = _wording(home, "e2.md", {**sidecar, "endorses": "w2024"}, "\nAnother endorsement.\n")
+    code, out, err = _cli(capsys, "ingest", str(good), "--json")
+    assert (code, json.loads(out)["warnings"], err) == (0, [], "")

@@ -61,3 +61,17 @@ def test_bad_requests_get_one_clear_message(post, body: dict, status: int, words
     got, answer = post(body)
     assert got == status and words in answer["message"]
     assert "--" not in answer["message"]  # API callers send fields, not CLI flags
+
+
+def test_a_claim_the_cli_takes_is_taken_and_one_over_its_cap_is_refused(post) -> None:
+    # Given a long claim under the CLI's 200,000-byte claim-file cap (60,000 characters: over the old
+    # API-only 50,000) and one just over it
+    note = "Loss date: 2024-04-10\nSewage backed up through the basement floor drain. " + "Further detail. " * 3800
+    assert 50_000 < len(note.encode()) < 200_000
+    status, answer = post({"collection": "dev-policy-set", "claim": note, "budget_tokens": 40_000})
+    # Then the first is triaged like the same file on the CLI (with a budget that holds it)
+    assert status == 200 and answer["wording"]["doc_id"] == "homeowners-wording-2024"
+    # And the second gets a 400 naming its size in bytes and the cap
+    status, answer = post({"collection": "dev-policy-set", "claim": "é" * 100_001})
+    assert (status, answer["message"]) == (400, "invalid request")
+    assert any("claim is 200002 bytes of UTF-8; at most 200000" in e for e in answer["errors"])

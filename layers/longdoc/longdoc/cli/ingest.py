@@ -76,13 +76,19 @@ def _state_text(done: str, before: DocumentRecord | None, record: DocumentRecord
 
 def overlap_warnings(record: DocumentRecord) -> list[str]:
     """One line per wording of the same collection and line of business in force on dates this one is too
-    (:func:`longdoc.triage.overlaps.overlaps_of`): ingested anyway, but triage on those dates fails."""
+    (:func:`longdoc.triage.overlaps.overlaps_of`): ingested anyway, but triage on those dates fails; for
+    an endorsement, one line when its wording is not in the collection
+    (:func:`longdoc.triage.overlaps.missing_wording`)."""
     from longdoc import wiring
-    from longdoc.triage.overlaps import overlaps_of
+    from longdoc.triage.overlaps import missing_wording, overlaps_of
 
-    if not record.metadata.collection or record.metadata.endorses:
+    meta = record.metadata
+    if not meta.collection:
         return []
-    return [o.message() for o in overlaps_of(wiring.state_store(), record.metadata.collection, record.doc_id)]
+    if meta.endorses:
+        missing = missing_wording(wiring.state_store(), meta.collection, meta.endorses)
+        return [missing] if missing else []
+    return [o.message() for o in overlaps_of(wiring.state_store(), meta.collection, record.doc_id)]
 
 
 def _watch_overlaps(outcome: object) -> None:
@@ -128,24 +134,33 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Copy each file into the local bucket's ``incoming/`` and run the ingest handler on it.
 
-    One bad file never stops the others: each failure is one line on stderr naming the file;
-    the exit status is 1 when any file failed.
+    One bad file never stops the others: each failure is one line on stderr naming the file
+    (with ``--json`` also a ``{"source", "change": "failed", "error"}`` line on stdout, so a script
+    reading one JSON line per file sees it); the exit status is 1 when any file failed.
     """
     failures = 0
     for path in _documents(args.paths):
         if isinstance(path, str):  # a sidecar given without its document
             failures += 1
-            print(f"longdoc: {path}", file=sys.stderr)
+            _failed(args, path.split(": ", 1)[0], path)
             continue
         try:
             record, previous, done, before = ingest_one(path)
         except Exception as exc:  # one bad file never stops the others
             failures += 1
             reason = str(exc) if isinstance(exc, CliError) else f"{path}: {type(exc).__name__}: {exc}"
-            print(f"longdoc: {reason}", file=sys.stderr)
+            _failed(args, str(path), reason)
             continue
         _report(args, path, record, previous, done, before)
     return 1 if failures else 0
+
+
+def _failed(args: argparse.Namespace, source: str, reason: str) -> None:
+    """Print one file's failure: ``longdoc: REASON`` on stderr (``reason`` names the file), and with
+    ``--json`` its ``{"source", "change": "failed", "error"}`` row on stdout."""
+    print(f"longdoc: {reason}", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"source": source, "change": "failed", "error": reason}))
 
 
 def _documents(raws: list[str]) -> list[Path | str]:

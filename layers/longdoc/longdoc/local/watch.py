@@ -223,7 +223,7 @@ class Watcher:
             if ready is not None and ready.status == "READY":  # the document is fine: only the sidecar edit is bad
                 with self._lock:
                     self._seen.pop(path, None)  # a fixed sidecar is taken again
-                outcome = Outcome(path, "RETRY", doc_id, version,
+                outcome = Outcome(path, "RETRY", doc_id, version, ready.pages, ready.chunks,
                                   reason=f"{exc.reason}; the document stays here, READY with its earlier metadata: "
                                          "fix the sidecar")
             else:

@@ -105,3 +105,23 @@ def overlaps_of(state: StateStore, collection: str | None, doc_id: str) -> list[
     except UnknownCollection:
         return []
     return [o for o in find_overlaps(collection.strip(), members) if doc_id in o.doc_ids]
+
+
+def missing_wording(state: StateStore, collection: str | None, endorses: str | None) -> str | None:
+    """The warning for an endorsement whose wording is not in its collection, or None.
+
+    ``endorses`` is the endorsement's ``endorses`` doc_id, ``collection`` its collection. Such an
+    endorsement is ingested (its wording may arrive next) but never ranked until a wording with that
+    doc_id is ``READY`` in the same collection (``collections show`` lists it as an orphan meanwhile).
+    """
+    if not collection or not endorses:
+        return None
+    try:
+        members = load_collection(state, collection)
+    except UnknownCollection:
+        members = []
+    if any(m.doc_id == endorses and not m.is_endorsement for m in members):
+        return None
+    return (f"endorses '{endorses}', which is not a wording of collection '{collection.strip()}' (not ingested yet, "
+            "misspelt, or in another collection): triage leaves this endorsement out until that wording is ingested "
+            "into the collection")
