@@ -65,9 +65,13 @@ def test_same_bytes_with_a_sidecar_gone_bad_fail_naming_the_field(home, capsys, 
     # When the same bytes are ingested with a sidecar whose term is now a list
     sidecar.write_text(json.dumps({"term": ["2024", "2025"]}))
     code, out, err = _cli(capsys, "ingest", str(doc), "--json")
-    # Then it fails in one line naming the field and the sidecar (before: "skipped": true, exit 0)
-    assert (code, out) == (1, "") and len(err.strip().splitlines()) == 1
+    # Then it fails in one line naming the field and the sidecar (before: "skipped": true, exit 0),
+    # and --json prints one failed row carrying the same error
+    assert code == 1 and len(err.strip().splitlines()) == 1
     assert "metadata term (sidecar incoming/license.txt.metadata.json)" in err
+    (row,) = [json.loads(line) for line in out.splitlines()]
+    assert row["change"] == "failed" and row["source"] == str(doc)
+    assert "metadata term (sidecar incoming/license.txt.metadata.json)" in row["error"]
     # And the READY version keeps its metadata
     _, shown, _ = _cli(capsys, "chunks", "license", "--json")
     assert {c["term"] for c in json.loads(shown)} == {"2024"}

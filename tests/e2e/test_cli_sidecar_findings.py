@@ -257,3 +257,31 @@ def test_an_endorsement_of_a_wording_not_in_its_collection_is_ingested_with_a_wa
     good = _wording(home, "e2.md", {**sidecar, "endorses": "w2024"}, "\nAnother endorsement.\n")
     code, out, err = _cli(capsys, "ingest", str(good), "--json")
     assert (code, json.loads(out)["warnings"], err) == (0, [], "")
+
+
+def test_a_wording_and_its_endorsement_in_one_command_are_ingested_wording_first_without_a_warning(home,
+                                                                                                   capsys) -> None:
+    # Given an endorsement whose name sorts before its wording's (a-endorsement.md < w2024.md)
+    endorsement = _wording(home, "a-endorsement.md", {**_home("2024", "2024-03-01", "2024-12-31"),
+                                                      "endorses": "w2024"}, "\nEndorsement.\n")
+    wording = _wording(home, "w2024.md", _home("2024", "2024-01-01", "2024-12-31"))
+    # When both are ingested in that order by one command
+    code, out, err = _cli(capsys, "ingest", str(endorsement), str(wording), "--json")
+    # Then the wording is taken first, and the endorsement finds it: no missing-wording warning
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert (code, err) == (0, "") and [r["doc_id"] for r in rows] == ["w2024", "a-endorsement"]
+    assert all(r["warnings"] == [] for r in rows)
+
+
+def test_watch_takes_wordings_before_endorsements(home, capsys) -> None:
+    # Given a drop folder holding an endorsement that sorts before its wording
+    drop = home / "drop"
+    drop.mkdir()
+    _wording(drop, "a-endorsement.md", {**_home("2024", "2024-03-01", "2024-12-31"), "endorses": "w2024"},
+             "\nEndorsement.\n")
+    _wording(drop, "w2024.md", _home("2024", "2024-01-01", "2024-12-31"))
+    # When it is watched once
+    code, out, err = _cli(capsys, "watch", str(drop), "--once", "--json")
+    # Then the wording is ingested first and no warning is printed
+    assert (code, err) == (0, "") and [json.loads(line)["doc_id"] for line in out.splitlines()] == [
+        "w2024", "a-endorsement"]

@@ -148,7 +148,10 @@ def test_bad_file_fails_clearly_and_good_file_still_ingests(home, capsys, corpus
     # Then the run exits non-zero naming the bad file and its reason, and the good one is ingested
     assert code == 1
     assert "password-example.pdf" in err and "password" in err
-    assert json.loads(out)["doc_id"] == "apache-2-0--2af71558"  # Apache-2.0: capital and dot, so a name hash
+    failed, ingested = [json.loads(line) for line in out.splitlines()]
+    assert failed["change"] == "failed" and "password" in failed["error"]
+    assert failed["source"].endswith("bad/password-example.pdf")
+    assert ingested["doc_id"] == "apache-2-0--2af71558"  # Apache-2.0: capital and dot, so a name hash
 
 
 def test_report_shows_each_not_found_with_the_searches_behind_it(home, capsys, tmp_path):

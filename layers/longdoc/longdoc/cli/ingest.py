@@ -169,9 +169,12 @@ def _documents(raws: list[str]) -> list[Path | str]:
     A sidecar (``<file>.metadata.json``, as ``ingest dir/*`` passes them) is not a document: it is
     read from beside its document, so it stands for that document (once, said on stderr, when
     the document is not among ``raws``), or, when the document is not there, for an error line
-    (a ``str`` naming both; nothing is ingested for it).
+    (a ``str`` naming both; nothing is ingested for it). Endorsements come after the wordings
+    (:func:`~longdoc.local.ingest_runner.endorsement_last`), so ``ingest set/*`` finds each
+    endorsement's wording already in its collection.
     """
     from longdoc.ingest.metadata import METADATA_SUFFIX
+    from longdoc.local.ingest_runner import endorsement_last
 
     given = {Path(r).resolve() for r in raws if not r.endswith(METADATA_SUFFIX)}
     out: list[Path | str] = []
@@ -191,7 +194,7 @@ def _documents(raws: list[str]) -> list[Path | str]:
         if path.resolve() not in seen:
             seen.add(path.resolve())
             out.append(path)
-    return out
+    return sorted(out, key=lambda p: isinstance(p, Path) and endorsement_last(p))
 
 
 def _watch_report(o: Outcome, as_json: bool) -> None:

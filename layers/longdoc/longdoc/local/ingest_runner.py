@@ -14,6 +14,7 @@ once by the local store; :attr:`LocalIngest.took_over_from` names it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -137,6 +138,22 @@ def read_sidecar(path: Path) -> bytes | None:
 
     sidecar = path.with_name(path.name + METADATA_SUFFIX)
     return too_long_is_absent(lambda: sidecar.read_bytes() if sidecar.is_file() else None, None)
+
+
+def endorsement_last(path: Path) -> bool:
+    """Sort key putting endorsements after wordings: True when ``path``'s sidecar names an ``endorses``.
+
+    ``longdoc ingest`` and ``watch`` take the files of one command or scan wordings first, so an
+    endorsement whose wording comes in the same batch finds it already in the collection (no
+    "endorses a missing wording" warning for ``ingest set/*``). A sidecar that cannot be read or is
+    not a JSON object sorts as a wording: its error is reported when the file is ingested.
+    """
+    try:
+        raw = read_sidecar(path)
+        meta = json.loads(raw) if raw else None
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and any(k.strip().lower() == "endorses" and v for k, v in meta.items())
 
 
 def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: float = CLAIM_WAIT_SECONDS,

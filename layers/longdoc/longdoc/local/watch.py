@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.ingest.metadata import METADATA_SUFFIX
-from longdoc.local.ingest_runner import LocalIngest
+from longdoc.local.ingest_runner import LocalIngest, endorsement_last
 from longdoc.local.whole import TRAILER_WINDOW, Wholeness, is_whole, wholeness
 
 __all__ = ["INCOMPLETE_WAIT_SECONDS", "SETTLE_SECONDS", "TRAILER_WINDOW", "Outcome", "Watcher", "is_whole",
@@ -136,8 +136,10 @@ class Watcher:
         self._lock = threading.Lock()
 
     def candidates(self) -> list[Path]:
-        """Files under ``root`` to ingest, sorted (hidden files and ``failed/`` left out)."""
-        return sorted(p for p in self.root.rglob("*") if p.is_file() and self._wanted(p))
+        """Files under ``root`` to ingest, sorted, wordings before endorsements
+        (:func:`~longdoc.local.ingest_runner.endorsement_last`; hidden files and ``failed/`` left out)."""
+        return sorted(sorted(p for p in self.root.rglob("*") if p.is_file() and self._wanted(p)),
+                      key=endorsement_last)
 
     def _wanted(self, path: Path) -> bool:
         try:
@@ -150,7 +152,7 @@ class Watcher:
         return bool(parts) and parts[0] != FAILED_DIR and not any(p.startswith(".") for p in parts)
 
     def run_once(self, settle: float = SETTLE_SECONDS) -> list[Outcome]:
-        """Process every file present now that is whole; returns the outcomes in path order.
+        """Process every file present now that is whole; returns the outcomes in :meth:`candidates` order.
 
         When some file was modified less than ``settle`` seconds ago, the run first waits out the rest
         of that window (once, for all files). A file that changed meanwhile, or that is not whole

@@ -148,9 +148,22 @@ def definitions(texts: Sequence[str]) -> list[Definition]:
     return out
 
 
-def is_definitions(text: str) -> bool:
-    """True when ``text`` is a run of definitions: at least three ``Term means ...`` lines."""
-    return len(_DEFINITION.findall(text)) >= 3
+_DEFINITIONS_HEADING = re.compile(
+    r"^\W*(?:(?:section|part|chapter)\s+)?(?:[\dIVXivx]+[.)]?(?:\d+[.)]?)*\s+|[A-Z][.)]\s+)?(?:general\s+|policy\s+|important\s+)?"
+    r"(?:definitions?|glossary|defined\s+terms|meaning\s+of\s+(?:certain\s+)?words|words?\s+(?:and\s+phrases\s+)?"
+    r"(?:with|that\s+have)\s+(?:special|specific|particular)\s+meanings?)(?:\s+(?:and|&)\s+interpretations?)?\W*$",
+    re.IGNORECASE)
+"""A heading that is a wording's definitions section and nothing else: ``7. Definitions``, ``DEFINITIONS``,
+``Glossary``, ``Meaning of words``, ``Words with special meanings``, ``Definitions and interpretation``
+(not ``Definition of Advanced Stage Critical Illness``, which lists what is covered)."""
+
+
+def is_definitions(text: str, heading_path: Sequence[str] = ()) -> bool:
+    """True when a unit is a run of definitions: at least three ``Term means ...`` lines in ``text``,
+    or any heading of its ``heading_path`` opening a definitions section (:data:`_DEFINITIONS_HEADING`),
+    as in wordings that set each term beside its meaning without ``means`` (``Accident An unexpected
+    ... event``) or with the meaning on the next line (``"Accident"`` / ``Shall mean ...``)."""
+    return len(_DEFINITION.findall(text)) >= 3 or any(_DEFINITIONS_HEADING.match(h) for h in heading_path)
 
 
 def defined_terms(text: str, defs: Sequence[Definition], rare: set[str] | None = None) -> list[str]:

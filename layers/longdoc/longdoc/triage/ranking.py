@@ -130,7 +130,7 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
         rankings += lists
         weights += ws
     by_key = {c.key: c for c in clauses}
-    scaled = [(k, v * (DEFINITION_WEIGHT if is_definitions(by_key[k].text) else 1.0))
+    scaled = [(k, v * (DEFINITION_WEIGHT if is_definitions(by_key[k].text, by_key[k].heading_path) else 1.0))
               for k, v in rrf(rankings, k=TRIAGE_RRF_K, weights=weights)]
     keys = [k for k, _ in sorted(scaled, key=lambda p: -p[1])]
     found = len(keys)
