@@ -214,3 +214,35 @@ def test_a_lowercase_number_word_after_a_keyword_is_prose_not_a_heading() -> Non
     text = f"1. Scope\n\n{BODY}\n\nPart one of the Agreement applies to the goods.\n\n{BODY}"
     chunks = chunk_document(parse_document("x.txt", text.encode()), "doc")
     assert _ids(chunks) == ["1"]
+
+
+# --- A table of benefits inside a dotted wording ------------------------------------------
+
+_TABLE_WORDING = (
+    "1. DEFINITIONS\n\nAccident means a sudden and unexpected event occurring during the Journey.\n\n"
+    "2. TABLE OF BENEFITS\n\nThe maximum benefits payable are stated below.\n\n"
+    "1 Medical Expenses Benefit\n500,000\n\n2 Baggage Benefit\n20,000\n\n3 Personal Money Benefit 3,000\n\n"
+    "4 Travel Delay Benefit 1,500\n\n"
+    "3. GENERAL EXCLUSIONS\n\nThis Policy does not cover any loss caused by war or invasion.\n\n"
+    "4. SECTION 1 – MEDICAL EXPENSES BENEFIT\n\nThe Company will reimburse the Eligible Expenses incurred abroad.\n\n"
+    "4.1 The Company shall not be liable for cosmetic surgery.\n"
+)
+
+
+def test_bare_numbered_table_rows_in_a_dotted_wording_do_not_hide_its_sections() -> None:
+    # Given a wording whose sections are "1.", "2.", "3." and whose table of benefits numbers its rows "1 ...", "2 ..."
+    chunks = chunk_document(parse_document("w.txt", _TABLE_WORDING.encode()), "w", target_tokens=40, max_tokens=100)
+    # Then the rows stay inside section 2 and the wording's own 3 and 4 are sections (before: rows 1-4
+    # were sections and "3. GENERAL EXCLUSIONS" was lost behind row 3)
+    assert _cited(chunks, _TABLE_WORDING, "Travel Delay Benefit").split("#")[0] == "2"  # 2#2: a split of 2
+    assert _cited(chunks, _TABLE_WORDING, "war or invasion") == "3"
+    assert _cited(chunks, _TABLE_WORDING, "cosmetic surgery") == "4.1"
+
+
+def test_a_wording_that_mixes_dotted_and_bare_numbers_keeps_every_section() -> None:
+    # Given top-level numbers written both ways ("2 COVER", "3. EXCLUSIONS", "4 CLAIMS"), as a typed contract does
+    titles = {1: "1 DEFINITIONS", 2: "2 COVER", 3: "3. EXCLUSIONS", 4: "4 CLAIMS"}
+    text = "".join(f"{titles[n]}\n\n{BODY}\n\n" for n in range(1, 5))
+    chunks = chunk_document(parse_document("m.txt", text.encode()), "m", target_tokens=40, max_tokens=100)
+    # Then every number is a section: one dotted heading establishes no style
+    assert [i.split("#")[0] for i in _ids(chunks) if i] == ["1", "2", "3", "4"]

@@ -264,12 +264,31 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
     if found is None:
         return False
     cand, section_id, titled = found
+    if not trusted and len(cand) == 1 and _breaks_dot_style(scan, line.text):
+        return False
     if scan.state.blank_line_paragraphs and not trusted and titled and _list_entry(scan, line, cand):
         return True
     scan.headings.append(Heading(line.start, line.end, section_id, heading_label(line.text), 3 + len(cand),
                                  line_no=line.no, titled=titled, state_before=scan.num))
     scan.num = Numbering(cand, section_id)
     return True
+
+
+_DOTTED_TOP = re.compile(r"^\d{1,3}\.")
+_BARE_TOP = re.compile(r"^\d{1,3}(?![.\d])")
+
+
+def _breaks_dot_style(scan: _Scan, text: str) -> bool:
+    """Whether a bare ``7 Personal Money Benefit 3,000 2,000`` line comes after top-level headings
+    all written with a dot (at least two: ``1. DEFINITIONS``, ``2. TABLE OF BENEFITS``): a row of a
+    table (or a list) inside that section, not the next section, so the wording's own ``3. TERMS AND
+    CONDITIONS`` is not lost behind rows 3 to 15. A document whose top-level numbers carry no dot, or
+    mix both (``9 ACQUISITION``, ``10. EQUIPAGE``, ``11 INCREASE``), keeps them all."""
+    if not _BARE_TOP.match(text):
+        return False
+    tops = [bool(_DOTTED_TOP.match(h.label)) for h in scan.headings
+            if h.level == 4 and not h.item and h.section_id and h.section_id.isdigit()]
+    return len(tops) >= 2 and all(tops)
 
 
 def _list_entry(scan: _Scan, line: _Line, cand: tuple[int, ...]) -> bool:
