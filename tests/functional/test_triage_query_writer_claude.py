@@ -56,7 +56,7 @@ def test_the_writer_request_is_accepted_under_the_default_model_and_moves_the_de
     # And the model's queries joined the offline ones and moved 5.7 (theft during construction) into the top 3
     assert [q.name for q in written.queries] == ["loss", "event", "model peril", "model property", "model exclusion"]
     assert "5.7" not in [c.clause_id for c in offline.clauses[:5]]
-    assert [c.clause_id for c in written.clauses[:3]] == ["5.7", "4.3", "2.4"]
+    assert [c.clause_id for c in written.clauses[:3]] == ["5.7", "4.3", "5.10"]  # 2.4 sits under "2 Definitions": weighted down
     assert written.reasons[written.clauses[0].key] == ["model peril#2", "model property#1", "model exclusion#1"]
     # And the second ranking came from the cache (no second request), the same order
     assert [c.key for c in again.clauses] == [c.key for c in written.clauses]

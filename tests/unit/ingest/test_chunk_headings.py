@@ -246,3 +246,16 @@ def test_a_wording_that_mixes_dotted_and_bare_numbers_keeps_every_section() -> N
     chunks = chunk_document(parse_document("m.txt", text.encode()), "m", target_tokens=40, max_tokens=100)
     # Then every number is a section: one dotted heading establishes no style
     assert [i.split("#")[0] for i in _ids(chunks) if i] == ["1", "2", "3", "4"]
+
+
+@pytest.mark.parametrize("titles", [
+    ["1. Scope", "2. Fees", "3 Term", "4 Termination", "5 Governing Law"],  # dotted first, then bare
+    ["1. DEFINITIONS", "2. COVER", "3 EXCLUSIONS", "4. CLAIMS", "5. CONDITIONS"],  # one dot lost
+    ["1.  DEFINITIONS", "2.  COVER", "3  EXCLUSIONS", "4.  CLAIMS"],  # double spaces
+])
+def test_a_bare_number_written_nowhere_with_a_dot_stays_a_section(titles: list[str]) -> None:
+    # Given a dotted wording where one or more later headings lost their dot (second outside tester)
+    text = "".join(f"{t}\n\n{BODY}\n\n" for t in titles)
+    chunks = chunk_document(parse_document("d.txt", text.encode()), "d", target_tokens=40, max_tokens=100)
+    # Then every heading is its own section: only a number the document also writes "N." elsewhere is a row
+    assert sorted({i.split("#")[0] for i in _ids(chunks) if i}, key=int) == [str(n) for n in range(1, len(titles) + 1)]

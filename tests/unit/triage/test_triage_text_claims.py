@@ -78,3 +78,12 @@ def test_a_note_without_words_is_refused_in_plain_words() -> None:
     from longdoc.triage.claim import claim_from_json
     with pytest.raises(TriageError, match="only a note without words: give a description"):
         claim_from_json({"claim_id": "c", "adjuster_note": 12345})
+
+
+@pytest.mark.parametrize("label", ["Claim number", "Claim No.", "Claim ID", "Claim ref"])
+def test_a_text_claims_claim_number_line_is_its_claim_id(label: str) -> None:
+    from longdoc.triage.claim import claim_from_text
+    # Given a text claim labelling its id as claim handlers do (outside tester: the header said "claim -")
+    claim = claim_from_text(f"{label}: CL-2024-0091\nThe basement flooded when the sewer backed up.\n")
+    # Then it is the claim's id, and it stays a form field
+    assert claim.claim_id == "CL-2024-0091" and "CL-2024-0091" in claim.fields.values()

@@ -134,6 +134,11 @@ def _described(claim: Claim) -> bool:
         if not _FACT_NAME.search(name.rsplit(".", 1)[-1]) and not _CONTACT_FIELD.search(name.rsplit(".", 1)[-1]))
 
 
+_CLAIM_ID_LABELS = ("claim_id", "claim_number", "claim_no", "claim_ref", "claim_reference")
+"""Label keys of a text claim whose value is the claim's id (``Claim number: CL-2024-0091``), first found wins;
+the field also stays a form field (and a CASE_FACTS value)."""
+
+
 def _label_key(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
@@ -164,8 +169,9 @@ def claim_from_text(text: str) -> Claim:
         elif value:
             key = _label_key(label.group(1))
             fields[key if key not in fields else f"{key}_{sum(k.startswith(key) for k in fields) + 1}"] = value
+    claim_id = next((fields[k] for k in _CLAIM_ID_LABELS if k in fields), None)
     claim = Claim(fields, "\n".join(note).strip(), loss.group(1) if loss else None, lob.group(1) if lob else None,
-                  raw=text.strip())
+                  claim_id, raw=text.strip())
     if not _described(claim):
         raise TriageError("the claim has no descriptive text, only "
                           + (", ".join(fields) if fields else "label lines, digits and punctuation")

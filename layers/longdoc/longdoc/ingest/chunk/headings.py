@@ -111,6 +111,7 @@ class _Scan:
     box_top: int | None = None  # start of the top border of the box being read
     prev: str = ""  # the previous line, stripped
     bare_keyword_no: int = -2  # line number of the last keyword heading without a title on its line
+    dotted_numbers: set[str] = field(default_factory=set)  # top-level numbers some line writes "N. Title"
 
 
 Recogniser = Callable[[_Scan, _Line], bool]
@@ -275,16 +276,20 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
 
 
 _DOTTED_TOP = re.compile(r"^\d{1,3}\.")
-_BARE_TOP = re.compile(r"^\d{1,3}(?![.\d])")
+_BARE_TOP = re.compile(r"^(\d{1,3})(?![.\d])")
+_DOTTED_LINE = re.compile(r"^(\d{1,3})\.(?!\d)\s*\S")
 
 
 def _breaks_dot_style(scan: _Scan, text: str) -> bool:
-    """Whether a bare ``7 Personal Money Benefit 3,000 2,000`` line comes after top-level headings
-    all written with a dot (at least two: ``1. DEFINITIONS``, ``2. TABLE OF BENEFITS``): a row of a
-    table (or a list) inside that section, not the next section, so the wording's own ``3. TERMS AND
-    CONDITIONS`` is not lost behind rows 3 to 15. A document whose top-level numbers carry no dot, or
-    mix both (``9 ACQUISITION``, ``10. EQUIPAGE``, ``11 INCREASE``), keeps them all."""
-    if not _BARE_TOP.match(text):
+    """Whether a bare ``7 Personal Money Benefit 3,000 2,000`` line is a row of a table (or a list)
+    inside a section, not section 7: the document writes its top-level headings with a dot (every one
+    so far, at least two: ``1. DEFINITIONS``, ``2. TABLE OF BENEFITS``) and some other line of it
+    writes ``7.`` as a heading. So the rows of a table of benefits numbered 1 to 15 do not take the
+    numbers of the wording's own ``3. TERMS AND CONDITIONS`` to ``15. SECTION 12``, while a bare
+    number the document writes nowhere with a dot stays a section (``1. Scope``, ``2. Fees``,
+    ``3 Term``), as do all numbers of a document that writes them without dots."""
+    bare = _BARE_TOP.match(text)
+    if bare is None or bare.group(1) not in scan.dotted_numbers:
         return False
     tops = [bool(_DOTTED_TOP.match(h.label)) for h in scan.headings
             if h.level == 4 and not h.item and h.section_id and h.section_id.isdigit()]
@@ -365,6 +370,7 @@ def find_headings(state: ChunkingState) -> None:
     lines = state.text.split("\n")
     line_numbers = {parse_number(m.group("num")) for m in (NUMERIC_RE.match(ln.strip()) for ln in lines) if m}
     scan = _Scan(state, line_numbers)
+    scan.dotted_numbers = {m.group(1) for m in (_DOTTED_LINE.match(ln.strip()) for ln in lines) if m}
     pos = 0
     for no, raw in enumerate(lines):
         line = _read_line(scan, no, raw, pos)
