@@ -181,3 +181,19 @@ def test_watch_applies_a_metadata_sidecar_and_never_ingests_it(
     _, out = main(["chunks", "msa", "--json"]), capsys.readouterr().out
     chunks = json.loads(out)
     assert chunks and {(c["doc_type"], c["term"]) for c in chunks} == {("License", "2024")}
+
+
+def test_a_failed_files_sidecar_goes_with_it_to_failed(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a file whose sidecar is not JSON (outside tester: the sidecar was left behind in the folder)
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    (drop / "terms.txt").write_text("1. Cover\n\nWe cover the contents of your home against theft.\n")
+    (drop / "terms.txt.metadata.json").write_text("{not json")
+    _dropped_long_ago(drop / "terms.txt", drop / "terms.txt.metadata.json")
+    # When watch --once runs
+    assert main(["watch", str(drop), "--once", "--json"]) == 1
+    # Then the file, its sidecar and the reason are in failed/, and nothing is left in the folder
+    assert sorted(p.name for p in (drop / "failed").iterdir()) == [
+        "terms.txt", "terms.txt.metadata.json", "terms.txt.reason.txt"]
+    assert sorted(p.name for p in drop.iterdir()) == ["failed"]
+    assert "not valid JSON" in (drop / "failed" / "terms.txt.reason.txt").read_text()

@@ -279,11 +279,19 @@ class Watcher:
 
     def _move_to_failed(self, path: Path, reason: str) -> None:
         """Move ``path`` to ``failed/`` (same relative path, :func:`unique_target` when taken) and write
-        ``<name>.reason.txt`` beside it."""
+        ``<name>.reason.txt`` beside it. Its sidecar ``<name>.metadata.json``, when there, goes with it
+        (named after the moved file), so failed/ holds the pair to fix and move back together and no
+        orphan sidecar is left in the folder."""
         target = self.failed_dir / path.relative_to(self.root)
         target.parent.mkdir(parents=True, exist_ok=True)
         target = unique_target(target)
         shutil.move(str(path), str(target))
+        sidecar = path.with_name(path.name + METADATA_SUFFIX)
+        try:
+            if sidecar.is_file():
+                shutil.move(str(sidecar), str(target.with_name(target.name + METADATA_SUFFIX)))
+        except OSError:  # a name too long for the suffix has no sidecar (or it stays where it was)
+            pass
         reason_path(target).write_text(reason + "\n", encoding="utf-8")
         with self._lock:
             self._seen.pop(path, None)
