@@ -44,10 +44,12 @@ from longdoc.ingest.chunk.joints import LIST_LEAD_RE, LIST_START_RE, SENTENCE_EN
 from longdoc.ingest.chunk.numbering import (
     NUMERIC_RE,
     TOC_RE,
+    dotted_numbers,
     heading_label,
     item_step,
     numbered_heading,
     parse_number,
+    table_row_of_dotted,
     toc_entry,
 )
 from longdoc.ingest.chunk.state import ChunkingState, Heading, Numbering
@@ -265,7 +267,9 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
     if found is None:
         return False
     cand, section_id, titled = found
-    if not trusted and len(cand) == 1 and _breaks_dot_style(scan, line.text):
+    if not trusted and len(cand) == 1 and section_id in scan.dotted_numbers and table_row_of_dotted(
+            line.text, [h.label for h in scan.headings if h.level == 4 and not h.item and h.section_id
+                        and h.section_id.isdigit()], scan.dotted_numbers):
         return False
     if scan.state.blank_line_paragraphs and not trusted and titled and _list_entry(scan, line, cand):
         return True
@@ -273,27 +277,6 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
                                  line_no=line.no, titled=titled, state_before=scan.num))
     scan.num = Numbering(cand, section_id)
     return True
-
-
-_DOTTED_TOP = re.compile(r"^\d{1,3}\.")
-_BARE_TOP = re.compile(r"^(\d{1,3})(?![.\d])")
-_DOTTED_LINE = re.compile(r"^(\d{1,3})\.(?!\d)\s*\S")
-
-
-def _breaks_dot_style(scan: _Scan, text: str) -> bool:
-    """Whether a bare ``7 Personal Money Benefit 3,000 2,000`` line is a row of a table (or a list)
-    inside a section, not section 7: the document writes its top-level headings with a dot (every one
-    so far, at least two: ``1. DEFINITIONS``, ``2. TABLE OF BENEFITS``) and some other line of it
-    writes ``7.`` as a heading. So the rows of a table of benefits numbered 1 to 15 do not take the
-    numbers of the wording's own ``3. TERMS AND CONDITIONS`` to ``15. SECTION 12``, while a bare
-    number the document writes nowhere with a dot stays a section (``1. Scope``, ``2. Fees``,
-    ``3 Term``), as do all numbers of a document that writes them without dots."""
-    bare = _BARE_TOP.match(text)
-    if bare is None or bare.group(1) not in scan.dotted_numbers:
-        return False
-    tops = [bool(_DOTTED_TOP.match(h.label)) for h in scan.headings
-            if h.level == 4 and not h.item and h.section_id and h.section_id.isdigit()]
-    return len(tops) >= 2 and all(tops)
 
 
 def _list_entry(scan: _Scan, line: _Line, cand: tuple[int, ...]) -> bool:
@@ -370,7 +353,7 @@ def find_headings(state: ChunkingState) -> None:
     lines = state.text.split("\n")
     line_numbers = {parse_number(m.group("num")) for m in (NUMERIC_RE.match(ln.strip()) for ln in lines) if m}
     scan = _Scan(state, line_numbers)
-    scan.dotted_numbers = {m.group(1) for m in (_DOTTED_LINE.match(ln.strip()) for ln in lines) if m}
+    scan.dotted_numbers = dotted_numbers(lines)
     pos = 0
     for no, raw in enumerate(lines):
         line = _read_line(scan, no, raw, pos)

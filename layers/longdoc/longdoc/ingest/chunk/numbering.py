@@ -178,3 +178,27 @@ def _reads_as_heading(
     if not plausible:
         return False
     return title_like(rest) or (exact and len(cand) >= 2)
+
+
+_DOTTED_TOP = re.compile(r"^\d{1,3}\.")
+_BARE_TOP = re.compile(r"^(\d{1,3})(?![.\d])")
+_DOTTED_LINE = re.compile(r"^(\d{1,3})\.(?!\d)\s*\S")
+
+
+def dotted_numbers(lines: Sequence[str]) -> set[str]:
+    """The top-level numbers that some line of the document writes with a dot (``7. SECTION 4`` -> ``"7"``)."""
+    return {m.group(1) for m in (_DOTTED_LINE.match(ln.strip()) for ln in lines) if m}
+
+
+def table_row_of_dotted(text: str, top_labels: Sequence[str], dotted: set[str]) -> bool:
+    """Whether a bare ``7 Personal Money Benefit 3,000 2,000`` line is a row of a table (or a list)
+    inside a section, not section 7: the labels of the document's top-level headings so far
+    (``top_labels``) all carry a dot, at least two (``1. DEFINITIONS``, ``2. TABLE OF BENEFITS``), and
+    some other line writes ``7.`` (``dotted``: :func:`dotted_numbers`). So the rows of a table of
+    benefits numbered 1 to 15 do not take the numbers of the wording's own ``3. TERMS AND CONDITIONS``
+    to ``15. SECTION 12``, while a bare number the document writes nowhere with a dot stays a section
+    (``1. Scope``, ``2. Fees``, ``3 Term``), as do all numbers of a document written without dots."""
+    bare = _BARE_TOP.match(text)
+    if bare is None or bare.group(1) not in dotted:
+        return False
+    return len(top_labels) >= 2 and all(_DOTTED_TOP.match(label) for label in top_labels)
