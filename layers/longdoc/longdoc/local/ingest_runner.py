@@ -14,7 +14,6 @@ once by the local store; :attr:`LocalIngest.took_over_from` names it.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -148,12 +147,14 @@ def endorsement_last(path: Path) -> bool:
     "endorses a missing wording" warning for ``ingest set/*``). A sidecar that cannot be read or is
     not a JSON object sorts as a wording: its error is reported when the file is ingested.
     """
-    try:
-        raw = read_sidecar(path)
-        meta = json.loads(raw) if raw else None
-    except (OSError, ValueError):
+    from longdoc.core.errors import DocumentError
+    from longdoc.ingest.metadata import sidecar_values
+
+    try:  # the metadata module's own reading: UTF-8 with or without a BOM, a JSON object
+        meta = sidecar_values(path.name, read_sidecar(path))
+    except (OSError, DocumentError):
         return False
-    return isinstance(meta, dict) and any(k.strip().lower() == "endorses" and v for k, v in meta.items())
+    return any(str(k).strip().lower().replace("-", "_") == "endorses" and v for k, v in meta.items())
 
 
 def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: float = CLAIM_WAIT_SECONDS,
