@@ -695,9 +695,10 @@ def test_section_of_only_long_sentences_stays_flagged_without_invented_overlap()
 
 
 # Continuations that had no overlap (overlap_missing) before cuts could move away from a long sentence.
+# (Startec's 18#2 was one: since a line followed by its first child is a heading, its 18.1-18.12 are
+# sections of their own and section 18 is no longer split.)
 REBALANCED = [
     ("cuad/fusionpharmaceuticalsinc-fusion.txt", "Exhibit 10.17#7"),
-    ("cuad/startecglobalcommunicationscorp-construction-and-maintenance-agreement.pdf", "18#2"),
     ("cuad/manufacturersservicesltd-outsourcing-agreement.txt", "4.2#5"),
     ("cuad/verizonabsllc-service-agreement.pdf", "Section 2.5#2"),
 ]

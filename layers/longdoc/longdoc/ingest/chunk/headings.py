@@ -47,6 +47,7 @@ from longdoc.ingest.chunk.numbering import (
     dotted_numbers,
     heading_label,
     item_step,
+    next_line_numbers,
     numbered_heading,
     parse_number,
     table_row_of_dotted,
@@ -114,6 +115,7 @@ class _Scan:
     prev: str = ""  # the previous line, stripped
     bare_keyword_no: int = -2  # line number of the last keyword heading without a title on its line
     dotted_numbers: set[str] = field(default_factory=set)  # top-level numbers some line writes "N. Title"
+    next_numbers: list[tuple[int, ...] | None] = field(default_factory=list)  # per line: the next line's number
 
 
 Recogniser = Callable[[_Scan, _Line], bool]
@@ -172,6 +174,7 @@ def _inside_paragraph_or_contents(scan: _Scan, line: _Line) -> bool:
         or line.no == scan.bare_keyword_no + 2  # after "Article 13" and its title line
         or previous.endswith(SENTENCE_END)
         or len(previous) < 0.75 * typical
+        or bool(scan.headings and scan.headings[-1].line_no == line.no - 1)  # right under a numbered heading
         or bool(LIST_START_RE.match(text) and LIST_LEAD_RE.search(previous))  # "(b) ...; or"
     )
     if not starts_paragraph:
@@ -263,7 +266,7 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
         # When the format numbers the clauses itself, a number it did not give (typed, or
         # from another list inside a clause) is no clause number.
         return False
-    found = numbered_heading(line.text, scan.num.last, trusted, scan.line_numbers)
+    found = numbered_heading(line.text, scan.num.last, trusted, scan.line_numbers, scan.next_numbers[line.no])
     if found is None:
         return False
     cand, section_id, titled = found
@@ -354,6 +357,7 @@ def find_headings(state: ChunkingState) -> None:
     line_numbers = {parse_number(m.group("num")) for m in (NUMERIC_RE.match(ln.strip()) for ln in lines) if m}
     scan = _Scan(state, line_numbers)
     scan.dotted_numbers = dotted_numbers(lines)
+    scan.next_numbers = next_line_numbers(lines)
     pos = 0
     for no, raw in enumerate(lines):
         line = _read_line(scan, no, raw, pos)

@@ -136,7 +136,7 @@ def toc_entry(line: str) -> bool:
 
 def numbered_heading(
     stripped: str, last_numeric: tuple[int, ...] | None, trusted: bool = False,
-    numbers: set[tuple[int, ...]] | None = None,
+    numbers: set[tuple[int, ...]] | None = None, next_number: tuple[int, ...] | None = None,
 ) -> tuple[tuple[int, ...], str, bool] | None:
     """``(number tuple, section id, title-like)`` when a paragraph-start line is a numbered
     heading (``4.2 Title``, ``9.0 DOCUMENTATION``, an exact-successor ``4.2.1 the term ...``);
@@ -144,7 +144,10 @@ def numbered_heading(
     number (the format's own list numbering) only has to fit the sequence. The first
     numbered heading may start above 1 (an excerpt: ``4.1 Escape of water``) when no line
     of the document starts with 0 or 1 and its successor also starts a line somewhere
-    (``numbers``: every number that starts a line)."""
+    (``numbers``: every number that starts a line). A line whose next line starts with its first
+    child (``4. Personal accident benefit`` then ``4.1 Benefit``: ``next_number``) is a heading when it
+    fits the sequence and its short title opens with a capital, title case or not
+    (:func:`parent_of_next`)."""
     m = NUMERIC_RE.match(stripped)
     if not m:
         return None
@@ -155,7 +158,38 @@ def numbered_heading(
     titled = bool(rest) and title_like(rest)
     # A number the format gives (trusted) only has to fit the sequence.
     fits = plausible_next(last_numeric, cand)[0] if trusted else _reads_as_heading(m, cand, rest, last_numeric, numbers)
+    if not fits and not trusted and parent_of_next(cand, rest, next_number):
+        fits = plausible_next(last_numeric, cand)[0]
     return (cand, m.group("num"), titled) if fits else None
+
+
+MAX_PARENT_TITLE_WORDS = 12
+"""Words at most in the title of a heading confirmed by its first child (:func:`parent_of_next`)."""
+
+
+def parent_of_next(cand: tuple[int, ...], rest: str, next_number: tuple[int, ...] | None) -> bool:
+    """Whether a numbered line is confirmed as a heading by the line after it: that line starts with
+    the number's first child (``4.`` then ``4.1``, ``2.3`` then ``2.3.1``) and the title is short
+    (at most :data:`MAX_PARENT_TITLE_WORDS` words), opens with a capital and ends no sentence. Wordings
+    write their top-level titles in sentence case (``4. Personal accident benefit``), which the title
+    test reads as a list entry; the first child right below it is what a reader sees as structure."""
+    if next_number is None or next_number != (*cand, 1) or not rest:
+        return False
+    return (rest[0].isupper() or rest[0] in "\"“(") and len(rest.split()) <= MAX_PARENT_TITLE_WORDS \
+        and not rest.rstrip().endswith((".", ";", ","))
+
+
+def next_line_numbers(lines: Sequence[str]) -> list[tuple[int, ...] | None]:
+    """For each line, the section number the next non-blank line starts with (None: it starts with none)."""
+    out: list[tuple[int, ...] | None] = [None] * len(lines)
+    following: tuple[int, ...] | None = None
+    for no in range(len(lines) - 1, -1, -1):
+        out[no] = following
+        text = lines[no].strip()
+        if text:
+            m = NUMERIC_RE.match(text)
+            following = parse_number(m.group("num")) if m else None
+    return out
 
 
 def _reads_as_heading(

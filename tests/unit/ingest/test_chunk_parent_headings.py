@@ -1,0 +1,56 @@
+"""A numbered line confirmed as a heading by its first child on the next line (held-out wording, set 9).
+
+Wordings write their benefit sections in sentence case (``4. Personal accident benefit``) and put
+the first sub-section right below (``4.1 Benefit``). The title test read such a line as a list
+entry, so the sub-sections lost their parent and, when the line was long, the child itself was
+taken for the rest of a paragraph and its text joined the section before."""
+
+from __future__ import annotations
+
+from longdoc.core.models import Chunk
+from longdoc.ingest.chunk import chunk_document
+from longdoc.ingest.chunk.numbering import next_line_numbers, parent_of_next
+from longdoc.ingest.parse import parse_document
+
+_WORDING = (
+    "Your Benefits\n"
+    "1. Medical expenses benefit (Comprehensive StudyCare policy only)\n"
+    "1.1 Benefit\n"
+    "If the insured student suffers a bodily injury while on a journey, we will reimburse the medical expenses.\n"
+    "We will reimburse you for those medical expenses that were incurred for the following:\n"
+    "1. hospitalization;\n"
+    "2. surgery.\n"
+    "2. Top up inpatient medical expenses benefit (Comprehensive Overseas StudyCare policy only)\n"
+    "2.1 Benefit\n"
+    "We will pay the additional inpatient medical expenses once the other policy is exhausted.\n"
+    "3. Personal accident benefit\n"
+    "3.1 Benefit\n"
+    "If the insured student has an accident while on a journey, we will pay the benefit in the table.\n"
+)
+
+
+def _section_of(chunks: list[Chunk], phrase: str) -> tuple[str | None, list[str]]:
+    chunk = next(c for c in chunks if phrase in c.text)
+    return chunk.section_id, chunk.heading_path
+
+
+def test_sentence_case_sections_are_headings_when_their_first_child_follows() -> None:
+    # Given a wording whose top-level titles are in sentence case, each followed by its "N.1 Benefit"
+    chunks = chunk_document(parse_document("w.pdf.txt", _WORDING.encode()), "w", target_tokens=30, max_tokens=60)
+    # Then each "N.1" is a section under its "N." parent, and the top-up cover is not text of 1.1
+    # (before: no parent, and "2.1 Benefit" under the long "2." line was read as the rest of a paragraph)
+    section, path = _section_of(chunks, "additional inpatient medical expenses")
+    assert section == "2.1"
+    assert path[0].startswith("2. Top up inpatient medical expenses")
+    section, path = _section_of(chunks, "has an accident while on a journey")
+    assert (section, path[0]) == ("3.1", "3. Personal accident benefit")
+    # And the lower-case list "1. hospitalization;" stays text of 1.1
+    assert str(_section_of(chunks, "hospitalization")[0]).split("#")[0] == "1.1"
+
+
+def test_parent_of_next_wants_the_first_child_and_a_short_capitalised_title() -> None:
+    assert parent_of_next((4,), "Personal accident benefit", (4, 1))
+    assert not parent_of_next((4,), "Personal accident benefit", (4, 2))  # not its first child
+    assert not parent_of_next((4,), "surgery;", (4, 1))  # a lower-case list entry
+    assert not parent_of_next((4,), "We will pay the benefit stated in the table.", (4, 1))  # a sentence
+    assert next_line_numbers(["4. Title", "", "4.1 Benefit", "text"]) == [(4, 1), (4, 1), None, None]
