@@ -19,7 +19,9 @@ on its own and fused (:mod:`longdoc.triage.ranking`):
   (:data:`LIMIT_WORDS`), when the claim has an amount, ranked **only among the units that state an
   amount or a cap** (:mod:`longdoc.triage.routing`): a handler checks the sub-limit of the property
   claimed, and the special-limits list or schedule row is found among amounts, not among the
-  cover clauses that share the property's words;
+  cover clauses that share the property's words. When the claim asks how much is payable (``Calculate maximum
+  payable``, ``Quantum is the issue``, ``subject to policy deductions``: :data:`_QUANTUM`), that
+  sentence joins it with the words of an excess, it weighs as the loss query and its first hit is pinned;
 - ``wording terms``: the words wordings use for the loss's lay words (``suitcase`` -> ``baggage``),
   from the packaged loss vocabulary (:mod:`longdoc.triage.vocabulary`), only those the wording
   itself uses; they also join the ``loss`` query;
@@ -76,6 +78,18 @@ MAX_TERMS = 2
 """Defined terms added per claim (the best-scoring definitions)."""
 LIMIT_WEIGHT = 0.3
 """Fusion weight of the ``limit`` query (ranked among the units that state an amount or a cap)."""
+EXCESS_WORDS = "excess deductible first"
+"""Words wordings state the part of each claim they do not pay in; the asked ``limit`` query adds them."""
+ASKED_LIMIT_WEIGHT = 1.0
+"""The ``limit`` query's weight when the claim asks how much is payable (:data:`_QUANTUM`): the
+handler's question names what decides the claim, so the limit ranks as the loss does, and pinned."""
+_QUANTUM = re.compile(
+    r"\b(?:quantum|how much|maximum (?:payable|amount|benefit|we can pay)|amount payable|max(?:imum)? payable|"
+    r"sub-?limits?|(?:per[- ]\w+ )?(?:and total )?caps?\b|limits? (?:apply|applies)|apply the \w+(?: \w+)? limits?|"
+    r"calculate (?:the )?(?:maximum|amount|benefit|payable)|assess (?:the )?(?:maximum|amount|quantum))",
+    re.IGNORECASE)
+"""A claim's question about the amount payable (``Quantum is the issue``, ``Calculate maximum payable``,
+``Apply the per-visit and total caps``): how an adjuster asks for the sub-limit, in any line."""
 VOCABULARY_WEIGHT = 1.0
 """Fusion weight of the ``wording terms`` query (the loss vocabulary's terms the wording uses)."""
 MAX_QUERY_WORDS = 200
@@ -226,8 +240,10 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
         queries.append(Query("condition", " ".join(
             [_clean(_FORM_WORDS.sub(" ", " ".join(told))), *duty_terms[:MAX_WORDING_TERMS]]).strip(), 1.0,
             pin=bool(duty_terms)))
-    if claim.case_facts and described:
-        queries.append(Query("limit", _clean(" ".join(described + mapped)) + " " + LIMIT_WORDS, LIMIT_WEIGHT, "limit"))
+    asked = [s for s in note + described if _QUANTUM.search(s)]
+    if claim.case_facts and described or asked:
+        queries.append(Query("limit", _clean(" ".join(described + asked + mapped)) + " " + LIMIT_WORDS + (" " + EXCESS_WORDS if asked else ""),
+                             ASKED_LIMIT_WEIGHT if asked else LIMIT_WEIGHT, "limit", pin=bool(asked)))
 
     if len(losses) > 1:  # the sentences share one query's weight: together they are the loss query again
         queries += [Query(f"sentence {i}", _clean(s), round(1 / len(losses), 3))
