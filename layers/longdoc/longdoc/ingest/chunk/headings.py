@@ -266,7 +266,8 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
         # When the format numbers the clauses itself, a number it did not give (typed, or
         # from another list inside a clause) is no clause number.
         return False
-    found = numbered_heading(line.text, scan.num.last, trusted, scan.line_numbers, scan.next_numbers[line.no])
+    found = numbered_heading(line.text, scan.num.last, trusted, scan.line_numbers, scan.next_numbers[line.no],
+                             line.previous)
     if found is None:
         return False
     cand, section_id, titled = found

@@ -137,6 +137,7 @@ def toc_entry(line: str) -> bool:
 def numbered_heading(
     stripped: str, last_numeric: tuple[int, ...] | None, trusted: bool = False,
     numbers: set[tuple[int, ...]] | None = None, next_number: tuple[int, ...] | None = None,
+    previous: str = "",
 ) -> tuple[tuple[int, ...], str, bool] | None:
     """``(number tuple, section id, title-like)`` when a paragraph-start line is a numbered
     heading (``4.2 Title``, ``9.0 DOCUMENTATION``, an exact-successor ``4.2.1 the term ...``);
@@ -147,7 +148,8 @@ def numbered_heading(
     (``numbers``: every number that starts a line). A line whose next line starts with its first
     child (``4. Personal accident benefit`` then ``4.1 Benefit``: ``next_number``) is a heading when it
     fits the sequence and its short title opens with a capital, title case or not
-    (:func:`parent_of_next`)."""
+    (:func:`parent_of_next`). Numbering restarts at ``1.`` under a part title on the line before
+    (``previous``: :func:`restarts_under_part_title`)."""
     m = NUMERIC_RE.match(stripped)
     if not m:
         return None
@@ -160,6 +162,8 @@ def numbered_heading(
     fits = plausible_next(last_numeric, cand)[0] if trusted else _reads_as_heading(m, cand, rest, last_numeric, numbers)
     if not fits and not trusted and parent_of_next(cand, rest, next_number):
         fits = plausible_next(last_numeric, cand)[0]
+    if not fits and not trusted and m.group("dot") and restarts_under_part_title(cand, rest, previous):
+        fits = True
     return (cand, m.group("num"), titled) if fits else None
 
 
@@ -175,8 +179,28 @@ def parent_of_next(cand: tuple[int, ...], rest: str, next_number: tuple[int, ...
     test reads as a list entry; the first child right below it is what a reader sees as structure."""
     if next_number is None or next_number != (*cand, 1) or not rest:
         return False
-    return (rest[0].isupper() or rest[0] in "\"“(") and len(rest.split()) <= MAX_PARENT_TITLE_WORDS \
-        and not rest.rstrip().endswith((".", ";", ","))
+    return _short_title(rest.rstrip().removesuffix(":"), MAX_PARENT_TITLE_WORDS)
+
+
+def _short_title(rest: str, words: int) -> bool:
+    """A title of at most ``words`` words that opens with a capital and ends no sentence."""
+    rest = rest.strip()
+    return bool(rest) and (rest[0].isupper() or rest[0] in "\"“(") and len(rest.split()) <= words \
+        and not rest.endswith((".", ";", ",", ":", "?", "!"))
+
+
+PART_TITLE_WORDS = 8
+"""Words at most in a part title and in the title of the ``1.`` that restarts the numbering under it."""
+
+
+def restarts_under_part_title(cand: tuple[int, ...], rest: str, previous: str) -> bool:
+    """Whether ``1. Information we need for all claims`` restarts the numbering: its number is ``1.``, its
+    title is short and opens with a capital (sentence case allowed), and the line before is a part
+    title of its own (``Making a claim under this policy``, ``General conditions for the whole
+    policy``: short, capitalised, no number, ending no sentence). Wordings number each part anew;
+    without this, the part's clauses were read as text of the last clause before it."""
+    return cand == (1,) and _short_title(rest, PART_TITLE_WORDS) and _short_title(previous, PART_TITLE_WORDS) \
+        and not previous[0].isdigit()
 
 
 def next_line_numbers(lines: Sequence[str]) -> list[tuple[int, ...] | None]:
