@@ -83,3 +83,38 @@ def test_a_restart_needs_a_part_title_on_the_line_before() -> None:
                                          "Coverage C")
     assert not restarts_under_part_title((1,), "Journeys covered", "These conditions apply to all benefits.")
     assert not restarts_under_part_title((2,), "Documents we need", "Making a claim under this policy")
+
+
+_BARE_SECTIONS = (
+    "1 DEFINITIONS\n"
+    "Accident - an unforeseen and unexpected event.\n"
+    "2 BENEFITS PROVISIONS\n"
+    "The Company will pay the Daily Hospital Cash Benefit for each day of Confinement.\n"
+    "3 EXCLUSIONS\n"
+    "No Daily Hospital Cash Benefit is payable when the Confinement is caused by:\n"
+    "1. Congenital Conditions.\n"
+    "2. Pre-existing Conditions.\n"
+    "3. War or any act of war.\n"
+    "4 CLAIM PROVISIONS\n"
+    "4.1 Notice of Claim\n"
+    "Written notice of claim must be given to the Company within thirty days.\n"
+)
+
+
+def test_a_dotted_list_under_bare_numbered_sections_does_not_restart_the_numbering() -> None:
+    # Given sections numbered without a dot ("3 EXCLUSIONS") and a dotted list led in by a colon
+    chunks = chunk_document(parse_document("e.pdf.txt", _BARE_SECTIONS.encode()), "e", target_tokens=30,
+                            max_tokens=60)
+    # Then the list stays text of 3 and the claims section after it keeps its numbers (before: the
+    # list was read as a restart at 1, and "4 CLAIM PROVISIONS" became text of the list's "3.")
+    assert str(_section_of(chunks, "Pre-existing Conditions")[0]).split("#")[0] == "3"
+    section, path = _section_of(chunks, "within thirty days")
+    assert str(section).startswith("4") and path[0] == "4 CLAIM PROVISIONS"
+
+
+def test_an_exhibit_still_restarts_its_numbering_after_a_lead_in() -> None:
+    from longdoc.ingest.chunk.numbering import restart_in_other_style
+    tops = [("1 Definitions", 4), ("2 Term", 4), ("Exhibit F", 1)]
+    assert not restart_in_other_style("1. Confidential Information.", (1,), (2,), tops, "the parties agree as follows:")
+    assert restart_in_other_style("1. Congenital Conditions.", (1,), (3,), tops[:2], "is caused by:")
+    assert not restart_in_other_style("1. Congenital Conditions.", (1,), (3,), tops[:2], "Exclusions")

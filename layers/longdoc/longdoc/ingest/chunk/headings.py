@@ -50,6 +50,7 @@ from longdoc.ingest.chunk.numbering import (
     next_line_numbers,
     numbered_heading,
     parse_number,
+    restart_in_other_style,
     table_row_of_dotted,
     toc_entry,
 )
@@ -271,9 +272,11 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
     if found is None:
         return False
     cand, section_id, titled = found
-    if not trusted and len(cand) == 1 and section_id in scan.dotted_numbers and table_row_of_dotted(
-            line.text, [h.label for h in scan.headings if h.level == 4 and not h.item and h.section_id
-                        and h.section_id.isdigit()], scan.dotted_numbers):
+    tops = [(h.label, h.level) for h in scan.headings if h.level < 4 or h.level == 4 and not h.item
+            and h.section_id and h.section_id.isdigit()]
+    if not trusted and len(cand) == 1 and (section_id in scan.dotted_numbers and table_row_of_dotted(
+            line.text, [t for t, lv in tops if lv == 4], scan.dotted_numbers) or restart_in_other_style(
+            line.text, cand, scan.num.last, tops, line.previous)):
         return False
     if scan.state.blank_line_paragraphs and not trusted and titled and _list_entry(scan, line, cand):
         return True
