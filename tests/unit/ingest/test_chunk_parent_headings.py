@@ -56,35 +56,6 @@ def test_parent_of_next_wants_the_first_child_and_a_short_capitalised_title() ->
     assert next_line_numbers(["4. Title", "", "4.1 Benefit", "text"]) == [(4, 1), (4, 1), None, None]
 
 
-_PARTS = (
-    "1. War\n"
-    "Unless we specifically state otherwise, this policy does not cover any loss arising out of war.\n"
-    "2. Terrorism\n"
-    "Unless we specify otherwise, this policy does not cover any loss caused by an act of terrorism.\n"
-    "Making a claim under this policy\n"
-    "1. Information we need for all claims\n"
-    "You must give us written notice of the claim no later than 30 days after the accident.\n"
-)
-
-
-def test_numbering_restarts_at_1_under_a_part_title() -> None:
-    # Given a part title on its own line ("Making a claim under this policy") and "1." after it
-    chunks = chunk_document(parse_document("p.pdf.txt", _PARTS.encode()), "p", target_tokens=30, max_tokens=60)
-    # Then the claims clause is a section of its own, not text of "2. Terrorism"
-    assert _section_of(chunks, "no later than 30 days") == ("1", ["1. Information we need for all claims"])
-    assert _section_of(chunks, "act of terrorism") == ("2", ["2. Terrorism"])
-
-
-def test_a_restart_needs_a_part_title_on_the_line_before() -> None:
-    from longdoc.ingest.chunk.numbering import restarts_under_part_title
-    assert restarts_under_part_title((1,), "Information we need for all claims", "Making a claim under this policy")
-    # a wrapped sentence is no title, a sentence on the line before is no part title
-    assert not restarts_under_part_title((1,), "We insure the contents of your dwelling and other personal property",
-                                         "Coverage C")
-    assert not restarts_under_part_title((1,), "Journeys covered", "These conditions apply to all benefits.")
-    assert not restarts_under_part_title((2,), "Documents we need", "Making a claim under this policy")
-
-
 _BARE_SECTIONS = (
     "1 DEFINITIONS\n"
     "Accident - an unforeseen and unexpected event.\n"

@@ -45,6 +45,7 @@ from longdoc.ingest.chunk.numbering import (
     NUMERIC_RE,
     TOC_RE,
     dotted_numbers,
+    first_child_line,
     heading_label,
     item_step,
     next_line_numbers,
@@ -175,7 +176,8 @@ def _inside_paragraph_or_contents(scan: _Scan, line: _Line) -> bool:
         or line.no == scan.bare_keyword_no + 2  # after "Article 13" and its title line
         or previous.endswith(SENTENCE_END)
         or len(previous) < 0.75 * typical
-        or bool(scan.headings and scan.headings[-1].line_no == line.no - 1)  # right under a numbered heading
+        or bool(scan.headings and scan.headings[-1].line_no == line.no - 1  # a numbered heading's first child
+                and first_child_line(text, scan.headings[-1].section_id))
         or bool(LIST_START_RE.match(text) and LIST_LEAD_RE.search(previous))  # "(b) ...; or"
     )
     if not starts_paragraph:
@@ -267,8 +269,7 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
         # When the format numbers the clauses itself, a number it did not give (typed, or
         # from another list inside a clause) is no clause number.
         return False
-    found = numbered_heading(line.text, scan.num.last, trusted, scan.line_numbers, scan.next_numbers[line.no],
-                             line.previous)
+    found = numbered_heading(line.text, scan.num.last, trusted, scan.line_numbers, scan.next_numbers[line.no])
     if found is None:
         return False
     cand, section_id, titled = found

@@ -137,7 +137,6 @@ def toc_entry(line: str) -> bool:
 def numbered_heading(
     stripped: str, last_numeric: tuple[int, ...] | None, trusted: bool = False,
     numbers: set[tuple[int, ...]] | None = None, next_number: tuple[int, ...] | None = None,
-    previous: str = "",
 ) -> tuple[tuple[int, ...], str, bool] | None:
     """``(number tuple, section id, title-like)`` when a paragraph-start line is a numbered
     heading (``4.2 Title``, ``9.0 DOCUMENTATION``, an exact-successor ``4.2.1 the term ...``);
@@ -148,8 +147,7 @@ def numbered_heading(
     (``numbers``: every number that starts a line). A line whose next line starts with its first
     child (``4. Personal accident benefit`` then ``4.1 Benefit``: ``next_number``) is a heading when it
     fits the sequence and its short title opens with a capital, title case or not
-    (:func:`parent_of_next`). Numbering restarts at ``1.`` under a part title on the line before
-    (``previous``: :func:`restarts_under_part_title`)."""
+    (:func:`parent_of_next`)."""
     m = NUMERIC_RE.match(stripped)
     if not m:
         return None
@@ -162,8 +160,6 @@ def numbered_heading(
     fits = plausible_next(last_numeric, cand)[0] if trusted else _reads_as_heading(m, cand, rest, last_numeric, numbers)
     if not fits and not trusted and parent_of_next(cand, rest, next_number):
         fits = plausible_next(last_numeric, cand)[0]
-    if not fits and not trusted and m.group("dot") and restarts_under_part_title(cand, rest, previous):
-        fits = True
     return (cand, m.group("num"), titled) if fits else None
 
 
@@ -174,11 +170,12 @@ MAX_PARENT_TITLE_WORDS = 12
 def parent_of_next(cand: tuple[int, ...], rest: str, next_number: tuple[int, ...] | None) -> bool:
     """Whether a numbered line is confirmed as a heading by the line after it: that line starts with
     the number's first child (``4.`` then ``4.1``, ``2.3`` then ``2.3.1``) and the title is short
-    (at most :data:`MAX_PARENT_TITLE_WORDS` words), opens with a capital and ends no sentence. Wordings
+    (at most :data:`MAX_PARENT_TITLE_WORDS` words), opens with a capital, ends no sentence and not in
+    an amount (a schedule row ``4. Baggage 2,000`` over ``4.1 Single article 500`` is no heading). Wordings
     write their top-level titles in sentence case (``4. Personal accident benefit``), which the title
     test reads as a list entry; the first child right below it is what a reader sees as structure."""
-    if next_number is None or next_number != (*cand, 1) or not rest:
-        return False
+    if next_number is None or next_number != (*cand, 1) or not rest or re.search(r"\d[\d,.]*\s*$", rest):
+        return False  # "4. Baggage 2,000" / "4.1 Single article 500": a schedule's rows, not headings
     return _short_title(rest.rstrip().removesuffix(":"), MAX_PARENT_TITLE_WORDS)
 
 
@@ -189,18 +186,13 @@ def _short_title(rest: str, words: int) -> bool:
         and not rest.endswith((".", ";", ",", ":", "?", "!"))
 
 
-PART_TITLE_WORDS = 8
-"""Words at most in a part title and in the title of the ``1.`` that restarts the numbering under it."""
-
-
-def restarts_under_part_title(cand: tuple[int, ...], rest: str, previous: str) -> bool:
-    """Whether ``1. Information we need for all claims`` restarts the numbering: its number is ``1.``, its
-    title is short and opens with a capital (sentence case allowed), and the line before is a part
-    title of its own (``Making a claim under this policy``, ``General conditions for the whole
-    policy``: short, capitalised, no number, ending no sentence). Wordings number each part anew;
-    without this, the part's clauses were read as text of the last clause before it."""
-    return cand == (1,) and _short_title(rest, PART_TITLE_WORDS) and _short_title(previous, PART_TITLE_WORDS) \
-        and not previous[0].isdigit()
+def first_child_line(text: str, section_id: str | None) -> bool:
+    """Whether ``text`` starts with the first child of the numbered section ``section_id``
+    (``2.1 Benefit`` under ``2. Top up inpatient medical expenses (...)``)."""
+    m = NUMERIC_RE.match(text)
+    if m is None or not section_id or not re.fullmatch(r"\d+(?:\.\d+)*", section_id):
+        return False
+    return parse_number(m.group("num")) == (*parse_number(section_id), 1)
 
 
 def next_line_numbers(lines: Sequence[str]) -> list[tuple[int, ...] | None]:
