@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from longdoc.triage.claim import claim_from_json
 from longdoc.triage.clauses import Clause
-from longdoc.triage.queries import ASKED_LIMIT_WEIGHT, EXCESS_WORDS, LIMIT_WEIGHT, claim_queries
+from longdoc.triage.queries import _QUANTUM, ASKED_LIMIT_WEIGHT, EXCESS_WORDS, LIMIT_WEIGHT, claim_queries
 from longdoc.triage.ranking import rank_claim
 from longdoc.triage.vocabulary import lay_tokens, wording_terms
 
@@ -64,3 +66,24 @@ def test_new_vocabulary_entries_map_everyday_words_to_the_wordings_terms() -> No
     assert "watches" in wording_terms("they took my Rolex", wording)
     assert "camera" in wording_terms("my DSLR and a lens", wording)
     assert "burglary" in wording_terms("the flat had been done over", wording)
+
+
+@pytest.mark.parametrize("text", [
+    "Quantum is the issue: single claim for a camera body plus lens.", "Calculate maximum payable.",
+    "Apply the per-visit and total caps.", "Assess maximum payable for the watch.",
+    "Quantum agreed at HK$6,800 subject to policy deductions.", "Determine amount payable.",
+    "Confirm applicable maximum.",
+])
+def test_the_quantum_question_is_read_in_an_adjusters_words(text: str) -> None:
+    assert _QUANTUM.search(text)
+
+
+@pytest.mark.parametrize("text", [
+    # outside tester: negations and the other senses of cap, limit and how much
+    "There is no quantum issue; the question is cover only.", "Quantum not in dispute.",
+    "The insured was wearing a cap at the time.", "swim cap", "Tooth cap", "bottle caps", "caps lock",
+    "CAP 200 ordinance", "How much damage was done is unclear", "asked how much of the ceiling fell",
+    "speed limits apply", "Apply the local speed limit", "limits of the property",
+])
+def test_other_senses_of_quantum_words_ask_nothing(text: str) -> None:
+    assert not _QUANTUM.search(text)

@@ -84,9 +84,13 @@ ASKED_LIMIT_WEIGHT = 1.0
 """The ``limit`` query's weight when the claim asks how much is payable (:data:`_QUANTUM`): the
 handler's question names what decides the claim, so the limit ranks as the loss does, and pinned."""
 _QUANTUM = re.compile(
-    r"\b(?:quantum|how much|maximum (?:payable|amount|benefit|we can pay)|amount payable|max(?:imum)? payable|"
-    r"sub-?limits?|(?:per[- ]\w+ )?(?:and total )?caps?\b|limits? (?:apply|applies)|apply the \w+(?: \w+)? limits?|"
-    r"calculate (?:the )?(?:maximum|amount|benefit|payable)|assess (?:the )?(?:maximum|amount|quantum))",
+    r"\b(?:quantum is (?:the|an|in) (?:issue|question|dispute)|"
+    r"(?:assess|calculate|determine|confirm|check)\w* (?:the )?(?:quantum|maximum|amount payable|applicable maximum|"
+    r"payable amount|benefit payable)|maximum (?:payable|amount payable|benefit payable|we can pay)|amount payable|"
+    r"how much (?:is|can be|will be|should be|would be) (?:paid|payable)|"
+    r"how much (?:we|the policy|the insurer) (?:can |will |should )?pays?|"
+    r"(?:apply|check) the (?:[\w-]+ )?(?:per[- ][\w-]+|total|policy|benefit|item|sub-?)[\w -]{0,20}?(?:caps|limits?)\b|"
+    r"sub-?limits? (?:apply|applies)|subject to (?:the )?(?:policy )?(?:deductions|excess|deductible))",
     re.IGNORECASE)
 """A claim's question about the amount payable (``Quantum is the issue``, ``Calculate maximum payable``,
 ``Apply the per-visit and total caps``): how an adjuster asks for the sub-limit, in any line."""
