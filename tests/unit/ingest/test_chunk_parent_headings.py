@@ -89,3 +89,19 @@ def test_an_exhibit_still_restarts_its_numbering_after_a_lead_in() -> None:
     assert not restart_in_other_style("1. Confidential Information.", (1,), (2,), tops, "the parties agree as follows:")
     assert restart_in_other_style("1. Congenital Conditions.", (1,), (3,), tops[:2], "is caused by:")
     assert not restart_in_other_style("1. Congenital Conditions.", (1,), (3,), tops[:2], "Exclusions")
+
+
+def test_a_wrapped_reference_under_a_numbered_heading_is_no_heading() -> None:
+    # Given (outside tester, from a CUAD contract) a heading line whose sentence wraps onto "Exhibit D."
+    text = ("8.1 Termination\n"
+            "8.1.9 Health Care Compliance. This Agreement may be terminated by Janssen in accordance with Section 2(d) of\n"
+            "Exhibit D.\n"
+            "8.1.10 Other Remedies. The remedies in this Section are not exclusive.\n")
+    chunks = chunk_document(parse_document("c.pdf.txt", text.encode()), "c", target_tokens=30, max_tokens=60)
+    # Then "Exhibit D." stays the end of 8.1.9's sentence and 8.1.10 keeps its own path
+    assert all(c.section_id != "Exhibit D" and "Exhibit D." not in c.heading_path for c in chunks)
+    assert _section_of(chunks, "not exclusive")[0] == "8.1.10"
+
+
+def test_a_schedule_row_with_an_amount_is_not_confirmed_by_its_first_child() -> None:
+    assert not parent_of_next((4,), "Baggage 2,000", (4, 1))
