@@ -87,8 +87,10 @@ def test_an_exhibit_still_restarts_its_numbering_after_a_lead_in() -> None:
     from longdoc.ingest.chunk.numbering import restart_in_other_style
     tops = [("1 Definitions", 4), ("2 Term", 4), ("Exhibit F", 1)]
     assert not restart_in_other_style("1. Confidential Information.", (1,), (2,), tops, "the parties agree as follows:")
-    assert restart_in_other_style("1. Congenital Conditions.", (1,), (3,), tops[:2], "is caused by:")
-    assert not restart_in_other_style("1. Congenital Conditions.", (1,), (3,), tops[:2], "Exclusions")
+    assert restart_in_other_style("1. Congenital Conditions.", (1,), (3,), tops[:2], "is caused by:", (2,))
+    assert not restart_in_other_style("1. Congenital Conditions.", (1,), (3,), tops[:2], "Exclusions", (2,))
+    # a number with its own text under it (the next line is no "2.") is a schedule's restart
+    assert not restart_in_other_style("1. Medical Expenses", (1,), (4,), tops[:2], "payable under this policy:", None)
 
 
 def test_a_wrapped_reference_under_a_numbered_heading_is_no_heading() -> None:
@@ -105,3 +107,15 @@ def test_a_wrapped_reference_under_a_numbered_heading_is_no_heading() -> None:
 
 def test_a_schedule_row_with_an_amount_is_not_confirmed_by_its_first_child() -> None:
     assert not parent_of_next((4,), "Baggage 2,000", (4, 1))
+
+
+def test_a_schedule_that_restarts_with_text_under_each_number_still_restarts() -> None:
+    # Given (second outside tester) bare-numbered sections, then a schedule led in by a colon whose
+    # numbers each have their own text: a restart, not a list
+    text = ("1 DEFINITIONS\nAccident means a sudden event.\n2 COVER\nWe cover the insured person.\n"
+            "3 EXCLUSIONS\nWe do not cover war.\n4 GENERAL CONDITIONS\nYou must take care.\n"
+            "SCHEDULE OF BENEFITS\nThe benefits below are payable under this policy:\n"
+            "1. Medical Expenses\nWe pay medical expenses up to the limit.\n"
+            "2. Baggage\nWe pay for lost baggage up to the limit.\n")
+    chunks = chunk_document(parse_document("s.pdf.txt", text.encode()), "s", target_tokens=30, max_tokens=60)
+    assert _section_of(chunks, "medical expenses up to") == ("1", ["1. Medical Expenses"])

@@ -6,7 +6,7 @@ import pytest
 
 from longdoc.triage.claim import claim_from_json
 from longdoc.triage.clauses import Clause
-from longdoc.triage.queries import _QUANTUM, ASKED_LIMIT_WEIGHT, EXCESS_WORDS, LIMIT_WEIGHT, claim_queries
+from longdoc.triage.queries import _QUANTUM, ASKED_LIMIT_WEIGHT, Query, EXCESS_WORDS, LIMIT_WEIGHT, claim_queries
 from longdoc.triage.ranking import rank_claim
 from longdoc.triage.vocabulary import lay_tokens, wording_terms
 
@@ -84,6 +84,12 @@ def test_the_quantum_question_is_read_in_an_adjusters_words(text: str) -> None:
     "The insured was wearing a cap at the time.", "swim cap", "Tooth cap", "bottle caps", "caps lock",
     "CAP 200 ordinance", "How much damage was done is unclear", "asked how much of the ceiling fell",
     "speed limits apply", "Apply the local speed limit", "limits of the property",
+    # second outside tester: the quantum named but not asked, and other maxima, limits and deductions
+    "Amount payable is not in dispute; liability only.", "No need to calculate the amount payable yet.",
+    "Do not assess the quantum yet; the question is cover.", "The maximum payable is not in question here.",
+    "Determine the maximum time the bag was left unattended.", "Confirm the maximum speed of the vehicle.",
+    "Check the total load limits of the crane.", "My salary is subject to deductions for tax and pension.",
 ])
 def test_other_senses_of_quantum_words_ask_nothing(text: str) -> None:
-    assert not _QUANTUM.search(text)
+    claim = _claim("Bag taken on a train.", text)
+    assert not {q.name: q for q in claim_queries(claim)}.get("limit", Query("limit", "", 0.3)).pin

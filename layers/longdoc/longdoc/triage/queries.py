@@ -85,13 +85,17 @@ ASKED_LIMIT_WEIGHT = 1.0
 handler's question names what decides the claim, so the limit ranks as the loss does, and pinned."""
 _QUANTUM = re.compile(
     r"\b(?:quantum is (?:the|an|in) (?:issue|question|dispute)|"
-    r"(?:assess|calculate|determine|confirm|check)\w* (?:the )?(?:quantum|maximum|amount payable|applicable maximum|"
-    r"payable amount|benefit payable)|maximum (?:payable|amount payable|benefit payable|we can pay)|amount payable|"
+    r"(?:assess|calculate|determine|confirm|check)\w* (?:the )?(?:quantum|amount payable|payable amount|benefit payable|"
+    r"(?:applicable )?maximum(?= payable| benefit| amount| sum| we can pay|\s*[.;?]|$))|"
+    r"maximum (?:payable|amount payable|benefit payable|we can pay)|"
     r"how much (?:is|can be|will be|should be|would be) (?:paid|payable)|"
     r"how much (?:we|the policy|the insurer) (?:can |will |should )?pays?|"
-    r"(?:apply|check) the (?:[\w-]+ )?(?:per[- ][\w-]+|total|policy|benefit|item|sub-?)[\w -]{0,20}?(?:caps|limits?)\b|"
-    r"sub-?limits? (?:apply|applies)|subject to (?:the )?(?:policy )?(?:deductions|excess|deductible))",
+    r"apply the (?:[\w-]+ )?(?:per[- ][\w-]+ (?:and total )?|total |policy |benefit |item |sub-)(?:caps|limits?)\b|"
+    r"sub-?limits? (?:apply|applies)|subject to (?:the )?policy (?:deductions|excess|deductible)|"
+    r"subject to the (?:excess|deductible))",
     re.IGNORECASE)
+_NEGATED = re.compile(r"\b(?:no|not|never|without|do not|don't|does not|doesn't)\b|n't\b", re.IGNORECASE)
+"""A sentence that says the quantum is not the question (``Amount payable is not in dispute``)."""
 """A claim's question about the amount payable (``Quantum is the issue``, ``Calculate maximum payable``,
 ``Apply the per-visit and total caps``): how an adjuster asks for the sub-limit, in any line."""
 VOCABULARY_WEIGHT = 1.0
@@ -244,7 +248,8 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
         queries.append(Query("condition", " ".join(
             [_clean(_FORM_WORDS.sub(" ", " ".join(told))), *duty_terms[:MAX_WORDING_TERMS]]).strip(), 1.0,
             pin=bool(duty_terms)))
-    asked = [s for s in note + described if _QUANTUM.search(s)]
+    asked = [s for s in note + [t for d in described for t in sentences(d)] if _QUANTUM.search(s)
+             and not _NEGATED.search(s)]
     if claim.case_facts and described or asked:
         queries.append(Query("limit", _clean(" ".join(described + asked + mapped)) + " " + LIMIT_WORDS + (" " + EXCESS_WORDS if asked else ""),
                              ASKED_LIMIT_WEIGHT if asked else LIMIT_WEIGHT, "limit", pin=bool(asked)))

@@ -277,7 +277,7 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
             and h.section_id and h.section_id.isdigit()]
     if not trusted and len(cand) == 1 and (section_id in scan.dotted_numbers and table_row_of_dotted(
             line.text, [t for t, lv in tops if lv == 4], scan.dotted_numbers) or restart_in_other_style(
-            line.text, cand, scan.num.last, tops, line.previous)):
+            line.text, cand, scan.num.last, tops, line.previous, scan.next_numbers[line.no])):
         return False
     if scan.state.blank_line_paragraphs and not trusted and titled and _list_entry(scan, line, cand):
         return True

@@ -255,16 +255,19 @@ def table_row_of_dotted(text: str, top_labels: Sequence[str], dotted: set[str]) 
 
 
 def restart_in_other_style(text: str, cand: tuple[int, ...], last: tuple[int, ...] | None,
-                           tops: Sequence[tuple[str, int]], previous: str) -> bool:
+                           tops: Sequence[tuple[str, int]], previous: str,
+                           next_number: tuple[int, ...] | None = None) -> bool:
     """Whether a ``1.`` that would restart the numbering is the first entry of a list instead: the line
     before leads into a list (ends with ``:``, ``... is payable when the Confinement is caused by:``)
     and the top-level headings since the last part, exhibit or article heading (``tops``: the labels
     and levels of the headings so far, level 4 a top-level number, below 4 a keyword heading; at least
     two) are all written the other way, with a dot or without (``4 BENEFITS PROVISIONS``, ``5 EXCLUSIONS``, then ``1. Congenital
     Conditions.``). Read as a restart, such a list took every later section's number out of sequence
-    (``6 CLAIM PROVISIONS`` became text of the list's ``2.``); an exhibit or schedule that restarts
-    (``EXHIBIT C`` / ``1. Maintenance.``) still restarts."""
-    if cand != (1,) or last is None or not previous.rstrip().endswith(":") or plausible_next(last, cand)[0]:
+    (``6 CLAIM PROVISIONS`` became text of the list's ``2.``). Only a list whose ``2.`` is the very next
+    line (``next_number``) is one: a schedule or exhibit that restarts with text under each number
+    (``The benefits below are payable:`` / ``1. Medical Expenses`` / its text) still restarts."""
+    if cand != (1,) or last is None or not previous.rstrip().endswith(":") or plausible_next(last, cand)[0] \
+            or next_number != (2,):
         return False
     start = max((i + 1 for i, (_, level) in enumerate(tops) if level < 4), default=0)
     top_labels = [label for label, _ in tops[start:]]
