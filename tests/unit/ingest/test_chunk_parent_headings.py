@@ -7,6 +7,8 @@ taken for the rest of a paragraph and its text joined the section before."""
 
 from __future__ import annotations
 
+import pytest
+
 from longdoc.core.models import Chunk
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.chunk.numbering import next_line_numbers, parent_of_next
@@ -119,3 +121,13 @@ def test_a_schedule_that_restarts_with_text_under_each_number_still_restarts() -
             "2. Baggage\nWe pay for lost baggage up to the limit.\n")
     chunks = chunk_document(parse_document("s.pdf.txt", text.encode()), "s", target_tokens=30, max_tokens=60)
     assert _section_of(chunks, "medical expenses up to") == ("1", ["1. Medical Expenses"])
+
+
+@pytest.mark.parametrize("name", ["e.txt", "e.md"])
+def test_the_dotted_list_rule_reads_the_lead_in_across_a_blank_line(name: str) -> None:
+    # Given (second outside tester) the same wording in a blank-line format: the line before "1." is blank
+    text = _BARE_SECTIONS.replace("\n", "\n\n")
+    chunks = chunk_document(parse_document(name, text.encode()), "e", target_tokens=30, max_tokens=60)
+    # Then the lead-in is still read and the list stays text of 3
+    assert str(_section_of(chunks, "Pre-existing Conditions")[0]).split("#")[0] == "3"
+    assert _section_of(chunks, "within thirty days")[1][0] == "4 CLAIM PROVISIONS"

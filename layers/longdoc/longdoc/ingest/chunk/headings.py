@@ -115,6 +115,7 @@ class _Scan:
     list_last: int = -2  # ... and the line number of the last one
     box_top: int | None = None  # start of the top border of the box being read
     prev: str = ""  # the previous line, stripped
+    last_text: str = ""  # the last non-blank line before this one, stripped (blank-line formats too)
     bare_keyword_no: int = -2  # line number of the last keyword heading without a title on its line
     dotted_numbers: set[str] = field(default_factory=set)  # top-level numbers some line writes "N. Title"
     next_numbers: list[tuple[int, ...] | None] = field(default_factory=list)  # per line: the next line's number
@@ -277,7 +278,7 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
             and h.section_id and h.section_id.isdigit()]
     if not trusted and len(cand) == 1 and (section_id in scan.dotted_numbers and table_row_of_dotted(
             line.text, [t for t, lv in tops if lv == 4], scan.dotted_numbers) or restart_in_other_style(
-            line.text, cand, scan.num.last, tops, line.previous, scan.next_numbers[line.no])):
+            line.text, cand, scan.num.last, tops, scan.last_text, scan.next_numbers[line.no])):
         return False
     if scan.state.blank_line_paragraphs and not trusted and titled and _list_entry(scan, line, cand):
         return True
@@ -346,6 +347,7 @@ def _read_line(scan: _Scan, no: int, raw: str, line_start: int) -> _Line | None:
     elif border:
         stripped = ""
     previous, scan.prev = scan.prev, stripped
+    scan.last_text = previous or scan.last_text
     lead = len(raw) - len(raw.lstrip())
     if boxed or border:
         if not stripped:  # a box border or an empty box line: a heading may start the box
