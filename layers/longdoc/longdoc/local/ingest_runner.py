@@ -25,7 +25,7 @@ from longdoc.core.errors import DocumentError
 from longdoc.core.models import DocumentRecord
 from longdoc.ingest.lease import claim_holder_gone
 from longdoc.ingest.ids import resolve_doc_id, version_for
-from longdoc.ingest.metadata import METADATA_SUFFIX, document_metadata, sidecar_key
+from longdoc.ingest.metadata import METADATA_SUFFIX, document_metadata, sidecar_key, sidecar_values
 from longdoc.ingest.rejected import record_rejected
 from longdoc.ingest.source import IngestSource
 from longdoc.local.lambda_runtime import batch_failure_reason, load_handler, s3_event_for
@@ -147,9 +147,6 @@ def endorsement_last(path: Path) -> bool:
     "endorses a missing wording" warning for ``ingest set/*``). A sidecar that cannot be read or is
     not a JSON object sorts as a wording: its error is reported when the file is ingested.
     """
-    from longdoc.core.errors import DocumentError
-    from longdoc.ingest.metadata import sidecar_values
-
     try:  # the metadata module's own reading: UTF-8 with or without a BOM, a JSON object
         meta = sidecar_values(path.name, read_sidecar(path))
     except (OSError, DocumentError):

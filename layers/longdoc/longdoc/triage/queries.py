@@ -94,10 +94,10 @@ _QUANTUM = re.compile(
     r"sub-?limits? (?:apply|applies)|subject to (?:the )?policy (?:deductions|excess|deductible)|"
     r"subject to the (?:excess|deductible))",
     re.IGNORECASE)
-_NEGATED = re.compile(r"\b(?:no|not|never|without|do not|don't|does not|doesn't)\b|n't\b", re.IGNORECASE)
-"""A sentence that says the quantum is not the question (``Amount payable is not in dispute``)."""
 """A claim's question about the amount payable (``Quantum is the issue``, ``Calculate maximum payable``,
 ``Apply the per-visit and total caps``): how an adjuster asks for the sub-limit, in any line."""
+_NEGATED = re.compile(r"\b(?:no|not|never|without|do not|don't|does not|doesn't)\b|n't\b", re.IGNORECASE)
+"""A sentence that says the quantum is not the question (``Amount payable is not in dispute``)."""
 VOCABULARY_WEIGHT = 1.0
 """Fusion weight of the ``wording terms`` query (the loss vocabulary's terms the wording uses)."""
 MAX_QUERY_WORDS = 200
@@ -251,7 +251,8 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
     asked = [s for s in note + [t for d in described for t in sentences(d)] if _QUANTUM.search(s)
              and not _NEGATED.search(s)]
     if claim.case_facts and described or asked:
-        queries.append(Query("limit", _clean(" ".join(described + asked + mapped)) + " " + LIMIT_WORDS + (" " + EXCESS_WORDS if asked else ""),
+        words = f"{LIMIT_WORDS} {EXCESS_WORDS}" if asked else LIMIT_WORDS
+        queries.append(Query("limit", f"{_clean(' '.join(described + asked + mapped))} {words}",
                              ASKED_LIMIT_WEIGHT if asked else LIMIT_WEIGHT, "limit", pin=bool(asked)))
 
     if len(losses) > 1:  # the sentences share one query's weight: together they are the loss query again

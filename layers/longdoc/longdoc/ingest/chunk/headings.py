@@ -274,12 +274,13 @@ def _numbered(scan: _Scan, line: _Line) -> bool:
     if found is None:
         return False
     cand, section_id, titled = found
-    tops = [(h.label, h.level) for h in scan.headings if h.level < 4 or h.level == 4 and not h.item
-            and h.section_id and h.section_id.isdigit()]
-    if not trusted and len(cand) == 1 and (section_id in scan.dotted_numbers and table_row_of_dotted(
-            line.text, [t for t, lv in tops if lv == 4], scan.dotted_numbers) or restart_in_other_style(
-            line.text, cand, scan.num.last, tops, scan.last_text, scan.next_numbers[line.no])):
-        return False
+    if not trusted and len(cand) == 1 and (section_id in scan.dotted_numbers or cand == (1,)):
+        tops = [(h.label, h.level) for h in scan.headings if h.level < 4 or h.level == 4 and not h.item
+                and h.section_id and h.section_id.isdigit()]  # built only for these rare lines: O(headings)
+        if section_id in scan.dotted_numbers and table_row_of_dotted(line.text, [t for t, lv in tops if lv == 4],
+                                                                      scan.dotted_numbers) or restart_in_other_style(
+                line.text, cand, scan.num.last, tops, scan.last_text, scan.next_numbers[line.no]):
+            return False
     if scan.state.blank_line_paragraphs and not trusted and titled and _list_entry(scan, line, cand):
         return True
     scan.headings.append(Heading(line.start, line.end, section_id, heading_label(line.text), 3 + len(cand),

@@ -251,7 +251,17 @@ def table_row_of_dotted(text: str, top_labels: Sequence[str], dotted: set[str]) 
     bare = _BARE_TOP.match(text)
     if bare is None or bare.group(1) not in dotted:
         return False
-    return len(top_labels) >= 2 and all(_DOTTED_TOP.match(label) for label in top_labels)
+    return top_level_style(top_labels) is True
+
+
+def top_level_style(top_labels: Sequence[str]) -> bool | None:
+    """How a document writes its top-level numbers so far: True when every one of ``top_labels`` (at
+    least two) carries a dot (``1. DEFINITIONS``), False when none does (``5 EXCLUSIONS``), None when
+    they are mixed or fewer than two. Read by :func:`table_row_of_dotted` and :func:`restart_in_other_style`."""
+    if len(top_labels) < 2:
+        return None
+    dots = {bool(_DOTTED_TOP.match(label)) for label in top_labels}
+    return dots.pop() if len(dots) == 1 else None
 
 
 def restart_in_other_style(text: str, cand: tuple[int, ...], last: tuple[int, ...] | None,
@@ -261,8 +271,8 @@ def restart_in_other_style(text: str, cand: tuple[int, ...], last: tuple[int, ..
     before leads into a list (ends with ``:``, ``... is payable when the Confinement is caused by:``)
     and the top-level headings since the last part, exhibit or article heading (``tops``: the labels
     and levels of the headings so far, level 4 a top-level number, below 4 a keyword heading; at least
-    two) are all written the other way, with a dot or without (``4 BENEFITS PROVISIONS``, ``5 EXCLUSIONS``, then ``1. Congenital
-    Conditions.``). Read as a restart, such a list took every later section's number out of sequence
+    two) are all written the other way, with a dot or without (:func:`top_level_style`:
+    ``4 BENEFITS PROVISIONS``, ``5 EXCLUSIONS``, then ``1. Congenital Conditions.``). Read as a restart, such a list took every later section's number out of sequence
     (``6 CLAIM PROVISIONS`` became text of the list's ``2.``). Only a list whose ``2.`` is the very next
     line (``next_number``) is one: a schedule or exhibit that restarts with text under each number
     (``The benefits below are payable:`` / ``1. Medical Expenses`` / its text) still restarts."""
@@ -270,8 +280,4 @@ def restart_in_other_style(text: str, cand: tuple[int, ...], last: tuple[int, ..
             or next_number != (2,):
         return False
     start = max((i + 1 for i, (_, level) in enumerate(tops) if level < 4), default=0)
-    top_labels = [label for label, _ in tops[start:]]
-    if len(top_labels) < 2:
-        return False
-    dotted = bool(_DOTTED_TOP.match(text))
-    return all(bool(_DOTTED_TOP.match(label)) != dotted for label in top_labels)
+    return top_level_style([label for label, _ in tops[start:]]) is (not _DOTTED_TOP.match(text))
