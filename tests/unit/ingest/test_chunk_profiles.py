@@ -149,3 +149,54 @@ def test_a_rechunk_that_fails_keeps_the_ready_version_and_its_chunks(stores) -> 
     record = stores["state"].get_document(first.doc_id, first.doc_version)
     assert (record.status, record.chunking, record.metadata.collection) == ("READY", "1000/2000/0.15", None)
     assert load_chunks(stores["blobs"], first.doc_id, first.doc_version) == before
+
+
+class ProcessDied(BaseException):
+    """Stands for ``kill -9`` in the middle of an embedding call: nothing below catches it."""
+
+
+class DyingEmbedder(CountingEmbedder):
+    """Embeds two texts per call and dies (or fails) on call number ``die_on``."""
+
+    def __init__(self, die_on: int, error: BaseException) -> None:
+        super().__init__()
+        self.die_on, self.error = die_on, error
+
+    def batches(self, texts: list[str]) -> list[list[str]]:
+        return [texts[i:i + 2] for i in range(0, len(texts), 2)]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if self.calls + 1 == self.die_on:
+            self.calls += 1
+            raise self.error
+        return super().embed_documents(texts)
+
+
+@pytest.mark.parametrize("error", [ProcessDied(), RuntimeError("embedding service unavailable")],
+                         ids=["killed", "embedder-down"])
+def test_a_rechunk_cut_short_while_embedding_leaves_the_ready_version_served(stores, error) -> None:
+    # Given a wording READY with the deployment's chunks, indexed
+    data = policy_text()
+    first = ingest(stores, data, None)
+    before = load_chunks(stores["blobs"], first.doc_id, first.doc_version)
+    indexed = set(stores["index"].ids[(first.doc_id, first.doc_version)])
+    # When a collection sidecar asks for the policy profile and the embedder dies on its second call
+    stores["embedder"] = DyingEmbedder(die_on=2, error=error)
+    with pytest.raises(type(error)):
+        ingest(stores, data, {"collection": "home-set"})
+    # Then the version is still READY with its old chunking, chunk list and vectors (before: INGESTING or
+    # FAILED with its vectors deleted, so the wording was missing from its collection until re-ingested)
+    record = stores["state"].get_document(first.doc_id, first.doc_version)
+    assert (record.status, record.chunking, record.metadata.collection) == ("READY", "1000/2000/0.15", None)
+    assert load_chunks(stores["blobs"], first.doc_id, first.doc_version) == before
+    assert stores["index"].ids[(first.doc_id, first.doc_version)] == indexed
+    # And the next ingest finishes the re-chunk, embedding only the texts the first call did not cache
+    stores["embedder"] = DyingEmbedder(die_on=0, error=error)
+    again = ingest(stores, data, {"collection": "home-set"})
+    chunks = load_chunks(stores["blobs"], again.doc_id, again.doc_version)
+    record = stores["state"].get_document(again.doc_id, again.doc_version)
+    assert (record.status, record.chunking, again.rechunked) == ("READY", "300/400/0.15", True)
+    assert stores["index"].ids[(again.doc_id, again.doc_version)] == {c.chunk_id for c in chunks}
+    new_texts = {c.text for c in chunks} - {c.text for c in before}
+    assert again.embedded == len(stores["embedder"].texts) <= len(new_texts) - 2
+    assert record.embedding_tokens > 0

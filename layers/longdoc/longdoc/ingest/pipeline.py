@@ -8,8 +8,8 @@ redelivery continues where it stopped. Re-ingesting bytes whose version is alrea
 ``READY`` is a no-op, unless only the document metadata changed: then that version's
 chunk list is rewritten with the new metadata (same chunk ids and text, no parsing,
 embedding or upserting); or unless the metadata now selects another chunk profile
-(:mod:`longdoc.ingest.profiles`): then the version is chunked again, its old vectors deleted,
-and only chunk texts not in its embedding cache are embedded. Embeddings are cached per version by text hash, model and
+(:mod:`longdoc.ingest.profiles`): then the version is chunked again, the texts not in its
+embedding cache embedded while it stays ``READY``, and then its old vectors deleted and the new upserted. Embeddings are cached per version by text hash, model and
 dimension (:mod:`longdoc.ingest.embeddings`), so a new version re-embeds only the chunks
 whose text changed.
 
@@ -41,6 +41,7 @@ from longdoc.ingest.ids import doc_id_for_key
 from longdoc.ingest.models import ParsedDocument
 from longdoc.ingest.ocr_cache import BlobOcrCache
 from longdoc.ingest.profiles import chunking_label, options_for
+from longdoc.ingest.rechunk import embed_ahead
 from longdoc.ingest.parse import DEFAULT_MAX_BYTES, DEFAULT_MAX_PAGES, OcrOptions, parse_document
 from longdoc.ingest.parse.damage import by_outcome
 from longdoc.ingest.rejected import record_rejected
@@ -105,10 +106,11 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
     chunks live under their own key and ids, so claims against old terms still resolve.
 
     Steps: parse and chunk (nothing written yet); claim the version
-    (:class:`~longdoc.ingest.lease.VersionClaim`: one conditional write; when another
-    worker holds it, :class:`~longdoc.core.errors.VersionClaimed` is raised and nothing is
-    registered, embedded or upserted; the claim is released when this call returns or
-    raises); register ``INGESTING``; write the chunk
+    (:class:`~longdoc.ingest.lease.VersionClaim`: one conditional write; when another worker holds
+    it, :class:`~longdoc.core.errors.VersionClaimed` is raised and nothing is registered, embedded
+    or upserted; the claim is released when this call returns or raises); a re-chunk of a ``READY``
+    version embeds its new texts now, the version still ``READY`` whatever fails or dies
+    (:mod:`longdoc.ingest.rechunk`); register ``INGESTING``; write the chunk
     list to ``chunks/{doc_id}/{version}.jsonl``; embed the chunks whose text is not yet in
     this version's embedding cache, first copying vectors of identical texts from the
     previous version's cache, saving the cache and the registry progress after every
@@ -157,6 +159,10 @@ def ingest_document(source: IngestSource, deps: IngestDeps, options: IngestOptio
             return _ready_again(source, deps, existing, started)
         run = IngestAttempt(source=source, deps=deps, chunks=chunks, prior=existing, time_left=time_left,
                             deadline_margin=options.deadline_margin, started=started, timings=timings, claim=claim)
+        if existing is not None and existing.status == "READY":  # a re-chunk: embed while the old chunks serve
+            ahead, run.reused = embed_ahead(source, deps, chunks, existing, claim, time_left=time_left,
+                                            deadline_margin=options.deadline_margin)
+            run.embedded, run.tokens = ahead.embedded, ahead.tokens
         run.register(*_new_record(source, deps, existing, parsed, chunks, meta,
                                   chunking_label(options_for(options, meta))))
         _store_embed_upsert(run)
@@ -337,8 +343,9 @@ def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
     if run.record.previous_version is not None and cache.missing(hashes):
         previous = EmbeddingCache(run.deps.blobs, run.deps.embedder, run.source.doc_id, run.record.previous_version)
         previous.load()
-        run.reused = cache.reuse(previous, hashes)
-    run.save(stage="embedding", embedded=cache.count(hashes), reused=run.record.reused + run.reused)
+        run.reused += cache.reuse(previous, hashes)
+    run.save(stage="embedding", embedded=cache.count(hashes), reused=run.record.reused + run.reused,
+             embedding_tokens=run.record.embedding_tokens + run.tokens)  # tokens embedded ahead of a re-chunk
 
     def saved(tokens: int) -> None:
         run.timings["embed"] = time.monotonic() - step
@@ -346,7 +353,7 @@ def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
 
     stats = embed_missing(cache, texts, hashes, source=run.source.name, labels=[c.chunk_id for c in run.chunks],
                           before_call=lambda: run.check_time("embedding"), after_call=saved)
-    run.embedded, run.tokens = stats.embedded, stats.tokens
+    run.embedded, run.tokens = run.embedded + stats.embedded, run.tokens + stats.tokens
     run.timings["embed"] = time.monotonic() - step
     return [cache.vectors[h] for h in hashes]
 
