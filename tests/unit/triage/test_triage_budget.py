@@ -52,6 +52,8 @@ def test_a_budget_smaller_than_instructions_plus_claim_names_each_band() -> None
     message = str(caught.value)
     assert message.startswith("budget of 500 input tokens is smaller than the instructions plus the claim")
     assert "instructions 480, examples 300, claim 140, task 60" in message and caught.value.field == "budget"
+    # And it says how to give a larger budget: the flag with the smallest budget that leaves a full band
+    assert "--budget-tokens 2180" in message and "budget_tokens in an API request" in message
 
 
 def test_explain_rows_add_up() -> None:

@@ -116,11 +116,14 @@ def clause_band(budget: int, instructions: int, examples: int, claim: int, task:
     """The clause band's size: ``limit``, or less when the fixed bands leave less of ``budget``.
 
     Raises :class:`TriageError` when ``budget`` is smaller than the fixed bands themselves
-    (instructions plus examples plus claim plus task), naming each.
+    (instructions plus examples plus claim plus task), naming each and how to give a larger
+    budget (``--budget-tokens`` / ``--cost-line`` on the CLI, ``budget_tokens`` / ``cost_line``
+    in an API request), the smallest that would leave the band ``limit`` tokens.
     """
     fixed = instructions + examples + claim + task
     if budget < fixed:
         raise TriageError(f"budget of {budget} input tokens is smaller than the instructions plus the claim "
                           f"({fixed} tokens: instructions {instructions}, examples {examples}, claim {claim}, "
-                          f"task {task})", "budget")
+                          f"task {task}); give a larger budget (--budget-tokens {fixed + limit} or a cost line "
+                          f"with a higher cost; budget_tokens in an API request) or shorten the claim", "budget")
     return min(limit, budget - fixed)
