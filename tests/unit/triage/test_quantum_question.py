@@ -73,9 +73,13 @@ def test_new_vocabulary_entries_map_everyday_words_to_the_wordings_terms() -> No
     "Apply the per-visit and total caps.", "Assess maximum payable for the watch.",
     "Quantum agreed at HK$6,800 subject to policy deductions.", "Determine amount payable.",
     "Confirm applicable maximum.",
+    # third outside tester: asked in other words, and a contrast that negates the other question
+    "How much will we pay?", "What is the limit for the bag?", "Please advise the amount payable.",
+    "Quantum is the issue, not liability.",
 ])
 def test_the_quantum_question_is_read_in_an_adjusters_words(text: str) -> None:
     assert _QUANTUM.search(text)
+    assert {q.name: q for q in claim_queries(_claim("Bag taken on a train.", text))}["limit"].pin
 
 
 @pytest.mark.parametrize("text", [
@@ -89,6 +93,8 @@ def test_the_quantum_question_is_read_in_an_adjusters_words(text: str) -> None:
     "Do not assess the quantum yet; the question is cover.", "The maximum payable is not in question here.",
     "Determine the maximum time the bag was left unattended.", "Confirm the maximum speed of the vehicle.",
     "Check the total load limits of the crane.", "My salary is subject to deductions for tax and pension.",
+    # third outside tester: neither/nor
+    "Neither liability nor quantum is in dispute.", "What is the speed limit on that road?",
 ])
 def test_other_senses_of_quantum_words_ask_nothing(text: str) -> None:
     claim = _claim("Bag taken on a train.", text)

@@ -85,19 +85,26 @@ ASKED_LIMIT_WEIGHT = 1.0
 handler's question names what decides the claim, so the limit ranks as the loss does, and pinned."""
 _QUANTUM = re.compile(
     r"\b(?:quantum is (?:the|an|in) (?:issue|question|dispute)|"
-    r"(?:assess|calculate|determine|confirm|check)\w* (?:the )?(?:quantum|amount payable|payable amount|benefit payable|"
+    r"(?:assess|calculate|determine|confirm|check|advise|establish|work out)\w* (?:us |me )?(?:of )?(?:the )?"
+    r"(?:quantum|amount payable|payable amount|benefit payable|"
     r"(?:applicable )?maximum(?= payable| benefit| amount| sum| we can pay|\s*[.;?]|$))|"
     r"maximum (?:payable|amount payable|benefit payable|we can pay)|"
     r"how much (?:is|can be|will be|should be|would be) (?:paid|payable)|"
-    r"how much (?:we|the policy|the insurer) (?:can |will |should )?pays?|"
+    r"how much (?:we|the policy|the insurers?) (?:can |will |should )?pays?|"
+    r"how much (?:will|would|can|should|do|does) (?:we|the policy|the insurers?|they) (?:pay|cover|reimburse)|"
+    r"what(?:'s| is| are) the (?:policy |benefit |item )?(?:sub-?)?(?:limit|maximum|cap)s? (?:for|on|under)\b|"
     r"apply the (?:[\w-]+ )?(?:per[- ][\w-]+ (?:and total )?|total |policy |benefit |item |sub-)(?:caps|limits?)\b|"
     r"sub-?limits? (?:apply|applies)|subject to (?:the )?policy (?:deductions|excess|deductible)|"
     r"subject to the (?:excess|deductible))",
     re.IGNORECASE)
 """A claim's question about the amount payable (``Quantum is the issue``, ``Calculate maximum payable``,
 ``Apply the per-visit and total caps``): how an adjuster asks for the sub-limit, in any line."""
-_NEGATED = re.compile(r"\b(?:no|not|never|without|do not|don't|does not|doesn't)\b|n't\b", re.IGNORECASE)
-"""A sentence that says the quantum is not the question (``Amount payable is not in dispute``)."""
+_NEGATED = re.compile(r"\b(?:no|not|never|neither|nor|without|do not|don't|does not|doesn't)\b|n't\b",
+                      re.IGNORECASE)
+"""A sentence that says the quantum is not the question (``Amount payable is not in dispute``,
+``Neither liability nor quantum is in dispute``); read after :data:`_CONTRAST` is taken out."""
+_CONTRAST = re.compile(r",\s*(?:not|rather than|and not)\b[^,;:.]*", re.IGNORECASE)
+"""A trailing contrast that negates something else (``Quantum is the issue, not liability``)."""
 VOCABULARY_WEIGHT = 1.0
 """Fusion weight of the ``wording terms`` query (the loss vocabulary's terms the wording uses)."""
 MAX_QUERY_WORDS = 200
@@ -249,7 +256,7 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
             [_clean(_FORM_WORDS.sub(" ", " ".join(told))), *duty_terms[:MAX_WORDING_TERMS]]).strip(), 1.0,
             pin=bool(duty_terms)))
     asked = [s for s in note + [t for d in described for t in sentences(d)] if _QUANTUM.search(s)
-             and not _NEGATED.search(s)]
+             and not _NEGATED.search(_CONTRAST.sub("", s))]
     if claim.case_facts and described or asked:
         words = f"{LIMIT_WORDS} {EXCESS_WORDS}" if asked else LIMIT_WORDS
         queries.append(Query("limit", f"{_clean(' '.join(described + asked + mapped))} {words}",
