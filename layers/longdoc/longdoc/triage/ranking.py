@@ -17,6 +17,7 @@ as a named baseline for ``longdoc eval triage``.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -39,6 +40,19 @@ vector to stand for the clause, unlike a large extraction chunk's."""
 DEFINITION_WEIGHT = 0.5
 """Fused score factor of a unit that is a run of definitions: it shares words with every claim, but
 decides none; its terms reach the ranking through the ``defined terms`` query instead."""
+NAMED_DEFINITION_WEIGHT = 0.75
+"""... and of one that defines a term of two words or more that the claim names (:func:`_factor`)."""
+CONTENTS_WEIGHT = 0.0
+"""Fused score factor of a table-of-contents unit (:func:`is_contents`): it names every benefit and
+exclusion by title, so it shares words with every claim, and decides none; it ranks after every unit
+a query found."""
+_TERM_LINE = re.compile(r"^\s*[\"“']?([A-Z][\w’'/&-]*(?:\s+[\w’'/&,-]+){1,5}?)[\"”']?\s*"
+                        r"(?:means\b|shall mean\b|refers to\b|is defined as\b|[-–—:]\s)", re.MULTILINE)
+"""A definition line whose term has two to six words (``Intensive Care Unit - a section ...``,
+``"Personal Money" means ...``): one word (``Hospital``) is in nearly every claim of its line."""
+_CONTENTS_LINE = re.compile(r"(?:[.…_·] ?){4,}\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$", re.IGNORECASE)
+_PAGE_NUMBER = re.compile(r"^\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$", re.IGNORECASE)
+_CONTENTS_HEADING = re.compile(r"^\W*(?:table\s+of\s+)?contents\W*$", re.IGNORECASE)
 TRIAGE_RRF_K = 5
 """Reciprocal rank fusion constant of triage's query fusion (extraction keeps
 :data:`longdoc.search.fusion.RRF_K` = 60). A claim's queries are few and unequal: the ``loss``
@@ -130,8 +144,8 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
         rankings += lists
         weights += ws
     by_key = {c.key: c for c in clauses}
-    scaled = [(k, v * (DEFINITION_WEIGHT if is_definitions(by_key[k].text, by_key[k].heading_path) else 1.0))
-              for k, v in rrf(rankings, k=TRIAGE_RRF_K, weights=weights)]
+    said = " ".join(claim.text.lower().split())
+    scaled = [(k, v * _factor(by_key[k], said)) for k, v in rrf(rankings, k=TRIAGE_RRF_K, weights=weights)]
     keys = [k for k, _ in sorted(scaled, key=lambda p: -p[1])]
     found = len(keys)
     seen = set(keys)
@@ -140,6 +154,30 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     if reranker is not None:
         ordered = _rerank(reranker, qs[0].text, ordered)
     return Ranked(_pin(ordered, pinned), qs, reasons, found)
+
+
+def is_contents(text: str, heading_path: Sequence[str] = ()) -> bool:
+    """True when a unit is (mostly) a table of contents: at least three non-blank lines, half of them
+    or more ending in a page number after dot leaders, an ellipsis or a rule (``2.9 Freedom from
+    Restriction ....... 6``; a line that is only a page number counts for neither), or a heading of
+    its path reading ``Contents`` / ``Table of contents``."""
+    lines = [line for line in text.splitlines() if line.strip() and not _PAGE_NUMBER.match(line)]
+    entries = sum(1 for line in lines if _CONTENTS_LINE.search(line))
+    return (len(lines) >= 3 and 2 * entries >= len(lines)) or any(_CONTENTS_HEADING.match(h) for h in heading_path)
+
+
+def _factor(clause: Clause, said: str) -> float:
+    """The fused score factor of ``clause`` for a claim whose text, lower-cased with single spaces, is
+    ``said``: :data:`CONTENTS_WEIGHT` for contents; :data:`DEFINITION_WEIGHT` for a run of definitions,
+    unless it defines a term of two words or more that the claim names (``intensive care unit``: the
+    claim turns on what the term covers), else 1."""
+    if is_contents(clause.text, clause.heading_path):
+        return CONTENTS_WEIGHT
+    if not is_definitions(clause.text, clause.heading_path):
+        return 1.0
+    named = any(re.search(rf"\b{re.escape(' '.join(m.group(1).lower().split()))}\b", said)
+                for m in _TERM_LINE.finditer(clause.text))
+    return NAMED_DEFINITION_WEIGHT if named else DEFINITION_WEIGHT
 
 
 def _pin(ordered: list[Clause], keys: Sequence[str]) -> list[Clause]:
