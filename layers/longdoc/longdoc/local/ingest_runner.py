@@ -109,9 +109,17 @@ def reject(key: str, data: bytes, sidecar: bytes | None, reason: str) -> Documen
     return record_rejected(state, source, reason, state.get_document(source.doc_id, source.version))
 
 
-def _claimed_elsewhere(response: dict[str, Any], record: DocumentRecord | None) -> bool:
-    """An acknowledged delivery that left the version unfinished: another process holds its claim."""
-    return not response.get("batchItemFailures") and (record is None or record.status == "INGESTING")
+def _claimed_elsewhere(response: dict[str, Any], record: DocumentRecord | None, holder: str | None) -> bool:
+    """An acknowledged delivery that left the version unfinished: another process holds its claim.
+
+    ``holder`` is the version's claim owner after the delivery (this delivery's own claim is released
+    by then): a ``READY`` version with a live claim is being re-chunked elsewhere (it stays ``READY``
+    while the new chunk texts embed, :mod:`longdoc.ingest.rechunk`), so this file's metadata is not
+    applied yet, whatever the ``READY`` entry says.
+    """
+    if response.get("batchItemFailures"):
+        return False
+    return record is None or record.status == "INGESTING" or holder is not None
 
 
 def _wait_for_change(doc_id: str, version: str, seen: DocumentRecord | None, seconds: float) -> None:
@@ -121,9 +129,12 @@ def _wait_for_change(doc_id: str, version: str, seen: DocumentRecord | None, sec
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         time.sleep(0.5)
-        now = wiring.state_store().get_document(doc_id, version)
+        state = wiring.state_store()
+        now = state.get_document(doc_id, version)
         if now is not None and (seen is None or now.status != seen.status):
             return
+        if now is not None and now.status == "READY" and state.version_claim_owner(doc_id, version) is None:
+            return  # a re-chunk elsewhere ended (it stayed READY throughout)
 
 
 def read_sidecar(path: Path) -> bytes | None:
@@ -184,7 +195,7 @@ def ingest_file(name: str, data: bytes, sidecar: bytes | None, *, wait_seconds: 
     while True:
         response = module.handler(s3_event_for(key, len(data)), LocalContext(function_name="longdoc-local-ingest"))
         record = state.get_document(doc_id, version)
-        if not _claimed_elsewhere(response, record):
+        if not _claimed_elsewhere(response, record, state.version_claim_owner(doc_id, version)):
             break
         gone = None  # the claim was not taken over (its lease decides: another store, or a new holder)
         if time.monotonic() >= deadline:
