@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from longdoc.triage.claim import claim_from_json
 from longdoc.triage.clauses import Clause
-from longdoc.triage.ranking import _factor, is_contents, rank_claim, CONTENTS_WEIGHT, DEFINITION_WEIGHT, \
+from longdoc.triage.ranking import _factor, _words, is_contents, rank_claim, CONTENTS_WEIGHT, DEFINITION_WEIGHT, \
     NAMED_DEFINITION_WEIGHT
 
 
@@ -49,9 +49,32 @@ def test_the_contents_page_ranks_after_every_clause_and_a_named_definition_keeps
     ranked = [c.clause_id for c in rank_claim(pool, claim).clauses]
     # Then the contents page is last, and the definitions (they define the term the claim names) are in the top 3
     assert ranked[-1] == "1" and "3" in ranked[:3]
-    said = " ".join(claim.text.lower().split())
+    said = _words(claim.text)
     assert _factor(pool[0], said) == CONTENTS_WEIGHT == 0.0
     assert _factor(pool[2], said) == NAMED_DEFINITION_WEIGHT > DEFINITION_WEIGHT
+    # And plurals and hyphens name the term too; a term's words must be capitalised or joining words
+    assert _factor(pool[2], _words("two intensive-care units")) == NAMED_DEFINITION_WEIGHT
+    junk = _clause(9, "1 DEFINITIONS", "Accidental Injury was sustained, and - the rest of a sentence.\n"
+                                       "Hospital - an establishment.\nPolicy - this contract.")
+    assert _factor(junk, _words("an accidental injury was sustained, and")) == DEFINITION_WEIGHT
     # And a claim that names only a one-word term (Hospital) leaves the definitions held down
     assert _factor(pool[2], "i was in hospital for a week") == DEFINITION_WEIGHT
     assert _factor(pool[1], said) == 1.0
+
+
+def test_a_pinned_query_never_pins_the_contents_page() -> None:
+    # Given a claim that asks the amount payable (its limit query is pinned) and a pool whose contents
+    # page names the benefit and its limit words first
+    pool = [_clause(1, "EasyHealth", "Maximum payable for intensive care days ........ 11\n"
+                                     "Maximum benefit payable, limits and excess ........ 12\n"
+                                     "Intensive care days: maximum payable ........ 13"),
+            _clause(2, "4.3.2 Intensive Care Benefit", "The Company will pay HK$2,000 a day, up to 30 days, for "
+                                                        "each day of Confinement in an Intensive Care Unit."),
+            _clause(3, "4.3.1 Daily Hospital Cash", "The Company will pay the daily hospital cash for each day."),
+            _clause(4, "6.1 Notice", "Written notice of claim must be given within 30 days."),
+            _clause(5, "6.2 Proof", "Proof of loss must be given within 90 days.")]
+    claim = _claim("three days in intensive care", "Calculate maximum payable for the intensive care days.")
+    ranked = [c.clause_id for c in rank_claim(pool, claim).clauses]
+    # Then the contents page stays out of the top 3, after every clause a query scored (before: the
+    # limit query's first hit, pinned into the top 3)
+    assert ranked[0] == "2" and "1" not in ranked[:3] and ranked.index("1") >= 3

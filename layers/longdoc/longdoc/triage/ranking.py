@@ -46,10 +46,11 @@ CONTENTS_WEIGHT = 0.0
 """Fused score factor of a table-of-contents unit (:func:`is_contents`): it names every benefit and
 exclusion by title, so it shares words with every claim, and decides none; it ranks after every unit
 a query found."""
-_TERM_LINE = re.compile(r"^\s*[\"“']?([A-Z][\w’'/&-]*(?:\s+[\w’'/&,-]+){1,5}?)[\"”']?\s*"
-                        r"(?:means\b|shall mean\b|refers to\b|is defined as\b|[-–—:]\s)", re.MULTILINE)
-"""A definition line whose term has two to six words (``Intensive Care Unit - a section ...``,
-``"Personal Money" means ...``): one word (``Hospital``) is in nearly every claim of its line."""
+_TERM_LINE = re.compile(r"^\s*[\"“']?([A-Z][\w’'/&-]*,?(?:\s+(?:[A-Z][\w’'/&-]*|of|and|or|the|for|in|to),?){1,5}?)"
+                        r"[\"”']?\s*(?:means\b|shall mean\b|refers to\b|is defined as\b|[-–—:]\s)", re.MULTILINE)
+"""A definition line whose term has two to six words, each capitalised or a joining word
+(``Intensive Care Unit - a section ...``, ``"Personal Money" means ...``, ``Sickness, Disease or
+Illness - ...``): one word (``Hospital``) is in nearly every claim of its line."""
 _CONTENTS_LINE = re.compile(r"(?:[.…_·] ?){4,}\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^\s*(?:\d{1,4}|[ivxlc]{1,6})\s*$", re.IGNORECASE)
 _CONTENTS_HEADING = re.compile(r"^\W*(?:table\s+of\s+)?contents\W*$", re.IGNORECASE)
@@ -121,6 +122,7 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     weights: list[float] = []
     reasons: dict[str, list[str]] = {}
     roles = {c.key: unit_roles(c.heading_path, c.text) for c in clauses}
+    contents = {c.key: is_contents(c.text, c.heading_path) for c in clauses}
     pinned: list[str] = []
     for q in qs:
         scoped = [c for c in clauses if q.scope in roles[c.key]] if q.scope else list(clauses)
@@ -139,12 +141,13 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
         fused = [k for k, _ in rrf(lists, k=TRIAGE_RRF_K, weights=ws)] if len(lists) > 1 else lists[0]
         for pos, key in enumerate(fused[:REASON_DEPTH], start=1):
             reasons.setdefault(key, []).append(f"{q.name}#{pos}")
-        if q.pin and fused:
-            pinned.append(fused[0])
+        first = next((k for k in fused if not contents[k]), None)  # a contents page is never pinned
+        if q.pin and first is not None:
+            pinned.append(first)
         rankings += lists
         weights += ws
     by_key = {c.key: c for c in clauses}
-    said = " ".join(claim.text.lower().split())
+    said = _words(claim.text)
     scaled = [(k, v * _factor(by_key[k], said)) for k, v in rrf(rankings, k=TRIAGE_RRF_K, weights=weights)]
     keys = [k for k, _ in sorted(scaled, key=lambda p: -p[1])]
     found = len(keys)
@@ -166,6 +169,12 @@ def is_contents(text: str, heading_path: Sequence[str] = ()) -> bool:
     return (len(lines) >= 3 and 2 * entries >= len(lines)) or any(_CONTENTS_HEADING.match(h) for h in heading_path)
 
 
+def _words(text: str) -> str:
+    """``text`` lower-cased, hyphens and commas as spaces, spaces collapsed (``Intensive-Care  Unit`` ->
+    ``intensive care unit``): how a term and a claim are compared."""
+    return " ".join(re.sub(r"[-‐–,]", " ", text.lower()).split())
+
+
 def _factor(clause: Clause, said: str) -> float:
     """The fused score factor of ``clause`` for a claim whose text, lower-cased with single spaces, is
     ``said``: :data:`CONTENTS_WEIGHT` for contents; :data:`DEFINITION_WEIGHT` for a run of definitions,
@@ -175,8 +184,7 @@ def _factor(clause: Clause, said: str) -> float:
         return CONTENTS_WEIGHT
     if not is_definitions(clause.text, clause.heading_path):
         return 1.0
-    named = any(re.search(rf"\b{re.escape(' '.join(m.group(1).lower().split()))}\b", said)
-                for m in _TERM_LINE.finditer(clause.text))
+    named = any(re.search(rf"\b{re.escape(_words(m.group(1)))}s?\b", said) for m in _TERM_LINE.finditer(clause.text))
     return NAMED_DEFINITION_WEIGHT if named else DEFINITION_WEIGHT
 
 
