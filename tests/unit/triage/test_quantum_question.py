@@ -6,7 +6,7 @@ import pytest
 
 from longdoc.triage.claim import claim_from_json
 from longdoc.triage.clauses import Clause
-from longdoc.triage.queries import _QUANTUM, ASKED_LIMIT_WEIGHT, Query, EXCESS_WORDS, LIMIT_WEIGHT, claim_queries
+from longdoc.triage.queries import ASKED_LIMIT_WEIGHT, asks_quantum, Query, EXCESS_WORDS, LIMIT_WEIGHT, claim_queries
 from longdoc.triage.ranking import rank_claim
 from longdoc.triage.vocabulary import lay_tokens, wording_terms
 
@@ -76,9 +76,17 @@ def test_new_vocabulary_entries_map_everyday_words_to_the_wordings_terms() -> No
     # third outside tester: asked in other words, and a contrast that negates the other question
     "How much will we pay?", "What is the limit for the bag?", "Please advise the amount payable.",
     "Quantum is the issue, not liability.",
+    # fourth outside tester: other askings, and a negation further on that is about something else
+    "How much do we owe the insured?", "What amount is payable?", "Please let us know the amount payable.",
+    "Liability accepted; quantum to be assessed.", "What is the maximum benefit for lost baggage?",
+    "Need to know how much the insurer would pay.", "Quantum is in dispute, liability is not.",
+    "Please confirm the payable benefit for this bag.", "How much will be reimbursed?",
+    "Is the claimed amount within the sub-limit?", "What will the settlement amount be?",
+    "Quantum, not liability, is the issue.", "Quantum is the main issue, not liability.",
+    "How much will we pay if the bag is not found?", "Please advise the amount payable, if not excluded.",
 ])
 def test_the_quantum_question_is_read_in_an_adjusters_words(text: str) -> None:
-    assert _QUANTUM.search(text)
+    assert asks_quantum(text)
     assert {q.name: q for q in claim_queries(_claim("Bag taken on a train.", text))}["limit"].pin
 
 
@@ -95,6 +103,12 @@ def test_the_quantum_question_is_read_in_an_adjusters_words(text: str) -> None:
     "Check the total load limits of the crane.", "My salary is subject to deductions for tax and pension.",
     # third outside tester: neither/nor
     "Neither liability nor quantum is in dispute.", "What is the speed limit on that road?",
+    # fourth outside tester: other limits, and the quantum named but agreed or not disputed
+    "What is the time limit for notifying the claim?", "What is the limit for filing a police report?",
+    "What is the limit on speed there?", "What's the cap for hand luggage weight?", "We do not dispute the quantum.",
+    "Quantum is agreed.", "What is the age limit for cover under this policy?",
+    "Neither party disputes how much will be paid.", "The amount payable is not the issue, coverage is.",
+    "How much luggage did she check in?",
 ])
 def test_other_senses_of_quantum_words_ask_nothing(text: str) -> None:
     claim = _claim("Bag taken on a train.", text)

@@ -84,27 +84,52 @@ ASKED_LIMIT_WEIGHT = 1.0
 """The ``limit`` query's weight when the claim asks how much is payable (:data:`_QUANTUM`): the
 handler's question names what decides the claim, so the limit ranks as the loss does, and pinned."""
 _QUANTUM = re.compile(
-    r"\b(?:quantum is (?:the|an|in) (?:issue|question|dispute)|"
-    r"(?:assess|calculate|determine|confirm|check|advise|establish|work out)\w* (?:us |me )?(?:of )?(?:the )?"
-    r"(?:quantum|amount payable|payable amount|benefit payable|"
+    r"\b(?:quantum,? (?:is|remains) (?:the|an|in) (?:\w+ )?(?:issue|question|dispute)|"
+    r"quantum (?:is |remains )?(?:still )?(?:yet )?to be (?:assessed|determined|calculated|agreed|confirmed)|"
+    r"(?:assess|calculate|determine|confirm|check|advise|establish|work out|let (?:us|me) know|tell (?:us|me))\w*"
+    r" (?:us |me )?(?:of |on )?(?:the )?"
+    r"(?:quantum|amount payable|payable amount|payable benefit|benefit payable|"
     r"(?:applicable )?maximum(?= payable| benefit| amount| sum| we can pay|\s*[.;?]|$))|"
     r"maximum (?:payable|amount payable|benefit payable|we can pay)|"
-    r"how much (?:is|can be|will be|should be|would be) (?:paid|payable)|"
-    r"how much (?:we|the policy|the insurers?) (?:can |will |should )?pays?|"
-    r"how much (?:will|would|can|should|do|does) (?:we|the policy|the insurers?|they) (?:pay|cover|reimburse)|"
-    r"what(?:'s| is| are) the (?:policy |benefit |item )?(?:sub-?)?(?:limit|maximum|cap)s? (?:for|on|under)\b|"
+    r"how much\b[^.?!;]{0,40}?\b(?:pay|paid|payable|paying|reimbursed|reimburse|owe|owed|settle)\b|"
+    r"what (?:amount|sum|benefit) (?:is|would be|will be|can be) (?:payable|paid|due)|"
+    r"what(?:'s| is| are) the (?:maximum|max) (?:benefit|amount|payable|payout|sum|we can pay)|"
+    r"what(?:'s| is| are) the (?:policy |benefit |item )?(?:sub-?)?(?:limit|maximum)s? (?:for|on|under)\b"
+    r"(?! (?:filing|reporting|report|notifying|notice|notification|making|submitting|lodging|speed|weight|"
+    r"time|age|days?|hours?)\b)|"
+    r"settlement (?:amount|figure|sum)|within (?:the )?(?:policy |benefit |item )?(?:sub-?)?limits?\b|"
     r"apply the (?:[\w-]+ )?(?:per[- ][\w-]+ (?:and total )?|total |policy |benefit |item |sub-)(?:caps|limits?)\b|"
     r"sub-?limits? (?:apply|applies)|subject to (?:the )?policy (?:deductions|excess|deductible)|"
     r"subject to the (?:excess|deductible))",
     re.IGNORECASE)
 """A claim's question about the amount payable (``Quantum is the issue``, ``Calculate maximum payable``,
-``Apply the per-visit and total caps``): how an adjuster asks for the sub-limit, in any line."""
+``Apply the per-visit and total caps``, ``How much will we pay?``): how an adjuster asks for the
+sub-limit, in any line; ``What is the limit for filing ...`` (a time or other limit) asks nothing."""
 _NEGATED = re.compile(r"\b(?:no|not|never|neither|nor|without|do not|don't|does not|doesn't)\b|n't\b",
                       re.IGNORECASE)
 """A sentence that says the quantum is not the question (``Amount payable is not in dispute``,
 ``Neither liability nor quantum is in dispute``); read after :data:`_CONTRAST` is taken out."""
 _CONTRAST = re.compile(r",\s*(?:not|rather than|and not)\b[^,;:.]*", re.IGNORECASE)
 """A trailing contrast that negates something else (``Quantum is the issue, not liability``)."""
+_NEGATED_AFTER = re.compile(r"^\W*(?:\w+\s+){0,2}?(?:is|are|was|remains)?\s*(?:not|no longer|never)\b", re.IGNORECASE)
+"""Right after the question: it is said not to be one (``The maximum payable is not in question``)."""
+
+
+def asks_quantum(sentence: str) -> bool:
+    """Whether ``sentence`` asks how much is payable (:data:`_QUANTUM`) and does not negate it.
+
+    A negation counts in the question's own clause (the text since the last ``,;:`` before it:
+    ``Neither liability nor quantum is in dispute``, ``Do not assess the quantum yet``) or right after
+    it (``The maximum payable is not in question``), not further on (``How much will we pay if the bag
+    is not found?``), and a trailing contrast (``, not liability``) is about something else.
+    """
+    text = _CONTRAST.sub("", sentence)
+    for m in _QUANTUM.finditer(text):
+        before = re.split(r"[,;:]", text[:m.start()])[-1]
+        after = re.split(r"[,;:.?!]", text[m.end():])[0]
+        if not (_NEGATED.search(before) or _NEGATED_AFTER.match(after)):
+            return True
+    return False
 VOCABULARY_WEIGHT = 1.0
 """Fusion weight of the ``wording terms`` query (the loss vocabulary's terms the wording uses)."""
 MAX_QUERY_WORDS = 200
@@ -178,11 +203,12 @@ def definitions(texts: Sequence[str]) -> list[Definition]:
 
 
 _DEFINITIONS_HEADING = re.compile(
-    r"^\W*(?:(?:section|part|chapter)\s+)?(?:[\dIVXivx]+[.)]?(?:\d+[.)]?)*\s+|[A-Z][.)]\s+)?(?:general\s+|policy\s+|important\s+)?"
+    r"^\W*(?:(?:section|part|chapter)\s+)?(?:[\dIVXivx]+[.)]?(?:\d+[.)]?)*(?:\s*[-–—:]\s*|\s+)|[A-Z][.)]\s+)?"
+    r"(?:general\s+|policy\s+|important\s+)?"
     r"(?:definitions?|glossary|defined\s+terms|meaning\s+of\s+(?:certain\s+)?words|words?\s+(?:and\s+phrases\s+)?"
     r"(?:with|that\s+have)\s+(?:special|specific|particular)\s+meanings?)(?:\s+(?:and|&)\s+interpretations?)?\W*$",
     re.IGNORECASE)
-"""A heading that is a wording's definitions section and nothing else: ``7. Definitions``, ``DEFINITIONS``,
+"""A heading that is a wording's definitions section and nothing else: ``7. Definitions``, ``Section 1 – Definitions``, ``DEFINITIONS``,
 ``Glossary``, ``Meaning of words``, ``Words with special meanings``, ``Definitions and interpretation``
 (not ``Definition of Advanced Stage Critical Illness``, which lists what is covered)."""
 
@@ -255,8 +281,7 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
         queries.append(Query("condition", " ".join(
             [_clean(_FORM_WORDS.sub(" ", " ".join(told))), *duty_terms[:MAX_WORDING_TERMS]]).strip(), 1.0,
             pin=bool(duty_terms)))
-    asked = [s for s in note + [t for d in described for t in sentences(d)] if _QUANTUM.search(s)
-             and not _NEGATED.search(_CONTRAST.sub("", s))]
+    asked = [s for s in note + [t for d in described for t in sentences(d)] if asks_quantum(s)]
     if claim.case_facts and described or asked:
         words = f"{LIMIT_WORDS} {EXCESS_WORDS}" if asked else LIMIT_WORDS
         queries.append(Query("limit", f"{_clean(' '.join(described + asked + mapped))} {words}",
