@@ -127,3 +127,23 @@ def test_a_repeated_line_without_a_number_is_furniture_only_at_the_edge() -> Non
     assert [p.split("\n")[0] for p in cleaned] == [body(n)[0] for n in range(1, 7)]
     assert [p.count(header) for p in cleaned] == [0, 1, 0, 0, 1, 0]
     assert len(furniture) == 6
+
+
+def test_a_running_header_broken_around_the_form_code_is_removed() -> None:
+    # Given 12 pages whose running header prints as one line on most pages, but on some the PDF's text
+    # gives it as two lines with the form code between them, at the page's foot (a two-column booklet)
+    head, code = "ACME TRAVEL INSURANCE | INSURANCE POLICY", "11XVV0196A (2024-07)"
+    pages = []
+    for n in range(1, 13):
+        if n % 3:
+            pages.append("\n".join([f"{head} | {n}", code, *_body(n)]))
+        else:
+            pages.append("\n".join([*_body(n), head, code, f"| {n}"]))
+    # When the furniture is found
+    cleaned, furniture = find_furniture(pages)
+    # Then neither half of the broken header is left in the text (before: both stayed, and the chunker
+    # read the first half as a heading over the pages after it), and the body lines all are
+    text = "\n".join(cleaned)
+    assert "ACME TRAVEL INSURANCE" not in text and "| 3" not in text and code not in text
+    assert all(line in text for n in range(1, 13) for line in _body(n))
+    assert {f.text for f in furniture if f.page == 3} == {head, code, "| 3"}

@@ -243,11 +243,14 @@ def _repeating_templates(split: list[list[str]]) -> _Templates:
 def _edge_drops(number: int, lines: list[str], found: _Templates, furniture: list[Furniture]) -> dict[int, str]:
     """Edge lines of page ``number`` that are furniture (index -> position); cuts footers run onto body lines.
 
-    A footer cut off the end of a body line is appended to ``furniture`` and the line is
-    shortened in ``lines`` (in place).
+    Two edge lines, next to each other once the furniture between them is left out, that join
+    into a long furniture template (``BLUE CROSS | POLICY`` / ``| 16``) are both furniture. A
+    footer cut off the end of a body line is appended to ``furniture`` and the line is shortened in
+    ``lines`` (in place).
     """
     drop: dict[int, str] = {}
-    for i, pos in _edge_indexes(lines):
+    edges = _edge_indexes(lines)
+    for i, pos in edges:
         shape = template(lines[i])
         if shape in found.repeating or loose(shape) in found.families:
             drop[i] = pos
@@ -258,6 +261,11 @@ def _edge_drops(number: int, lines: list[str], found: _Templates, furniture: lis
                 furniture.append(Furniture(page=number, position=pos, text=m.group().strip()))
                 lines[i] = lines[i][: m.start()].rstrip(" ")
                 break
+    rest = [(i, pos) for i, pos in edges if i not in drop]
+    for (i, pos), (j, after) in zip(rest, rest[1:]):  # a header broken over two lines (furniture between)
+        shape = template(f"{lines[i].strip()} {lines[j].strip()}")
+        if pos == after and len(shape) >= _ANYWHERE_MIN_CHARS and shape in found.repeating:
+            drop[i] = drop[j] = pos
     return drop
 
 
