@@ -55,6 +55,7 @@ import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
 
 from longdoc.core.text import roman_to_int
 from longdoc.ingest.models import Furniture
@@ -262,7 +263,7 @@ def _edge_drops(number: int, lines: list[str], found: _Templates, furniture: lis
                 lines[i] = lines[i][: m.start()].rstrip(" ")
                 break
     rest = [(i, pos) for i, pos in edges if i not in drop]
-    for (i, pos), (j, after) in zip(rest, rest[1:]):  # a header broken over two lines (furniture between)
+    for (i, pos), (j, after) in pairwise(rest):  # a header broken over two lines (furniture between)
         shape = template(f"{lines[i].strip()} {lines[j].strip()}")
         if pos == after and len(shape) >= _ANYWHERE_MIN_CHARS and shape in found.repeating:
             drop[i] = drop[j] = pos
