@@ -122,6 +122,16 @@ class EmbeddingCache:
             self.save()
         return copied
 
+    def reuse_version(self, doc_version: str | None, hashes: Sequence[str]) -> int:
+        """Copy, from the same document's cache of ``doc_version`` (the version this one succeeds), the
+        vectors of ``hashes`` still missing here (:meth:`reuse`); returns how many were copied. The other
+        cache is read only when ``doc_version`` is given and something is missing (0 otherwise)."""
+        if doc_version is None or not self.missing(hashes):
+            return 0
+        previous = EmbeddingCache(self.blobs, self.embedder, self.doc_id, doc_version)
+        previous.load()
+        return self.reuse(previous, hashes)
+
     def save(self) -> None:
         """Write the cache to its blob (:func:`save_embedding_cache`)."""
         save_embedding_cache(self.blobs, self.key, self.embedder.name, self.embedder.dimension, self.vectors)

@@ -340,10 +340,7 @@ def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
         cache.load()
     texts = [embedding_text(c) for c in run.chunks]
     hashes = [text_sha256(t) for t in texts]
-    if run.record.previous_version is not None and cache.missing(hashes):
-        previous = EmbeddingCache(run.deps.blobs, run.deps.embedder, run.source.doc_id, run.record.previous_version)
-        previous.load()
-        run.reused += cache.reuse(previous, hashes)
+    run.reused += cache.reuse_version(run.record.previous_version, hashes)
     run.save(stage="embedding", embedded=cache.count(hashes), reused=run.record.reused + run.reused,
              embedding_tokens=run.record.embedding_tokens + run.tokens)  # tokens embedded ahead of a re-chunk
 

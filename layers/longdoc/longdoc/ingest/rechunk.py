@@ -41,11 +41,7 @@ def embed_ahead(source: IngestSource, deps: IngestDeps, chunks: list[Chunk], rea
     cache.load()
     texts = [embedding_text(c) for c in chunks]
     hashes = [text_sha256(t) for t in texts]
-    reused = 0
-    if ready.previous_version is not None and cache.missing(hashes):
-        previous = EmbeddingCache(deps.blobs, deps.embedder, source.doc_id, ready.previous_version)
-        previous.load()
-        reused = cache.reuse(previous, hashes)
+    reused = cache.reuse_version(ready.previous_version, hashes)
 
     def before_call() -> None:
         claim.renew()

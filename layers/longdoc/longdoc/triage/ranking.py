@@ -148,7 +148,7 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
         weights += ws
     by_key = {c.key: c for c in clauses}
     said = _words(claim.text)
-    scaled = [(k, v * _factor(by_key[k], said)) for k, v in rrf(rankings, k=TRIAGE_RRF_K, weights=weights)]
+    scaled = [(k, v * _factor(by_key[k], said, contents[k])) for k, v in rrf(rankings, k=TRIAGE_RRF_K, weights=weights)]
     keys = [k for k, _ in sorted(scaled, key=lambda p: -p[1])]
     found = len(keys)
     seen = set(keys)
@@ -175,12 +175,13 @@ def _words(text: str) -> str:
     return " ".join(re.sub(r"[-‐–,]", " ", text.lower()).split())
 
 
-def _factor(clause: Clause, said: str) -> float:
-    """The fused score factor of ``clause`` for a claim whose text, lower-cased with single spaces, is
-    ``said``: :data:`CONTENTS_WEIGHT` for contents; :data:`DEFINITION_WEIGHT` for a run of definitions,
+def _factor(clause: Clause, said: str, contents: bool | None = None) -> float:
+    """The fused score factor of ``clause`` for a claim whose text, as :func:`_words` gives it, is
+    ``said``: :data:`CONTENTS_WEIGHT` for contents (``contents``: :func:`is_contents` of the clause
+    when the caller has it, else found here); :data:`DEFINITION_WEIGHT` for a run of definitions,
     unless it defines a term of two words or more that the claim names (``intensive care unit``: the
     claim turns on what the term covers), else 1."""
-    if is_contents(clause.text, clause.heading_path):
+    if is_contents(clause.text, clause.heading_path) if contents is None else contents:
         return CONTENTS_WEIGHT
     if not is_definitions(clause.text, clause.heading_path):
         return 1.0
