@@ -387,3 +387,31 @@ def test_dimension_mismatch_is_a_configuration_error_before_any_upsert(
     assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
     assert cloud.voyage.embedding_calls() == []
     assert cloud.pinecone.calls("POST", "/vectors/upsert") == []
+
+
+def test_a_rechunk_throttled_by_voyage_keeps_the_ready_version_indexed_then_redelivery_swaps(
+    cloud: Cloud, corpus_dir: Path, ingest_handler, ingest_context, load_event,
+) -> None:
+    # Given a contract READY with the deployment's chunks, its vectors in Pinecone
+    cloud.use_voyage(max_attempts=3)
+    data = cloud.aws.upload(GOOD_KEY, corpus_dir / GOOD_PDF)
+    event = load_event("sqs-s3-object-created.json")
+    assert ingest_handler(event, ingest_context) == {"batchItemFailures": []}
+    before = wiring.state_store().get_document(GOOD_DOC_ID, version_of(data))
+    assert before.status == "READY" and cloud.pinecone.count(NAMESPACE) == before.chunks
+    # When the same bytes come again as a policy (S3 metadata doc-type=policy: the 300/400 profile) and
+    # Voyage answers 429 to every attempt of that delivery (the fake's rate-limit body)
+    cloud.aws.s3.put_object(Bucket=cloud.aws.bucket, Key=GOOD_KEY, Body=data, Metadata={"doc-type": "policy"})
+    cloud.voyage.inject(status(429, "rate limited"), status(429, "rate limited"), status(429, "rate limited"))
+    response = ingest_handler(event, ingest_context)
+    # Then the record goes back to SQS, and the version is still READY, chunked and indexed as before
+    # (before: FAILED, its vectors deleted ahead of the embedding that failed)
+    assert response == {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]}
+    record = wiring.state_store().get_document(GOOD_DOC_ID, version_of(data))
+    assert (record.status, record.chunking, record.chunks) == ("READY", before.chunking, before.chunks)
+    assert cloud.pinecone.count(NAMESPACE) == before.chunks
+    # When SQS redelivers it and Voyage has recovered, Then it is re-chunked under the policy profile
+    assert ingest_handler(event, ingest_context) == {"batchItemFailures": []}
+    record = wiring.state_store().get_document(GOOD_DOC_ID, version_of(data))
+    assert (record.status, record.chunking) == ("READY", "300/400/0.15") and record.chunks > before.chunks
+    assert cloud.pinecone.count(NAMESPACE) == record.chunks
