@@ -27,18 +27,13 @@ from dataclasses import dataclass
 
 from longdoc.core.models import Chunk
 from longdoc.core.tokens import estimate_tokens
+from longdoc.triage.unit_parts import ENDS_SENTENCE, OUTER_KEYWORD, PAGE_LINE, is_outer, paragraphs, parts
 
 UNIT_MAX_TOKENS = 400
 """Cap of one clause unit's text (estimated tokens): the design's policy chunk cap (docs/architecture.md)."""
 MIN_UNIT_TOKENS = 8
 """A span shorter than this (estimated tokens) is a heading alone, not a clause."""
 
-_ENDS_SENTENCE = re.compile(r"[.:;!?)\]\"”]\s*$")
-_STARTS_PARAGRAPH = re.compile(r"^\s*(?:[\"“(\[]|\d{1,3}[.)]\s|[a-z]{1,3}[.)]\s|[A-Z•\-–])")
-_SENTENCE_END = re.compile(r"(?<=[.;:!?])\s+(?=[\"“(A-Z0-9])")
-_JOINING_WORDS = frozenset({"a", "an", "and", "or", "the", "of", "to", "for", "with", "in", "on", "by", "if", "than"})
-_PAGE_LINE = re.compile(r"\bpage\s+\d+(?:\s+of\s+\d+)?\b", re.IGNORECASE)
-_OUTER_KEYWORD = re.compile(r"^(?:SECTION|Section|PART|Part|CHAPTER|Chapter)\s+[\dA-Z]")
 _ID_LABEL_CHARS = 50
 """A heading label in a heading-path unit id is cut to this many characters (at a word end)."""
 
@@ -100,110 +95,6 @@ def _base(section_id: str | None) -> str | None:
     return bare.split("(", 1)[0].strip() or bare
 
 
-def _is_heading(line: str, previous: str, following: str = "") -> bool:
-    """A short line without closing punctuation after a finished line: a heading inside a section.
-
-    Not a heading: a line the next line carries on (``Then`` / ``we will pay ...``: the next line
-    starts in lower case), one ending in a comma or in a word that joins it to the next line
-    (``and``, ``of``, ...), and page furniture or contact lines (``Page 2 of 12``, ``Fax: 020 ...``:
-    digits are over a third of its characters).
-    """
-    words = line.split()
-    if not (0 < len(words) <= 8 and len(line) <= 70 and not _ENDS_SENTENCE.search(line) and line[:1].isupper()
-            and (not previous or bool(_ENDS_SENTENCE.search(previous)))):
-        return False
-    if line.endswith((",", "-", "–")) or words[-1].lower() in _JOINING_WORDS or _PAGE_LINE.search(line):
-        return False
-    if sum(ch.isdigit() for ch in line) * 3 > len(line.replace(" ", "")):
-        return False
-    return not following[:1].islower()
-
-
-def _outer(heading: str) -> bool:
-    """Whether a heading line opens a part of the wording (the outer of two heading levels): a keyword
-    heading (``Section 1 - Buildings``, ``Part A: Liability to others``) or one in capitals
-    (``GENERAL EXCLUSIONS``); ``What is covered`` below it is the inner level."""
-    letters = [ch for ch in heading if ch.isalpha()]
-    return bool(_OUTER_KEYWORD.match(heading)) or (len(letters) >= 3 and all(ch.isupper() for ch in letters))
-
-
-def paragraphs(text: str) -> list[tuple[int, int, bool]]:
-    """``(start, end, is_heading)`` of the paragraphs of ``text``: blank lines, or a line that ends a
-    sentence followed by one that starts a paragraph (a capital, a quote, an item marker), are joints."""
-    out: list[tuple[int, int, bool]] = []
-    pos, start, previous = 0, 0, ""
-    lines = text.splitlines(keepends=True)
-    for i, raw in enumerate(lines):
-        line = raw.strip()
-        following = next((n.strip() for n in lines[i + 1:] if n.strip()), "")
-        heading = _is_heading(line, previous, following) and i + 1 < len(lines)
-        joint = (not line or heading or (previous and _ENDS_SENTENCE.search(previous)
-                                          and _STARTS_PARAGRAPH.match(line)))
-        if joint and pos > start:
-            out.append((start, pos, False))
-            start = pos
-        if heading:
-            out.append((pos, pos + len(raw), True))
-            start = pos + len(raw)
-        pos += len(raw)
-        previous = "" if heading else line if line else previous  # a heading ends its line: the next may be one
-    if pos > start:
-        out.append((start, pos, False))
-    return [p for p in out if text[p[0]:p[1]].strip()]
-
-
-def _cut_long(text: str, start: int, end: int, cap: int) -> list[tuple[int, int]]:
-    """Pieces of ``text[start:end]`` of at most ``cap`` tokens each: at sentence ends, then at spaces."""
-    cuts = [start] + [start + m.end() for m in _SENTENCE_END.finditer(text[start:end])] + [end]
-    pieces: list[tuple[int, int]] = []
-    a = start
-    for i in range(1, len(cuts)):
-        if estimate_tokens(text[a:cuts[i]]) > cap and cuts[i - 1] > a:
-            pieces.append((a, cuts[i - 1]))
-            a = cuts[i - 1]
-    pieces.append((a, end))
-    out: list[tuple[int, int]] = []
-    for a, b in pieces:
-        while estimate_tokens(text[a:b]) > cap:
-            mid = text.rfind(" ", a, a + max(1, (b - a) * cap // max(estimate_tokens(text[a:b]), 1)))
-            mid = mid if mid > a else a + (b - a) // 2
-            out.append((a, mid))
-            a = mid
-        out.append((a, b))
-    return out
-
-
-def _parts(text: str, cap: int) -> list[tuple[int, int, tuple[str, ...]]]:
-    """``(start, end, sub-headings)`` of the parts of one section's text, each at most ``cap`` tokens."""
-    parts: list[tuple[int, int, tuple[str, ...]]] = []
-    heads: tuple[str, ...] = ()
-    cur: tuple[int, int] | None = None
-    for a, b, heading in paragraphs(text):
-        if heading:
-            if cur:
-                parts.append((*cur, heads))
-                cur = None
-            label = text[a:b].strip()
-            under = heads[:1] if heads and _outer(heads[0]) and not _outer(label) else ()
-            heads = (*under, label)
-            continue
-        if estimate_tokens(text[a:b]) > cap:
-            if cur:
-                parts.append((*cur, heads))
-                cur = None
-            parts += [(x, y, heads) for x, y in _cut_long(text, a, b, cap)]
-        elif cur is None:
-            cur = (a, b)
-        elif estimate_tokens(text[cur[0]:b]) > cap:
-            parts.append((*cur, heads))
-            cur = (a, b)
-        else:
-            cur = (cur[0], b)
-    if cur:
-        parts.append((*cur, heads))
-    return parts
-
-
 def _chunk_of(chunks: Sequence[Chunk], start: int, end: int) -> str:
     best = max(chunks, key=lambda c: (min(c.char_end, end) - max(c.char_start, start), -c.ordinal))
     return best.chunk_id
@@ -239,7 +130,7 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
     A wording that numbers its clauses afresh under each part (``SECTION I`` 1-5, ``SECTION II`` 1-5,
     ``General Conditions`` 1-12) gives the same number to several sections. A run of numbered
     sections starts at the first one, after an outer heading (a ``Section``/``Part`` keyword section
-    or an unnumbered heading in capitals: :func:`_outer`), and wherever the number does not go up;
+    or an unnumbered heading in capitals: :func:`is_outer`), and wherever the number does not go up;
     the run's scope is the outer heading before it, or the unnumbered heading right before the run's
     first section (``General Conditions``, ``What is not covered``). A heading between two sections
     of one run (a definition set in the middle of ``SECTION I``) does not change the scope. Every
@@ -257,15 +148,15 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
     last: int | None = None
     for sid, path, start, end in sections:
         head = path[-1] if path else ""
-        keyword = sid is not None and bool(_OUTER_KEYWORD.match(sid))
+        keyword = sid is not None and bool(OUTER_KEYWORD.match(sid))
         if sid is None or keyword:
             heading = head if head and not head[:1].isdigit() else (sid if keyword else None)
-            if heading and (keyword or _outer(heading)):
+            if heading and (keyword or is_outer(heading)):
                 current, pending, last = heading, None, None
             elif heading:
                 pending = heading
             span = doc[start:end]
-            later = [h for h in _inner_headings(span) if _outer(h) and h != heading]
+            later = [h for h in _inner_headings(span) if is_outer(h) and h != heading]
             tail = _trailing_heading(span)
             later += [tail] if tail and tail != heading and tail not in later else []
             if later:  # GENERAL CONDITIONS left inside the span before: it heads what follows
@@ -281,7 +172,7 @@ def restart_scopes(sections: Sequence[tuple[str | None, tuple[str, ...], int, in
         tail = _trailing_heading(doc[start:end])
         if tail:  # "2. Pollution ... GENERAL CONDITIONS": the heading opens the part after this item
             current, pending, last = tail, None, None
-    counts = Counter(_base(sid) or sid for sid, *_ in sections if sid is not None and not _OUTER_KEYWORD.match(sid))
+    counts = Counter(_base(sid) or sid for sid, *_ in sections if sid is not None and not OUTER_KEYWORD.match(sid))
     restarting = {scope for (sid, *_), scope in zip(sections, scope_of, strict=True)
                   if scope is not None and sid is not None and counts.get(_base(sid) or sid, 0) > 1}
     return {i: scope for i, scope in enumerate(scope_of) if scope in restarting}
@@ -296,12 +187,12 @@ def _trailing_heading(text: str) -> str | None:
         return None
     last = body.rsplit("\n\n", 1)[1].strip().lstrip("#").strip()
     words = last.split()
-    if not words or len(words) > 6 or "\n" in last or _ENDS_SENTENCE.search(last) or last[:1].isdigit():
+    if not words or len(words) > 6 or "\n" in last or ENDS_SENTENCE.search(last) or last[:1].isdigit():
         return None
-    if any(ch.isdigit() for ch in last) or not re.search(r"[^\W\d_]{3}", last) or _PAGE_LINE.search(last):
+    if any(ch.isdigit() for ch in last) or not re.search(r"[^\W\d_]{3}", last) or PAGE_LINE.search(last):
         return None  # a rule (---), a form code (FA052408), page furniture: no heading
     titled = all(w[:1].isupper() for w in words if len(w) > 3 and w.isalpha())
-    return last if _outer(last) or titled else None
+    return last if is_outer(last) or titled else None
 
 
 def _inner_headings(text: str) -> list[str]:
@@ -320,7 +211,7 @@ def _leading_number(section_id: str) -> int | None:
 def _scope_label(scope: str) -> str:
     """A scope heading as it leads a restarted clause's id: ``SECTION II – LIABILITY TO THIRD PARTIES``
     -> ``Section II`` (a keyword heading keeps its keyword and number), ``GENERAL CONDITIONS`` as it is."""
-    keyword = _OUTER_KEYWORD.match(scope)
+    keyword = OUTER_KEYWORD.match(scope)
     if keyword:
         number = scope[keyword.start():].split()[:2]
         return f"{number[0].capitalize()} {number[1].rstrip(':.–-')}"
@@ -359,18 +250,18 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
         seen_number = seen_number or sid is not None
         scope = scopes.get(index)
         if scope is not None and scope not in path:
-            other = next((i for i, p in enumerate(path) if p != root and _outer(p)), None)
+            other = next((i for i, p in enumerate(path) if p != root and is_outer(p)), None)
             if other is not None:  # the chunker's outer heading is another part's: the scope replaces it
                 path = (*path[:other], scope, *path[other + 1:])
             else:
                 path = (*path[:1], scope, *path[1:]) if root is not None and path[:1] == (root,) else (scope, *path)
         body = doc[start:end]
-        pieces = [(0, len(body), ())] if count(body.strip()) <= cap else _parts(body, cap)
+        pieces = [(0, len(body), ())] if count(body.strip()) <= cap else parts(body, cap)
         if sid is None and len(pieces) == 1:
             # a short wording's text outside numbered sections: its own outer headings still cut it
             # (WHAT IS COVERED / WHAT IS NOT COVERED / CONDITIONS), as they do a long one
-            cut = _parts(body, cap)
-            if len(cut) > 1 and sum(1 for *_, heads in cut if heads and _outer(heads[0])) >= 2:
+            cut = parts(body, cap)
+            if len(cut) > 1 and sum(1 for *_, heads in cut if heads and is_outer(heads[0])) >= 2:
                 pieces = cut
         pieces = [p for p in pieces if estimate_tokens(body[p[0]:p[1]].strip()) >= MIN_UNIT_TOKENS]
         placed = []
@@ -381,7 +272,7 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
             base = _base(sid) or (path_id(path + heads, root) if by_path else "") or preamble
             base = f"{_scope_label(scope)} > {base}" if scope is not None and sid is not None else base
             unit_path = path + heads
-            if sid is not None and not _OUTER_KEYWORD.match(sid) and heads and _outer(heads[0]) and len(path) > 1:
+            if sid is not None and not OUTER_KEYWORD.match(sid) and heads and is_outer(heads[0]) and len(path) > 1:
                 # a capitals heading inside a bare-numbered section ends it ("3. Prohibited Access." then
                 # SPECIAL COVERAGE FEATURES): what follows is cited by its own headings, not as 3#N; a
                 # keyword section ("Section 29") keeps its capitals parts (ADDITIONAL EXCLUSIONS)
