@@ -102,6 +102,7 @@ denial of your claim.``): a heading over the box, never a part of the wording of
 
 
 def _key(label: str) -> str:
+    """A heading line compared whatever its punctuation and case: ``Warning – Exclusions`` -> ``WARNING EXCLUSIONS``."""
     return " ".join(re.sub(r"[^\w\s]", " ", label).split()).upper()
 
 
@@ -115,11 +116,9 @@ def _outer_levels(paras: list[tuple[int, int, bool]], text: str) -> tuple[set[st
     """
     after_body: Counter[str] = Counter()
     after_head: Counter[str] = Counter()
-    previous_heading = False
-    for a, b, heading in paras:
+    for i, (a, b, heading) in enumerate(paras):
         if heading:
-            (after_head if previous_heading else after_body)[_key(text[a:b])] += 1
-        previous_heading = heading
+            (after_head if i and paras[i - 1][2] else after_body)[_key(text[a:b])] += 1
     recurring = {k for k, n in after_body.items() if n >= 2 and k not in _CALLOUTS}
     return recurring, set(after_head) - set(after_body)
 
@@ -129,8 +128,8 @@ def _headed(label: str, heads: tuple[str, ...], frame: tuple[str, ...], after_he
     """``(heads, frame)`` once heading line ``label`` is read (see :func:`parts`)."""
     key = _key(label)
     words = label.split()
-    continues = words[0].lower() in _JOINING_WORDS or (key in trailing and len(words) <= 2 and is_outer(heads[-1]))
-    if after_heading and heads and continues and is_outer(label) and key not in _CALLOUTS:
+    if (after_heading and heads and is_outer(label) and key not in _CALLOUTS
+            and (words[0].lower() in _JOINING_WORDS or (key in trailing and len(words) <= 2 and is_outer(heads[-1])))):
         joined = f"{heads[-1]} {label}"
         if frame and heads[-1] == frame[-1]:
             frame = (*frame[:-1], joined)
@@ -163,16 +162,13 @@ def parts(text: str, cap: int) -> list[tuple[int, int, tuple[str, ...]]]:
     heads: tuple[str, ...] = ()
     frame: tuple[str, ...] = ()  # the outer headings over what follows: (part,) or (part, recurring sub-part)
     cur: tuple[int, int] | None = None
-    after_heading = False
-    for a, b, heading in paras:
+    for i, (a, b, heading) in enumerate(paras):
         if heading:
             if cur:
                 out.append((*cur, heads))
                 cur = None
-            heads, frame = _headed(text[a:b].strip(), heads, frame, after_heading, recurring, trailing)
-            after_heading = True
+            heads, frame = _headed(text[a:b].strip(), heads, frame, bool(i) and paras[i - 1][2], recurring, trailing)
             continue
-        after_heading = False
         if estimate_tokens(text[a:b]) > cap:
             if cur:
                 out.append((*cur, heads))
