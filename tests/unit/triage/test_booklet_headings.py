@@ -68,3 +68,17 @@ def test_exclusions_repeated_under_each_cover_are_cited_under_that_cover() -> No
     assert paths["No amount is payable for theft without b"] == ("BAGGAGE COVERAGE", "WARNING – EXCLUSIONS")
     # And the cover's own "What is covered" after its title is under it, not under the first cover's exclusions
     assert paths["The insurer reimburses suitcase costs of"] == ("BAGGAGE COVERAGE", "What is covered")
+
+
+
+def test_a_cover_printed_again_is_not_nested_under_itself_or_the_cover_before() -> None:
+    # Given covers that each recur (the break-it tester's wordings): a two-line title printed twice,
+    # and a first cover printed again after a second one
+    twice = "TRIP CANCELLATION\nCOVERAGE\n\n" + _body("cancelled trip", 6) + ".\n\n"
+    again = "\n".join(["BAGGAGE", _body("bag", 6) + ".", "KALYPSI", _body("kalypsi", 6) + ".",
+                        "BAGGAGE", _body("case", 6) + "."])
+    for text, expected in ((twice * 2, {("TRIP CANCELLATION COVERAGE",)}),
+                           (again, {("BAGGAGE",), ("KALYPSI",)})):
+        units = clause_units(chunk_bytes("again.txt", text.encode(), target_tokens=300, max_tokens=400))
+        # Then each is a part of its own every time, never under itself or under the other cover
+        assert {u.heading_path for u in units} == expected

@@ -111,15 +111,21 @@ def _outer_levels(paras: list[tuple[int, int, bool]], text: str) -> tuple[set[st
 
     ``recurring``: an outer heading met at least twice after body text (``WARNING – EXCLUSIONS`` under
     each cover of a booklet, ``WHAT IS NOT COVERED`` under each section): a sub-part of the outer
-    heading before it, not a part of its own. ``trailing``: a heading only ever met right under another
+    heading before it, not a part of its own, unless it is the first outer heading of the text (a cover
+    printed again opens its part again). ``trailing``: a heading only ever met right under another
     heading (``TRIP CANCELLATION OR INTERRUPTION`` / ``COVERAGE``): the second line of that heading.
     """
     after_body: Counter[str] = Counter()
     after_head: Counter[str] = Counter()
+    opens: set[str] = set()  # first met before any other outer heading: a part of its own however often it recurs
     for i, (a, b, heading) in enumerate(paras):
         if heading:
-            (after_head if i and paras[i - 1][2] else after_body)[_key(text[a:b])] += 1
-    recurring = {k for k, n in after_body.items() if n >= 2 and k not in _CALLOUTS}
+            key = _key(text[a:b])
+            if key not in after_body and key not in after_head and is_outer(text[a:b].strip()) and not any(
+                    k != key and k not in _CALLOUTS for k in (*after_body, *after_head)):
+                opens.add(key)
+            (after_head if i and paras[i - 1][2] else after_body)[key] += 1
+    recurring = {k for k, n in after_body.items() if n >= 2 and k not in _CALLOUTS and k not in opens}
     return recurring, set(after_head) - set(after_body)
 
 
@@ -135,7 +141,7 @@ def _headed(label: str, heads: tuple[str, ...], frame: tuple[str, ...], after_he
             frame = (*frame[:-1], joined)
         return (*heads[:-1], joined), frame
     if is_outer(label) and key not in _CALLOUTS:
-        part = frame[:1] if frame and _key(frame[0]) not in recurring else ()
+        part = frame[:1] if frame and _key(frame[0]) not in recurring and not _key(frame[0]).startswith(key) else ()
         frame = (*part, label) if key in recurring else (label,)
         return frame, frame
     return (*frame, label), frame
