@@ -53,6 +53,14 @@ def test_a_term_already_in_the_claim_is_not_added_again() -> None:
     assert wording_terms("theft of my stolen wallet", wording) == ["robbery", "burglary"]
 
 
+def test_bumping_into_something_is_not_being_bumped_from_a_flight() -> None:
+    # Given a wording that covers denied boarding and a claim for a shelf the insured bumped into
+    wording = set(lay_tokens("denied boarding overbooking legal liability third party"))
+    # When mapped, Then "bumped a display shelf" adds no overbooking term, while "bumped from the flight" does
+    assert "denied boarding" not in wording_terms("Insured stepped back and bumped a display shelf", wording)
+    assert "denied boarding" in wording_terms("We were bumped from the flight to Rome", wording)
+
+
 def test_bad_vocabulary_file_is_refused_with_its_name() -> None:
     # Given an entry with no terms, When parsed, Then the error names the file and the entry
     with pytest.raises(TriageError, match=r"vocab\.json: entry 1"):
