@@ -29,3 +29,17 @@ def test_a_worker_has_its_own_session_is_reaped_and_its_end_is_seen(tmp_path: Pa
     assert starter.execution_gone("sum-0123-1")
     assert not execution_worker_gone(tmp_path, "summarize", "never-started")
     assert starter.stop() == 0
+
+
+def test_a_worker_whose_arguments_are_not_laid_out_yet_is_not_gone(monkeypatch) -> None:
+    # Given a live process whose /proc cmdline reads empty, as one in the middle of execve(2) does
+    # (subprocess.Popen can return in that window), and one whose cmdline names another program
+    from longdoc.local import pids
+
+    real = Path.read_bytes
+    cmdlines = {"/proc/4242/cmdline": b"", "/proc/4343/cmdline": b"/usr/bin/sleep\x00100\x00"}
+    monkeypatch.setattr(Path, "read_bytes", lambda self: cmdlines[str(self)] if str(self) in cmdlines else real(self))
+    monkeypatch.setattr("longdoc.ingest.lease.process_gone", lambda pid: False)
+    # Then the first is still the worker (not STALE), the second a reused pid (gone)
+    assert pids.worker_gone(4242, "bulk-0123") is False
+    assert pids.worker_gone(4343, "bulk-0123") is True

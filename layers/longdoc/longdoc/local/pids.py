@@ -39,7 +39,11 @@ def execution_worker_alive(home: Path, kind: str, execution: str) -> bool:
 def worker_gone(pid: int, name: str) -> bool:
     """Whether the worker ``pid`` of execution ``name`` has ended: the process is gone or a zombie
     (:func:`~longdoc.ingest.lease.process_gone`), or, on Linux, ``/proc/<pid>/cmdline`` (proc(5))
-    no longer names the execution (the pid was reused by another program)."""
+    no longer names the execution (the pid was reused by another program). An empty ``cmdline`` is
+    not an end: a process in the middle of ``execve(2)`` shows none until the kernel has laid out
+    its new arguments, and ``subprocess.Popen`` may return in that window (a POST answered at once
+    after the start read it so and said ``STALE``, CI 2026-12-04); a zombie has an empty one too,
+    and the pid probe has already said so."""
     from longdoc.ingest.lease import process_gone
 
     if process_gone(pid):
@@ -48,4 +52,4 @@ def worker_gone(pid: int, name: str) -> bool:
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:  # no /proc (macOS): the pid probe decides
         return False
-    return name.encode("utf-8") not in command
+    return bool(command) and name.encode("utf-8") not in command
