@@ -118,13 +118,14 @@ def _outer_levels(paras: list[tuple[int, int, bool]], text: str) -> tuple[set[st
     after_body: Counter[str] = Counter()
     after_head: Counter[str] = Counter()
     opens: set[str] = set()  # first met before any other outer heading: a part of its own however often it recurs
+    headed = False  # a heading other than a callout's label has been met (one flag, not a rescan per heading)
     for i, (a, b, heading) in enumerate(paras):
         if heading:
             key = _key(text[a:b])
-            if key not in after_body and key not in after_head and is_outer(text[a:b].strip()) and not any(
-                    k != key and k not in _CALLOUTS for k in (*after_body, *after_head)):
+            if not headed and is_outer(text[a:b].strip()):
                 opens.add(key)
             (after_head if i and paras[i - 1][2] else after_body)[key] += 1
+            headed = headed or key not in _CALLOUTS
     recurring = {k for k, n in after_body.items() if n >= 2 and k not in _CALLOUTS and k not in opens}
     return recurring, set(after_head) - set(after_body)
 
