@@ -14,14 +14,16 @@ TERM_MEANING = "Accident An unexpected and unintended event.\nPet Your dog or ca
                                      "Meaning of words", "Words with special meanings",
                                      "Definitions and interpretation", "General Definitions", "A. Defined Terms",
                                      "SECTION B) DEFINITIONS - STANDARD DEFINITIONS",
-                                     "Section B) Definitions - Specific Definitions", "Standard Definitions"])
+                                     "Section B) Definitions - Specific Definitions", "Standard Definitions",
+                                     "SECTION B – DEFINITIONS", "SECTION B: DEFINITIONS", "Section B Definitions",
+                                     "Part C. Glossary"])
 def test_a_unit_under_a_definitions_heading_is_definitions_without_means(heading: str) -> None:
     assert is_definitions(TERM_MEANING, ("Pet Insurance Policy", heading))
 
 
 @pytest.mark.parametrize("heading", ["Definition of Advanced Stage Critical Illness", "Vet fees",
                                      "What is not covered", "Definitions of the benefits we pay for",
-                                     "Definitions - standard benefits"])
+                                     "Definitions - standard benefits", "a definitions"])
 def test_a_heading_that_only_mentions_definitions_is_not_a_definitions_section(heading: str) -> None:
     assert not is_definitions(TERM_MEANING, ("Pet Insurance Policy", heading))
 

@@ -206,14 +206,16 @@ def definitions(texts: Sequence[str]) -> list[Definition]:
 
 
 _DEFINITIONS_HEADING = re.compile(
-    r"^\W*(?:(?:section|part|chapter)\s+)?(?:[\dIVXivx]+[.)]?(?:\d+[.)]?)*(?:\s*[-–—:]\s*|\s+)|[A-Z][.)]\s+)?"
+    r"^\W*(?:(?:section|part|chapter)\s+)?(?:[\dIVXivx]+[.)]?(?:\d+[.)]?)*(?:\s*[-–—:]\s*|\s+)|(?-i:[A-Z])(?:[.)]\s*|\s*[-–—:]\s*|\s+))?"
     r"(?:general\s+|policy\s+|important\s+|standard\s+|specific\s+)?"
     r"(?:definitions?|glossary|defined\s+terms|meaning\s+of\s+(?:certain\s+)?words|words?\s+(?:and\s+phrases\s+)?"
     r"(?:with|that\s+have)\s+(?:special|specific|particular)\s+meanings?)(?:\s+(?:and|&)\s+interpretations?)?"
     r"(?:\s*[-–—:]\s*(?:standard|specific|general|special|other|additional)\s+definitions?)?\W*$",
     re.IGNORECASE)
 """A heading that is a wording's definitions section and nothing else: ``7. Definitions``, ``Section 1 – Definitions``, ``DEFINITIONS``,
-``Glossary``, ``Meaning of words``, ``Words with special meanings``, ``Definitions and interpretation``
+``Glossary``, ``Meaning of words``, ``Words with special meanings``, ``Definitions and interpretation``,
+a capital letter label before it however it is set off (``A. Defined Terms``, ``SECTION B – DEFINITIONS``,
+``Section B: Definitions``, ``Section B Definitions``)
 (not ``Definition of Advanced Stage Critical Illness``, which lists what is covered)."""
 
 
