@@ -59,6 +59,15 @@ def test_bumping_into_something_is_not_being_bumped_from_a_flight() -> None:
     # When mapped, Then "bumped a display shelf" adds no overbooking term, while "bumped from the flight" does
     assert "denied boarding" not in wording_terms("Insured stepped back and bumped a display shelf", wording)
     assert "denied boarding" in wording_terms("We were bumped from the flight to Rome", wording)
+    # And a car bumped from behind is not denied boarding, while an airline that bumped us off its plane is
+    assert "denied boarding" not in wording_terms("My parked car was bumped from behind", wording)
+    assert wording_terms("The airline bumped me off the overnight service", wording) == ["overbooking", "denied boarding"]
+
+
+def test_a_near_list_must_be_strings() -> None:
+    # Given an entry whose context list is empty, When parsed, Then the error names the file, the entry and the field
+    with pytest.raises(TriageError, match=r'vocab\.json: entry 1 has "near" \[\]'):
+        parse_vocabulary('{"entries": [{"lay": ["bumped"], "terms": ["overbooking"], "near": []}]}', "vocab.json")
 
 
 def test_bad_vocabulary_file_is_refused_with_its_name() -> None:

@@ -13,7 +13,10 @@ conditions that decide it ("admission", "inspection", "notice"); its terms join 
 query instead (:func:`condition_entries`).
 
 Matching (:func:`lay_tokens`): lower case, whole words, a plural ``s`` folded (``bags`` = ``bag``),
-a multi-word entry matched as a word sequence.
+a multi-word entry matched as a word sequence. An entry with a ``near`` list matches only when the
+claim also says one of those words: a lay word with an everyday sense besides the insured one
+(``bumped`` a shelf, a car bumped from behind) stands for the wording's term only beside its
+context (``bumped`` next to ``flight``, ``airline`` or ``boarding``: denied boarding).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class Entry:
     terms: tuple[str, ...]
     query: str = "loss"
     """The query the terms join: ``loss`` (the peril, the property) or ``condition`` (a claimant's duty)."""
+    near: tuple[tuple[str, ...], ...] = ()
+    """Context phrases (token tuples), one of which the text must also hold; empty: no condition."""
 
 
 def lay_tokens(text: str) -> list[str]:
@@ -55,10 +60,12 @@ def lay_tokens(text: str) -> list[str]:
 
 def parse_vocabulary(text: str, name: str = RESOURCE) -> list[Entry]:
     """The entries of a vocabulary file's JSON text (``{"entries": [{"lay": [...], "terms": [...],
-    "query": "loss" | "condition"}]}``; ``query`` absent: ``loss``).
+    "query": "loss" | "condition", "near": [...]}]}``; ``query`` absent: ``loss``; ``near`` absent:
+    no context needed).
 
     Raises :class:`~longdoc.core.errors.TriageError` naming ``name`` when the JSON is invalid, an
-    entry lacks a non-empty ``lay`` or ``terms`` list of strings, or its ``query`` is another value.
+    entry lacks a non-empty ``lay`` or ``terms`` list of strings, its ``query`` is another value, or
+    its ``near`` is not a non-empty list of strings.
     """
     try:
         data = json.loads(text)
@@ -76,7 +83,11 @@ def parse_vocabulary(text: str, name: str = RESOURCE) -> list[Entry]:
         query = e.get("query", "loss")
         if query not in _QUERIES:
             raise TriageError(f"vocabulary {name}: entry {n} has \"query\" {query!r}: one of {', '.join(_QUERIES)}")
-        out.append(Entry(tuple(tuple(lay_tokens(x)) for x in lay), tuple(terms), query))
+        near = e.get("near", [])
+        if "near" in e and not (isinstance(near, list) and near and all(isinstance(x, str) and x.strip() for x in near)):
+            raise TriageError(f"vocabulary {name}: entry {n} has \"near\" {near!r}: a non-empty list of strings")
+        out.append(Entry(tuple(tuple(lay_tokens(x)) for x in lay), tuple(terms), query,
+                         tuple(tuple(lay_tokens(x)) for x in near)))
     return out
 
 
@@ -108,12 +119,12 @@ def wording_terms(text: str, wording_tokens: set[str], entries: Iterable[Entry] 
                   limit: int = MAX_WORDING_TERMS) -> list[str]:
     """The wording terms for ``text``'s lay words that the wording uses (every word of the term in
     ``wording_tokens``, the :func:`lay_tokens` of the wording's clauses), not already in ``text``,
-    each once, at most ``limit``."""
+    each once, at most ``limit``; an entry with ``near`` phrases only when ``text`` holds one."""
     tokens = lay_tokens(text)
     have = set(tokens)
     out: list[str] = []
     for entry in entries if entries is not None else default_vocabulary():
-        if not any(_has(tokens, p) for p in entry.lay):
+        if not any(_has(tokens, p) for p in entry.lay) or (entry.near and not any(_has(tokens, p) for p in entry.near)):
             continue
         for term in entry.terms:
             words = lay_tokens(term)
