@@ -169,3 +169,40 @@ def test_a_loss_date_line_is_read_whole() -> None:
     # "Loss date: 2 May 2025" was read as "2"; the whole value is kept, so the date check names it
     claim = read_claim(b"Loss date: 2 May 2025\nThe kitchen flooded after a pipe burst.\n", "c.txt")
     assert claim.loss_date == "2 May 2025"
+
+
+def test_a_lone_surrogate_escape_is_refused_naming_the_file_and_the_field(home: Path, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # Given JSON claims whose text holds a \ud800 escape (a lone surrogate: no character, no UTF-8 form)
+    raw = b'{"loss_date": "2024-06-02", "claim_form": {"description": "pipe \\ud800 burst"}}'
+    # Then reading one names the file and the field, before anything is embedded or stored
+    with pytest.raises(TriageError, match=r"^claim file c.json: field claim_form.description holds a lone UTF-16 "
+                                          r"surrogate"):
+        read_claim(raw, "c.json")
+    # And the CLI says so in one line, with --json too, and exits 1 (no traceback)
+    claim = tmp_path / "surrogate.json"
+    claim.write_bytes(raw)
+    assert _triage(claim, "--json") == 1
+    assert capsys.readouterr().err.startswith(f"longdoc: claim file {claim}: field claim_form.description holds")
+    # And an API request's text claim holding one is refused as the request's claim
+    from longdoc.triage.service import TriageRequest, parse_claim
+
+    with pytest.raises(TriageError, match=r"^claim in the request holds a lone UTF-16 surrogate"):
+        parse_claim(TriageRequest(collection=SET, claim="Loss date: 2024-06-02\nPipe \ud800 burst"))
+
+
+def test_a_claims_date_and_budget_errors_name_the_claim_file(home: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # Given a claim file without a loss date, one with a date that is none, and a budget too small for it
+    undated = tmp_path / "undated.json"
+    undated.write_text(json.dumps({"adjuster_note": NOTE, "line_of_business": "home"}))
+    baddate = tmp_path / "baddate.txt"
+    baddate.write_text(f"Loss date: yesterday\nLine of business: home\n{NOTE}\n")
+    dated = tmp_path / "dated.txt"
+    dated.write_text(TEXT)
+    # Then each refusal is one line that names the file it is about
+    for path, extra, words in [(undated, (), "no loss date"), (baddate, (), "'yesterday' is not a date"),
+                               (dated, ("--budget-tokens", "50"), "budget of 50 input tokens is smaller")]:
+        assert _triage(path, *extra) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"longdoc: claim file {path}: ") and words in err and err.count("\n") == 1, err

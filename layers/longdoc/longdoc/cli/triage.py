@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.cli.common import int_at_least
-from longdoc.core.errors import CliError, GoldFileInvalid
+from longdoc.core.errors import CliError, GoldFileInvalid, TriageError
 from longdoc.core.text import one_line
 
 
@@ -81,6 +81,11 @@ def _read(path_text: str, what: str) -> bytes:
     return _existing(path_text, what).read_bytes()
 
 
+_CLAIM_FIELDS = ("claim", "loss_date", "line_of_business", "budget")
+"""The :class:`TriageError` fields that are the claim's inputs (its text, its loss date and line of
+business, the budget its band is sized in): their errors name the claim file."""
+
+
 def cmd_triage(args: argparse.Namespace) -> int:
     """Triage one claim file (see :func:`longdoc.triage.service.run_triage`); a claim that does not look
     English gets a warning line on stderr (:func:`longdoc.triage.language.english_warning`) and still runs."""
@@ -97,7 +102,12 @@ def cmd_triage(args: argparse.Namespace) -> int:
     request = request_from_file(data, args.claim, collection=args.collection,
                                 loss_date=args.loss_date, line_of_business=args.line_of_business,
                                 budget_tokens=args.budget_tokens, cost_line=args.cost_line, examples=examples)
-    result = run_triage(request, _deps(args.bm25))
+    try:
+        result = run_triage(request, _deps(args.bm25))
+    except TriageError as exc:  # the claim's own inputs: the line names the file they came from
+        if exc.field not in _CLAIM_FIELDS or str(exc).startswith("claim file "):
+            raise
+        raise TriageError(f"claim file {args.claim}: {exc}", exc.field) from None
     print(json.dumps(result, indent=1, ensure_ascii=False) if args.json else render(result, args.explain))
     return 0
 

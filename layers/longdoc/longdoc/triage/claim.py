@@ -104,8 +104,40 @@ def _facts(fields: dict[str, str], text: str, named: dict[str, str] | None = Non
     return facts
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone UTF-16 surrogate: JSON's ``\\ud800`` escape decodes to one, and it is no character (no UTF-8
+encoding, RFC 3629 section 3), so the embedder and any store would fail on it later."""
+
+
+def surrogate_field(values: Any, path: str = "") -> str | None:
+    """The dotted path of the first key or string of ``values`` (a parsed JSON value) holding a lone
+    surrogate (:data:`_SURROGATE`), ``"(text)"`` for a bare string; None when there is none."""
+    if isinstance(values, str):
+        return path or "(text)" if _SURROGATE.search(values) else None
+    if isinstance(values, dict):
+        for key, value in values.items():
+            here = f"{path}.{key}" if path else str(key)
+            if _SURROGATE.search(str(key)):
+                return here.encode("utf-8", "backslashreplace").decode("ascii")
+            found = surrogate_field(value, here)
+            if found:
+                return found
+    if isinstance(values, list):
+        for n, value in enumerate(values):
+            found = surrogate_field(value, f"{path}[{n}]")
+            if found:
+                return found
+    return None
+
+
 def claim_from_json(values: dict[str, Any]) -> Claim:
-    """A claim from a parsed JSON object (see the module docstring); TriageError when it is empty."""
+    """A claim from a parsed JSON object (see the module docstring). Raises :class:`TriageError` when it
+    is empty, has no descriptive text, or a field holds a lone surrogate (a ``\\ud800`` escape: not
+    a character)."""
+    bad = surrogate_field(values)
+    if bad:
+        raise TriageError(f"field {bad} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape), which is not a "
+                          "character: send the text as UTF-8", "claim")
     data = dict(values)
     loss = data.pop("loss_date", None)
     lob = data.pop("line_of_business", None)

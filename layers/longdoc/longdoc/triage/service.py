@@ -20,7 +20,7 @@ from longdoc.core.tokens import document_measure
 from longdoc.triage.answer import Answer, baseline_answer, run_model
 from longdoc.triage.budget import (DEFAULT_INPUT_BUDGET, RESERVED_OUTPUT_TOKENS, Bands, clause_band,
                                    parse_cost_line)
-from longdoc.triage.claim import Claim, claim_from_json, decode_text, read_claim
+from longdoc.triage.claim import Claim, claim_from_json, decode_text, read_claim, surrogate_field
 from longdoc.triage.clauses import Band, Clause, fill_band, units_as_clauses
 from longdoc.triage.query_writer import log_skipped, queries_with_writer
 from longdoc.triage.ranking import Ranked, rank_claim
@@ -93,6 +93,9 @@ def parse_claim(request: TriageRequest) -> Claim:
     """The request's claim (JSON object or text), errors as one line naming the claim."""
     if isinstance(request.claim, dict):
         return claim_from_json(request.claim)
+    if surrogate_field(request.claim):
+        raise TriageError("claim in the request holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape), which is "
+                          "not a character: send the text as UTF-8", "claim")
     return read_claim(request.claim.encode("utf-8"), "in the request")
 
 
