@@ -96,3 +96,27 @@ def test_a_deadline_phrase_gets_its_own_query_and_stays_out_of_the_loss_query() 
     assert queries["condition"] == "He told the police two weeks later."
     assert "police" not in queries["loss"] and "stolen" in queries["loss"]
     assert {d.term for d in defs} == {"Flood", "Dwelling", "Premises"}
+
+
+def test_an_amount_given_as_an_object_is_a_case_fact_not_loss_words() -> None:
+    # Given a claim whose amount is an object (value and currency) and whose description is a summary field
+    claim = claim_from_json({"loss_date": "2024-05-01", "claim_amount": {"value": "48213", "currency": "USD"},
+                             "incident_summary": "Bicycle stolen from the shed"})
+    queries = {q.name: q.text for q in claim_queries(claim)}
+    # Then the amount's parts are case facts, none of their digits or words in the loss query,
+    # and the summary is the loss (a summary is not a sum)
+    assert claim.case_facts["claim_amount.value"] == "48213" and claim.case_facts["claim_amount.currency"] == "USD"
+    assert "incident_summary" not in claim.case_facts
+    assert queries["loss"] == "Bicycle stolen from the shed"
+
+
+def test_a_very_long_note_shares_the_loss_weight_among_the_sentence_queries_made() -> None:
+    # Given a note of 2,000 sentences (a 200 KB paste)
+    note = " ".join(f"The {n}th pane of the greenhouse cracked in the hail." for n in range(2000))
+    claim = claim_from_json({"loss_date": "2024-05-01", "adjuster_note": note})
+    sentence_queries = [q for q in claim_queries(claim) if q.name.startswith("sentence ")]
+    # Then the capped sentence queries share one query's weight (not 1/2000, rounded to 0.0)
+    from longdoc.triage.queries import MAX_SENTENCE_QUERIES
+
+    assert len(sentence_queries) == MAX_SENTENCE_QUERIES
+    assert all(q.weight == round(1 / MAX_SENTENCE_QUERIES, 3) > 0 for q in sentence_queries)

@@ -29,7 +29,7 @@ from typing import Any
 from longdoc.core.errors import TriageError
 from longdoc.core.values import exact_values
 
-_FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum", re.IGNORECASE)
+_FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum(?!mar)", re.IGNORECASE)
 _LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=][ \t]*(\S[^\n]*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
 _LOB_LINE = re.compile(r"^\s*line of business\s*[:=]\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
 _LABEL_LINE = re.compile(r"^[ \t]*([A-Za-z][A-Za-z'’/()&.#-]*(?:[ \t]+[A-Za-z][A-Za-z'’/()&.#-]*){0,3})[ \t]*:"
@@ -93,11 +93,19 @@ def _flatten(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
+def is_fact_field(name: str) -> bool:
+    """Whether the flattened field ``name`` (``claim_amount``, ``claim_amount.value``, ``dates.loss``)
+    holds an exact value (:data:`_FACT_NAME`: an amount, a date, a number or id, a limit, a deductible,
+    a sum) by any part of its dotted path: ``{"claim_amount": {"value": "5000"}}`` is an amount as
+    ``{"claim_amount": "5000"}`` is, a CASE_FACT and never words of the loss."""
+    return any(_FACT_NAME.search(part) for part in name.split("."))
+
+
 def _facts(fields: dict[str, str], text: str, named: dict[str, str] | None = None) -> dict[str, str]:
     """CASE_FACTS: ``named`` (a text claim's ``loss_date`` line), the fact fields, then the text's other
     exact values as ``value_1``, ``value_2``, ... (a value already named is not repeated)."""
     facts = dict(named or {})
-    facts.update({name: value for name, value in fields.items() if _FACT_NAME.search(name.rsplit(".", 1)[-1])})
+    facts.update({name: value for name, value in fields.items() if is_fact_field(name)})
     known = set(facts.values())
     for i, value in enumerate(v for v in exact_values(text) if v not in known):
         facts[f"value_{i + 1}"] = value
@@ -163,7 +171,7 @@ def _described(claim: Claim) -> bool:
     phone number: :data:`_CONTACT_FIELD`), holds a letter."""
     return bool(_LETTER.search(claim.note)) or any(
         _LETTER.search(value) for name, value in claim.fields.items()
-        if not _FACT_NAME.search(name.rsplit(".", 1)[-1]) and not _CONTACT_FIELD.search(name.rsplit(".", 1)[-1]))
+        if not is_fact_field(name) and not _CONTACT_FIELD.search(name.rsplit(".", 1)[-1]))
 
 
 _CLAIM_ID_LABELS = ("claim_id", "claim_number", "claim_no", "claim_ref", "claim_reference")

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from longdoc.core.values import exact_values
 from longdoc.search.bm25 import BM25, bm25_tokens
-from longdoc.triage.claim import Claim
+from longdoc.triage.claim import Claim, is_fact_field
 from longdoc.triage.vocabulary import MAX_WORDING_TERMS, condition_entries, wording_terms
 
 _BOILERPLATE_FIELD = re.compile(
@@ -180,10 +180,11 @@ def condition_like(sentence: str) -> bool:
 
 
 def loss_fields(claim: Claim) -> list[tuple[str, str]]:
-    """The claim form's descriptive fields ``(name, value)``: boilerplate (ids, names, amounts, dates) left out."""
+    """The claim form's descriptive fields ``(name, value)``: boilerplate (ids, names, amounts, dates) left out,
+    a field under a fact field too (``claim_amount.value``: :func:`~longdoc.triage.claim.is_fact_field`)."""
     return [(name, value) for name, value in claim.fields.items()
-            if not _BOILERPLATE_FIELD.search(name.rsplit(".", 1)[-1]) or _DESCRIPTION_FIELD.search(name)
-            and not re.search(r"amount|date|number|_id$", name, re.IGNORECASE)]
+            if not is_fact_field(name) and (not _BOILERPLATE_FIELD.search(name.rsplit(".", 1)[-1])
+                                            or _DESCRIPTION_FIELD.search(name))]
 
 
 def sentences(text: str) -> list[str]:
@@ -293,8 +294,9 @@ def claim_queries(claim: Claim, defs: Sequence[Definition] = (), rare: set[str] 
         queries.append(Query("limit", f"{_clean(' '.join(described + asked + mapped))} {words}",
                              ASKED_LIMIT_WEIGHT if asked else LIMIT_WEIGHT, "limit", pin=bool(asked)))
 
-    if len(losses) > 1:  # the sentences share one query's weight: together they are the loss query again
-        queries += [Query(f"sentence {i}", _clean(s), round(1 / len(losses), 3))
+    if len(losses) > 1:  # the sentences made share one query's weight: together they are the loss query again
+        share = round(1 / min(len(losses), MAX_SENTENCE_QUERIES), 3)  # not 1/2000 = 0.0 for a 200 KB note
+        queries += [Query(f"sentence {i}", _clean(s), share)
                     for i, s in enumerate(losses[:MAX_SENTENCE_QUERIES], start=1) if _clean(s)]
     if terms:
         queries.append(Query("defined terms", " ".join(terms), 1.0))
