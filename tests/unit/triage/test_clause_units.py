@@ -120,3 +120,14 @@ def test_a_very_long_note_shares_the_loss_weight_among_the_sentence_queries_made
 
     assert len(sentence_queries) == MAX_SENTENCE_QUERIES
     assert all(q.weight == round(1 / MAX_SENTENCE_QUERIES, 3) > 0 for q in sentence_queries)
+
+
+def test_a_claims_sentences_do_not_end_at_an_abbreviation() -> None:
+    # Given a note with incl., approx. and e.g. inside its sentences
+    from longdoc.triage.queries import sentences
+
+    note = ("Water ran through the ceiling, incl. the light fittings. Damage approx. 3 rooms, e.g. the hall; "
+            "we called a plumber.")
+    # Then it has three sentences, each whole
+    assert sentences(note) == ["Water ran through the ceiling, incl. the light fittings.",
+                               "Damage approx. 3 rooms, e.g. the hall;", "we called a plumber."]

@@ -32,6 +32,14 @@ _ABBREV = {
 }
 """Words (lower case, without their final dot) whose dot never ends a sentence."""
 
+
+
+def is_abbreviation(word: str) -> bool:
+    """Whether ``word`` (any case, with or without its final dot: ``Inc.``, ``e.g``) is one of the common
+    (legal) abbreviations whose dot never ends a sentence (:data:`_ABBREV`)."""
+    return word.lower().rstrip(".") in _ABBREV
+
+
 _ROMAN_VALUES = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 _ROMAN = ((1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"), (50, "L"),
           (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"))

@@ -38,6 +38,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from longdoc.core.text import is_abbreviation
 from longdoc.core.values import exact_values
 from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.claim import Claim, is_fact_field
@@ -187,9 +188,24 @@ def loss_fields(claim: Claim) -> list[tuple[str, str]]:
                                             or _DESCRIPTION_FIELD.search(name))]
 
 
+_CLAIM_ABBREV = {"incl", "excl", "ref", "tel", "appt"}
+"""Claim-form abbreviations whose dot ends no sentence, beside the common ones of
+:func:`~longdoc.core.text.is_abbreviation` (``approx.``, ``e.g.``, ``no.``)."""
+
+
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (split after ``.``, ``!``, ``?``, ``;``), stripped, empty ones left out."""
-    return [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+    """The sentences of ``text`` (split after ``.``, ``!``, ``?``, ``;``), stripped, empty ones left out;
+    a dot after an abbreviation (``incl.``, ``approx.``, ``e.g.``: :data:`_CLAIM_ABBREV`) ends none."""
+    out: list[str] = []
+    for piece in (p.strip() for p in _SENTENCE.split(text)):
+        if not piece:
+            continue
+        last = out[-1].rsplit(None, 1)[-1].lstrip("(") if out else ""
+        if last.endswith(".") and (is_abbreviation(last) or last.lower().rstrip(".") in _CLAIM_ABBREV):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
 
 
 def definitions(texts: Sequence[str]) -> list[Definition]:
