@@ -197,16 +197,18 @@ BODY = "The Supplier shall deliver the goods on time. " * 6
     ("schedules.md", "# Schedule {n}: Prices", [f"Schedule {n}" for n in range(1, 7)]),
     ("parts.txt", "PART {w}", ["Part One", "Part Two", "Part Three", "Part Four", "Part Five", "Part Six"]),
     ("parts.txt", "PART {n}", [f"Part {n}" for n in range(1, 7)]),
+    ("sections.txt", "SECTION {a}) WHAT IS COVERED", [f"Section {a}" for a in "ABCDEF"]),  # a letter closed by ")"
 ])
 def test_keyword_headings_with_the_same_word_get_distinct_ids(name: str, heading: str, expected: list[str]) -> None:
     # Given six headings with the same keyword and different numbers (arabic, roman, words; Markdown or plain)
     romans, words = ["I", "II", "III", "IV", "V", "VI"], ["ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX"]
-    text = "\n\n".join(heading.format(n=n, r=romans[n - 1], w=words[n - 1]) + f"\n\n{BODY}" for n in range(1, 7))
+    text = "\n\n".join(heading.format(n=n, r=romans[n - 1], w=words[n - 1], a="ABCDEF"[n - 1]) + f"\n\n{BODY}"
+                       for n in range(1, 7))
     # When the document is chunked
     chunks = chunk_document(parse_document(name, text.encode()), "doc")
     # Then each heading opens its own section, cited by keyword and number (never one shared id)
     assert _ids(chunks) == expected
-    assert _cited(chunks, text, "The Supplier", after=heading.format(n=4, r="IV", w="FOUR")) == expected[3]
+    assert _cited(chunks, text, "The Supplier", after=heading.format(n=4, r="IV", w="FOUR", a="D")) == expected[3]
 
 
 def test_a_lowercase_number_word_after_a_keyword_is_prose_not_a_heading() -> None:

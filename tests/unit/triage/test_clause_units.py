@@ -131,3 +131,23 @@ def test_a_claims_sentences_do_not_end_at_an_abbreviation() -> None:
     # Then it has three sentences, each whole
     assert sentences(note) == ["Water ran through the ceiling, incl. the light fittings.",
                                "Damage approx. 3 rooms, e.g. the hall;", "we called a plumber."]
+
+
+def test_a_txt_wordings_lettered_sections_and_a_definitions_run_after_an_exclusion_are_their_own_units() -> None:
+    # Given a .txt wording: SECTION A) over numbered items, SECTION D) EXCLUSIONS, then "DEFINITIONS -" and its terms
+    text = ("HOME COVER WORDING\n\nSECTION A) WHAT IS COVERED\n\n"
+            "1. Fire. We pay for direct loss caused by fire or lightning to the dwelling.\n\n"
+            "2. Theft. We pay for theft from the dwelling after forcible entry.\n\n"
+            "SECTION D) EXCLUSIONS\n\nWe do not insure loss caused by flood, wear and tear, or vermin.\n\n"
+            "DEFINITIONS -\n\nFlood means water overflowing the banks of a river.\n"
+            "Vermin means rats, mice and insects.\nDwelling means the house named in the schedule.\n")
+    from longdoc.triage.queries import is_definitions
+
+    units = {u.unit_id: u for u in clause_units(chunk_bytes("w.txt", text.encode()))}
+    # Then the exclusion is not folded into item 2, and the definitions are a unit apart from it
+    assert units["2"].text == "2. Theft. We pay for theft from the dwelling after forcible entry."
+    assert units["2"].heading_path == ("SECTION A) WHAT IS COVERED", "2. Theft.")
+    assert units["Section D#1"].text == "We do not insure loss caused by flood, wear and tear, or vermin."
+    assert not is_definitions(units["Section D#1"].text, units["Section D#1"].heading_path)
+    assert units["Section D#2"].heading_path == ("SECTION D) EXCLUSIONS", "DEFINITIONS -")
+    assert is_definitions(units["Section D#2"].text, units["Section D#2"].heading_path)

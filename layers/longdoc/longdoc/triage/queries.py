@@ -236,6 +236,11 @@ a capital letter label before it however it is set off (``A. Defined Terms``, ``
 (not ``Definition of Advanced Stage Critical Illness``, which lists what is covered)."""
 
 
+def is_definitions_heading(heading: str) -> bool:
+    """Whether ``heading`` opens a definitions section and nothing else (:data:`_DEFINITIONS_HEADING`)."""
+    return bool(_DEFINITIONS_HEADING.match(heading))
+
+
 def is_definitions(text: str, heading_path: Sequence[str] = ()) -> bool:
     """True when a unit is a run of definitions: at least three ``Term means ...`` lines in ``text``,
     or any heading of its ``heading_path`` opening a definitions section (:data:`_DEFINITIONS_HEADING`),

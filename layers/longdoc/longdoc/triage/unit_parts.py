@@ -27,14 +27,15 @@ def is_heading_line(line: str, previous: str, following: str = "") -> bool:
 
     Not a heading: a line the next line carries on (``Then`` / ``we will pay ...``: the next line
     starts in lower case), one ending in a comma or in a word that joins it to the next line
-    (``and``, ``of``, ...), and page furniture or contact lines (``Page 2 of 12``, ``Fax: 020 ...``:
+    (``and``, ``of``, ...) or in a word broken at a hyphen (``non-``; ``DEFINITIONS -``, its dash set
+    off by a space, is a heading), and page furniture or contact lines (``Page 2 of 12``, ``Fax: 020 ...``:
     digits are over a third of its characters).
     """
     words = line.split()
     if not (0 < len(words) <= 8 and len(line) <= 70 and not ENDS_SENTENCE.search(line) and line[:1].isupper()
             and (not previous or bool(ENDS_SENTENCE.search(previous)))):
         return False
-    if line.endswith((",", "-", "–")) or words[-1].lower() in _JOINING_WORDS or PAGE_LINE.search(line):
+    if line.endswith(",") or re.search(r"\w[-–]$", line) or words[-1].lower() in _JOINING_WORDS or PAGE_LINE.search(line):
         return False
     if sum(ch.isdigit() for ch in line) * 3 > len(line.replace(" ", "")):
         return False

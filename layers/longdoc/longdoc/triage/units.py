@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from longdoc.core.models import Chunk
 from longdoc.core.tokens import estimate_tokens
+from longdoc.triage.queries import is_definitions_heading
 from longdoc.triage.unit_parts import ENDS_SENTENCE, OUTER_KEYWORD, PAGE_LINE, is_outer, paragraphs, parts
 
 UNIT_MAX_TOKENS = 400
@@ -218,6 +219,28 @@ def _scope_label(scope: str) -> str:
     return _label(scope)
 
 
+def _pieces(body: str, sid: str | None, cap: int, count: Callable[[str], int]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """``(start, end, inner headings)`` of one section's ``body``: the whole body when within ``cap``
+    tokens, else its :func:`~longdoc.triage.unit_parts.parts`; a short body is cut at its own
+    headings too when they are outer parts of an unnumbered text (``sid`` None) or a definitions run."""
+    whole: list[tuple[int, int, tuple[str, ...]]] = [(0, len(body), ())]
+    pieces = whole if count(body.strip()) <= cap else parts(body, cap)
+    if sid is None and len(pieces) == 1:
+        # a short wording's text outside numbered sections: its own outer headings still cut it
+        # (WHAT IS COVERED / WHAT IS NOT COVERED / CONDITIONS), as they do a long one
+        cut = parts(body, cap)
+        if len(cut) > 1 and sum(1 for *_, heads in cut if heads and is_outer(heads[0])) >= 2:
+            return cut
+    elif len(pieces) == 1:
+        # a short numbered section with a definitions run under a heading of its own after its text
+        # (SECTION D) EXCLUSIONS ... then DEFINITIONS -, a .txt wording): the definitions are a unit of
+        # their own, so the section's text is not weighted down as definitions with them
+        cut = parts(body, cap)
+        if any(heads and is_outer(heads[-1]) and is_definitions_heading(heads[-1]) for *_, heads in cut[1:]):
+            return cut
+    return pieces
+
+
 def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preamble: str = "preamble",
                  count: Callable[[str], int] = estimate_tokens) -> list[Unit]:
     """The clause units of one document version's chunks, in document order (see the module docstring).
@@ -256,13 +279,7 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
             else:
                 path = (*path[:1], scope, *path[1:]) if root is not None and path[:1] == (root,) else (scope, *path)
         body = doc[start:end]
-        pieces = [(0, len(body), ())] if count(body.strip()) <= cap else parts(body, cap)
-        if sid is None and len(pieces) == 1:
-            # a short wording's text outside numbered sections: its own outer headings still cut it
-            # (WHAT IS COVERED / WHAT IS NOT COVERED / CONDITIONS), as they do a long one
-            cut = parts(body, cap)
-            if len(cut) > 1 and sum(1 for *_, heads in cut if heads and is_outer(heads[0])) >= 2:
-                pieces = cut
+        pieces = _pieces(body, sid, cap, count)
         pieces = [p for p in pieces if estimate_tokens(body[p[0]:p[1]].strip()) >= MIN_UNIT_TOKENS]
         placed = []
         for a, b, heads in pieces:

@@ -69,7 +69,7 @@ _KEYWORD_RE = re.compile(
     r"APPENDIX|Appendix|SECTION|Section|ARTICLE|Article)\s+"
     # a statute's compound number ("Section 19-28.1-14 of the ... Act") is read whole
     rf"(?P<num>\d+[A-Za-z]?(?:\.\d+)*(?:[-–]\d+(?:\.\d+)*)*|[IVXLC]+(?:\.\d+)*|{_NUMBER_WORD}|[A-Z])"
-    r"(?![\w.]*\w)(?!\()\.?"
+    r"(?![\w.]*\w)(?!\()[.)]?"
     r"(?P<rest>\s*[:.\-–—]?\s*.*)$"
 )
 _BOX_RE = re.compile(r"^\*\s+(.*?)\s*\*$")
