@@ -64,6 +64,14 @@ def test_bumping_into_something_is_not_being_bumped_from_a_flight() -> None:
     assert wording_terms("The airline bumped me off the overnight service", wording) == ["overbooking", "denied boarding"]
 
 
+def test_an_intensive_care_unit_is_not_the_insureds_home() -> None:
+    # Given a wording that uses home and dwelling, When a hospital stay in the intensive care unit is mapped
+    wording = set(lay_tokens("home dwelling premises hospital intensive care"))
+    # Then no dwelling term is added, while water through the ceiling of my unit adds them
+    assert wording_terms("She was admitted to the intensive care unit for three days", wording) == []
+    assert "dwelling" in wording_terms("Water came through the ceiling of my unit", wording)
+
+
 def test_a_near_list_must_be_strings() -> None:
     # Given an entry whose context list is empty, When parsed, Then the error names the file, the entry and the field
     with pytest.raises(TriageError, match=r'vocab\.json: entry 1 has "near" \[\]'):
