@@ -7,7 +7,10 @@ collection a 404, a malformed body a 400 naming the fields). The body is
 ``loss_date``, ``line_of_business``, ``budget_tokens`` or ``cost_line``, ``examples``); the
 answer is :func:`~longdoc.triage.service.run_triage`'s JSON. The API function has no embedding
 or index settings, so ranking here is BM25 over the documents in force (``"ranking": "bm25"``
-in the answer); the model is Claude unless the baseline is configured.
+in the answer); with the stack's ``Reranker=voyage`` the first 20 are then reranked by Voyage
+(``"bm25, reranked"``), bounded to about 11 s (:func:`longdoc.wiring.reranker` ``interactive``); a
+failed rerank leaves the BM25 order with a ``warnings`` line. The model is Claude unless the
+baseline is configured.
 
 Issue 26, one Claude budget: a triage stays synchronous (one model call, answered inside the
 29 s) but at most ``LONGDOC_MAX_CONCURRENT_TRIAGE`` run at once across every API instance
@@ -57,4 +60,4 @@ def triage(body: TriageBody) -> dict[str, Any]:
     settings = function_settings(ApiFunctionSettings)
     with bounded_slot(wiring.state_store(), "triage", settings.max_concurrent_triage,
                       retry_after_seconds=min(settings.retry_after_seconds, 30)):
-        return run_triage(body, wiring.triage_deps(offline_ranking=True))
+        return run_triage(body, wiring.triage_deps(offline_ranking=True, interactive=True))

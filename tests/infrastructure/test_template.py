@@ -807,10 +807,11 @@ def test_reranker_is_off_by_default_and_set_on_every_function_that_retrieves(tem
     assert params["Reranker"]["Default"] == "none" and params["Reranker"]["AllowedValues"] == ["none", "voyage"]
     assert params["RerankModel"]["Default"] == "rerank-2.5"
     assert re.fullmatch(params["RerankModel"]["AllowedPattern"], "rerank-2.5-lite")
-    # And the functions that build a session's retriever (extract, bulk) get both, the others neither
+    # And the functions that build a session's retriever (extract, bulk) or rank a claim's clauses (the
+    # API's POST /triage) get both, the others neither
     for logical_id in FUNCTIONS:
         env = props(resources, logical_id).get("Environment", {}).get("Variables", {})
-        retrieves = logical_id in ("ExtractFunction", "BulkFunction")
+        retrieves = logical_id in ("ExtractFunction", "BulkFunction", "ApiFunction")
         assert (env.get("LONGDOC_RERANKER") == {"Ref": "Reranker"}) is retrieves, logical_id
         assert (env.get("LONGDOC_RERANK_MODEL") == {"Ref": "RerankModel"}) is retrieves, logical_id
 
@@ -889,3 +890,18 @@ def test_extract_function_uses_snapstart_on_a_published_alias(template) -> None:
     # Then SnapStart applies to its published versions, behind the alias the state machine invokes
     assert fn["SnapStart"] == {"ApplyOn": "PublishedVersions"}
     assert fn["AutoPublishAlias"] == "live"
+
+
+@pytest.mark.parametrize("reranker", ["none", "voyage"])
+def test_triage_in_the_api_function_reranks_with_the_stacks_reranker(template: dict[str, Any], reranker: str) -> None:
+    # Given the stack deployed with each Reranker value (issue 31, item 3: POST /triage reranks on AWS)
+    deployed = deployed_resources(template, {"Reranker": reranker, "ModelProvider": "bedrock"})
+    env = props(deployed, "ApiFunction")["Environment"]["Variables"]
+    # Then the API function gets the same reranker settings as extraction
+    assert env["LONGDOC_RERANKER"] == {"Ref": "Reranker"} and env["LONGDOC_RERANK_MODEL"] == {"Ref": "RerankModel"}
+    # And it may read the Voyage secret (and is told its name) only when it reranks
+    grants = [s for s in role_statements(deployed, "ApiFunction")
+              if any(a.startswith("secretsmanager:") for a in as_list(s["Action"]))]
+    names = {m.group(1) for s in grants for r in as_list(s["Resource"]) if (m := _SECRET_ARN.fullmatch(sub_text(r)))}
+    assert names == ({"VoyageSecretName"} if reranker == "voyage" else set())
+    assert ("LONGDOC_VOYAGE_SECRET_NAME" in env) == (reranker == "voyage")

@@ -243,8 +243,13 @@ class ExtractFunctionSettings(StoreSettings, EmbeddingSettings, IndexSettings, R
     """Settings of the extract function (one model session per invocation)."""
 
 
-class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, ExecutionSettings, TriageSettings):
-    """Settings of the API function (start runs, read results)."""
+class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, ExecutionSettings, TriageSettings,
+                          RerankSettings):
+    """Settings of the API function (start runs, read results, triage claims: ``POST /triage`` reranks with
+    Voyage when ``reranker`` is ``voyage``, its key from ``LONGDOC_VOYAGE_SECRET_NAME`` then)."""
+
+    voyage_secret_name: str | None = None
+    voyage_base_url: str | None = None
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
 

@@ -125,8 +125,8 @@ def vector_index() -> VectorIndex:
     return index
 
 
-@lru_cache(maxsize=1)
-def reranker() -> Reranker:
+@lru_cache(maxsize=2)
+def reranker(interactive: bool = False) -> Reranker:
     """The reranker of retrieval's fused candidates (``LONGDOC_RERANKER``), in either mode.
 
     ``none`` (default): :class:`~longdoc.extract.retrieve.NoRerank`, nothing called, so a local run
@@ -134,7 +134,8 @@ def reranker() -> Reranker:
     ``LONGDOC_RERANK_MODEL``, its key read through a :class:`SecretKey` (the Voyage secret on AWS;
     ``VOYAGE_API_KEY`` locally, where it is an explicit opt-in that calls Voyage over the network).
     Raises :class:`ConfigError` locally when ``voyage`` is chosen and ``VOYAGE_API_KEY`` is unset
-    (rather than failing at the first retrieval).
+    (rather than failing at the first retrieval). ``interactive``: bounded for a caller who waits
+    (:data:`~longdoc.adapters.voyage_rerank.INTERACTIVE_BOUNDS`, ``POST /triage``).
     """
     s = get_settings()
     if s.reranker == "none":
@@ -143,9 +144,9 @@ def reranker() -> Reranker:
     if s.mode == "local" and not os.environ.get("VOYAGE_API_KEY", "").strip():
         raise ConfigError("LONGDOC_RERANKER=voyage needs VOYAGE_API_KEY in local mode (or LONGDOC_RERANKER=none)")
     from longdoc.adapters.secrets import SecretKey
-    from longdoc.adapters.voyage_rerank import VoyageReranker
-    secret = s.voyage_secret_name if s.mode == "aws" else None
-    return VoyageReranker(SecretKey("VOYAGE_API_KEY", secret), s.rerank_model, base_url=s.voyage_base_url)
+    from longdoc.adapters.voyage_rerank import INTERACTIVE_BOUNDS, NO_BOUNDS, VoyageReranker
+    secret, bounds = s.voyage_secret_name if s.mode == "aws" else None, INTERACTIVE_BOUNDS if interactive else NO_BOUNDS
+    return VoyageReranker(SecretKey("VOYAGE_API_KEY", secret), s.rerank_model, base_url=s.voyage_base_url, **bounds)
 
 
 @lru_cache(maxsize=1)
@@ -436,14 +437,14 @@ def summary_deps() -> SummaryDeps:
     return SummaryDeps(blobs=blob_store(), model=chosen, settings=settings, tokens=_budget_counter())
 
 
-def triage_deps(offline_ranking: bool = False) -> TriageDeps:
+def triage_deps(offline_ranking: bool = False, interactive: bool = False) -> TriageDeps:
     """The triage stores and models; ``offline_ranking``: no embedder or index (BM25 only, as the API
-    function, which has no embedding settings). The model is None when the offline baseline is configured;
-    ``query_writer`` is ``LONGDOC_TRIAGE_QUERY_WRITER=model``."""
+    function, which has no embedding settings); ``interactive``: the reranker bounded (:func:`reranker`). The model
+    is None when the offline baseline is configured; ``query_writer`` is ``LONGDOC_TRIAGE_QUERY_WRITER=model``."""
     from longdoc.triage.service import TriageDeps
 
     chosen, settings = None if uses_baseline() else model(), get_settings()
-    rerank, writer = None if settings.reranker == "none" else reranker(), settings.triage_query_writer == "model"
+    rerank, writer = None if settings.reranker == "none" else reranker(interactive), settings.triage_query_writer == "model"
     emb, index = (None, None) if offline_ranking else (embedder(), vector_index())
     return TriageDeps(state_store(), blob_store(), emb, index, chosen, _budget_counter(), rerank, writer)
 

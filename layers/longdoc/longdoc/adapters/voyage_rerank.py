@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from longdoc.adapters.voyage import voyage_token_bound
 from longdoc.adapters.voyage_rest import VoyageRest
@@ -82,6 +82,23 @@ RERANK_TOTAL_TOKENS = {"rerank-2.5": 600_000, "rerank-2.5-lite": 600_000, "reran
 RERANK_BUDGET_FILL = 0.9
 """Share of :data:`RERANK_TOTAL_TOKENS` one request may fill, counted by ``voyage_token_bound``."""
 DEFAULT_RERANK_MODEL = "rerank-2.5"
+
+
+class RerankBounds(TypedDict, total=False):
+    """Keyword bounds of :class:`VoyageReranker`: attempts, and seconds per attempt."""
+
+    max_attempts: int
+    timeout: float
+
+
+NO_BOUNDS: RerankBounds = {}
+"""The adapter's own defaults (3 attempts of at most 15 s)."""
+INTERACTIVE_BOUNDS: RerankBounds = {"max_attempts": 2, "timeout": 5.0}
+""":class:`VoyageReranker` keyword bounds for a request a caller waits on (``POST /triage``, answered inside
+API Gateway's 29 s integration timeout, https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html):
+2 attempts of at most 5 s each instead of 3 x 15 s, so a Voyage outage costs a triage about 11 s (the
+backoff between the two included) and leaves the model call most of the 29 s. One triage rerank is one
+request of at most 20 clauses."""
 
 
 class VoyageReranker:

@@ -142,11 +142,13 @@ def _score(case: dict[str, Any], collection: str, members: list[Member], pools: 
     units = pools.of(live)
     vectors, parts = pool_vectors(deps.blobs, deps.embedder, units) if embed is not None and deps.embedder \
         else (None, None)
+    # strict: a figure reported as reranked must be reranked (a failed rerank stops the run, naming the error)
     result = rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors,
-                        passages=parts)
+                        passages=parts, strict_rerank=True)
     ranked = result.clauses
     writer = (rank_claim(units, claim, index=index, embed=embed, reranker=deps.reranker, vectors=vectors,
-                         passages=parts, queries=queries_with_writer(deps.model, deps.blobs, claim, units)).clauses
+                         passages=parts, queries=queries_with_writer(deps.model, deps.blobs, claim, units),
+                         strict_rerank=True).clauses
               if query_writer else None)
     legacy = legacy_rank(pools.of(live, "legacy"), claim, index=index, embed=embed)
     everything = list(pools.members)

@@ -4,9 +4,11 @@ For every :class:`~longdoc.triage.queries.Query`: BM25 over the clause units' it
 ranked by its best sentence or list item, :mod:`longdoc.triage.passages`) and, with an embedder,
 the dense ranking of the units (each by its best passage vector mixed with its whole vector). All rankings are fused by
 reciprocal rank fusion (:func:`longdoc.search.fusion.rrf`, ``k`` = :data:`TRIAGE_RRF_K`), each
-weighted by its query's weight. A :class:`~longdoc.core.ports.Reranker` (Voyage rerank on AWS with
-``LONGDOC_RERANKER=voyage``; none offline) then reorders the first :data:`RERANK_TOP` with the
-loss query; a pinned query's first hit (:attr:`~longdoc.triage.queries.Query.pin`) is then held
+weighted by its query's weight. A :class:`~longdoc.core.ports.Reranker` (Voyage rerank with
+``LONGDOC_RERANKER=voyage``, on AWS and locally; none offline) then reorders the first
+:data:`RERANK_TOP` with the claim as a handler reads it (:func:`rerank_query`: an instruction, the
+form's descriptive fields and the whole note, conditions and the quantum question included); when the
+reranker fails, the fused order stands and :attr:`Ranked.rerank_error` says why; a pinned query's first hit (:attr:`~longdoc.triage.queries.Query.pin`) is then held
 within the first :data:`~longdoc.triage.queries.PIN_RANK`. ``reasons`` name, for each clause, the queries that had it in their first
 :data:`REASON_DEPTH` (``loss#1``, ``defined terms#2``), shown by ``--explain``.
 
@@ -21,6 +23,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from longdoc.core.errors import RerankRequestError, RerankUnavailable
 from longdoc.core.models import Chunk
 from longdoc.core.ports import Reranker, VectorIndex
 from longdoc.search.fusion import rrf
@@ -30,10 +33,23 @@ from longdoc.triage.passages import dense_passage_ranking, passage_bm25_ranking
 from longdoc.triage.unit_vectors import dense_unit_ranking
 from longdoc.triage.routing import unit_roles
 from longdoc.triage.vocabulary import lay_tokens
-from longdoc.triage.queries import PIN_RANK, Definition, Query, claim_queries, definitions, is_definitions, rare_words
+from longdoc.triage.queries import (PIN_RANK, Definition, Query, claim_queries, definitions, is_definitions,
+                                    loss_fields, rare_words)
 
 RERANK_TOP = 20
 """Fused candidates the reranker reorders (the rest keep their fused order after them)."""
+RERANK_INSTRUCTION = ("Instruction: find the insurance policy clause that decides this claim: the cover it falls "
+                      "under, or the exclusion, condition (notice, reporting, conduct after the loss) or limit that "
+                      "applies to it.")
+"""Opens every triage rerank query. Voyage's rerank-2.5 and rerank-2.5-lite follow a natural-language
+instruction given with the query (https://docs.voyageai.com/docs/reranker; the models' release note
+of 2025-08-11 on instruction-following); a claim's deciding clause is often not the one sharing its
+words (an exclusion, a notice condition, a sub-limit), which the instruction names."""
+RERANK_QUERY_CHARS = 12_000
+"""Most characters of a rerank query (about 3,000 tokens at 4 characters a token): under the 8,000-token
+query limit of rerank-2.5 / rerank-2.5-lite (https://docs.voyageai.com/reference/reranker-api), and
+small beside the 600K tokens a request may hold with 20 clauses (query tokens x documents + document
+tokens, same page). A longer claim is cut at a word; the adapter also sends ``truncation: true``."""
 UNIT_DENSE_WEIGHT = 1.0
 """The dense ranking's weight over unit vectors (BM25's is 1): units are small enough for the
 vector to stand for the clause, unlike a large extraction chunk's."""
@@ -78,6 +94,10 @@ class Ranked:
     found: int | None = None
     """How many of ``clauses``, from the first, some query scored; the rest follow in pool (document)
     order, found by none (None: all of them)."""
+    reranked: bool = False
+    """Whether a reranker reordered the first :data:`RERANK_TOP` (False: none wired, or it failed)."""
+    rerank_error: str | None = None
+    """Why the wired reranker did not reorder (its error, one line, no key), the fused order standing; None else."""
 
     @property
     def ranked_count(self) -> int:
@@ -102,7 +122,7 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
                embed: Callable[[str], Sequence[float]] | None = None, reranker: Reranker | None = None,
                queries: Sequence[Query] | None = None, dense_weight: float = DENSE_WEIGHT,
                vectors: dict[str, list[float]] | None = None, unit_weight: float = UNIT_DENSE_WEIGHT,
-               passages: dict[str, list[list[float]]] | None = None) -> Ranked:
+               passages: dict[str, list[list[float]]] | None = None, strict_rerank: bool = False) -> Ranked:
     """Every clause of the pool, best first for ``claim``'s queries (see the module docstring).
 
     ``embed`` maps a query text to its vector (None: BM25 only). With ``vectors`` (clause key ->
@@ -114,6 +134,12 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     (:func:`~longdoc.triage.passages.passage_bm25_ranking`). ``queries`` overrides
     :func:`~longdoc.triage.queries.claim_queries` (e.g. a model-written set). Clauses no query found
     follow in pool order, so every clause has a rank.
+
+    ``reranker`` reorders the first :data:`RERANK_TOP` with :func:`rerank_query`. When it raises
+    :class:`~longdoc.core.errors.RerankUnavailable` or :class:`~longdoc.core.errors.RerankRequestError`,
+    the fused order is kept and :attr:`Ranked.rerank_error` names the error (a synchronous triage
+    still answers); with ``strict_rerank`` (an evaluation, whose figures must be the reranked ones)
+    the error propagates.
     """
     if not clauses:
         return Ranked([], list(queries or []))
@@ -154,9 +180,39 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     seen = set(keys)
     keys += [c.key for c in clauses if c.key not in seen]
     ordered = [by_key[k] for k in keys]
+    error = None
     if reranker is not None:
-        ordered = _rerank(reranker, qs[0].text, ordered)
-    return Ranked(_pin(ordered, pinned), qs, reasons, found)
+        ordered, error = _reranked(reranker, rerank_query(claim, qs), ordered, strict_rerank)
+    return Ranked(_pin(ordered, pinned), qs, reasons, found, reranker is not None and error is None, error)
+
+
+def _reranked(reranker: Reranker, query: str, ordered: list[Clause], strict: bool) -> tuple[list[Clause], str | None]:
+    """``(ordered reranked, None)``, or ``(ordered, the error in one line)`` when the reranker raised
+    :class:`RerankUnavailable` or :class:`RerankRequestError` (re-raised when ``strict``)."""
+    try:
+        return _rerank(reranker, query, ordered), None
+    except (RerankUnavailable, RerankRequestError) as exc:
+        if strict:
+            raise
+        return ordered, f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def rerank_query(claim: Claim, queries: Sequence[Query] = ()) -> str:
+    """The query a cross-encoder reranks a claim's clauses with: :data:`RERANK_INSTRUCTION`, then the
+    claim as a handler reads it: the form's descriptive fields (:func:`~longdoc.triage.queries.loss_fields`:
+    no policy number, names or amount fields) and the adjuster's note whole, its condition-like
+    sentences, dates and the quantum question included (a notice condition turns on "six weeks later",
+    a sub-limit on the amount claimed), then the wording's own terms that the offline queries found
+    (the ``defined terms`` and ``wording terms`` queries) when there are any. A claim with neither
+    descriptive field nor note gives its whole text. At most :data:`RERANK_QUERY_CHARS` characters,
+    cut at a word; whitespace collapsed."""
+    described = [value for _, value in loss_fields(claim)]
+    body = " ".join([*described, claim.note]).strip() or claim.text
+    terms = " ".join(q.text for q in queries if q.name in ("defined terms", "wording terms"))
+    text = " ".join((f"{RERANK_INSTRUCTION} Claim: {body}" + (f" Wording terms: {terms}" if terms else "")).split())
+    if len(text) > RERANK_QUERY_CHARS:
+        text = text[:RERANK_QUERY_CHARS].rsplit(" ", 1)[0]
+    return text
 
 
 def is_contents(text: str, heading_path: Sequence[str] = ()) -> bool:

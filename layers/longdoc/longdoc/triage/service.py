@@ -8,6 +8,7 @@ the labelled baseline (:func:`longdoc.triage.answer.baseline_answer`).
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,8 @@ from longdoc.triage.unit_vectors import pool_vectors
 from longdoc.triage.collections import Member, load_collection
 from longdoc.triage.prompt import DEFAULT_EXAMPLES, build_request, fixed_parts
 from longdoc.triage.terms import Resolution, resolve
+
+log = logging.getLogger(__name__)
 
 
 MAX_EXAMPLES_CHARS = 100_000
@@ -185,6 +188,15 @@ def unranked_warning(band: Band, found: int) -> str | None:
             f"ranked ones in document order")
 
 
+def rerank_warning(error: str | None) -> str | None:
+    """The warning for a triage whose reranker failed (:attr:`~longdoc.triage.ranking.Ranked.rerank_error`),
+    the clauses then in fused order; None when it did not fail."""
+    if error is None:
+        return None
+    log.warning("triage rerank failed, fused order kept: %s", error)
+    return f"the reranker failed ({error}): the clauses are in fused order (BM25/dense), not reranked"
+
+
 def _band_json(band: Band, reasons: dict[str, list[str]] | None = None, found: int | None = None) -> dict[str, Any]:
     return {"limit": band.limit, "tokens": band.tokens, "top_over_band": band.top_over_band,
             "unranked": unranked_count(band, found),
@@ -218,14 +230,16 @@ def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
         answer = run_model(deps.model, req, band.clauses)
     bands = Bands(budget, fixed.instructions, fixed.examples, band.tokens, fixed.claim, fixed.task, reserve, band.limit)
     ranking = "hybrid (BM25 + dense)" if deps.embedder is not None and deps.index is not None else "bm25"
-    ranking += ", reranked" if deps.reranker is not None else ""
+    ranking += ", reranked" if ranking_result.reranked else ""
+    warnings = [w for w in [unranked_warning(band, ranking_result.ranked_count),
+                            rerank_warning(ranking_result.rerank_error)] if w]
     return {"collection": request.collection, "claim_id": claim.claim_id, "loss_date": resolution.loss_date,
             "line_of_business": lob, "wording": _member(resolution.wording),
             "endorsements": [_member(e) for e in resolution.endorsements], "case_facts": claim.case_facts,
             **answer.to_json(), "ranking": ranking,
             "queries": [{"name": q.name, "text": q.text, "weight": q.weight} for q in ranking_result.queries],
             "band": _band_json(band, ranking_result.reasons, ranking_result.ranked_count),
-            "warnings": [w for w in [unranked_warning(band, ranking_result.ranked_count)] if w],
+            "warnings": warnings,
             "budget": {"input_budget": budget, "source": source, "bands": dict(bands.rows())}}
 
 

@@ -1,0 +1,95 @@
+"""Issue 31, item 3: the reranker reads the claim as a handler reads it, and a failed rerank never loses a triage."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from longdoc.core.errors import RerankRequestError, RerankUnavailable
+from longdoc.core.models import Chunk
+from longdoc.triage.claim import claim_from_json
+from longdoc.triage.clauses import Clause
+from longdoc.triage.queries import Query
+from longdoc.triage.ranking import RERANK_INSTRUCTION, RERANK_QUERY_CHARS, rank_claim, rerank_query
+
+
+def _clause(n: int, heading: str, text: str) -> Clause:
+    return Clause(f"k{n}", str(n), "wording", "v1", f"c{n}", (heading,), text, False, n, 50)
+
+
+POOL = [_clause(1, "Water damage", "We cover sudden and accidental escape of water from a plumbing system."),
+        _clause(2, "Notice of loss", "You must tell us of any loss as soon as possible and within 30 days."),
+        _clause(3, "Mould", "We do not cover mould or fungi, however caused."),
+        _clause(4, "Sewer back-up", "We cover water backing up through a sewer or drain, up to $10,000.")]
+
+
+def _claim(note: str, **form: str) -> object:
+    return claim_from_json({"claim_id": "c-9", "loss_date": "2024-03-02", "line_of_business": "home",
+                            "policy_number": "HO-77-12345", "claimant": "Sam Example", "claim_amount": "$4,120.50",
+                            "claim_form": {"description": "Water from a burst pipe in the kitchen", **form},
+                            "adjuster_note": note})
+
+
+class _Recording:
+    """A :class:`~longdoc.core.ports.Reranker` stand-in: records the query, answers the chunks reversed."""
+
+    def __init__(self) -> None:
+        self.queries: list[str] = []
+
+    def rerank(self, query: str, chunks: Sequence[Chunk], top_k: int) -> list[Chunk]:
+        self.queries.append(query)
+        return list(reversed(chunks))[:top_k]
+
+
+class _Failing:
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def rerank(self, query: str, chunks: Sequence[Chunk], top_k: int) -> list[Chunk]:
+        raise self.error
+
+
+def test_the_rerank_query_is_the_instruction_then_the_claim_with_its_conditions_and_dates() -> None:
+    # Given a claim whose note tells a late notice with a date, and form fields of boilerplate
+    claim = _claim("The pipe burst on 2 March. The insured told us only on 20 April, after the floor was replaced.")
+    query = rerank_query(claim)  # type: ignore[arg-type]
+    # Then the instruction opens it, the description and the whole note follow (the late notice and its dates too)
+    assert query == (f"{RERANK_INSTRUCTION} Claim: Water from a burst pipe in the kitchen The pipe burst on 2 March. "
+                     "The insured told us only on 20 April, after the floor was replaced.")
+    # And the policy number, the claimant's name and the amount field are left out (no clause turns on them)
+    assert "HO-77-12345" not in query and "Sam Example" not in query and "4,120.50" not in query
+
+
+def test_the_wordings_own_terms_join_the_rerank_query_and_a_long_claim_is_cut_at_a_word() -> None:
+    claim = _claim("Water everywhere. " * 2000)
+    queries = [Query("loss", "water burst pipe", 1.0), Query("wording terms", "escape of water", 0.5),
+               Query("defined terms", "Plumbing System", 1.0)]
+    query = rerank_query(claim, queries)  # type: ignore[arg-type]
+    assert len(query) <= RERANK_QUERY_CHARS and query.endswith("everywhere.")
+    short = rerank_query(_claim("Pipe burst."), queries)  # type: ignore[arg-type]
+    assert short.endswith("Pipe burst. Wording terms: escape of water Plumbing System")
+
+
+def test_rank_claim_reranks_with_that_query_and_says_so() -> None:
+    claim = _claim("The pipe burst on 2 March. We were told six weeks later.")
+    fused = [c.clause_id for c in rank_claim(POOL, claim).clauses]  # type: ignore[arg-type]
+    reranker = _Recording()
+    ranked = rank_claim(POOL, claim, reranker=reranker)  # type: ignore[arg-type]
+    assert reranker.queries == [rerank_query(claim, ranked.queries)]  # type: ignore[arg-type]
+    assert ranked.reranked and ranked.rerank_error is None
+    assert [c.clause_id for c in ranked.clauses] == list(reversed(fused))
+
+
+@pytest.mark.parametrize("error", [RerankUnavailable("Voyage rerank failed after 2 attempts: HTTP 503"),
+                                   RerankRequestError("Voyage rerank (rerank-2.5, 4 documents) rejected: bad key")])
+def test_a_failed_rerank_keeps_the_fused_order_and_names_the_error_unless_strict(error: Exception) -> None:
+    claim = _claim("The pipe burst on 2 March.")
+    fused = [c.clause_id for c in rank_claim(POOL, claim).clauses]  # type: ignore[arg-type]
+    ranked = rank_claim(POOL, claim, reranker=_Failing(error))  # type: ignore[arg-type]
+    assert [c.clause_id for c in ranked.clauses] == fused
+    assert not ranked.reranked
+    assert ranked.rerank_error == f"{type(error).__name__}: {error}"
+    # An evaluation's figures must be the reranked ones: strict re-raises
+    with pytest.raises(type(error)):
+        rank_claim(POOL, claim, reranker=_Failing(error), strict_rerank=True)  # type: ignore[arg-type]
