@@ -82,3 +82,17 @@ def test_a_cover_printed_again_is_not_nested_under_itself_or_the_cover_before() 
         units = clause_units(chunk_bytes("again.txt", text.encode(), target_tokens=300, max_tokens=400))
         # Then each is a part of its own every time, never under itself or under the other cover
         assert {u.heading_path for u in units} == expected
+
+
+def test_a_run_of_capitals_lines_under_a_heading_does_not_join_into_one_endless_heading() -> None:
+    # Given a heading followed by 49 capitals lines that each start with a joining word (the break-it
+    # tester's wording: joined, they made a 585-character heading)
+    text = "\n".join(["TRAVEL DELAY", _body("delay", 12) + ".", "BAGGAGE", *(f"IN PLACE {n}" for n in range(1, 50)),
+                      _body("bag", 12) + "."])
+    units = clause_units(chunk_bytes("run.txt", text.encode(), target_tokens=300, max_tokens=400))
+    labels = [label for u in units for label in u.heading_path]
+    # Then no heading label is longer than a heading line joined to its next (at most MAX_JOINED_HEADING_CHARS)
+    from longdoc.triage.unit_parts import MAX_JOINED_HEADING_CHARS
+    assert labels and max(len(label) for label in labels) <= MAX_JOINED_HEADING_CHARS
+    # And the two-line title of a real cover still joins
+    assert _paths()["The insurer reimburses emergency costs o"] == (MEDICAL,)

@@ -102,6 +102,13 @@ _CALLOUTS = frozenset({"NOTICE", "NOTE", "PLEASE NOTE", "IMPORTANT", "IMPORTANT 
 denial of your claim.``): a heading over the box, never a part of the wording of its own."""
 
 
+MAX_JOINED_HEADING_CHARS = 120
+"""Longest heading that a capitals line joins (:func:`_headed`): a title printed over two or three lines
+(``EMERGENCY MEDICAL CARE COVERAGE IN CASE OF A MEDICAL EMERGENCY WHILE TRAVELLING``, 78 characters)
+fits; a run of capitals lines each opening with a joining word (``IN PLACE 1`` ... ``IN PLACE 49``) stops
+joining there, and the next line heads a part of its own."""
+
+
 def _key(label: str) -> str:
     """A heading line compared whatever its punctuation and case: ``Warning – Exclusions`` -> ``WARNING EXCLUSIONS``."""
     return " ".join(re.sub(r"[^\w\s]", " ", label).split()).upper()
@@ -137,6 +144,7 @@ def _headed(label: str, heads: tuple[str, ...], frame: tuple[str, ...], after_he
     key = _key(label)
     words = label.split()
     if (after_heading and heads and is_outer(label) and key not in _CALLOUTS
+            and len(heads[-1]) + 1 + len(label) <= MAX_JOINED_HEADING_CHARS
             and (words[0].lower() in _JOINING_WORDS or (key in trailing and len(words) <= 2 and is_outer(heads[-1])))):
         joined = f"{heads[-1]} {label}"
         if frame and heads[-1] == frame[-1]:
