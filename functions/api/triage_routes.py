@@ -7,8 +7,8 @@ collection a 404, a malformed body a 400 naming the fields). The body is
 ``loss_date``, ``line_of_business``, ``budget_tokens`` or ``cost_line``, ``examples``); the
 answer is :func:`~longdoc.triage.service.run_triage`'s JSON. The API function has no embedding
 or index settings, so ranking here is BM25 over the documents in force (``"ranking": "bm25"``
-in the answer); with the stack's ``Reranker=voyage`` the first 20 are then reranked by Voyage
-(``"bm25, reranked"``), bounded to about 11 s (:func:`longdoc.wiring.reranker` ``interactive``); a
+in the answer); with the stack's ``Reranker=voyage`` the first 60 are then reranked by Voyage
+(``"bm25, reranked"``), bounded to about 13 s (:func:`longdoc.wiring.reranker` ``interactive``); a
 failed rerank leaves the BM25 order with a ``warnings`` line. The model is Claude unless the
 baseline is configured.
 

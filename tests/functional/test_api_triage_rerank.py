@@ -1,4 +1,4 @@
-"""``POST /triage`` with the stack's ``Reranker=voyage``: the API function's BM25 top 20 reranked by Voyage.
+"""``POST /triage`` with the stack's ``Reranker=voyage``: the API function's BM25 top 60 reranked by Voyage.
 
 AWS mode against moto (S3 chunks, DynamoDB registry, the Voyage key in Secrets Manager) and the
 loopback Voyage fake (``tests/fakes/voyage_server.py``: the documented rerank request rules, scores by
@@ -69,12 +69,12 @@ def _claim() -> dict[str, Any]:
 def test_triage_reranks_the_bm25_top_with_the_claim_as_a_handler_reads_it(post, voyage: FakeVoyage) -> None:
     # Given the stack deployed with Reranker=voyage, When a claim with a late notice is posted
     status_code, answer = post(_claim())
-    # Then one rerank request went to Voyage with the configured model and at most 20 clauses
+    # Then one rerank request went to Voyage with the configured model and at most 60 clause units
     assert status_code == 200, answer
     calls = voyage.rerank_calls()
     assert len(calls) == 1
     call = calls[0]
-    assert call["model"] == "rerank-2.5" and 2 <= len(call["documents"]) <= 20
+    assert call["model"] == "rerank-2.5" and 2 <= len(call["documents"]) <= 60
     # And its query is the instruction, then the claim's description and the whole note: the late notice
     # sentence (a condition may decide the claim) is there, the policy number and the claimant's name are not
     assert call["query"].startswith(RERANK_INSTRUCTION + " Claim: Sewage backed up into the basement")
@@ -121,8 +121,8 @@ def test_the_route_bounds_the_rerank_for_a_caller_who_waits(post) -> None:
     # When the API function builds its triage reranker
     post(_claim(), reranker="voyage")
     reranker = wiring.reranker(True)
-    # Then it makes 2 attempts of at most 5 s (inside API Gateway's 29 s), not the 3 x 15 s of extraction
+    # Then it makes 2 attempts of at most 6 s (inside API Gateway's 29 s), not the 3 x 15 s of extraction
     # (the 503 case above shows the route itself stops after the second attempt)
-    assert (reranker._rest.max_attempts, reranker._rest._timeout) == (2, 5.0)  # type: ignore[attr-defined]
+    assert (reranker._rest.max_attempts, reranker._rest._timeout) == (2, 6.0)  # type: ignore[attr-defined]
     plain = wiring.reranker()
     assert (plain._rest.max_attempts, plain._rest._timeout) == (3, 15)  # type: ignore[attr-defined]

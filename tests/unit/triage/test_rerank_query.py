@@ -11,7 +11,7 @@ from longdoc.core.models import Chunk
 from longdoc.triage.claim import claim_from_json
 from longdoc.triage.clauses import Clause
 from longdoc.triage.queries import Query
-from longdoc.triage.ranking import RERANK_INSTRUCTION, RERANK_QUERY_CHARS, rank_claim, rerank_query
+from longdoc.triage.ranking import RERANK_INSTRUCTION, RERANK_QUERY_CHARS, RERANK_TOP, rank_claim, rerank_query
 
 
 def _clause(n: int, heading: str, text: str) -> Clause:
@@ -93,3 +93,26 @@ def test_a_failed_rerank_keeps_the_fused_order_and_names_the_error_unless_strict
     # An evaluation's figures must be the reranked ones: strict re-raises
     with pytest.raises(type(error)):
         rank_claim(POOL, claim, reranker=_Failing(error), strict_rerank=True)  # type: ignore[arg-type]
+
+
+class _Counting(_Recording):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sizes: list[int] = []
+
+    def rerank(self, query: str, chunks: Sequence[Chunk], top_k: int) -> list[Chunk]:
+        self.sizes.append(len(chunks))
+        return super().rerank(query, chunks, top_k)
+
+
+def test_the_reranker_reads_the_first_60_units_not_20() -> None:
+    # Given a wording of 70 units (blind wordings hold the deciding unit within the fused first 20 for
+    # only 0.61-0.79 of claims, within 60 for 0.86-1.0: docs/benchmarks.md)
+    pool = [_clause(n, f"Clause {n}", f"We cover water damage of kind {n} to the home.") for n in range(1, 71)]
+    reranker = _Counting()
+    ranked = rank_claim(pool, _claim("Water came through the ceiling."), reranker=reranker)  # type: ignore[arg-type]
+    # Then one request carries the first 60, and the other 10 follow in fused order
+    assert reranker.sizes == [60] and RERANK_TOP == 60
+    fused = rank_claim(pool, _claim("Water came through the ceiling.")).clauses  # type: ignore[arg-type]
+    assert [c.key for c in ranked.clauses[60:]] == [c.key for c in fused[60:]]
+    assert [c.key for c in ranked.clauses[:60]] == [c.key for c in reversed(fused[:60])]

@@ -106,3 +106,6 @@ def test_band_recall_counts_the_clauses_the_model_would_read_not_only_the_first_
     assert overall["recall@3"] == 0.0 and overall["band_recall"] == 1.0
     assert overall["band_clauses"] == len(band)
     assert "BAND R" in render(report)
+    # And recall within the reranker's depth (60 units) counts it too: a reranker could bring it up
+    assert overall["recall@60"] == 1.0 and "R@60" in render(report)
+

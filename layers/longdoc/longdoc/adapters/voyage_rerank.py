@@ -93,12 +93,12 @@ class RerankBounds(TypedDict, total=False):
 
 NO_BOUNDS: RerankBounds = {}
 """The adapter's own defaults (3 attempts of at most 15 s)."""
-INTERACTIVE_BOUNDS: RerankBounds = {"max_attempts": 2, "timeout": 5.0}
+INTERACTIVE_BOUNDS: RerankBounds = {"max_attempts": 2, "timeout": 6.0}
 """:class:`VoyageReranker` keyword bounds for a request a caller waits on (``POST /triage``, answered inside
 API Gateway's 29 s integration timeout, https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html):
-2 attempts of at most 5 s each instead of 3 x 15 s, so a Voyage outage costs a triage about 11 s (the
-backoff between the two included) and leaves the model call most of the 29 s. One triage rerank is one
-request of at most 20 clauses."""
+2 attempts of at most 6 s each instead of 3 x 15 s, so a Voyage outage costs a triage about 13 s (the
+backoff between the two included) and leaves the model call the rest of the 29 s. One triage rerank is
+one request of at most 60 clause units (:data:`longdoc.triage.ranking.RERANK_TOP`)."""
 
 
 class VoyageReranker:

@@ -61,7 +61,7 @@ from longdoc.triage.gold import KINDS, QUOTE_COVER, check_against, in_line_order
 from longdoc.triage.evaluate_report import render, render_html, summarise
 from longdoc.triage.prompt import fixed_parts
 from longdoc.triage.query_writer import log_skipped, queries_with_writer
-from longdoc.triage.ranking import legacy_rank, rank_claim
+from longdoc.triage.ranking import RERANK_TOP, legacy_rank, rank_claim
 from longdoc.triage.service import TriageDeps, claim_context
 from longdoc.triage.terms import resolve
 from longdoc.triage.unit_vectors import pool_vectors
@@ -165,6 +165,7 @@ def _score(case: dict[str, Any], collection: str, members: list[Member], pools: 
     for name, ranking in rankings:
         for k in KS:
             row[f"{name}recall@{k}"] = _hits(ranking, case, k)
+    row[f"recall@{RERANK_TOP}"] = _hits(ranked, case, RERANK_TOP)  # the most a reranker could bring up
     for name, ranking, found in (("", ranked, result.ranked_count), ("legacy_", legacy, len(legacy))):
         sent = fill_band(ranking, band).clauses  # what the model reads: the clause band, filled in rank order
         # a clause no query found fills the band in document order: it is not credited as ranked in

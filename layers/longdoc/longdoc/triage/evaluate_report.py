@@ -5,10 +5,14 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from longdoc.triage.ranking import RERANK_TOP
+
 METRICS = ("recall@1", "recall@3", "legacy_recall@1", "legacy_recall@3", "naive_recall@1", "naive_recall@3",
            "top_over_band", "wrong_term_top3", "naive_wrong_term_top3", "band_recall", "legacy_band_recall",
-           "band_clauses", "legacy_band_clauses")
-"""The averaged figures of a stratum (shares 0-1; ``band_clauses``: mean clauses in the band)."""
+           "band_clauses", "legacy_band_clauses", f"recall@{RERANK_TOP}")
+"""The averaged figures of a stratum (shares 0-1; ``band_clauses``: mean clauses in the band; ``recall@60``:
+recall within the depth the reranker reads, :data:`longdoc.triage.ranking.RERANK_TOP`, the most a
+reranker could bring into the first three)."""
 WRITER_METRICS = ("writer_recall@1", "writer_recall@3")
 """Added when the run had ``--query-writer`` (today's ranking with the model-written queries)."""
 
@@ -26,11 +30,12 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def render(report: dict[str, Any]) -> str:
     """The report as a text table: one row overall, one per stratum (kind, wording, split, line, term);
-    ``BAND R`` is recall within the clause band (``IN BAND``: mean clauses in it), today's and legacy; with
+    ``BAND R`` is recall within the clause band (``IN BAND``: mean clauses in it), today's and legacy; ``R@60``
+    recall within the reranker's depth (today's ranking); with
     ``query_writer`` in the report, the ``WRITER R@1`` / ``WRITER R@3`` columns last."""
     writer = "query_writer" in report
     head = ("STRATUM", "CLAIMS", "R@1", "R@3", "LEGACY R@1", "LEGACY R@3", "NAIVE R@1", "NAIVE R@3", "TOP>BAND",
-            "WRONG TERM@3", "NAIVE WRONG@3", "BAND R", "LEGACY BAND R", "IN BAND", "LEGACY IN BAND", *(("WRITER R@1", "WRITER R@3") if writer else ()))
+            "WRONG TERM@3", "NAIVE WRONG@3", "BAND R", "LEGACY BAND R", "IN BAND", "LEGACY IN BAND", f"R@{RERANK_TOP}", *(("WRITER R@1", "WRITER R@3") if writer else ()))
     metrics = METRICS + WRITER_METRICS if writer else METRICS
     rows = [("overall", report["overall"]), *report["strata"].items()]
     width = max(13, *(len(name) + 1 for name, _ in rows))

@@ -36,8 +36,13 @@ from longdoc.triage.vocabulary import lay_tokens
 from longdoc.triage.queries import (PIN_RANK, Definition, Query, claim_queries, definitions, is_definitions,
                                     loss_fields, rare_words)
 
-RERANK_TOP = 20
-"""Fused candidates the reranker reorders (the rest keep their fused order after them)."""
+RERANK_TOP = 60
+"""Fused candidates the reranker reorders (the rest keep their fused order after them). Measured
+(docs/benchmarks.md, "Triage: how deep the reranker must read"): on blind claims over wordings not in
+this repository the deciding unit is within the fused first 20 for only 0.64-0.79 of claims (BM25 alone,
+as the API function ranks: 0.61-0.64), within the first 60 for 0.86-1.0; on the shared wordings 0.96
+and 0.98 at both depths. A reranker reading 20 could not reach 0.90 there whatever it scored; 60 units
+of at most 400 tokens and a query of at most 3,000 are one Voyage request (well under its 600K tokens)."""
 RERANK_INSTRUCTION = ("Instruction: find the insurance policy clause that decides this claim: the cover it falls "
                       "under, or the exclusion, condition (notice, reporting, conduct after the loss) or limit that "
                       "applies to it.")
@@ -48,7 +53,7 @@ words (an exclusion, a notice condition, a sub-limit), which the instruction nam
 RERANK_QUERY_CHARS = 12_000
 """Most characters of a rerank query (about 3,000 tokens at 4 characters a token): under the 8,000-token
 query limit of rerank-2.5 / rerank-2.5-lite (https://docs.voyageai.com/reference/reranker-api), and
-small beside the 600K tokens a request may hold with 20 clauses (query tokens x documents + document
+small beside the 600K tokens a request may hold with 60 clauses (query tokens x documents + document
 tokens, same page). A longer claim is cut at a word; the adapter also sends ``truncation: true``."""
 UNIT_DENSE_WEIGHT = 1.0
 """The dense ranking's weight over unit vectors (BM25's is 1): units are small enough for the
