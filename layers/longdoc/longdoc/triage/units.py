@@ -241,6 +241,19 @@ def _pieces(body: str, sid: str | None, cap: int, count: Callable[[str], int]) -
     return pieces
 
 
+_POLICY_WIDE = re.compile(r"^\W*(?:GENERAL|COMMON)\s+(?:CONDITIONS|EXCLUSIONS|PROVISIONS|DEFINITIONS|TERMS)\b",
+                          re.IGNORECASE)
+
+
+def is_policy_wide(heading: str) -> bool:
+    """Whether a heading names a part of the whole policy, not of the section it follows:
+    ``GENERAL EXCLUSIONS``, ``GENERAL CONDITIONS``, ``COMMON PROVISIONS``, ``General Definitions``.
+    Insurance wordings print these once after their numbered covers (``Section 35: ...`` then
+    ``GENERAL CONDITIONS``); a cover's own ``ADDITIONAL EXCLUSIONS``, ``WHAT IS NOT COVERED`` or
+    ``DEFINITIONS`` are not (a section may define its own terms)."""
+    return bool(_POLICY_WIDE.match(heading))
+
+
 def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preamble: str = "preamble",
                  count: Callable[[str], int] = estimate_tokens) -> list[Unit]:
     """The clause units of one document version's chunks, in document order (see the module docstring).
@@ -282,6 +295,7 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
         pieces = _pieces(body, sid, cap, count)
         pieces = [p for p in pieces if estimate_tokens(body[p[0]:p[1]].strip()) >= MIN_UNIT_TOKENS]
         placed = []
+        ended = False  # a part of the whole policy (GENERAL EXCLUSIONS) has ended this keyword section
         for a, b, heads in pieces:
             heads = heads[1:] if path and heads[:1] == path[-1:] else heads
             headed = any(p != root for p in path)  # under a heading of the chunker's besides the title
@@ -289,10 +303,14 @@ def clause_units(chunks: Sequence[Chunk], *, cap: int = UNIT_MAX_TOKENS, preambl
             base = _base(sid) or (path_id(path + heads, root) if by_path else "") or preamble
             base = f"{_scope_label(scope)} > {base}" if scope is not None and sid is not None else base
             unit_path = path + heads
-            if sid is not None and not OUTER_KEYWORD.match(sid) and heads and is_outer(heads[0]) and len(path) > 1:
+            ended = ended or bool(sid is not None and heads and is_outer(heads[0]) and is_policy_wide(heads[0]))
+            if sid is not None and heads and is_outer(heads[0]) and (
+                    (len(path) > 1 and not OUTER_KEYWORD.match(sid)) or ended):
                 # a capitals heading inside a bare-numbered section ends it ("3. Prohibited Access." then
                 # SPECIAL COVERAGE FEATURES): what follows is cited by its own headings, not as 3#N; a
-                # keyword section ("Section 29") keeps its capitals parts (ADDITIONAL EXCLUSIONS)
+                # keyword section ("Section 29") keeps its capitals parts (ADDITIONAL EXCLUSIONS), but not
+                # a part of the whole policy and what follows it (GENERAL CONDITIONS, then DEFINITIONS,
+                # after the last "Section 35")
                 unit_path = path[:-1] + heads
                 base = path_id(unit_path, root)
             placed.append((base, a, b, unit_path))
