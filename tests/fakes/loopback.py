@@ -39,6 +39,9 @@ class Fault:
     delay: float = 0.0
     drop: bool = False
     raw: bytes | None = None
+    drip: float = 0.0
+    """Seconds between the body's bytes: headers at once, then the body a byte at a time (a server that
+    keeps a connection alive without ever finishing its answer)."""
 
 
 def status(code: int, message: str = "injected error", headers: dict[str, str] | None = None) -> Fault:
@@ -55,6 +58,11 @@ def not_json(code: int = 200, text: str = "<html>proxy login</html>") -> Fault:
 def slow(seconds: float) -> Fault:
     """Answer normally after ``seconds``."""
     return Fault(delay=seconds)
+
+
+def drip(seconds: float) -> Fault:
+    """Answer normally, but send the body one byte every ``seconds`` after the headers."""
+    return Fault(drip=seconds)
 
 
 def drop(delay: float = 0.0) -> Fault:
@@ -167,7 +175,7 @@ class LoopbackFake:
             code, payload = self.route(request.method, request.path, request.query, request.body)
         except Exception as exc:
             code, payload = 500, {"message": f"fake raised {exc!r}"}
-        return Fault(status=code, body=payload)
+        return Fault(status=code, body=payload, drip=fault.drip if fault is not None else 0.0)
 
     def response_headers(self) -> dict[str, str]:
         """Headers added to every answer that is sent (none here)."""
@@ -225,7 +233,17 @@ def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
             for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if not getattr(answer, "drip", 0.0):
+                self.wfile.write(data)
+                return
+            self.wfile.flush()
+            for byte in data:  # a byte at a time until the client gives up (the write then fails)
+                time.sleep(answer.drip)
+                try:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                except OSError:
+                    return
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet test output
             return

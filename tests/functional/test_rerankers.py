@@ -254,3 +254,48 @@ def test_voyage_a_key_no_header_can_carry_is_refused_without_printing_it(voyage:
         reranker.rerank(QUERY, CANDIDATES, 2)
     assert "SEC" not in str(caught.value) and "RET123" not in str(caught.value)
     assert voyage.calls("POST", "/v1/rerank") == []
+
+
+@pytest.mark.parametrize("data", [[], [{"index": 1, "relevance_score": 0.9}]])
+def test_voyage_an_answer_with_fewer_results_than_asked_is_refused(voyage: FakeVoyage, data: object) -> None:
+    # Given an API answering 200 with no result, or with one where two were asked for (an empty answer
+    # would otherwise pass the fused order off as reranked; the break-it test's finding)
+    voyage.inject(Fault(status=200, body={"object": "list", "data": data, "usage": {"total_tokens": 1}}))
+    # When reranking, Then RerankRequestError says how many results were expected
+    with pytest.raises(RerankRequestError, match="is not a list of 2 results"):
+        voyage_reranker(voyage).rerank(QUERY, CANDIDATES[:3], 2)
+
+
+@pytest.mark.parametrize("usage", [{"total_tokens": "many"}, [1], {"total_tokens": -5}, {"total_tokens": True}])
+def test_voyage_a_malformed_usage_is_a_request_error_not_a_crash(voyage: FakeVoyage, usage: object) -> None:
+    # Given an answer whose ranking is fine but whose usage is not a token count
+    data = [{"index": 1, "relevance_score": 0.9}, {"index": 0, "relevance_score": 0.1}]
+    voyage.inject(Fault(status=200, body={"object": "list", "data": data, "usage": usage}))
+    # When reranking, Then it is a RerankRequestError (triage then keeps its fused order), not a ValueError
+    with pytest.raises(RerankRequestError, match="malformed usage"):
+        voyage_reranker(voyage).rerank(QUERY, CANDIDATES[:3], 2)
+
+
+def test_voyage_an_answer_trickled_a_byte_at_a_time_ends_at_the_timeout(voyage: FakeVoyage) -> None:
+    # Given an API that sends its headers at once, then the body a byte every 0.1 s (about 10 s in all)
+    from tests.fakes.loopback import drip
+    voyage.inject(drip(0.1))
+    started = time.monotonic()
+    # When reranking with a 0.5 s timeout and one attempt, Then it gives up after about 0.5 s, not when
+    # the body is done: the timeout bounds the whole request, not each socket read
+    with pytest.raises(RerankUnavailable, match="after 1 attempts"):
+        voyage_reranker(voyage, timeout=0.5, max_attempts=1).rerank(QUERY, CANDIDATES, 2)
+    assert time.monotonic() - started < 2.0
+
+
+def test_voyage_a_long_non_latin_query_is_cut_to_the_query_limit_and_sent_in_one_request(voyage: FakeVoyage) -> None:
+    # Given a 12,000-character Cyrillic query (bound 2 tokens a character: 24,000, over rerank-2.5's
+    # 8,000-token query limit) and 60 candidates
+    query = ("Чемодан пропал в аэропорту, его так и не нашли. " * 300)[:12_000]
+    candidates = [chunk(i, f"Baggage clause {i}: we pay for lost baggage up to the limit.") for i in range(60)]
+    reranker = voyage_reranker(voyage)
+    got = reranker.rerank(query, candidates, 60)
+    # Then one request carried all 60, its query within the limit and the query's start kept
+    [call] = voyage.rerank_calls()
+    assert len(call["documents"]) == 60 and len(got) == 60
+    assert voyage_token_bound(call["query"]) <= 8_000 and query.startswith(call["query"])

@@ -116,3 +116,25 @@ def test_the_reranker_reads_the_first_60_units_not_20() -> None:
     fused = rank_claim(pool, _claim("Water came through the ceiling.")).clauses  # type: ignore[arg-type]
     assert [c.key for c in ranked.clauses[60:]] == [c.key for c in fused[60:]]
     assert [c.key for c in ranked.clauses[:60]] == [c.key for c in reversed(fused[:60])]
+
+
+def test_a_long_note_without_spaces_is_cut_where_the_limit_falls_not_dropped() -> None:
+    # Given a 13,000-character note in a script that writes no spaces (the break-it test: the cut went
+    # back to the last space, the one after the description, and the whole note was lost)
+    note = "行李在机场延误了三天才送到酒店" * 900
+    query = rerank_query(_claim(note))  # type: ignore[arg-type]
+    # Then the query is full (up to the limit) and holds the note's start
+    assert RERANK_QUERY_CHARS - 200 <= len(query) <= RERANK_QUERY_CHARS
+    assert "Water from a burst pipe in the kitchen 行李在机场延误了三天才送到酒店" in query
+
+
+def test_a_nested_field_with_names_and_phones_stays_out_of_the_rerank_query() -> None:
+    # Given witnesses as a list of objects (name, phone) beside the description
+    claim = claim_from_json({"loss_date": "2024-03-02", "line_of_business": "home",
+                             "claim_form": {"description": "Kitchen flooded by a burst hose"},
+                             "witnesses": [{"name": "Anna Schmidt", "phone": "+44 20 7946 0000"}],
+                             "adjuster_note": "The washing machine hose split overnight."})
+    query = rerank_query(claim)  # type: ignore[arg-type]
+    # Then the witness list is not sent; the description and the note are
+    assert "Anna Schmidt" not in query and "7946" not in query
+    assert query.endswith("Claim: Kitchen flooded by a burst hose The washing machine hose split overnight.")

@@ -149,6 +149,7 @@ class VoyageReranker:
         if len(unique) == 1:
             return unique
         texts = [embedding_text(c) for c in unique]
+        query = fit_query(query, self.query_tokens)
         query_cost = voyage_token_bound(query)
         costs = [query_cost + voyage_token_bound(t) for t in texts]  # counted once, used twice
         self._warn_truncation(query_cost, costs)
@@ -170,9 +171,10 @@ class VoyageReranker:
         about = f" (rerank model {self.name!r}, {len(documents)} documents)"
         answer = self._rest.post({"query": query, "documents": documents, "model": self.name, "top_k": top_k,
                                   "truncation": True}, about)
+        ranking = _ranking(answer.get("data"), len(documents), top_k, about)
         self.requests += 1
-        self.total_tokens += int((answer.get("usage") or {}).get("total_tokens") or 0)
-        return [(score, positions[index]) for score, index in _ranking(answer.get("data"), len(documents), top_k, about)]
+        self.total_tokens += _billed(answer.get("usage"), about)
+        return [(score, positions[index]) for score, index in ranking]
 
     def _warn_truncation(self, query_cost: int, costs: Sequence[int]) -> None:
         """Log (a count, no text) when the query or documents may be over the model's limits (``costs``:
@@ -182,6 +184,37 @@ class VoyageReranker:
             log.warning("rerank input may be truncated by Voyage (scored by its opening)",
                         extra={"rerank_model": self.name, "query_over_limit": query_cost > self.query_tokens,
                                "documents_over_limit": long_docs})
+
+
+def fit_query(query: str, limit: int) -> str:
+    """``query`` cut at its end (at a space when one is near) to at most ``limit`` tokens by
+    :func:`~longdoc.adapters.voyage.voyage_token_bound` (the model's query limit, :data:`RERANK_QUERY_TOKENS`).
+    Voyage would truncate a longer query itself (``truncation: true``); cutting it here keeps the
+    request packing honest (each document's cost counts the query once more), so a long non-Latin
+    query, whose bound is 2 a character, does not split one request into several."""
+    if voyage_token_bound(query) <= limit:
+        return query
+    low, high = 0, len(query)
+    while low < high:  # the longest prefix within the limit
+        middle = (low + high + 1) // 2
+        if voyage_token_bound(query[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    cut = query[:low]
+    space = cut.rfind(" ")
+    return cut[:space] if space >= len(cut) - 200 and space > 0 else cut
+
+
+def _billed(usage: Any, about: str) -> int:
+    """``usage.total_tokens`` of a rerank answer (0 when there is no ``usage``); RerankRequestError when
+    it is there but not a non-negative whole number."""
+    if usage is None:
+        return 0
+    tokens = usage.get("total_tokens", 0) if isinstance(usage, dict) else None
+    if not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0:
+        raise RerankRequestError(f"Voyage's rerank answer{about} has a malformed usage: {str(usage)[:120]}")
+    return tokens
 
 
 def _distinct(chunks: Sequence[Chunk]) -> list[Chunk]:
@@ -194,9 +227,12 @@ def _distinct(chunks: Sequence[Chunk]) -> list[Chunk]:
 
 def _ranking(data: Any, count: int, top_k: int, about: str) -> list[tuple[float, int]]:
     """``(score, index)`` pairs of a rerank answer's ``data``; RerankRequestError unless each index is
-    in ``range(count)`` at most once, each score a number, and there are at most ``top_k``."""
-    if not isinstance(data, list) or len(data) > top_k:
-        raise RerankRequestError(f"Voyage's rerank answer{about} is not a list of at most {top_k} results")
+    in ``range(count)`` at most once, each score a number, and there are exactly ``min(top_k, count)``
+    (Voyage returns ``top_k`` results when asked for them: https://docs.voyageai.com/reference/reranker-api;
+    fewer is not a ranking of what was sent, and an empty one would pass the fused order off as reranked)."""
+    wanted = min(top_k, count)
+    if not isinstance(data, list) or len(data) != wanted:
+        raise RerankRequestError(f"Voyage's rerank answer{about} is not a list of {wanted} results")
     out: list[tuple[float, int]] = []
     seen: set[int] = set()
     for item in data:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -62,7 +63,8 @@ class VoyageRest:
         unavailable: error raised when the retries are spent (e.g. ``EmbeddingUnavailable``).
         rejected: error raised for a 4xx other than 429 and for a key Voyage keeps rejecting.
         max_attempts: attempts per request, retries included.
-        timeout: seconds per HTTP request.
+        timeout: seconds per HTTP request, whole: each socket operation waits at most this long, and
+            an answer whose body is still arriving after it (a server that trickles it) is a timeout.
         base_url: API root including ``/v1`` (tests: a loopback fake).
         retry_initial, retry_max: backoff multiplier and cap in seconds (full jitter).
     """
@@ -133,9 +135,10 @@ class VoyageRest:
         request = urllib.request.Request(self.url, data=body, method="POST", headers={
             "Authorization": f"Bearer {key}", "Content-Type": "application/json",
             "Accept": "application/json", "User-Agent": "longdoc"})
+        deadline = time.monotonic() + self._timeout
         try:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - https or test URL
-                raw = response.read()
+                raw = _read_by(response, deadline)
         except urllib.error.HTTPError as exc:
             detail = _detail(exc)
             if exc.code == 401:
@@ -155,6 +158,20 @@ class VoyageRest:
         if not isinstance(answer, dict):
             raise self._rejected(f"Voyage answered {type(answer).__name__}, not a JSON object")
         return answer
+
+
+def _read_by(response: Any, deadline: float) -> bytes:
+    """The whole body of ``response``, read in pieces; :class:`TimeoutError` once ``deadline``
+    (``time.monotonic()`` seconds) has passed with the body unfinished: the socket timeout bounds one
+    read, not a body sent a byte at a time."""
+    pieces: list[bytes] = []
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the answer was still arriving when the request's time limit passed")
+        piece = response.read1(65536)
+        if not piece:
+            return b"".join(pieces)
+        pieces.append(piece)
 
 
 def _detail(exc: urllib.error.HTTPError) -> str:

@@ -67,6 +67,9 @@ CONTENTS_WEIGHT = 0.0
 """Fused score factor of a table-of-contents unit (:func:`is_contents`): it names every benefit and
 exclusion by title, so it shares words with every claim, and decides none; it ranks after every unit
 a query found."""
+_JSON_CONTAINER = re.compile(r"^\s*[\[{]")
+"""A claim field flattened from a nested list or object (:func:`~longdoc.triage.claim.claim_from_json`
+keeps it as JSON text)."""
 _TERM_LINE = re.compile(r"^\s*[\"“']?([A-Z][\w’'/&-]*,?(?:\s+(?:[A-Z][\w’'/&-]*|of|and|or|the|for|in|to),?){1,5}?)"
                         r"[\"”']?\s*(?:means\b|shall mean\b|refers to\b|is defined as\b|[-–—:]\s)", re.MULTILINE)
 """A definition line whose term has two to six words, each capitalised or a joining word
@@ -209,14 +212,18 @@ def rerank_query(claim: Claim, queries: Sequence[Query] = ()) -> str:
     sentences, dates and the quantum question included (a notice condition turns on "six weeks later",
     a sub-limit on the amount claimed), then the wording's own terms that the offline queries found
     (the ``defined terms`` and ``wording terms`` queries) when there are any. A claim with neither
-    descriptive field nor note gives its whole text. At most :data:`RERANK_QUERY_CHARS` characters,
-    cut at a word; whitespace collapsed."""
-    described = [value for _, value in loss_fields(claim)]
+    descriptive field nor note gives its whole text. A field holding a nested list or object (a JSON
+    text: witnesses with their names and phones) is left out. At most :data:`RERANK_QUERY_CHARS`
+    characters, cut at a space near the end (a note in a script without spaces is cut where the
+    limit falls); whitespace collapsed."""
+    described = [value for _, value in loss_fields(claim) if not _JSON_CONTAINER.match(value)]
     body = " ".join([*described, claim.note]).strip() or claim.text
     terms = " ".join(q.text for q in queries if q.name in ("defined terms", "wording terms"))
     text = " ".join((f"{RERANK_INSTRUCTION} Claim: {body}" + (f" Wording terms: {terms}" if terms else "")).split())
     if len(text) > RERANK_QUERY_CHARS:
-        text = text[:RERANK_QUERY_CHARS].rsplit(" ", 1)[0]
+        cut = text[:RERANK_QUERY_CHARS]
+        space = cut.rfind(" ")
+        text = cut[:space] if space >= RERANK_QUERY_CHARS - 200 else cut  # unspaced scripts: cut mid-text
     return text
 
 

@@ -193,8 +193,8 @@ def rerank_warning(error: str | None) -> str | None:
     the clauses then in fused order; None when it did not fail."""
     if error is None:
         return None
-    log.warning("triage rerank failed, fused order kept: %s", error)
-    return f"the reranker failed ({error}): the clauses are in fused order (BM25/dense), not reranked"
+    log.info("triage rerank failed, fused order kept: %s", error)  # the answer's warnings say it to the caller
+    return f"the reranker failed ({error}): the clauses are in fused order, not reranked"
 
 
 def _band_json(band: Band, reasons: dict[str, list[str]] | None = None, found: int | None = None) -> dict[str, Any]:
