@@ -34,6 +34,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from longdoc import wiring
 from longdoc.config import ApiFunctionSettings, function_settings
 from longdoc.core.errors import (
+    ConfigError,
     CorrectionNotVerbatim,
     DecisionConflict,
     IdempotencyConflict,
@@ -99,7 +100,8 @@ def _not_utf8(exc: UnicodeDecodeError) -> Response:
 @app.exception_handler(LongdocError)
 def _domain_error(exc: LongdocError) -> Response:
     """Every domain error's HTTP answer: 422 key reuse, 400 unknown clause type, 404 not found, 409 a stale
-    review decision (another came first), 422 a correction that is not verbatim, else 400.
+    review decision (another came first), 422 a correction that is not verbatim, 500 a configuration error
+    of the deployment (a missing key setting: the caller can do nothing about it; logged), else 400.
 
     Bodies are ``{"message", ...}`` with the field at fault where there is one.
     """
@@ -120,6 +122,9 @@ def _domain_error(exc: LongdocError) -> Response:
         return _error(409, str(exc), field="expected_version")
     if isinstance(exc, CorrectionNotVerbatim):
         return _error(422, str(exc), field="quote")
+    if isinstance(exc, ConfigError):
+        logger.error("request failed on the deployment's configuration", extra={"error": str(exc)})
+        return _error(500, f"server configuration error: {exc}")
     return _error(400, str(exc))
 
 

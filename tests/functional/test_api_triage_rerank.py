@@ -126,3 +126,19 @@ def test_the_route_bounds_the_rerank_for_a_caller_who_waits(post) -> None:
     assert (reranker._rest.max_attempts, reranker._rest._timeout) == (2, 6.0)  # type: ignore[attr-defined]
     plain = wiring.reranker()
     assert (plain._rest.max_attempts, plain._rest._timeout) == (3, 15)  # type: ignore[attr-defined]
+
+
+def test_a_reranker_without_its_key_setting_is_a_server_error_not_the_callers(post, monkeypatch) -> None:
+    # Given the API function told to rerank with Voyage but given no Voyage secret name and no key
+    # (a deployment's mistake: the break-it test saw a 400, as if the caller had erred)
+    monkeypatch.delenv("VOYAGE_API_KEY", raising=False)
+    monkeypatch.setattr("longdoc.adapters.secrets.api_key", _no_key)
+    status_code, answer = post(_claim())
+    # Then the answer is a 500 that names the configuration problem
+    assert status_code == 500
+    assert answer["message"].startswith("server configuration error: ")
+
+
+def _no_key(env_var: str, secret_name: str | None, refresh: bool = False) -> str:
+    from longdoc.core.errors import ConfigError
+    raise ConfigError(f"{env_var} is not set and no secret is configured")
