@@ -39,9 +39,9 @@ from longdoc.triage.queries import (PIN_RANK, Definition, Query, claim_queries, 
 RERANK_TOP = 60
 """Fused candidates the reranker reorders (the rest keep their fused order after them). Measured
 (docs/benchmarks.md, "Triage: how deep the reranker must read"): on blind claims over wordings not in
-this repository the deciding unit is within the fused first 20 for only 0.64-0.79 of claims (BM25 alone,
-as the API function ranks: 0.61-0.64), within the first 60 for 0.86-1.0; on the shared wordings 0.96
-and 0.98 at both depths. A reranker reading 20 could not reach 0.90 there whatever it scored; 60 units
+this repository (sets 14-16) the deciding unit is within the fused first 20 for 0.64-0.89 of claims (BM25
+alone, as the API function ranks: 0.61-0.89), within the first 60 for 0.86-1.0; on the shared wordings
+0.96-0.98 at both depths. A reranker reading 20 could not reach 0.90 on two of those sets whatever it scored; 60 units
 of at most 400 tokens and a query of at most 3,000 are one Voyage request (well under its 600K tokens)."""
 RERANK_INSTRUCTION = ("Instruction: find the insurance policy clause that decides this claim: the cover it falls "
                       "under, or the exclusion, condition (notice, reporting, conduct after the loss) or limit that "
