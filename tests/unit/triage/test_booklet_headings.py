@@ -94,5 +94,7 @@ def test_a_run_of_capitals_lines_under_a_heading_does_not_join_into_one_endless_
     # Then no heading label is longer than a heading line joined to its next (at most MAX_JOINED_HEADING_CHARS)
     from longdoc.triage.unit_parts import MAX_JOINED_HEADING_CHARS
     assert labels and max(len(label) for label in labels) <= MAX_JOINED_HEADING_CHARS
+    # And the heading keeps its own first line (the cover's name), not the run's last lines
+    assert any(label.startswith("BAGGAGE IN PLACE 1 IN PLACE 2") for label in labels)
     # And the two-line title of a real cover still joins
     assert _paths()["The insurer reimburses emergency costs o"] == (MEDICAL,)

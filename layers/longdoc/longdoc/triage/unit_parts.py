@@ -106,7 +106,7 @@ MAX_JOINED_HEADING_CHARS = 120
 """Longest heading that a capitals line joins (:func:`_headed`): a title printed over two or three lines
 (``EMERGENCY MEDICAL CARE COVERAGE IN CASE OF A MEDICAL EMERGENCY WHILE TRAVELLING``, 78 characters)
 fits; a run of capitals lines each opening with a joining word (``IN PLACE 1`` ... ``IN PLACE 49``) stops
-joining there, and the next line heads a part of its own."""
+joining there, and the heading keeps its first lines (``BAGGAGE IN PLACE 1 ...``)."""
 
 
 def _key(label: str) -> str:
@@ -144,8 +144,9 @@ def _headed(label: str, heads: tuple[str, ...], frame: tuple[str, ...], after_he
     key = _key(label)
     words = label.split()
     if (after_heading and heads and is_outer(label) and key not in _CALLOUTS
-            and len(heads[-1]) + 1 + len(label) <= MAX_JOINED_HEADING_CHARS
             and (words[0].lower() in _JOINING_WORDS or (key in trailing and len(words) <= 2 and is_outer(heads[-1])))):
+        if len(heads[-1]) + 1 + len(label) > MAX_JOINED_HEADING_CHARS:
+            return heads, frame  # a heading's further lines past the cap: the heading stays as it is
         joined = f"{heads[-1]} {label}"
         if frame and heads[-1] == frame[-1]:
             frame = (*frame[:-1], joined)
