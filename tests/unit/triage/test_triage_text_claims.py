@@ -26,6 +26,10 @@ T5 = (b"Loss date: 2018-01-15\nLine of business: renters\nPolicy number: LP234F3
     (b"Policy number: X1\nLoss date: 2020-01-01\n", "ids.txt",
      r"^claim file ids.txt: the claim has no descriptive text, only policy_number: "),
     (b"1234 5678\n", "digits.txt", r"^claim file digits.txt: the claim has no descriptive text"),
+    # a note of dates only, one of them with a month's name (the break-it test's datesonly.json)
+    (json.dumps({"loss_date": "2024-03-03", "policy_number": "HO-1", "claimant": "Pieter van der Berg",
+                 "adjuster_note": "2024-03-03 2024-03-09 15/03/2024 20 March 2024"}).encode(), "dates.json",
+     r"^claim file dates.json: the claim has no descriptive text"),
 ])
 def test_a_claim_with_no_real_description_is_refused_naming_the_file(data: bytes, name: str, message: str) -> None:
     with pytest.raises(TriageError, match=message):

@@ -168,10 +168,20 @@ def claim_from_json(values: dict[str, Any]) -> Claim:
 
 def _described(claim: Claim) -> bool:
     """True when the note, or a form field that is neither a fact field nor a contact field (a name, a
-    phone number: :data:`_CONTACT_FIELD`), holds a letter."""
-    return bool(_LETTER.search(claim.note)) or any(
-        _LETTER.search(value) for name, value in claim.fields.items()
+    phone number: :data:`_CONTACT_FIELD`), holds a letter outside its exact values (a note of dates only,
+    ``2024-03-03 20 March 2024``, describes nothing: :func:`~longdoc.core.values.exact_values`)."""
+    return _has_words(claim.note) or any(
+        _has_words(value) for name, value in claim.fields.items()
         if not is_fact_field(name) and not _CONTACT_FIELD.search(name.rsplit(".", 1)[-1]))
+
+
+def _has_words(text: str) -> bool:
+    """Whether ``text`` holds a letter once its exact values (amounts, dates, percentages) are taken out."""
+    if not _LETTER.search(text):
+        return False
+    for value in exact_values(text):
+        text = text.replace(value, " ")
+    return bool(_LETTER.search(text))
 
 
 _CLAIM_ID_LABELS = ("claim_id", "claim_number", "claim_no", "claim_ref", "claim_reference")
