@@ -91,3 +91,9 @@ def test_a_text_claims_claim_number_line_is_its_claim_id(label: str) -> None:
     claim = claim_from_text(f"{label}: CL-2024-0091\nThe basement flooded when the sewer backed up.\n")
     # Then it is the claim's id, and it stays a form field
     assert claim.claim_id == "CL-2024-0091" and "CL-2024-0091" in claim.fields.values()
+
+
+def test_a_note_given_as_a_list_of_sentences_reads_as_sentences_not_a_python_list() -> None:
+    claim = read_claim(json.dumps({"line_of_business": "home",
+                                   "adjuster_note": ["Hose burst", "kitchen flooded."]}).encode(), "list.json")
+    assert claim.note == "Hose burst. kitchen flooded."

@@ -154,7 +154,7 @@ def claim_from_json(values: dict[str, Any]) -> Claim:
     form = data.pop("claim_form", None)
     fields = _flatten(form) if isinstance(form, dict) else ({"claim_form": str(form)} if form else {})
     fields.update(_flatten(data))
-    claim = Claim(fields, str(note).strip(), str(loss) if loss else None, str(lob) if lob else None,
+    claim = Claim(fields, _note_text(note), str(loss) if loss else None, str(lob) if lob else None,
                   str(claim_id) if claim_id is not None else None)
     if not claim.text:
         raise TriageError("the claim has no text: give claim-form fields or an adjuster_note", "claim")
@@ -164,6 +164,17 @@ def claim_from_json(values: dict[str, Any]) -> Claim:
                           "of the loss (a claim-form field) or an adjuster_note", "claim")
     claim.case_facts = _facts(claim.fields, claim.text)
     return claim
+
+
+def _note_text(note: Any) -> str:
+    """The adjuster's note as text: a string as it is, a list of strings as its sentences one after the
+    other (``["hose burst", "kitchen flooded"]`` -> ``hose burst. kitchen flooded``, not a Python repr),
+    anything else as JSON; stripped."""
+    if isinstance(note, str):
+        return note.strip()
+    if isinstance(note, list) and all(isinstance(v, str) for v in note):
+        return " ".join(v.strip().rstrip(".") + "." for v in note if v.strip()).strip()
+    return json.dumps(note, ensure_ascii=False)
 
 
 def _described(claim: Claim) -> bool:
