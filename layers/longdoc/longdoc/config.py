@@ -67,20 +67,26 @@ class ChunkSettings(_Group):
     max_document_pages: int = Field(5000, ge=1)
 
 
-class EmbeddingSettings(_Group):
-    """The embedding model: Voyage on AWS, the bundled MiniLM locally."""
+class VoyageAccessSettings(_Group):
+    """How Voyage is reached, by the embeddings and the reranker alike: ``voyage_secret_name``, the Secrets
+    Manager secret holding the key on AWS (``VOYAGE_API_KEY`` locally), and ``voyage_base_url``, where
+    requests go (only for tests and proxies; default: Voyage's API)."""
 
     voyage_secret_name: str | None = None
+    voyage_base_url: str | None = None
+
+
+class EmbeddingSettings(VoyageAccessSettings):
+    """The embedding model: Voyage on AWS, the bundled MiniLM locally."""
+
     voyage_model: str = "voyage-3.5"
     embedding_dimension: int = 1024
-    # Only for tests and proxies: where the Voyage SDK sends requests (default: Voyage's API).
-    voyage_base_url: str | None = None
     # Local mode only (issue 19): the bundled MiniLM as int8 on ONNX Runtime (default, a third of the
     # CPU-seconds) or the original sentence-transformers/PyTorch model. AWS uses Voyage either way.
     local_embedder: Literal["onnx", "torch"] = "onnx"
 
 
-class RerankSettings(_Group):
+class RerankSettings(VoyageAccessSettings):
     """The optional reranker of retrieval's fused candidates (issue 13; docs/operations.md, "Reranking").
 
     ``reranker``: ``none`` (default: the fused order, nothing called) or ``voyage`` (Voyage rerank,
@@ -247,9 +253,6 @@ class ApiFunctionSettings(StoreSettings, ModelSettings, ExtractionSettings, Exec
                           RerankSettings):
     """Settings of the API function (start runs, read results, triage claims: ``POST /triage`` reranks with
     Voyage when ``reranker`` is ``voyage``, its key from ``LONGDOC_VOYAGE_SECRET_NAME`` then)."""
-
-    voyage_secret_name: str | None = None
-    voyage_base_url: str | None = None
 
     required_on_aws: ClassVar[tuple[str, ...]] = ("bucket", "table", "state_machine_arn")
 

@@ -65,6 +65,7 @@ from longdoc.core.batching import pack
 from longdoc.core.documents import embedding_text
 from longdoc.core.errors import RerankRequestError, RerankUnavailable
 from longdoc.core.models import Chunk
+from longdoc.core.text import cut_near_space
 
 log = logging.getLogger(__name__)
 
@@ -201,9 +202,7 @@ def fit_query(query: str, limit: int) -> str:
             low = middle
         else:
             high = middle - 1
-    cut = query[:low]
-    space = cut.rfind(" ")
-    return cut[:space] if space >= len(cut) - 200 and space > 0 else cut
+    return cut_near_space(query, low)
 
 
 def _billed(usage: Any, about: str) -> int:

@@ -125,6 +125,18 @@ def int_to_roman(n: int) -> str:
     return "".join(out)
 
 
+def cut_near_space(text: str, limit: int, reach: int = 200) -> str:
+    """``text``'s first ``limit`` characters, cut back to the last space when one is within ``reach``
+    characters of the cut (a word is not split), else where the limit falls (a script written without
+    spaces keeps its ``limit`` characters instead of losing all after the last space). ``text`` itself
+    when it is not longer than ``limit``."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return cut[:space] if space > 0 and space >= limit - reach else cut
+
+
 def one_line(text: str, limit: int = 400) -> str:
     """Collapse a message to one line of at most ``limit`` characters (a longer one ends with ``…``)."""
     flat = " ".join(str(text).split())

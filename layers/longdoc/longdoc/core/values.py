@@ -49,3 +49,11 @@ def exact_values(text: str) -> list[str]:
         if value not in out:
             out.append(value)
     return out
+
+
+def without_values(text: str) -> str:
+    """``text`` with each of its :func:`exact_values` replaced by one space (whitespace otherwise as it is):
+    ``"paid $250 on 2 March 2024 for"`` -> ``"paid   on   for"``. Never raises."""
+    for value in exact_values(text):
+        text = text.replace(value, " ")
+    return text

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longdoc.core.errors import TriageError
-from longdoc.core.values import exact_values
+from longdoc.core.values import exact_values, without_values
 
 _FACT_NAME = re.compile(r"amount|date|number|_no$|^no$|_id$|^id$|limit|deductible|sum(?!mar)", re.IGNORECASE)
 _LOSS_LINE = re.compile(r"^\s*(?:loss date|date of loss)\s*[:=][ \t]*(\S[^\n]*?)[ \t]*$", re.IGNORECASE | re.MULTILINE)
@@ -188,11 +188,7 @@ def _described(claim: Claim) -> bool:
 
 def _has_words(text: str) -> bool:
     """Whether ``text`` holds a letter once its exact values (amounts, dates, percentages) are taken out."""
-    if not _LETTER.search(text):
-        return False
-    for value in exact_values(text):
-        text = text.replace(value, " ")
-    return bool(_LETTER.search(text))
+    return bool(_LETTER.search(text)) and bool(_LETTER.search(without_values(text)))
 
 
 _CLAIM_ID_LABELS = ("claim_id", "claim_number", "claim_no", "claim_ref", "claim_reference")

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from longdoc.core.text import is_abbreviation
-from longdoc.core.values import exact_values
+from longdoc.core.values import without_values
 from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.claim import Claim, is_fact_field
 from longdoc.triage.vocabulary import MAX_WORDING_TERMS, condition_entries, wording_terms
@@ -169,9 +169,7 @@ class Definition:
 
 def _clean(text: str) -> str:
     """``text`` without exact values (amounts, dates, percentages) and reference-like ids."""
-    for value in exact_values(text):
-        text = text.replace(value, " ")
-    return " ".join(_PEOPLE.sub(" ", _ID_LIKE.sub(" ", text)).split())
+    return " ".join(_PEOPLE.sub(" ", _ID_LIKE.sub(" ", without_values(text))).split())
 
 
 def condition_like(sentence: str) -> bool:

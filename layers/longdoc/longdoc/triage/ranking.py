@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from longdoc.core.errors import RerankRequestError, RerankUnavailable
 from longdoc.core.models import Chunk
+from longdoc.core.text import cut_near_space
 from longdoc.core.ports import Reranker, VectorIndex
 from longdoc.search.fusion import rrf
 from longdoc.triage.claim import Claim
@@ -220,11 +221,7 @@ def rerank_query(claim: Claim, queries: Sequence[Query] = ()) -> str:
     body = " ".join([*described, claim.note]).strip() or claim.text
     terms = " ".join(q.text for q in queries if q.name in ("defined terms", "wording terms"))
     text = " ".join((f"{RERANK_INSTRUCTION} Claim: {body}" + (f" Wording terms: {terms}" if terms else "")).split())
-    if len(text) > RERANK_QUERY_CHARS:
-        cut = text[:RERANK_QUERY_CHARS]
-        space = cut.rfind(" ")
-        text = cut[:space] if space >= RERANK_QUERY_CHARS - 200 else cut  # unspaced scripts: cut mid-text
-    return text
+    return cut_near_space(text, RERANK_QUERY_CHARS)
 
 
 def is_contents(text: str, heading_path: Sequence[str] = ()) -> bool:
