@@ -42,6 +42,8 @@ class Fault:
     drip: float = 0.0
     """Seconds between the body's bytes: headers at once, then the body a byte at a time (a server that
     keeps a connection alive without ever finishing its answer)."""
+    drip_head: bool = False
+    """With ``drip``: the status line and headers go a byte at a time too."""
 
 
 def status(code: int, message: str = "injected error", headers: dict[str, str] | None = None) -> Fault:
@@ -60,9 +62,11 @@ def slow(seconds: float) -> Fault:
     return Fault(delay=seconds)
 
 
-def drip(seconds: float) -> Fault:
-    """Answer normally, but send the body one byte every ``seconds`` after the headers."""
-    return Fault(drip=seconds)
+def drip(seconds: float, head: bool = False, fault: Fault | None = None) -> Fault:
+    """Answer normally (or as ``fault``, e.g. ``status(503)``), but send the body one byte every ``seconds``
+    after the headers; with ``head``, the status line and headers too."""
+    base = fault or Fault()
+    return Fault(status=base.status, body=base.body, headers=base.headers, raw=base.raw, drip=seconds, drip_head=head)
 
 
 def drop(delay: float = 0.0) -> Fault:
@@ -170,12 +174,14 @@ class LoopbackFake:
         if fault is not None and fault.delay:
             time.sleep(fault.delay)
         if fault is not None and (fault.drop or fault.status is not None):
-            return Fault(status=fault.status, body=fault.body, headers=fault.headers, drop=fault.drop, raw=fault.raw)
+            return Fault(status=fault.status, body=fault.body, headers=fault.headers, drop=fault.drop, raw=fault.raw,
+                         drip=fault.drip, drip_head=fault.drip_head)
         try:
             code, payload = self.route(request.method, request.path, request.query, request.body)
         except Exception as exc:
             code, payload = 500, {"message": f"fake raised {exc!r}"}
-        return Fault(status=code, body=payload, drip=fault.drip if fault is not None else 0.0)
+        return Fault(status=code, body=payload, drip=fault.drip if fault is not None else 0.0,
+                     drip_head=fault.drip_head if fault is not None else False)
 
     def response_headers(self) -> dict[str, str]:
         """Headers added to every answer that is sent (none here)."""
@@ -225,9 +231,15 @@ def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
             recorded.answered = code
             raw = getattr(answer, "raw", None)  # a fake's own reply type may have no raw body
             data = raw if raw is not None else json.dumps(answer.body if answer.body is not None else {}).encode()
-            self.send_response(code)
             headers = {**fake.response_headers(), **answer.headers}  # a fault may name its own content-type
             content_type = headers.pop("content-type", "text/html" if raw is not None else "application/json")
+            if getattr(answer, "drip_head", False):  # the whole answer, head included, a byte at a time
+                head = "".join([f"HTTP/1.1 {code} X\r\ncontent-type: {content_type}\r\n",
+                                f"content-length: {len(data)}\r\n", *(f"{k}: {v}\r\n" for k, v in headers.items()),
+                                "\r\n"]).encode()
+                self._trickle(head + data, answer.drip)
+                return
+            self.send_response(code)
             self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(data)))
             for name, value in headers.items():
@@ -237,8 +249,13 @@ def _make_handler(fake: LoopbackFake) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
                 return
             self.wfile.flush()
-            for byte in data:  # a byte at a time until the client gives up (the write then fails)
-                time.sleep(answer.drip)
+            self._trickle(data, answer.drip)
+
+        def _trickle(self, data: bytes, seconds: float) -> None:
+            """Send ``data`` a byte every ``seconds`` until the client gives up (the write then fails)."""
+            self.close_connection = True
+            for byte in data:
+                time.sleep(seconds)
                 try:
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()

@@ -299,3 +299,16 @@ def test_voyage_a_long_non_latin_query_is_cut_to_the_query_limit_and_sent_in_one
     [call] = voyage.rerank_calls()
     assert len(call["documents"]) == 60 and len(got) == 60
     assert voyage_token_bound(call["query"]) <= 8_000 and query.startswith(call["query"])
+
+
+@pytest.mark.parametrize("fault", ["head", "error body"])
+def test_voyage_a_trickled_status_line_or_error_body_also_ends_at_the_timeout(voyage: FakeVoyage, fault: str) -> None:
+    # Given an API that sends its status line and headers a byte every 0.1 s, or a 503 whose body comes a
+    # byte every 0.1 s (the second break-it test: POST /triage waited 518 s and 914 s)
+    from tests.fakes.loopback import drip
+    voyage.inject(drip(0.1, head=True) if fault == "head" else drip(0.1, fault=status(503, "x" * 500)))
+    started = time.monotonic()
+    # When reranking with a 0.5 s timeout and one attempt, Then it gives up after about 0.5 s
+    with pytest.raises(RerankUnavailable, match="after 1 attempts"):
+        voyage_reranker(voyage, timeout=0.5, max_attempts=1).rerank(QUERY, CANDIDATES, 2)
+    assert time.monotonic() - started < 2.0

@@ -27,13 +27,15 @@ from __future__ import annotations
 
 import json
 import socket
-import time
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from longdoc.core.errors import LongdocError
+
+T = TypeVar("T")
 
 VOYAGE_BASE_URL = "https://api.voyageai.com/v1"
 #: HTTP statuses retried as transient (rate limit and server errors).
@@ -63,8 +65,10 @@ class VoyageRest:
         unavailable: error raised when the retries are spent (e.g. ``EmbeddingUnavailable``).
         rejected: error raised for a 4xx other than 429 and for a key Voyage keeps rejecting.
         max_attempts: attempts per request, retries included.
-        timeout: seconds per HTTP request, whole: each socket operation waits at most this long, and
-            an answer whose body is still arriving after it (a server that trickles it) is a timeout.
+        timeout: seconds per HTTP request, whole: connecting, sending, the status line and headers,
+            the body and an error's body together (a server that trickles any of them is a timeout
+            once they are spent; the exchange runs on a daemon thread that is left to its socket
+            timeout, so a caller never waits longer).
         base_url: API root including ``/v1`` (tests: a loopback fake).
         retry_initial, retry_max: backoff multiplier and cap in seconds (full jitter).
     """
@@ -135,12 +139,11 @@ class VoyageRest:
         request = urllib.request.Request(self.url, data=body, method="POST", headers={
             "Authorization": f"Bearer {key}", "Content-Type": "application/json",
             "Accept": "application/json", "User-Agent": "longdoc"})
-        deadline = time.monotonic() + self._timeout
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # noqa: S310 - https or test URL
-                raw = _read_by(response, deadline)
+            raw, exc, detail = _within(lambda: _exchange(request, self._timeout), self._timeout)
+            if exc is not None:
+                raise exc
         except urllib.error.HTTPError as exc:
-            detail = _detail(exc)
             if exc.code == 401:
                 raise _Unauthorized() from exc
             if exc.code in TRANSIENT_STATUSES:
@@ -160,18 +163,37 @@ class VoyageRest:
         return answer
 
 
-def _read_by(response: Any, deadline: float) -> bytes:
-    """The whole body of ``response``, read in pieces; :class:`TimeoutError` once ``deadline``
-    (``time.monotonic()`` seconds) has passed with the body unfinished: the socket timeout bounds one
-    read, not a body sent a byte at a time."""
-    pieces: list[bytes] = []
-    while True:
-        if time.monotonic() > deadline:
-            raise TimeoutError("the answer was still arriving when the request's time limit passed")
-        piece = response.read1(65536)
-        if not piece:
-            return b"".join(pieces)
-        pieces.append(piece)
+def _exchange(request: urllib.request.Request, timeout: float) -> tuple[bytes, urllib.error.HTTPError | None, str]:
+    """One request: ``(body, None, "")``, or ``(b"", the HTTPError, its detail)`` for an error status (its
+    body read here, inside the same time limit); other errors raise."""
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - https or test URL
+            return response.read(), None, ""
+    except urllib.error.HTTPError as exc:
+        return b"", exc, _detail(exc)
+
+
+def _within(call: Callable[[], T], seconds: float) -> T:
+    """``call()``'s result, or :class:`TimeoutError` when it has not returned within ``seconds``. The call
+    runs on a daemon thread: a socket timeout bounds each read, not a server sending a byte at a time,
+    and the caller must not wait past its own time limit (``POST /triage`` answers within API Gateway's
+    29 s). The abandoned thread ends with its socket; being a daemon, it never holds the process open."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="voyage-request", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError(f"no whole answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _detail(exc: urllib.error.HTTPError) -> str:
