@@ -123,7 +123,8 @@ def test_the_route_bounds_the_rerank_for_a_caller_who_waits(post) -> None:
     reranker = wiring.reranker(True)
     # Then it makes 2 attempts of at most 6 s (inside API Gateway's 29 s), not the 3 x 15 s of extraction
     # (the 503 case above shows the route itself stops after the second attempt)
-    assert (reranker._rest.max_attempts, reranker._rest._timeout) == (2, 6.0)  # type: ignore[attr-defined]
+    voyage = reranker.inner  # type: ignore[attr-defined]  # behind the cool-down breaker
+    assert (voyage._rest.max_attempts, voyage._rest._timeout) == (2, 6.0)
     plain = wiring.reranker()
     assert (plain._rest.max_attempts, plain._rest._timeout) == (3, 15)  # type: ignore[attr-defined]
 
@@ -142,3 +143,22 @@ def test_a_reranker_without_its_key_setting_is_a_server_error_not_the_callers(po
 def _no_key(env_var: str, secret_name: str | None, refresh: bool = False) -> str:
     from longdoc.core.errors import ConfigError
     raise ConfigError(f"{env_var} is not set and no secret is configured")
+
+
+def test_while_voyage_is_down_the_next_triage_does_not_wait_for_it_again(post, voyage: FakeVoyage) -> None:
+    # Given one triage that found Voyage down (503 for both of the route's attempts), in a warm function
+    voyage.inject(status(503), status(503))
+    status_code, first = post(_claim())
+    assert status_code == 200 and first["warnings"][0].startswith("the reranker failed (RerankUnavailable")
+    calls = len(voyage.calls("POST", "/v1/rerank"))
+    # When the next claim comes (the same process: post() resets the reranker, so call the handler again)
+    from longdoc.local.engine import LocalContext
+    from longdoc.local.lambda_runtime import load_handler
+    event = json.loads((REPO / "events" / "api-post-triage.json").read_text())
+    response = load_handler("api").handler({**event, "body": json.dumps(_claim())},
+                                           LocalContext(function_name="longdoc-dev-ApiFunction"))
+    second = json.loads(response["body"])
+    # Then it answers in fused order at once, saying the reranker was not called, and Voyage got no request
+    assert response["statusCode"] == 200 and second["ranking"] == "bm25"
+    assert "not called: the reranker was unavailable" in second["warnings"][0]
+    assert len(voyage.calls("POST", "/v1/rerank")) == calls

@@ -234,6 +234,8 @@ def test_voyage_sends_a_repeated_chunk_once(voyage: FakeVoyage) -> None:
     [{"index": 7, "relevance_score": 0.9}],
     [{"index": 1, "relevance_score": 0.9}, {"index": 1, "relevance_score": 0.8}],
     [{"index": 0, "relevance_score": "high"}],
+    [{"index": 0, "relevance_score": float("nan")}, {"index": 1, "relevance_score": 0.5}],
+    [{"index": 0, "relevance_score": float("inf")}, {"index": 1, "relevance_score": 0.5}],
     {"index": 0},
 ])
 def test_voyage_an_answer_that_is_not_a_ranking_of_the_documents_is_refused(voyage: FakeVoyage, data: object) -> None:

@@ -134,8 +134,8 @@ def reranker(interactive: bool = False) -> Reranker:
     ``LONGDOC_RERANK_MODEL``, its key read through a :class:`SecretKey` (the Voyage secret on AWS;
     ``VOYAGE_API_KEY`` locally, where it is an explicit opt-in that calls Voyage over the network).
     Raises :class:`ConfigError` locally when ``voyage`` is chosen and ``VOYAGE_API_KEY`` is unset
-    (rather than failing at the first retrieval). ``interactive``: bounded for a caller who waits
-    (:data:`~longdoc.adapters.voyage_rerank.INTERACTIVE_BOUNDS`, ``POST /triage``).
+    (rather than failing at the first retrieval). ``interactive`` (``POST /triage``): bounded by ``INTERACTIVE_BOUNDS``
+    and not called for ``INTERACTIVE_COOLDOWN`` s after an outage (:mod:`longdoc.adapters.rerank_cooldown`).
     """
     s = get_settings()
     if s.reranker == "none":
@@ -144,9 +144,11 @@ def reranker(interactive: bool = False) -> Reranker:
     if s.mode == "local" and not os.environ.get("VOYAGE_API_KEY", "").strip():
         raise ConfigError("LONGDOC_RERANKER=voyage needs VOYAGE_API_KEY in local mode (or LONGDOC_RERANKER=none)")
     from longdoc.adapters.secrets import SecretKey
-    from longdoc.adapters.voyage_rerank import INTERACTIVE_BOUNDS, NO_BOUNDS, VoyageReranker
+    from longdoc.adapters.rerank_cooldown import CooldownReranker
+    from longdoc.adapters.voyage_rerank import INTERACTIVE_BOUNDS, INTERACTIVE_COOLDOWN, NO_BOUNDS, VoyageReranker
     secret, bounds = s.voyage_secret_name if s.mode == "aws" else None, INTERACTIVE_BOUNDS if interactive else NO_BOUNDS
-    return VoyageReranker(SecretKey("VOYAGE_API_KEY", secret), s.rerank_model, base_url=s.voyage_base_url, **bounds)
+    voyage = VoyageReranker(SecretKey("VOYAGE_API_KEY", secret), s.rerank_model, base_url=s.voyage_base_url, **bounds)
+    return CooldownReranker(voyage, INTERACTIVE_COOLDOWN) if interactive else voyage
 
 
 @lru_cache(maxsize=1)

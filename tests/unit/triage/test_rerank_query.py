@@ -138,3 +138,15 @@ def test_a_nested_field_with_names_and_phones_stays_out_of_the_rerank_query() ->
     # Then the witness list is not sent; the description and the note are
     assert "Anna Schmidt" not in query and "7946" not in query
     assert query.endswith("Claim: Kitchen flooded by a burst hose The washing machine hose split overnight.")
+
+
+def test_what_the_reranker_ranked_counts_as_ranked_even_when_no_query_found_it() -> None:
+    # Given a claim that shares no word with the wording (a note of names only, or in another language:
+    # the second break-it test saw "reranked" beside a warning that the band was in document order)
+    claim = claim_from_json({"line_of_business": "home", "adjuster_note": "Jane Doe und John Smith"})
+    plain = rank_claim(POOL, claim)  # type: ignore[arg-type]
+    assert plain.found == 0
+    # When a reranker orders the pool
+    ranked = rank_claim(POOL, claim, reranker=_Recording())  # type: ignore[arg-type]
+    # Then every clause it ordered counts as ranked
+    assert ranked.reranked and ranked.found == len(POOL) and ranked.ranked_count == len(POOL)

@@ -109,3 +109,21 @@ def test_band_recall_counts_the_clauses_the_model_would_read_not_only_the_first_
     # And recall within the reranker's depth (60 units) counts it too: a reranker could bring it up
     assert overall["recall@60"] == 1.0 and "R@60" in render(report)
 
+
+
+def test_a_failed_rerank_stops_eval_naming_the_claim_it_stopped_at(deps: TriageDeps, tmp_path: Path) -> None:
+    # Given a reranker that is down, and two gold claims
+    import dataclasses
+
+    from longdoc.core.errors import RerankUnavailable
+
+    class _Down:
+        def rerank(self, query, chunks, top_k):  # type: ignore[no-untyped-def]
+            raise RerankUnavailable("Voyage rerank failed after 3 attempts: HTTP 503")
+
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text("".join(json.dumps({"id": f"r{n}", "kind": "covered", "claim": CLAIM, "gold_doc": H24,
+                                        "gold": ["7.1"]}) + "\n" for n in (1, 2)))
+    # When eval triage runs, Then it stops at the first claim, naming it and how far it got
+    with pytest.raises(RerankUnavailable, match=r"^claim r1 \(0 of 2 ranked before it\): Voyage rerank failed"):
+        evaluate(gold, SET, dataclasses.replace(deps, reranker=_Down()))

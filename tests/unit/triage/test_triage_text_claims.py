@@ -97,3 +97,21 @@ def test_a_note_given_as_a_list_of_sentences_reads_as_sentences_not_a_python_lis
     claim = read_claim(json.dumps({"line_of_business": "home",
                                    "adjuster_note": ["Hose burst", "kitchen flooded."]}).encode(), "list.json")
     assert claim.note == "Hose burst. kitchen flooded."
+
+
+def test_witnesses_in_a_note_object_or_a_form_list_stay_out_of_the_note_and_the_queries() -> None:
+    # Given witnesses with names and phones in the note (an object) and in a claim-form list (second
+    # break-it test: they reached Voyage's rerank query and the offline loss query)
+    from longdoc.triage.queries import claim_queries
+    from longdoc.triage.ranking import rerank_query
+
+    claim = read_claim(json.dumps({
+        "line_of_business": "home", "claim_form": {"description": "Carpet soaked",
+                                                   "witnesses": [{"name": "Ann Lee", "phone": "+1 555 0199"}]},
+        "adjuster_note": {"summary": "Carpet ruined.", "witnesses": [{"name": "Bob Smith", "phone": "+1 555 0100"}],
+                          "extra": ["nested", {"a": "b"}, 42, None]}}).encode(), "wit.json")
+    # Then the note is its texts as sentences, without the contact entries
+    assert claim.note == "Carpet ruined. nested. b. 42."
+    # And no name or phone is in the loss query or the rerank query
+    for text in (claim_queries(claim)[0].text, rerank_query(claim)):
+        assert not any(w in text for w in ("Bob Smith", "Ann Lee", "0100", "0199")), text

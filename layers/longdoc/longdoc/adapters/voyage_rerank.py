@@ -56,6 +56,7 @@ range or twice) is a ``RerankRequestError`` too. The key is never logged or put 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, TypedDict
 
@@ -100,6 +101,10 @@ API Gateway's 29 s integration timeout, https://docs.aws.amazon.com/apigateway/l
 2 attempts of at most 6 s each instead of 3 x 15 s, so a Voyage outage costs a triage about 13 s (the
 backoff between the two included) and leaves the model call the rest of the 29 s. One triage rerank is
 one request of at most 60 clause units (:data:`longdoc.triage.ranking.RERANK_TOP`)."""
+INTERACTIVE_COOLDOWN = 60.0
+"""Seconds a reranker for a waiting caller is not called after Voyage was unavailable
+(:class:`~longdoc.adapters.rerank_cooldown.CooldownReranker`): during an outage a warm API function pays
+the 2 x 6 s once a minute, not on every triage."""
 
 
 class VoyageReranker:
@@ -226,7 +231,7 @@ def _distinct(chunks: Sequence[Chunk]) -> list[Chunk]:
 
 def _ranking(data: Any, count: int, top_k: int, about: str) -> list[tuple[float, int]]:
     """``(score, index)`` pairs of a rerank answer's ``data``; RerankRequestError unless each index is
-    in ``range(count)`` at most once, each score a number, and there are exactly ``min(top_k, count)``
+    in ``range(count)`` at most once, each score a finite number, and there are exactly ``min(top_k, count)``
     (Voyage returns ``top_k`` results when asked for them: https://docs.voyageai.com/reference/reranker-api;
     fewer is not a ranking of what was sent, and an empty one would pass the fused order off as reranked)."""
     wanted = min(top_k, count)
@@ -238,7 +243,7 @@ def _ranking(data: Any, count: int, top_k: int, about: str) -> list[tuple[float,
         index = item.get("index") if isinstance(item, dict) else None
         score = item.get("relevance_score") if isinstance(item, dict) else None
         if (not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < count or index in seen
-                or not isinstance(score, int | float) or isinstance(score, bool)):
+                or not isinstance(score, int | float) or isinstance(score, bool) or not math.isfinite(score)):
             raise RerankRequestError(f"Voyage's rerank answer{about} holds a bad result: {str(item)[:120]}")
         seen.add(index)
         out.append((float(score), index))

@@ -86,6 +86,8 @@ def _flatten(values: dict[str, Any], prefix: str = "") -> dict[str, str]:
         name = f"{prefix}{key}"
         if isinstance(value, dict):
             out.update(_flatten(value, name + "."))
+        elif isinstance(value, list) and any(isinstance(v, dict) for v in value):  # witnesses: [{name, phone}]
+            out.update(_flatten({str(i): v for i, v in enumerate(value)}, name + "."))
         elif value is not None and not (isinstance(value, str) and not value.strip()):
             out[name] = (value if isinstance(value, str) else
                          ", ".join(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else
@@ -167,14 +169,25 @@ def claim_from_json(values: dict[str, Any]) -> Claim:
 
 
 def _note_text(note: Any) -> str:
-    """The adjuster's note as text: a string as it is, a list of strings as its sentences one after the
-    other (``["hose burst", "kitchen flooded"]`` -> ``hose burst. kitchen flooded``, not a Python repr),
-    anything else as JSON; stripped."""
+    """The adjuster's note as text: a string as it is; a list or an object as its texts one after the
+    other, each a sentence (``["hose burst", "kitchen flooded"]`` -> ``hose burst. kitchen flooded.``,
+    not a Python repr), an object's contact entries (``witnesses: [{name, phone}]``:
+    :data:`_CONTACT_FIELD`) left out; a number as written; stripped."""
     if isinstance(note, str):
         return note.strip()
-    if isinstance(note, list) and all(isinstance(v, str) for v in note):
-        return " ".join(v.strip().rstrip(".") + "." for v in note if v.strip()).strip()
-    return json.dumps(note, ensure_ascii=False)
+    return " ".join(t.rstrip(".") + "." for t in _note_texts(note)).strip()
+
+
+def _note_texts(value: Any, key: str = "") -> list[str]:
+    """The non-blank texts (and numbers) of a nested note, in order, without contact entries."""
+    if key and _CONTACT_FIELD.search(key):
+        return []
+    if isinstance(value, dict):
+        return [t for k, v in value.items() for t in _note_texts(v, str(k))]
+    if isinstance(value, list):
+        return [t for v in value for t in _note_texts(v)]
+    text = value.strip() if isinstance(value, str) else "" if value is None or isinstance(value, bool) else str(value)
+    return [text] if text else []
 
 
 def _described(claim: Claim) -> bool:

@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from longdoc.core.documents import load_chunks
-from longdoc.core.errors import GoldFileInvalid
+from longdoc.core.errors import GoldFileInvalid, RerankRequestError, RerankUnavailable
 from longdoc.core.models import Chunk
 from longdoc.search.bm25 import BM25, bm25_tokens
 from longdoc.triage.budget import DEFAULT_INPUT_BUDGET, clause_band
@@ -223,7 +223,10 @@ def evaluate(gold_path: Path, collection: str, deps: TriageDeps,
     hybrid = deps.index is not None and embedder is not None
     rows = []
     for case in cases:
-        rows.append(_score(case, collection, members, pools, deps, embed if hybrid else None, query_writer))
+        try:
+            rows.append(_score(case, collection, members, pools, deps, embed if hybrid else None, query_writer))
+        except (RerankUnavailable, RerankRequestError) as exc:  # say where the run stopped
+            raise type(exc)(f"claim {case.get('id')} ({len(rows)} of {len(cases)} ranked before it): {exc}") from exc
         if progress:
             progress(f"{rows[-1]['id']} [{rows[-1]['kind']}]: top3 {rows[-1]['top3']} r@3 {rows[-1]['recall@3']}")
     strata: dict[str, dict[str, Any]] = {}

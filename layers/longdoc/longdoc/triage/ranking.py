@@ -101,8 +101,8 @@ class Ranked:
     queries: list[Query]
     reasons: dict[str, list[str]] = field(default_factory=dict)
     found: int | None = None
-    """How many of ``clauses``, from the first, some query scored; the rest follow in pool (document)
-    order, found by none (None: all of them)."""
+    """How many of ``clauses``, from the first, some query scored (or the reranker ranked: its first
+    :data:`RERANK_TOP`); the rest follow in pool (document) order, found by none (None: all of them)."""
     reranked: bool = False
     """Whether a reranker reordered the first :data:`RERANK_TOP` (False: none wired, or it failed)."""
     rerank_error: str | None = None
@@ -192,6 +192,8 @@ def rank_claim(clauses: Sequence[Clause], claim: Claim, *, index: VectorIndex | 
     error = None
     if reranker is not None:
         ordered, error = _reranked(reranker, rerank_query(claim, qs), ordered, strict_rerank)
+        if error is None:  # the reranker has ranked its head, whether a query found those clauses or not
+            found = max(found, min(RERANK_TOP, len(ordered)))
     return Ranked(_pin(ordered, pinned), qs, reasons, found, reranker is not None and error is None, error)
 
 
