@@ -161,6 +161,9 @@ class ClaudeModel:
         self._client: Any
         self._counts: dict[str, int] = {}
         spec = spec_for(model, provider) if provider in ("anthropic", "bedrock") else None
+        #: Whether ``"strict": true`` may go on a tool (the row's ``strict_tools``; a model not in the
+        #: table: only on the Anthropic API, Bedrock lists strict tool use as not supported).
+        self.strict_tools = spec.strict_tools if spec is not None else provider == "anthropic"
         #: Bedrock only: ``"messages"`` (``AnthropicBedrockMantle``) or ``"invoke"`` (``AnthropicBedrock``).
         self.endpoint: str | None = None
         if provider == "bedrock":
@@ -325,7 +328,7 @@ class ClaudeModel:
         if request.system:
             kwargs["system"] = request.system
         if request.tools:
-            kwargs["tools"] = request.tools
+            kwargs["tools"] = request.tools if self.strict_tools else [without_strict(t) for t in request.tools]
             kwargs["tool_choice"] = tool_choice
         kwargs.update(fields)  # thinking, output_config: the SDK 2.15 has parameters for both
         if self.endpoint == "invoke":
@@ -386,3 +389,11 @@ class ClaudeModel:
                                               max_retries=self.max_retries, api="Claude API"))
 
         return self._with_key_rotation(call)
+
+
+def without_strict(tool: dict[str, Any]) -> dict[str, Any]:
+    """``tool`` without its ``"strict"`` flag, for an endpoint that does not support strict tool use
+    (Bedrock: structured outputs are listed as not supported,
+    https://platform.claude.com/docs/en/build-with-claude/claude-in-amazon-bedrock); the harness still
+    checks every tool input against its schema (:func:`longdoc.extract.tools.input_problems`)."""
+    return {k: v for k, v in tool.items() if k != "strict"}

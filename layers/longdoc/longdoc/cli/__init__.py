@@ -79,6 +79,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
     logging.getLogger("moto").setLevel(logging.CRITICAL)  # the local engine's own chatter
+    if os.environ.get("LONGDOC_LOG_LEVEL"):
+        # The handlers' logger (Powertools, named "longdoc") must exist before the CLI composes its
+        # adapters, or their INFO lines (the Bedrock region and credential sources) reach no handler.
+        import longdoc.observability  # noqa: F401
     warnings.filterwarnings("ignore", module=r"aws_lambda_powertools.*")
     from longdoc.core.errors import LongdocError
 
