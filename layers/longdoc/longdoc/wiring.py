@@ -304,16 +304,12 @@ def deps() -> Deps:
 
 
 def session_options(settings: ExtractFunctionSettings | Settings, **bounds: Any) -> SessionOptions:
-    """The :class:`~longdoc.extract.session.SessionOptions` the extraction settings give, the same
-    for the extract function and the bulk rounds: strict tools, progress limit, context budget
-    (tokens), the ``search_chunks`` budget (calls, tokens) and the ``not_found`` evidence
-    threshold; ``bounds`` adds the caller's own (deadlines, execution name)."""
-    from longdoc.core.models_catalogue import spec_for
+    """The :class:`~longdoc.extract.session.SessionOptions` the extraction settings give, the same for the
+    extract function and the bulk rounds: strict tools (where the model's row allows them), progress limit,
+    context budget (tokens), the ``search_chunks`` budget (calls, tokens) and the ``not_found`` evidence threshold; ``bounds`` adds the caller's own (deadlines, execution name)."""
+    from longdoc.core.models_catalogue import strict_tools_allowed as allowed
     from longdoc.extract.session import SessionOptions
-    row = spec_for(settings.claude_model, settings.model_provider)
-    # strict tool use only where the endpoint supports it (data/models.json, strict_tools)
-    strict = settings.strict_tools and (row.strict_tools if row is not None else settings.model_provider == "anthropic")
-    return SessionOptions(strict_tools=strict,
+    return SessionOptions(strict_tools=settings.strict_tools and allowed(settings.claude_model, settings.model_provider),
                           no_progress_limit=settings.no_progress_limit, budget_tokens=settings.context_budget_tokens,
                           search_max_calls=settings.search_max_calls, search_max_tokens=settings.search_max_tokens,
                           search_min_score=settings.search_min_score, **bounds)

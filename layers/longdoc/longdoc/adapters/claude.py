@@ -74,7 +74,7 @@ from longdoc.adapters.claude_stream import stream_within
 from longdoc.core.errors import ModelUnavailable
 from longdoc.adapters.claude_response import to_response as _to_response
 from longdoc.core.messages import ModelRequest, ModelResponse
-from longdoc.core.models_catalogue import Provider, spec_for
+from longdoc.core.models_catalogue import Provider, spec_for, strict_tools_allowed
 from longdoc.core.request_rules import model_fields
 
 log = logging.getLogger(__name__)
@@ -161,9 +161,8 @@ class ClaudeModel:
         self._client: Any
         self._counts: dict[str, int] = {}
         spec = spec_for(model, provider) if provider in ("anthropic", "bedrock") else None
-        #: Whether ``"strict": true`` may go on a tool (the row's ``strict_tools``; a model not in the
-        #: table: only on the Anthropic API, Bedrock lists strict tool use as not supported).
-        self.strict_tools = spec.strict_tools if spec is not None else provider == "anthropic"
+        #: Whether ``"strict": true`` may go on a tool (:func:`longdoc.core.models_catalogue.strict_tools_allowed`).
+        self.strict_tools = strict_tools_allowed(model, provider)
         #: Bedrock only: ``"messages"`` (``AnthropicBedrockMantle``) or ``"invoke"`` (``AnthropicBedrock``).
         self.endpoint: str | None = None
         if provider == "bedrock":

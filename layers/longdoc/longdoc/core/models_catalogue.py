@@ -207,3 +207,11 @@ def thinking_on(spec: ModelSpec | None, settings: dict[str, Any]) -> bool:
     if kind is None:
         return spec is not None and spec.spec.thinking_default != "off"
     return kind in ("adaptive", "enabled", "between_tools")
+
+
+def strict_tools_allowed(model: str, provider: str) -> bool:
+    """Whether ``"strict": true`` may be sent on a tool to ``model`` on ``provider``: the row's
+    ``strict_tools``; a model not in the table only on the Anthropic API (Bedrock lists structured
+    outputs as not supported, https://platform.claude.com/docs/en/build-with-claude/claude-in-amazon-bedrock)."""
+    row = spec_for(model, provider)
+    return row.strict_tools if row is not None else provider == "anthropic"
