@@ -211,5 +211,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--manifest", default=None, metavar="FILE", help="one document id (or {\"doc_id\": ...}) per line")
     p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None,
                    help="output tokens per model call (64-64000, the settings' bounds)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="the job's summary as JSON: bulk_id, status, counts, cost, documents, rejected, results")
     p.set_defaults(func=cmd_bulk)
