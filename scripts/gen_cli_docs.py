@@ -34,8 +34,9 @@ it:
 .venv/bin/python scripts/gen_cli_docs.py
 ```
 
-`tests/unit/cli/test_cli_docs.py` fails while this page and the parser differ. The JSON shapes that
-`--json` prints and what each command does in detail are in the [guide](guide.md).
+`tests/unit/cli/test_cli_docs.py` fails while this page and the parser differ. What each command
+does in detail, and the JSON shapes `--json` prints, are in the topic pages the README lists (start
+with [extraction.md](extraction.md)).
 """
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from longdoc.core.errors import CliError
 
 EXIT_REFUSED, EXIT_CONFLICT, EXIT_UNKNOWN = 2, 3, 4
-"""Exit statuses of the review commands (README, "The review loop"): a decision refused (not verbatim, too
+"""Exit statuses of the review commands (docs/review.md): a decision refused (not verbatim, too
 short, ambiguous, a version the item never had, a decision that does not fit the item), a stale version
 (another decision came first: reload), an unknown item id. Other failures exit 1."""
 
