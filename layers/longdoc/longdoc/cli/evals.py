@@ -61,7 +61,7 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this module's subcommands to the ``longdoc`` parser."""
-    p = sub.add_parser("eval", help="evaluate retrieval or extraction against gold cases")
+    p = sub.add_parser("eval", help="measure retrieval, extraction, triage or reviewed accuracy against gold cases")
     evals = p.add_subparsers(dest="eval_command", required=True)
     p = evals.add_parser("retrieval", help="recall@K, MRR and recall within a token budget, per stratum")
     p.add_argument("--gold", required=True, metavar="FILE", help="gold cases, JSON Lines")

@@ -141,7 +141,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--clause-types", required=True,
                    help="comma-separated clause type names (`longdoc clause-types` lists them)")
     p.add_argument("--version", default=None, metavar="V", help="doc_version to read (default: the latest READY one)")
-    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None,
+    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None, metavar="N",
                    help="output tokens per model call (64-64000, the settings' bounds)")
     p.add_argument("--top-k", type=int_at_least(1), default=None, metavar="K",
                    help="chunks retrieved per clause type (default: settings, 5)")

@@ -167,13 +167,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--line-of-business", default=None, metavar="LOB",
                    help="the wording's line of business (default: the claim's, else the set's only one)")
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--budget-tokens", type=int_at_least(1), default=None, help="input budget in tokens")
+    budget.add_argument("--budget-tokens", type=int_at_least(1), default=None, metavar="N",
+                        help="input budget in tokens; the clauses get what instructions, examples, claim and task leave")
     budget.add_argument("--cost-line", default=None, metavar="COST,INPUT,OUTPUT,RESERVE",
                         help="cost per claim, input and output price per million tokens, reserved output tokens")
     p.add_argument("--examples", default=None, metavar="FILE", help="worked examples replacing the built-in ones")
     p.add_argument("--explain", action="store_true", help="print each band's tokens against the budget")
     p.add_argument("--bm25", action="store_true", help="rank with BM25 only (no embedding model)")
-    p.add_argument("--json", action="store_true", help="the triage result as JSON (bands, budget, answer, citations)")
+    p.add_argument("--json", action="store_true", help="the triage result as JSON: wording in force, endorsements, the answer, queries, band, budget, warnings")
     p.set_defaults(func=cmd_triage)
     p = _eval_subparsers(sub).add_parser("triage", help="recall@1/@3 of gold clauses by line of business and term")
     p.add_argument("--gold", required=True, metavar="FILE", help="gold claims, JSON Lines")
