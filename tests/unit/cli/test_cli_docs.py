@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from longdoc.cli import build_parser
+from longdoc.cli import HelpFormatter, build_parser
 
 REPO = Path(__file__).resolve().parents[3]
 _spec = importlib.util.spec_from_file_location("gen_cli_docs", REPO / "scripts" / "gen_cli_docs.py")
@@ -62,6 +62,18 @@ def test_every_argument_of_every_command_is_described(path: str, parser: argpars
                    for action in parser._actions
                    if not isinstance(action, argparse._SubParsersAction) and not (action.help or "").strip()]
     assert undescribed == [], f"{path}: arguments without help: {undescribed}"
+
+
+def test_help_fills_prose_to_the_width_and_keeps_example_lines_as_written() -> None:
+    # Given a description of two prose lines, a blank line and an indented example wider than the width
+    text = "first half of a sentence\nsecond half.\n\n  longdoc ingest a-rather-long-file-name.pdf   # comment"
+    formatter = HelpFormatter("longdoc", width=30)
+    # When it is filled at 30 columns
+    filled = formatter._fill_text(text, 30, "")
+    # Then the prose is one paragraph wrapped at the width, and the example line is unchanged
+    assert filled.split("\n") == ["first half of a sentence", "second half.", "",
+                                   "  longdoc ingest a-rather-long-file-name.pdf   # comment"]
+    assert formatter._fill_text("one two three four five six seven eight", 20, "") == "one two three four\nfive six seven eight"
 
 
 def test_the_top_level_help_starts_a_newcomer_with_the_first_steps() -> None:

@@ -13,6 +13,7 @@ import logging
 import os
 import sqlite3
 import sys
+import textwrap
 import warnings
 
 from pydantic import ValidationError
@@ -25,7 +26,7 @@ from longdoc.cli.common import failure_line, print_table
 from longdoc.core.errors import CliError
 from longdoc.core.text import one_line
 
-__all__ = ["build_parser", "failure_line", "main", "print_table"]
+__all__ = ["HelpFormatter", "build_parser", "failure_line", "main", "print_table"]
 
 COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli, bulk_cli, mcp, review,
                    admin)  # triage_cli after evals: it adds `eval triage`
@@ -53,15 +54,33 @@ with a one-line reason on stderr; --json prints machine-readable output. Referen
 """
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Fills a description's or epilog's prose to the help's width, paragraph by paragraph (runs of
+    lines that start in the first column), and keeps indented lines (examples) as they are written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines: list[str] = []
+        prose: list[str] = []
+        for line in [*text.splitlines(), ""]:
+            if line and not line[0].isspace():
+                prose.append(line)
+                continue
+            if prose:
+                lines += textwrap.wrap(" ".join(prose), width, initial_indent=indent, subsequent_indent=indent)
+                prose = []
+            lines.append(indent + line if line.strip() else "")
+        return "\n".join(lines[:-1])
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for every subcommand.
 
     Each subcommand's ``--help`` opens with its one-line summary (the ``help=`` it was registered
     with) unless it has a description of its own; every parser keeps the line breaks of its
-    description and epilog (:class:`argparse.RawDescriptionHelpFormatter`).
+    description and epilog and wraps only lines wider than the help (:class:`HelpFormatter`).
     """
     parser = argparse.ArgumentParser(prog="longdoc", description=DESCRIPTION, epilog=EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=HelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)
@@ -70,13 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _describe(parser: argparse.ArgumentParser) -> None:
-    """Give every subcommand under ``parser`` its summary as description and the raw-text formatter."""
+    """Give every subcommand under ``parser`` its summary as description and :class:`HelpFormatter`."""
     for action in parser._actions:
         if not isinstance(action, argparse._SubParsersAction):
             continue
         summaries = {choice.dest: choice.help for choice in action._choices_actions}
         for name, child in action.choices.items():
-            child.formatter_class = argparse.RawDescriptionHelpFormatter
+            child.formatter_class = HelpFormatter
             if not child.description and summaries.get(name):
                 child.description = str(summaries[name]).replace("%%", "%")  # help is %-formatted, a description not
             _describe(child)

@@ -205,6 +205,7 @@ examples:
   longdoc bulk --clause-types "Governing Law,Cap On Liability" --manifest contracts.txt
   longdoc bulk --clause-types "Governing Law" doc-a doc-b       # or --all
   longdoc bulk status bulk-5f0c2a9e1b7d
+
 A manifest holds one document id per line ({"doc_id": ...} too; blank lines and # comments skipped).
 Exit status 1 when a line was skipped or a document failed; each is listed with its reason.
 """

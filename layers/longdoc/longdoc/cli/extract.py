@@ -129,6 +129,7 @@ EXTRACT_EPILOG = """\
 examples:
   longdoc extract contract --clause-types "Governing Law,Cap On Liability"
   longdoc extract policy --clause-types "Policy Cancellation" --fact claim_amount=$247.83 --json
+
 A run that stops on max_tokens checkpoints and resumes in a fresh session with twice the room. Set
 LONGDOC_CLAUSE_CATALOGUE=FILE.yaml for clause types of your own.
 """

@@ -286,6 +286,7 @@ INGEST_EPILOG = """\
 examples:
   longdoc ingest contract.pdf policy.docx   # one line per file: doc_id, version, pages, chunks
   longdoc ingest policy-set/*               # endorsements are taken after the wordings they endorse
+
 Ingesting the same bytes again is a no-op; changed bytes make a new version (older ones stay
 readable with --version). Scanned pages are read by the local Tesseract (LONGDOC_OCR=off: none).
 """
