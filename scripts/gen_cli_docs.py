@@ -48,7 +48,11 @@ def walk(parser: argparse.ArgumentParser, path: str = "longdoc") -> Iterator[tup
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             summaries = {choice.dest: choice.help for choice in action._choices_actions}
+            seen: set[int] = set()
             for name, child in action.choices.items():
+                if id(child) in seen:  # an alias of a command already listed
+                    continue
+                seen.add(id(child))
                 for sub_path, summary, sub in walk(child, f"{path} {name}"):
                     yield sub_path, summary if sub is not child else summaries.get(name), sub
 
