@@ -125,9 +125,9 @@ def _section(path: Path, heading: str) -> str:
     return text[start:end if end > 0 else None]
 
 
-def test_the_readme_and_the_runbook_say_how_to_watch_and_redrive_a_bulk_run() -> None:
-    # Given the README's bulk section and the runbook's bulk section
-    readme = _section(REPO / "README.md", "## Bulk extraction")
+def test_the_bulk_page_and_the_runbook_say_how_to_watch_and_redrive_a_bulk_run() -> None:
+    # Given the user guide's bulk page and the runbook's bulk section
+    readme = _section(REPO / "docs" / "bulk.md", "## Bulk extraction")
     runbook = _section(REPO / "docs" / "operations.md", "## A stuck or failed bulk run")
     # Then both say where the execution is in the Step Functions console and how to redrive it
     for text in (readme, runbook):

@@ -200,16 +200,29 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+BULK_EPILOG = """\
+examples:
+  longdoc bulk --clause-types "Governing Law,Cap On Liability" --manifest contracts.txt
+  longdoc bulk --clause-types "Governing Law" doc-a doc-b       # or --all
+  longdoc bulk status bulk-5f0c2a9e1b7d
+
+A manifest holds one document id per line ({"doc_id": ...} too; blank lines and # comments skipped).
+Exit status 1 when a line was skipped or a document failed; each is listed with its reason.
+"""
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bulk`` (and ``bulk status``) to the ``longdoc`` parser."""
     p = sub.add_parser("bulk", help="extract from many documents with the Message Batches API (half price)",
-                       description="longdoc bulk --clause-types a,b (DOC_ID ... | --all | --manifest FILE); "
-                                   "longdoc bulk status BULK_ID")
+                       description="Extract clause types from many documents in rounds of Message Batches (half "
+                                   "the synchronous price); `longdoc bulk status BULK_ID` shows a job.",
+                       epilog=BULK_EPILOG)
     p.add_argument("targets", nargs="*", metavar="DOC_ID", help="document ids (or: status BULK_ID)")
     p.add_argument("--clause-types", default="", help="comma-separated clause type names")
     p.add_argument("--all", action="store_true", help="every ingested document")
     p.add_argument("--manifest", default=None, metavar="FILE", help="one document id (or {\"doc_id\": ...}) per line")
-    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None,
+    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None, metavar="N",
                    help="output tokens per model call (64-64000, the settings' bounds)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="the job's summary as JSON: bulk_id, status, counts, cost, documents, rejected, results")
     p.set_defaults(func=cmd_bulk)

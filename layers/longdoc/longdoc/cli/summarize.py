@@ -150,11 +150,13 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``summarize`` to the ``longdoc`` parser."""
     p = sub.add_parser("summarize", help="summarise a whole document, every statement cited")
-    p.add_argument("doc_id")
-    p.add_argument("--version", default=None)
+    p.add_argument("doc_id", metavar="DOC_ID", help="an ingested document's id")
+    p.add_argument("--version", default=None, metavar="V", help="doc_version to read (default: the latest READY one)")
     p.add_argument("--focus", default=None, help="a topic to stick to, e.g. \"exclusions\" (at most 300 characters)")
-    p.add_argument("--length", choices=("short", "medium", "long"), default="medium")
+    p.add_argument("--length", choices=("short", "medium", "long"), default="medium",
+                   help="how long the summary is (default: medium)")
     p.add_argument("--stream", action="store_true", help="print the final synthesis as it is written")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="the summary as JSON: statements with citations, exact values, dropped, usage, cost")
     p.add_argument("--html", default=None, metavar="FILE", help="also write a page where each citation opens its page")
     p.set_defaults(func=cmd_summarize)

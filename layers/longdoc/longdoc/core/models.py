@@ -67,7 +67,7 @@ class DocumentMetadata(_Frozen):
     end not before the start). ``collection`` names a policy set, ``endorses`` is the doc_id of
     the wording an endorsement amends (see :mod:`longdoc.triage`); anything else (a value that is
     not a string: a JSON number such as ``"term": 2024`` or ``1e400``, true/false, an array, an
-    object; README "Ingest", "a value that is not a string ... fails the document") raises
+    object; docs/extraction.md, "a value that is not a string ... fails the document") raises
     :class:`pydantic.ValidationError` naming the field.
     """
 

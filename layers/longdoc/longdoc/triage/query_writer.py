@@ -211,7 +211,7 @@ def model_queries(phrasings: Phrasings) -> list[Query]:
 
 SKIPPED = ("query writer: LONGDOC_TRIAGE_QUERY_WRITER=model but no model is configured (offline baseline): "
            "skipped, offline queries only")
-"""The one line a run with the step on and no model logs (README, "Claim triage")."""
+"""The one line a run with the step on and no model logs (docs/triage.md)."""
 
 
 def log_skipped() -> None:
