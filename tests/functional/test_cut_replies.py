@@ -139,7 +139,7 @@ def test_a_call_cut_in_a_batch_round_is_never_stored_and_the_next_round_starts_f
     first: dict[str, Any] = {}
 
     def answer(params: dict[str, Any]) -> dict[str, Any]:
-        response = OfflineBaselineModel(search=False).create(model_request({**params, "max_tokens": 64000}))
+        response = OfflineBaselineModel(threshold=6.0, search=False).create(model_request({**params, "max_tokens": 64000}))
         body = {"type": "message", "role": "assistant", "stop_sequence": None,
                 **response.model_dump(exclude={"stop_details"})}
         if not first:
@@ -155,7 +155,8 @@ def test_a_call_cut_in_a_batch_round_is_never_stored_and_the_next_round_starts_f
                        model=OfflineBaselineModel(), catalogue=extract.catalogue)
         deps = BulkDeps(extract=extract, batches=AnthropicBatches("test-key-not-real", base_url=server.url,
                                                                   max_retries=0),
-                        store=SqliteBulkStore(tmp_path / "bulk.sqlite"), limits=BulkLimits(poll_first=0))
+                        store=SqliteBulkStore(tmp_path / "bulk.sqlite"), limits=BulkLimits(poll_first=0),
+                        options=NO_EVIDENCE_RULE)  # the scripted model never searches
         run = start_run(extract.state, load_catalogue(), doc_id=ingested_contract.doc_id, clause_types=TWELVE,
                         model_name="offline-extractive-baseline-v1", max_tokens=4096, top_k=4, run_id="run-bulk-cut")
         create_bulk(deps, "bulkcut", [(run.run_id, run.doc_id)], TWELVE)
@@ -172,3 +173,92 @@ def test_a_call_cut_in_a_batch_round_is_never_stored_and_the_next_round_starts_f
     assert len(second["messages"]) == 1 and second["max_tokens"] == 8192
     # And the cut is counted on the run
     assert extract.state.load_checkpoint(run.run_id).cut_blocks == 1
+
+
+# --------------------------------------------------------------------------- summaries
+
+def _summary_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from tests.functional.summary_support import claude_home
+
+    return claude_home(tmp_path, monkeypatch, claude_model="claude-sonnet-5-5", summary_map_concurrency="1")
+
+
+def _summarize(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tamper: Any) -> tuple[
+        dict[str, Any], list[dict[str, Any]]]:
+    from longdoc.cli import main
+    from tests.fakes.anthropic_server import enable_streaming
+    from tests.fakes.strict_claude import StrictClaude
+    from tests.functional.summary_support import ClaudeShaped
+
+    with enable_streaming(StrictClaude(ClaudeShaped(tamper))) as fake:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+        wiring.reset()
+        code = main(["summarize", "policy", "--json"])
+        out, err = capsys.readouterr()
+        bodies = [r.body for r in fake.calls("POST", "/v1/messages")]
+        assert fake.rejected == [] and code == 0, err
+    return json.loads(out), bodies
+
+
+WRONG = {"text": "The deductible is $999.99 per claim.", "sections": ["1"]}
+
+
+def test_a_map_reply_cut_after_a_complete_call_keeps_it_and_never_replays_the_cut_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.functional.summary_support import add_policy
+
+    # Given a first map reply that stops on max_tokens after a complete record_summary call (one of its
+    # statements failing the checks) and inside a second one whose input reads complete
+    seen = {"done": False}
+
+    def tamper(kind: str, body: dict[str, Any], content: list[dict[str, Any]]) -> Any:
+        if kind != "map" or seen["done"]:
+            return content
+        seen["done"] = True
+        call = next(b for b in content if b["type"] == "tool_use")
+        call["input"]["statements"].append(dict(WRONG))
+        cut = {**call, "id": "toolu_cut_second", "input": {"statements": [{"text": "Cut but whole-looking.",
+                                                                           "sections": ["1"]}]}}
+        return message_reply([call, cut], "max_tokens", usage_json(100, body["max_tokens"]))
+
+    home = _summary_home(tmp_path, monkeypatch)
+    add_policy(home, sections=8)
+    result, bodies = _summarize(monkeypatch, capsys, tamper)
+    wiring.reset()
+    # Then the complete call was read (its failing statement sent for correction), not asked again
+    correction = next(b for b in bodies if len(b["messages"]) == 3)
+    assistant, answer = correction["messages"][1], correction["messages"][2]
+    # And the correction turn replays the complete call only: the cut one is neither sent back nor answered
+    assert [b.get("id") for b in assistant["content"] if b["type"] == "tool_use"] != []
+    assert "toolu_cut_second" not in json.dumps(correction)
+    assert all(r["tool_use_id"] != "toolu_cut_second" for r in answer["content"] if r["type"] == "tool_result")
+    # And its statement is nowhere in the summary; the cut is counted in the result
+    assert all("Cut but whole-looking" not in s["text"] for s in result["statements"])
+    assert result["cut_blocks"] >= 1
+
+
+def test_a_final_cut_by_max_tokens_drops_its_last_line_and_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.functional.summary_support import add_policy
+
+    # Given a final synthesis that stops on max_tokens; its last line reads as a complete, well-cited statement
+    last: dict[str, str] = {}
+
+    def tamper(kind: str, body: dict[str, Any], content: list[dict[str, Any]]) -> Any:
+        if kind != "final":
+            return content
+        lines = [line for line in content[0]["text"].splitlines() if line.strip()]
+        assert len(lines) >= 2
+        last["line"] = lines[-1]
+        return message_reply(content, "max_tokens", usage_json(100, body["max_tokens"]))
+
+    home = _summary_home(tmp_path, monkeypatch)
+    add_policy(home, sections=8)
+    result, _ = _summarize(monkeypatch, capsys, tamper)
+    wiring.reset()
+    # Then that line is never checked nor stored: it is dropped with the stop reason, and counted
+    cut_text = last["line"].lstrip("-*• ").rsplit(" [", 1)[0].strip()
+    assert all(s["text"] != cut_text for s in result["statements"]) and result["statements"]
+    dropped = [d for d in result["dropped"] if d["text"] == cut_text]
+    assert dropped and dropped[0]["reason"].startswith("cut by max_tokens") and dropped[0]["stage"] == "final"
+    assert result["cut_blocks"] == 1
