@@ -24,7 +24,7 @@ Why every ``max_tokens`` stop ends the session (rather than answering the comple
 on in the same conversation): on ``max_tokens`` the state is checkpointed to the store and the next
 session starts fresh. A Lambda that timed out in the middle of a long conversation would lose every
 call since the last checkpoint, and one state-machine iteration per session lets the console show
-where the run stood at each stop (docs/architecture.md, "Extraction").
+where the run stood at each stop (docs/architecture.md, "The extraction session").
 
 A clause type may occur several times: each verified ``extract_clause`` call stores one
 instance (keyed by :func:`instance_key`); ``more_instances: true`` makes the harness answer
