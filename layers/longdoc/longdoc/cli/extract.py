@@ -52,7 +52,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
         print(f"run {result['run_id']}  doc {result['doc_id']}  {result['status']}  model {result['model']}  "
-              f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
+              f"sessions {result['sessions']}  checkpoints {result['checkpoints']}"
+              + (f"  cut blocks {result['cut_blocks']} (cut by max_tokens or the context window, never stored)"
+                 if result.get("cut_blocks") else ""))
         print_table(result)
     if result["status"] != "SUCCEEDED":
         print(f"longdoc: {run_failure(result)}", file=sys.stderr)

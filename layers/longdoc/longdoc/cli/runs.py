@@ -75,7 +75,8 @@ def _print_show(view: dict[str, Any]) -> None:
         print("lease:        (none)")
     cp = view["checkpoint"]
     print("checkpoint:   " + (f"version {cp['version']}, {cp['sessions']} session(s), last stop {cp['last_stop_reason']}, "
-                              f"stalled {cp['stalled_sessions']}, saved {cp['updated_at']}" if cp else "(none yet)"))
+                              f"stalled {cp['stalled_sessions']}, cut blocks {cp.get('cut_blocks', 0)}, saved {cp['updated_at']}"
+                              if cp else "(none yet)"))
     error = view["last_error"]
     print("last error:   " + (_error_line(error) if error else "(none)"))
     print(f"executions:   {', '.join(view['executions']) or '(none)'}")

@@ -104,13 +104,17 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None, limit: int 
 
 
 def print_counters(result: dict[str, Any], out: TextIO | None = None) -> None:
-    """One line: statements, dropped, groups, map calls, reduce depth, tokens, cost (to ``out``, default stdout)."""
+    """One line: statements, dropped, groups, map calls, reduce depth, cut reply blocks (when any), tokens, cost
+    (to ``out``, default stdout)."""
     out = out or sys.stdout
     usage = result["usage"]
     print(f"{len(result['statements'])} verified statements, {len(result['dropped'])} dropped, "
           f"{len(result['exact_values'])} exact values; mode {result['mode']}, {result['groups']} groups, "
           f"{result['map_calls']} map calls, {result['reduce_calls']} reduce calls, reduce depth "
-          f"{result['reduce_depth']}, {result['model_calls']} model calls; {usage['input_tokens']} input / "
+          f"{result['reduce_depth']}, {result['model_calls']} model calls"
+          + (f", {result['cut_blocks']} reply block(s) cut by an output or context limit (never read)"
+             if result.get("cut_blocks") else "")
+          + f"; {usage['input_tokens']} input / "
           f"{usage['output_tokens']} output tokens; cost {result['cost_usd'] or 'n/a'} USD", file=out)
 
 

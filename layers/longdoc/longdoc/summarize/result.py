@@ -4,7 +4,7 @@ Shape (JSON)::
 
     {"summary_id", "doc_id", "doc_version", "source", "status": "SUCCEEDED", "model", "baseline", "label",
      "focus", "length", "mode": "single"|"map", "groups", "map_calls", "reduce_calls", "correction_calls",
-     "model_calls", "reduce_depth",
+     "model_calls", "reduce_depth", "cut_blocks",
      "statements": [{"text", "citations": [{"section_id", "page", "page_label", "chunk_id", "heading_path"}]}],
      "exact_values": [{"value", "kind", "section_id", "page"}],
      "dropped": [{"text", "sections", "reason", "stage"}],
@@ -15,7 +15,8 @@ Shape (JSON)::
      "usage": {...tokens}, "usage_by_stage": {"map", "reduce", "final"},
      "cost_usd", "cost_by_stage": {"map", "reduce", "final"}}
 
-``partial`` is True when any group's text did not reach the final call (a map call that failed
+``cut_blocks`` counts reply blocks cut by a ``max_tokens`` or context-window stop over every call
+(never read: :mod:`longdoc.summarize.calls`). ``partial`` is True when any group's text did not reach the final call (a map call that failed
 for good, a reduce that answered nothing); ``coverage`` names those groups by their sections and
 pages. Usage is in tokens (what the model reported), cost in USD as decimal strings from the price
 table (:mod:`longdoc.core.cost`; None for a model without a price, e.g. the baseline).
@@ -123,6 +124,7 @@ def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int
         "correction_calls": sum(p.corrections for p in calls) + outcome.corrections,
         "model_calls": sum(p.calls for p in calls) + outcome.calls,
         "reduce_depth": depth if plan.mode == "map" else 0,
+        "cut_blocks": sum(p.cut_blocks for p in calls) + outcome.cut_blocks,
         "statements": [s.model_dump() for s in outcome.statements],
         "exact_values": [v.model_dump() for v in values],
         "dropped": [d.model_dump() for p in calls for d in p.dropped] + [d.model_dump() for d in outcome.dropped],

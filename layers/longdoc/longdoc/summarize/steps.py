@@ -149,7 +149,7 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
                           why={} if outcome.statements else {index: "the map call kept no verified statement"},
                           exact_values=group_values(outcome.values, pieces, doc.index), dropped=outcome.dropped,
                           usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
-                          corrections=outcome.corrections, model=outcome.model)
+                          corrections=outcome.corrections, cut_blocks=outcome.cut_blocks, model=outcome.model)
         store.save_partial(deps.blobs, key, partial)
     return {"summary_id": summary_id, "index": index, "cached": False, "statements": len(partial.statements),
             "dropped": len(partial.dropped)}
@@ -225,7 +225,7 @@ def _reduce_batch(deps: SummaryDeps, doc: _Doc, key: str, batch: list[Partial]) 
             groups=groups if kept else [], lost=lost if kept else sorted({*groups, *lost}), failed=failed,
             why=why if failed is None else {**why, **dict.fromkeys(groups, failed)},
             dropped=outcome.dropped, usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
-            corrections=outcome.corrections, model=outcome.model))
+            corrections=outcome.corrections, cut_blocks=outcome.cut_blocks, model=outcome.model))
 
 
 def reduce_level(deps: SummaryDeps, summary_id: str, level: int) -> dict[str, Any]:
