@@ -202,12 +202,15 @@ def _apply_message(deps: BulkDeps, bulk_id: str, answered: dict[str, Any], resul
     session = open_session(deps.extract, run_id)
     start_turn(deps.extract, session)
     _restore(session, answered)
+    # a conversation going on from an earlier round spends that conversation's search budget
+    session.conversation_from = answered.get("conversation_from") if answered.get("turns") else None
     delta: list[Message] = []
     try:
         if apply_response(deps.extract, session, deps.options, result.response, delta):
+            began = session.number if session.conversation_from is None else session.conversation_from
             keep_turn(deps.extract.blobs, deps.store, bulk_id, answered, result.custom_id,
                       session.checkpoint.version + 1, delta, sorted(session.shown or ()),
-                      dict(session.facts.retrieval_scores or {}))
+                      dict(session.facts.retrieval_scores or {}), conversation_from=began)
         elif answered.get("turns"):
             end_turn(deps.store, bulk_id, run_id)
         finish_session(deps.extract, session, deps.options)
