@@ -53,6 +53,8 @@ from longdoc.extract.public import (Session, apply_response, finish_session, ope
 
 log = logging.getLogger(__name__)
 TERMINAL = ("SUCCEEDED", "FAILED")
+JOB_STATUSES = ("SUCCEEDED", "PARTIAL", "FAILED")
+"""What a finished bulk job can be (:func:`job_outcome`)."""
 
 
 def _pk(bulk_id: str) -> str:
@@ -293,6 +295,25 @@ def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
 def counts(deps: BulkDeps, bulk_id: str) -> dict[str, int]:
     """``{"pending", "done", "failed"}``: runs of the bulk job by their run's status."""
     return counts_in(deps.store, deps.extract.state, bulk_id)
+
+
+def job_outcome(c: dict[str, int]) -> str:
+    """A finished job's status from its counts (``done``, ``failed``; nothing ``pending``):
+    ``SUCCEEDED`` only when every document is done, ``PARTIAL`` when some are done and some failed,
+    ``FAILED`` when none is done. One rule for the CLI, the API and the state machine's output."""
+    if not c.get("failed"):
+        return "SUCCEEDED"
+    return "PARTIAL" if c.get("done") else "FAILED"
+
+
+def outcome_reason(c: dict[str, int]) -> str | None:
+    """One line saying why a finished job is not ``SUCCEEDED`` (None when it is): how many
+    documents failed of how many, and where each one's error is."""
+    if job_outcome(c) == "SUCCEEDED":
+        return None
+    total = int(c.get("done", 0)) + int(c.get("failed", 0)) + int(c.get("pending", 0))
+    return (f"{c.get('failed', 0)} of {total} documents failed ({c.get('done', 0)} done); each document's "
+            "error is in the job's status and in results/<bulk_id>/summary.jsonl")
 
 
 def counts_in(store: BulkStore, state: StateStore, bulk_id: str) -> dict[str, int]:
