@@ -53,8 +53,6 @@ from longdoc.extract.public import (Session, apply_response, finish_session, ope
 
 log = logging.getLogger(__name__)
 TERMINAL = ("SUCCEEDED", "FAILED")
-JOB_STATUSES = ("SUCCEEDED", "PARTIAL", "FAILED")
-"""What a finished bulk job can be (:func:`job_outcome`)."""
 
 
 def _pk(bulk_id: str) -> str:
