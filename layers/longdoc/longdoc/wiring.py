@@ -377,8 +377,8 @@ def batch_client(model: Model) -> BatchClient:
     Raises :class:`ConfigError` on Bedrock, which has no batches API."""
     settings = get_settings()
     if uses_baseline():
-        from longdoc.adapters.batches import LocalBatches
-        return LocalBatches(model, settings.home / "batches")
+        from longdoc.adapters.batches import LocalBatches, local_batch_hold
+        return LocalBatches(model, settings.home / "batches", hold_seconds=local_batch_hold())
     if settings.model_provider == "bedrock":
         raise ConfigError("bulk extraction uses the Anthropic Message Batches API; ModelProvider=bedrock has none "
                           "(deploy with ModelProvider=anthropic, or run extractions one by one)")

@@ -83,6 +83,8 @@ def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
             execution = machine.wait(record.execution_arn or "")
             if execution.status != "SUCCEEDED":
                 view = summary_view(blobs, record.summary_id)
+                for d in view.get("dropped") or []:  # a summary that kept no statement: what the checks dropped
+                    print(f"dropped: {one_line(d['text'], 120)} ({one_line(d['reason'], 160)})", file=sys.stderr)
                 reason = failure_line(view.get("error") or execution.error, view.get("cause") or execution.cause)
                 raise CliError(with_next_step(f"summary {record.summary_id} failed: {reason}", next_step(reason)))
         elif stream_to is not None:

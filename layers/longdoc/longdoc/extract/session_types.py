@@ -127,6 +127,11 @@ class Session:
     cut: list[str] = field(default_factory=list)
     """The blocks cut from this session's replies by a ``max_tokens`` / ``model_context_window_exceeded``
     stop (:func:`longdoc.core.messages.block_label` of each; never run nor stored)."""
+    conversation_from: int | None = None
+    """The session number the model conversation this turn belongs to began in (None: this session,
+    ``number``). A synchronous session is one conversation; a bulk conversation goes on across
+    rounds, each counted as a session, and its ``search_chunks`` budget is the conversation's, as
+    in the synchronous loop (:func:`longdoc.extract.search_calls.budget_left`)."""
     fence: int | None = None
     """The run lease generation this session's writes are fenced with (:func:`longdoc.core.run_fence.run_fence`,
     read once when the session opens); None: the run has no lease."""

@@ -30,7 +30,7 @@ from longdoc.core.messages import Usage
 from longdoc.core.ports import BlobStore
 from longdoc.core.cost import estimate_cost, load_prices
 from longdoc.summarize import store
-from longdoc.summarize.models import ExactValue, Partial, Plan, SummaryRecord
+from longdoc.summarize.models import Dropped, ExactValue, Partial, Plan, SummaryRecord
 from longdoc.config import SummarizeSettings
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -95,6 +95,17 @@ def coverage_line(cov: dict[str, Any]) -> str:
         return f"all {cov['groups']} groups summarised"
     named = "; ".join(f"group {g['group']} ({_where(g)}): {g['reason']}" for g in cov["groups_not_used"][:5])
     return f"{len(cov['groups_not_used'])} of {cov['groups']} groups not summarised: {named}"
+
+
+def dropped_so_far(blobs: BlobStore, summary_id: str, plan: Plan, depth: int, budget: int,
+                   final: list[Dropped]) -> list[dict[str, Any]]:
+    """Every statement the summary dropped (``{"text", "sections", "reason", "stage"}``): its map
+    calls', its reduce levels' up to ``depth`` (cut for a ``budget``-token reduce input), then the
+    ``final`` call's; a map partial not stored yet counts none."""
+    maps = [store.load_partial(blobs, store.map_key(summary_id, g.index)) for g in plan.groups
+            if blobs.exists(store.map_key(summary_id, g.index))] if plan.mode == "map" else []
+    reduces = _reduce_partials(blobs, summary_id, depth, budget) if plan.mode == "map" else []
+    return [d.model_dump() for p in [*maps, *reduces] for d in p.dropped] + [d.model_dump() for d in final]
 
 
 def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int, outcome: Outcome,
