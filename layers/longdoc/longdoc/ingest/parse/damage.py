@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from longdoc.ingest.models import OcrFailure, OcrPageInfo
+from longdoc.ingest.parse.cleanup import LIGATURES
 from longdoc.ingest.parse.skew import SKEW_FLAG_DEGREES
 
 PageOutcome = Literal["text", "ocr", "ocr_low_confidence", "empty", "damaged", "unreadable"]
@@ -40,6 +41,21 @@ GARBAGE_MAX_SHARE = 0.10
 """Share (0-1) of a page's non-space characters that may be non-text before the page is garbage."""
 _NON_TEXT_CATEGORIES = {"Cc", "Co", "Cn", "Cs"}
 _KEEP = {"\n", "\t", "\ufffe"}  # line breaks and PDFium's line-end hyphen marker (resolved later)
+SPACE_SEPARATORS = frozenset(
+    "\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+)
+"""Every code point of Unicode general category Zs ("Separator, space", Unicode 15: space, no-break
+space, ogham space mark, the en/em/thin/hair spaces U+2000-U+200A, narrow no-break, medium
+mathematical and ideographic space): text, never damage."""
+_INVISIBLE = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
+"""Soft hyphen, zero-width space, zero-width non-joiner and joiner, word joiner, zero-width no-break
+space (BOM): format characters word processors put inside words; text, never damage."""
+_NEUTRAL: dict[int, str | None] = {
+    **{ord(ch): " " for ch in SPACE_SEPARATORS}, **{ord(ch): None for ch in _INVISIBLE},
+    **dict(LIGATURES),
+}
+"""What :func:`garbage_share` reads before scoring: space separators as a plain space, invisible
+format characters left out, the Latin ligatures ``ﬁ`` ``ﬂ`` ... (U+FB00-U+FB06) as letters."""
 _SYMBOL_RUN = re.compile(r"[^\w\s]{8,}")
 _LETTER_RUN = re.compile(r"([^\W\d_])\1{5,}")  # one letter six times or more: "ÿÿÿÿÿÿ"
 _LATIN1_RUN = re.compile(r"[\u00a0-\u00ff]{4,}")  # bytes decoded as WinAnsi: "Ã¾Âð"
@@ -56,7 +72,13 @@ def garbage_share(text: str) -> float:
     space) drawing on at least 4 different characters (dot leaders and rules are one character
     repeated, so they never count), one letter repeated six times or more (what PDFium gives for
     codes a simple font lacks: ``ÿÿÿÿ``), and runs of 4 or more Latin-1 supplement characters
-    (random bytes decoded as WinAnsi). 0.0 for a text without non-space characters."""
+    (random bytes decoded as WinAnsi). 0.0 for a text without non-space characters.
+
+    Space separators (:data:`SPACE_SEPARATORS`: a no-break space, a thin space), soft hyphens and
+    zero-width format characters (:data:`_INVISIBLE`) and ligatures are text: they are read as a
+    space, nothing and letters before scoring, so a contract set with no-break spaces
+    (``1.1\u00a0\u00a0\u00a0\u00a0Definitions``) scores as the same contract set with spaces."""
+    text = text.translate(_NEUTRAL)
     visible = sum(1 for ch in text if not ch.isspace())
     if not visible:
         return 0.0
