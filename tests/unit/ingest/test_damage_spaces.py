@@ -119,7 +119,8 @@ def test_a_pdf_contract_with_no_break_spaces_gets_no_damage_warning() -> None:
               .replace("\u200b", "").replace("\u201c", '"').replace("\u201d", '"').replace("\u2019", "'")
               .replace("\ufb01", "fi").replace("\ufb02", "fl").replace("\ufb00", "ff").replace("\u00ad", "")
               for line in lines]
-    data = nbsp_pdf([[f"Page {n} of the agreement", *cp1252] for n in (1, 2, 3)])
+    data = nbsp_pdf([[f"Part {part} of the agreement", *(f"{line}\u00a0\u00a0[{part}]" for line in cp1252)]
+                     for part in ("one", "two", "three")])
     # When it is parsed
     doc = parse_document("nbsp-contract.pdf", data)
     # Then PDFium did give no-break spaces, and no page is called garbage

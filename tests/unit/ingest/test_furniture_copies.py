@@ -159,3 +159,19 @@ def test_a_page_that_lost_most_of_its_text_is_named() -> None:
     # Then page 2 is named (page 1 lost a line, page 3 is a folio alone)
     assert warnings == ["pages 2: most of their text was removed as running headers and footers (up to 88% of the "
                         "characters; the lines are counted in furniture_lines): check that no body text went with them"]
+
+
+def test_a_scan_of_four_copies_keeps_every_page_read_by_ocr() -> None:
+    # Given a 4-page scan of the same two-line notice (image only: OCR reads each page)
+    from longdoc.adapters.ocr_tesseract import TesseractOcr
+    from longdoc.ingest.parse import OcrOptions
+    from tests.unit.ingest.test_ocr_orientation import scan_pdf, sentence_page
+
+    lines = ("The premium for the renewal term is EUR 1,240.00.", "Water damage excess: EUR 500.00 per claim.")
+    data = scan_pdf([(sentence_page(lines), 300)] * 4)
+    # When it is parsed with OCR
+    parsed = parse_document("scan.pdf", data, ocr=OcrOptions(TesseractOcr(), orient=False))
+    # Then all four pages keep both amounts (before: the lines repeated on every page were removed)
+    pages = [parsed.text[s.char_start:s.char_end] for s in parsed.pages]
+    assert all("EUR 1,240.00" in page and "EUR 500.00" in page for page in pages), pages
+    assert parsed.furniture == [] and parsed.page_outcomes == ["ocr"] * 4
