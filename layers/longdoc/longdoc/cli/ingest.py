@@ -117,7 +117,9 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
         print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "
               f"{', '.join(map(str, record.pages_needing_ocr))}", file=sys.stderr)
     if record.page_outcomes:
-        row["page_outcomes"] = record.page_outcomes
+        row["page_outcomes"] = {**record.page_outcomes, "furniture_lines": furniture_lines(record)}
+        if record.furniture_lines and not args.json:
+            print(f"longdoc: {path}: {furniture_summary(record)}", file=sys.stderr)
     if record.ocr_rotations:
         row["ocr_rotations"] = {str(page): turn for page, turn in sorted(record.ocr_rotations.items())}
     warnings = [*record.warnings, *overlap_warnings(record)]
@@ -129,6 +131,24 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
     else:
         print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  "
               f"{_state_text(done, before, record)}  ({path})")
+
+
+def furniture_lines(record: DocumentRecord) -> dict[str, int]:
+    """Lines removed as running headers and footers on every page of a PDF version, ``{"1": 2, "2": 0, ...}``
+    (JSON object keys are strings; a page with none shows 0)."""
+    return {str(page): record.furniture_lines.get(page, 0) for page in range(1, record.pages + 1)}
+
+
+def furniture_summary(record: DocumentRecord) -> str:
+    """One line saying how many lines were removed as running headers and footers, and from which pages
+    (``12 lines removed as running headers and footers (not indexed): pages 1-6, 2 a page``)."""
+    from longdoc.ingest.parse.damage import page_ranges
+
+    counts = record.furniture_lines
+    total, most, least = sum(counts.values()), max(counts.values()), min(counts.values())
+    each = f"{most} a page" if most == least and len(counts) > 1 else f"up to {most} a page" if len(counts) > 1 else ""
+    return (f"{total} line{'s' if total != 1 else ''} removed as running headers and footers (not indexed): "
+            f"page{'s' if len(counts) > 1 else ''} {page_ranges(list(counts))}{', ' + each if each else ''}")
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
