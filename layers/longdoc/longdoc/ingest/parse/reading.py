@@ -41,9 +41,10 @@ PDFium's text exactly (:func:`reading_order`). Geometry is in PDF points, y upwa
 Steps 2-5 (:func:`arrange`) are the one column step for every source of boxes: PDFium's
 characters here, OCR words in :mod:`~longdoc.ingest.parse.layout`.
 
-Lines are joined by ``"\\n"``; within one block a segment ending with PDFium's hyphen
-marker is joined to the next one directly, as PDFium does, so the hyphen is still
-resolved by :func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`.
+Lines are joined by ``"\\n"``; a segment ending with PDFium's hyphen marker is joined to the
+next one in reading order directly (within a block, or the first line of the next block: a column's
+last word hyphenated onto the next column, over an aside's icon drawn between them), as PDFium
+does, so the hyphen is still resolved by :func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`.
 """
 
 from __future__ import annotations
@@ -340,7 +341,7 @@ def arrange(flat: list[Segment], vertical: list[Segment], gutters: Gutters) -> s
     blocks.append([s.text.strip(" ") for s in vertical])
     blocks.append([line for s in sorted(foot, key=lambda s: s.box.left) for line in band_lines(s)])
     blocks.append([s.text.strip(" ") for s in sorted(floating, key=lambda s: -s.box.top)])
-    return "\n".join(_join(block) for block in blocks if block)
+    return _join([line for block in blocks for line in block])  # a word hyphenated at a block's end runs on
 
 
 def _in_head(unit: _Unit, highest: float) -> bool:
