@@ -38,7 +38,19 @@ PDFium's text exactly (:func:`reading_order`). Geometry is in PDF points, y upwa
    each other and are joined back to their text; a heading's words either side of a gutter
    are joined again (:func:`straddles`).
 
-Steps 2-5 (:func:`arrange`) are the one column step for every source of boxes: PDFium's
+6. **Boxed asides and the foot band** (measured on the IRS Form 1040 instructions, 3 columns): a
+   short label drawn out of place, above the line before it in content order (an aside's ``TIP`` or
+   ``CAUTION`` icon drawn after the column's text), is cut from that line (:func:`_breaks_line`)
+   and read where it stands, before the aside beside it (:func:`in_reading_order`), not at the
+   column's foot inside the sentence that runs on into the next column. The page's lowest line,
+   set apart from the text above it (:func:`foot_band`), is read last, one line per piece set at a
+   tab stop when one piece is a page number (``-21-`` and ``Need more information or forms?``):
+   so the folio and the footer each repeat as one line on every page, whichever side of the footer
+   the folio stands on, for the running-furniture detection to remove. On a page without columns
+   only that cut is made, on PDFium's last line (:func:`split_foot_line`); the rest of its text is
+   PDFium's.
+
+Steps 2-6 (:func:`arrange`) are the one column step for every source of boxes: PDFium's
 characters here, OCR words in :mod:`~longdoc.ingest.parse.layout`.
 
 Lines are joined by ``"\\n"``; a segment ending with PDFium's hyphen marker is joined to the
@@ -353,9 +365,10 @@ def _in_head(unit: _Unit, highest: float) -> bool:
 def reading_order(textpage: pdfium.PdfTextPage) -> str:
     """The page's text (PDFium's raw text, ``\\r\\n`` line ends) in reading order.
 
-    Exactly ``textpage.get_text_range()`` when the page has no columns (:func:`find_gutters`)
-    or when PDFium's text does not hold one character per char index (then the boxes cannot
-    be matched to the text); otherwise :func:`ordered_text`, lines joined by ``"\\n"``.
+    When the page has no columns (:func:`find_gutters`): ``textpage.get_text_range()``, its last
+    line cut at tab stops when it is a foot band holding a page number (:func:`split_foot_line`),
+    otherwise exactly. PDFium's text unchanged when it does not hold one character per char index
+    (then the boxes cannot be matched to the text); otherwise :func:`ordered_text`, lines joined by ``"\\n"``.
     """
     text: str = textpage.get_text_range()
     runs = text_runs(textpage)
