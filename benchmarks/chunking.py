@@ -3,6 +3,7 @@
     make bench-chunking            # installs the `bench` extra, then runs this
     python benchmarks/chunking.py [--corpus ../shared/corpus] [--target 1000] [--no-long]
     python benchmarks/chunking.py --by-type        # our chunker alone, per document type (issue 27)
+    python benchmarks/chunking.py --by-type --held-out /tmp/i1040-2018.pdf   # plus a PDF not stored here
     LONGDOC_BENCH_CODE=/other/checkout/layers/longdoc python benchmarks/chunking.py --by-type
                                                    # the same measure on another checkout's code
 
@@ -225,16 +226,33 @@ def long_pdf(corpus: Path, pages: int = 1000) -> Path:
     return target
 
 
-FOLIO_LINE = re.compile(r"^\s*(?:-\s*\d{1,4}\s*-|\d{1,4}|[Pp]age\s+\d{1,4}(?:\s+of\s+\d{1,4})?)\s*$"
-                        r"|(?<!\S)-\d{1,4}-(?!\S)", re.MULTILINE)
-"""A line that is only a page number (``-2-``, ``17``, ``Page 3 of 9``), or a folio ``-2-`` welded into
-a line of text: furniture left in a chunk."""
+DASH_FOLIO = re.compile(r"(?<!\S)-\s?([1-9]\d{0,3})\s?-(?!\S)")
+PAGE_FOLIO = re.compile(r"^[ \t]*Page\s+\d{1,4}(?:\s+of\s+\d{1,4})?(?!\S)|(?<!\S)Page\s+\d{1,4}(?:\s+of\s+\d{1,4})?[ \t]*$",
+                        re.MULTILINE)
+BARE_NUMBER = re.compile(r"^[ \t]*(\d{1,4})[ \t]*$", re.MULTILINE)
+REAL = ROOT / "tests" / "data" / "filings"
+
+
+def folio_lines(doc: ParsedDocument, a: int, b: int) -> list[str]:
+    """The page numbers left in ``doc.text[a:b]``: a folio ``-2-`` / ``- 2 -`` anywhere (on its own line or
+    welded into one; ``-0-`` is how the IRS writes zero, never a page), ``Page 3`` / ``Page 3 of 9`` opening
+    or closing a line (``September 2, 1998 Page 3``), and a line holding only a number that is its page's physical number or printed label (a bare number
+    in a table is not a folio)."""
+    text = doc.text
+    found = [m.group(0).strip() for m in DASH_FOLIO.finditer(text, a, b)]
+    found += [m.group(0).strip() for m in PAGE_FOLIO.finditer(text, a, b)]
+    for m in BARE_NUMBER.finditer(text, a, b):
+        span = next((p for p in doc.pages if p.char_start <= m.start() < p.char_end), None)
+        if span is not None and m.group(1) in {str(span.page), span.label}:
+            found.append(m.group(1))
+    return found
 
 
 def doc_type(name: str) -> str:
-    """The document type a benchmark document stands for (its corpus name, or a made one's prefix)."""
-    rules = (("made:", None), ("cuad/", "contract"), ("federal-register", "filing, 3 columns"),
-             ("canadian", "policy wording, 2 columns"), ("policy", "policy wording"), ("gdpr", "regulation"),
+    """The document type a benchmark document stands for (its corpus name, or a made, real or held-out
+    one's own row name)."""
+    rules = (("made:", None), ("real:", None), ("held-out:", None), ("cuad/", "contract"),
+             ("federal-register", "filing, 3 columns"), ("canadian", "policy wording, 2 columns"), ("policy", "policy wording"), ("gdpr", "regulation"),
              ("scotus", "transcript"), ("dmca", "summary"))
     for prefix, kind in rules:
         if prefix in name:
@@ -262,15 +280,35 @@ def made_documents() -> list[tuple[str, bytes]]:
             ("made:small pages, 2 columns/small.pdf", columns_pdf(small, size=9.0))]
 
 
-def by_type(corpus: Path, target: int) -> int:
-    """Print our chunker's mid-sentence chunk ends and furniture leaks (chunks holding a page-number
-    line or a welded ``-n-`` folio, :data:`FOLIO_LINE`) per document type, on the corpus and the made documents."""
+def real_documents() -> list[tuple[str, bytes]]:
+    """The real filings kept in ``tests/data/filings`` (public domain; see the README there)."""
+    return [(f"real:filing, 3 columns, IRS instructions (real, {len(_pages(p))} pages)/{p.name}", p.read_bytes())
+            for p in sorted(REAL.glob("*.pdf"))]
+
+
+def _pages(path: Path) -> list[int]:
+    import pypdfium2 as pdfium
+
+    pdf = pdfium.PdfDocument(path.read_bytes())
+    try:
+        return list(range(len(pdf)))
+    finally:
+        pdf.close()
+
+
+def by_type(corpus: Path, target: int, held_out: list[Path]) -> int:
+    """Print our chunker's mid-sentence chunk ends and furniture leaks (chunks holding a page number,
+    :func:`folio_lines`) per document type, on the corpus, the made documents, the real filings of
+    ``tests/data/filings`` and any ``held_out`` PDFs (one row each)."""
     import longdoc
 
     rows: dict[str, list[int]] = {}
     inputs = [(p.relative_to(corpus).as_posix(), p.read_bytes()) for p in documents(corpus)] + made_documents()
+    inputs += real_documents()
+    inputs += [(f"held-out:{p.name} (not stored, {len(_pages(p))} pages)/{p.name}", p.read_bytes()) for p in held_out]
     for name, data in inputs:
-        doc = parse_document(name.split("/")[-1] if name.startswith("made:") else name, data)
+        outside = name.startswith(("made:", "real:", "held-out:"))
+        doc = parse_document(name.split("/")[-1] if outside else name, data)
         sections = ground_truth(doc)
         starts = {s.start for s in sections}
         chunks = ours.chunk_document(doc, "bench", target_tokens=target, max_tokens=2 * target)
@@ -279,7 +317,7 @@ def by_type(corpus: Path, target: int) -> int:
         row[0] += 1
         row[1] += len(spans)
         row[2] += sum(ends_mid_sentence(doc.text, b, starts) for _, b in spans)
-        row[3] += sum(1 for a, b in spans if FOLIO_LINE.search(doc.text[a:b]))
+        row[3] += sum(1 for a, b in spans if folio_lines(doc, a, b))
     print(f"code: {Path(longdoc.__file__).parent}; target {target} tokens")
     print("| document type | documents | chunks | mid-sentence ends | chunks with a page number |")
     print("|---|---:|---:|---:|---:|")
@@ -295,9 +333,11 @@ def main() -> int:
     parser.add_argument("--no-long", action="store_true", help="skip the 1,000-page PDF")
     parser.add_argument("--by-type", action="store_true",
                         help="only our chunker, per document type: mid-sentence ends and furniture leaks")
+    parser.add_argument("--held-out", type=Path, action="append", default=[],
+                        help="with --by-type: a PDF not in the repository to measure as its own row (repeatable)")
     args = parser.parse_args()
     if args.by_type:
-        return by_type(args.corpus, args.target)
+        return by_type(args.corpus, args.target, args.held_out)
     try:
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core
     except (AttributeError, OSError):

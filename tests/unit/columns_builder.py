@@ -117,3 +117,34 @@ def scan_pdf(left: list[str], right: list[str], *, size_px: int = 30, gap_em: fl
     out = io.BytesIO()
     pdf.save(out)
     return out.getvalue(), png.getvalue()
+
+
+def aside_page_pdf(columns: list[list[str]], *, aside: tuple[int, int, int], label: str,
+                   folio: str, footer: str, size: float = 9.0, gutter: float = 24.0, margin: float = 54.0) -> bytes:
+    """One page of columns drawn column after column, with a boxed aside and a running footer, as IRS instructions set them:
+
+    * lines ``aside[1]`` to ``aside[2]`` (exclusive) of column ``aside[0]`` are indented 30 points (the
+      aside's text), and ``label`` (``TIP``) is drawn left of the aside's middle line *after* every
+      column, as an icon's text is drawn after the text it sits beside;
+    * ``folio`` and ``footer`` are set on one line 36 points from the page's foot, ``folio`` centred on
+      the page and ``footer`` 60 points right of it (two tab stops), drawn first.
+    """
+    pdf = pdfium.PdfDocument.new()
+    page = pdf.new_page(PAGE_WIDTH, PAGE_HEIGHT)
+    count = len(columns)
+    width = (PAGE_WIDTH - 2 * margin - (count - 1) * gutter) / count
+    _draw(pdf, page, folio, PAGE_WIDTH / 2 - 10, 36.0, size)
+    _draw(pdf, page, footer, PAGE_WIDTH / 2 + 60, 36.0, size)
+    at = aside[0]
+    for k, lines in enumerate(columns):
+        for row, line in enumerate(lines):
+            indent = 30.0 if k == at and aside[1] <= row < aside[2] else 0.0
+            _draw(pdf, page, line, margin + k * (width + gutter) + indent, PAGE_HEIGHT - 72.0 - row * 1.4 * size, size)
+    middle = (aside[1] + aside[2] - 1) / 2
+    _draw(pdf, page, label, margin + at * (width + gutter) + 2, PAGE_HEIGHT - 72.0 - middle * 1.4 * size, size)
+    page.gen_content()
+    page.close()
+    out = io.BytesIO()
+    pdf.save(out)
+    pdf.close()
+    return out.getvalue()

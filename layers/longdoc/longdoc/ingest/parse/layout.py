@@ -18,7 +18,9 @@ it. :func:`page_text_from_words` sends the words through the same steps as a PDF
    them, each visual line is cut into segments wherever the next word stands in another column
    or gutter (:func:`~longdoc.ingest.parse.gutters.column_of`), and the segments are ordered by
    :func:`~longdoc.ingest.parse.reading.arrange`, the step the PDF text layer uses: columns top
-   to bottom, spanning lines between them, short lines in a gutter (a folio) at the page's foot.
+   to bottom, spanning lines between them, short lines in a gutter (a folio) at the page's foot, and
+   the foot band (a footer under the columns) last, one line per piece set at a tab stop (words
+   :data:`~longdoc.ingest.parse.gutters.TAB_GAP` points apart on the frame).
    Footnotes are not told apart on OCR pages (word heights follow the letters, not the type size).
 """
 
@@ -29,7 +31,7 @@ from collections.abc import Sequence
 
 from longdoc.core.ports import OcrPage, OcrWord
 from longdoc.ingest.parse.columns import Box, find_gutters, same_line
-from longdoc.ingest.parse.gutters import Gutters, Segment, column_of, crosses
+from longdoc.ingest.parse.gutters import TAB_GAP, Gutters, Segment, column_of, crosses
 from longdoc.ingest.parse.reading import arrange
 
 FRAME = (612.0, 792.0)
@@ -85,10 +87,16 @@ def _segments(words: Sequence[OcrWord], boxes: list[Box], lines: list[list[int]]
 
     def close(ids: list[int]) -> None:
         box = boxes[ids[0]]
-        for i in ids[1:]:
+        parts: list[list[int]] = [[ids[0]]]
+        for before, i in zip(ids, ids[1:], strict=False):
             box = box.union(boxes[i])
+            if boxes[i].left - boxes[before].right >= TAB_GAP:
+                parts.append([])
+            parts[-1].append(i)
         text = " ".join(words[i].text for i in ids)
-        seg = Segment(len(out), len(out) + 1, box, chars=sum(len(words[i].text) for i in ids), text=text)
+        pieces = tuple(" ".join(words[i].text for i in part) for part in parts) if len(parts) > 1 else ()
+        seg = Segment(len(out), len(out) + 1, box, chars=sum(len(words[i].text) for i in ids), text=text,
+                      pieces=pieces)
         seg.column = column_of(box, gutters)
         out.append(seg)
 

@@ -38,12 +38,25 @@ PDFium's text exactly (:func:`reading_order`). Geometry is in PDF points, y upwa
    each other and are joined back to their text; a heading's words either side of a gutter
    are joined again (:func:`straddles`).
 
-Steps 2-5 (:func:`arrange`) are the one column step for every source of boxes: PDFium's
+6. **Boxed asides and the foot band** (measured on the IRS Form 1040 instructions, 3 columns): a
+   short label drawn out of place, above the line before it in content order (an aside's ``TIP`` or
+   ``CAUTION`` icon drawn after the column's text), is cut from that line (:func:`_breaks_line`)
+   and read where it stands, before the aside beside it (:func:`in_reading_order`), not at the
+   column's foot inside the sentence that runs on into the next column. The page's lowest line,
+   set apart from the text above it (:func:`foot_band`), is read last, one line per piece set at a
+   tab stop when one piece is a page number (``-21-`` and ``Need more information or forms?``):
+   so the folio and the footer each repeat as one line on every page, whichever side of the footer
+   the folio stands on, for the running-furniture detection to remove. On a page without columns
+   only that cut is made, on PDFium's last line (:func:`split_foot_line`); the rest of its text is
+   PDFium's.
+
+Steps 2-6 (:func:`arrange`) are the one column step for every source of boxes: PDFium's
 characters here, OCR words in :mod:`~longdoc.ingest.parse.layout`.
 
-Lines are joined by ``"\\n"``; within one block a segment ending with PDFium's hyphen
-marker is joined to the next one directly, as PDFium does, so the hyphen is still
-resolved by :func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`.
+Lines are joined by ``"\\n"``; a segment ending with PDFium's hyphen marker is joined to the
+next one in reading order directly (within a block, or the first line of the next block: a column's
+last word hyphenated onto the next column, over an aside's icon drawn between them), as PDFium
+does, so the hyphen is still resolved by :func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`.
 """
 
 from __future__ import annotations
@@ -54,15 +67,22 @@ from dataclasses import dataclass
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from longdoc.ingest.parse.columns import TOLERANCE, Box, find_gutters, text_runs
+from longdoc.ingest.parse.columns import TOLERANCE, Box, find_gutters, same_line, text_runs
 from longdoc.ingest.parse.gutters import (
+    BAND_WHITE,
+    FOLIO,
     MIN_JUMP,
+    TAB_GAP,
     Gutters,
     Segment,
+    band_lines,
     column_of,
     crosses,
+    foot_band,
     hung,
     in_gutter,
+    in_reading_order,
+    joined_pieces,
     straddles,
 )
 
@@ -74,17 +94,19 @@ GAP_LINES = 2.0
 HYPHEN_MARKER = "\ufffe"
 
 
-def char_boxes(textpage: pdfium.PdfTextPage, text: str) -> tuple[list[Box | None], list[float]]:
+
+def char_boxes(textpage: pdfium.PdfTextPage, text: str, offset: int = 0) -> tuple[list[Box | None], list[float]]:
     """Each character's box in points (``FPDFText_GetCharBox``; ``None`` for white space, which PDFium
     also generates between words and lines) and its type size: the height of its loose box
-    (``FPDFText_GetLooseCharBox``, font ascent to descent). ``text`` holds one character per char index."""
+    (``FPDFText_GetLooseCharBox``, font ascent to descent). ``text`` holds one character per char index,
+    from char index ``offset`` on."""
     raw = textpage.raw
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     loose = pdfium_c.FS_RECTF()
     get_box, get_loose = pdfium_c.FPDFText_GetCharBox, pdfium_c.FPDFText_GetLooseCharBox
     boxes: list[Box | None] = []
     sizes: list[float] = []
-    for i, ch in enumerate(text):
+    for i, ch in enumerate(text, start=offset):
         if ch.isspace() or ch == "\0":
             boxes.append(None)
             sizes.append(0.0)
@@ -96,9 +118,16 @@ def char_boxes(textpage: pdfium.PdfTextPage, text: str) -> tuple[list[Box | None
     return boxes, sizes
 
 
-def _breaks_line(prev: Box, box: Box) -> bool:
-    """Whether ``box`` starts a new visual line after ``prev``: back to the left, and wholly below it."""
-    return box.left < prev.left - TOLERANCE and box.top <= prev.bottom
+def _breaks_line(prev: Box, box: Box, size: float) -> bool:
+    """Whether ``box`` starts a new visual line after ``prev`` (a character of type size ``size``,
+    points): back to the left and wholly below it, or clear of it across and higher than a whole line
+    of its type above its foot (an aside's icon drawn after the line that PDFium runs it into; a
+    closing quote or a superscript after a full stop stays on its line, and so does text written up
+    the page, each character above the last)."""
+    if box.left < prev.left - TOLERANCE and box.top <= prev.bottom:
+        return True
+    clear = box.right < prev.left or box.left > prev.right
+    return clear and box.bottom - prev.bottom > max(size, prev.height)
 
 
 def _clean(text: str) -> str:
@@ -111,27 +140,35 @@ def segments(text: str, boxes: list[Box | None], sizes: list[float], gutters: Gu
 
     ``text`` is PDFium's page text, one character per char index; ``boxes`` and ``sizes``
     hold their boxes and type sizes (:func:`char_boxes`). Pieces without a visible character are dropped.
+    A segment's :attr:`~Segment.pieces` are its parts between white of at least :data:`TAB_GAP` points.
     """
     out: list[Segment] = []
     start, visible, cut = 0, 0, False
     box: Box | None = None
     prev: Box | None = None
+    prev_size = 0.0
+    tabs: list[int] = []
 
     def close(end: int) -> None:
         if box is not None:
+            edges = [start, *tabs, end]
+            pieces = tuple(_clean(text[a:b]) for a, b in zip(edges, edges[1:], strict=False)) if tabs else ()
             out.append(Segment(start, end, box, visible, max(sizes[start:end]), cut=cut,
-                               text=_clean(text[start:end])))
+                               text=_clean(text[start:end]), pieces=pieces))
 
     for i, (ch, char_box) in enumerate(zip(text, boxes, strict=True)):
         if ch in "\r\n":
             close(i)
-            start, box, prev, visible, cut = i + 1, None, None, 0, False
+            start, box, prev, visible, cut, tabs = i + 1, None, None, 0, False, []
         elif char_box is not None:
-            if prev is not None and (jump := crosses(gutters, prev, char_box, box)) | _breaks_line(prev, char_box):
+            if prev is not None and ((jump := crosses(gutters, prev, char_box, box))
+                                     | _breaks_line(prev, char_box, prev_size)):
                 close(i)
-                start, box, visible, cut = i, None, 0, jump
+                start, box, visible, cut, tabs = i, None, 0, jump, []
+            elif prev is not None and char_box.left - prev.right >= TAB_GAP:
+                tabs.append(i)
             box = char_box if box is None else box.union(char_box)
-            prev = char_box
+            prev, prev_size = char_box, sizes[i]
             visible += 1
     close(len(text))
     return out
@@ -148,7 +185,8 @@ def _placed(text: str, segs: list[Segment], gutters: Gutters) -> list[Segment]:
                 and (min(prev.column, seg.column) < 0 or straddles(prev, gutters) or straddles(seg, gutters))):
             box = prev.box.union(seg.box)
             out[-1] = Segment(prev.start, seg.end, box, prev.chars + seg.chars, max(prev.size, seg.size),
-                              column_of(box, gutters), prev.cut, _clean(text[prev.start:seg.end]))
+                              column_of(box, gutters), prev.cut, _clean(text[prev.start:seg.end]),
+                              joined_pieces(prev, seg))
         else:
             out.append(seg)
     return out
@@ -156,8 +194,9 @@ def _placed(text: str, segs: list[Segment], gutters: Gutters) -> list[Segment]:
 
 def _lines_text(segs: list[Segment]) -> list[str]:
     """The text of one block's segments, one per line, in PDFium's order (the content stream's, which
-    within one column block runs top to bottom and keeps side-by-side sub-captions apart)."""
-    return [s.text.strip(" ") for s in sorted(segs, key=lambda s: s.start)]
+    within one column block runs top to bottom and keeps side-by-side sub-captions apart), short
+    labels drawn out of place put where they stand (:func:`in_reading_order`)."""
+    return [s.text.strip(" ") for s in in_reading_order(segs)]
 
 
 def _join(lines: list[str]) -> str:
@@ -293,6 +332,8 @@ def arrange(flat: list[Segment], vertical: list[Segment], gutters: Gutters) -> s
     (:func:`in_gutter`) go last, at the page's foot, where the running-furniture detection
     (:func:`~longdoc.ingest.parse.cleanup.find_furniture`) tests them for repetition across pages.
     """
+    foot = foot_band(flat)
+    flat = [s for s in flat if s not in foot]
     floating = [s for s in flat if in_gutter(s, gutters, flat)]
     flat = hung(flat, floating, gutters)
     lowest = min((s.box.bottom for s in flat if s.column >= 0), default=0.0)
@@ -303,24 +344,75 @@ def arrange(flat: list[Segment], vertical: list[Segment], gutters: Gutters) -> s
     notes = _notes(placed, len(gutters) + 1)
     spanning = [s for s in flat if s.column < 0 and s.box.top > lowest]
     units = _units([s for s in placed if s.start not in notes], spanning, gutters)
-    blocks = [_lines_text(unit.segs) for unit in _sorted_units(units)]
+    highest = max((s.box.top for s in placed), default=0.0)
+    blocks = [[line for s in unit.segs for line in band_lines(s)] if _in_head(unit, highest)
+              else _lines_text(unit.segs) for unit in _sorted_units(units)]
     blocks += [_lines_text([s for s in placed if s.column == c and s.start in notes]) for c in range(len(gutters) + 1)]
-    blocks.append(_lines_text([s for s in flat if s.column < 0 and s.box.top <= lowest]))
+    blocks.append([line for s in sorted((s for s in flat if s.column < 0 and s.box.top <= lowest), key=lambda s: s.start)
+                   for line in band_lines(s)])
     blocks.append([s.text.strip(" ") for s in vertical])
+    blocks.append([line for s in sorted(foot, key=lambda s: s.box.left) for line in band_lines(s)])
     blocks.append([s.text.strip(" ") for s in sorted(floating, key=lambda s: -s.box.top)])
-    return "\n".join(_join(block) for block in blocks if block)
+    return _join([line for block in blocks for line in block])  # a word hyphenated at a block's end runs on
+
+
+def _in_head(unit: _Unit, highest: float) -> bool:
+    """Whether ``unit`` is one spanning line in the page's head band: above all column text (its
+    pieces are lines of their own there: a running header and a date set at tab stops)."""
+    return len(unit.segs) == 1 and unit.segs[0].column < 0 and unit.box.bottom >= highest
 
 
 def reading_order(textpage: pdfium.PdfTextPage) -> str:
     """The page's text (PDFium's raw text, ``\\r\\n`` line ends) in reading order.
 
-    Exactly ``textpage.get_text_range()`` when the page has no columns (:func:`find_gutters`)
-    or when PDFium's text does not hold one character per char index (then the boxes cannot
-    be matched to the text); otherwise :func:`ordered_text`, lines joined by ``"\\n"``.
+    When the page has no columns (:func:`find_gutters`): ``textpage.get_text_range()``, its last
+    line cut at tab stops when it is a foot band holding a page number (:func:`split_foot_line`),
+    otherwise exactly. PDFium's text unchanged when it does not hold one character per char index
+    (then the boxes cannot be matched to the text); otherwise :func:`ordered_text`, lines joined by ``"\\n"``.
     """
     text: str = textpage.get_text_range()
-    gutters = find_gutters(text_runs(textpage))
-    count = textpage.count_chars()
-    if not gutters or len(text) != count:
+    runs = text_runs(textpage)
+    gutters = find_gutters(runs)
+    if not gutters:
+        return split_foot_line(textpage, text, runs)
+    if len(text) != textpage.count_chars():
         return text
     return ordered_text(text, *char_boxes(textpage, text), gutters)
+
+
+def split_foot_line(textpage: pdfium.PdfTextPage, text: str, runs: list[Box]) -> str:
+    """PDFium's text of a page without columns, its last line cut into lines at tab gaps when it is the
+    page's foot band and one of its pieces is a page number (:data:`FOLIO`):
+    ``-24- .......... Need more information or forms? Visit IRS.gov.`` set at two tab stops becomes two lines, so the running-furniture detection sees the folio and the footer each as
+    the same line on every page (the column step does this for pages with columns, :func:`foot_band`).
+
+    The last line is cut only when its characters can be matched to their boxes (PDFium's text leaves
+    no character of it out) and it is the lowest visual line of the page's text runs (``runs``,
+    :func:`text_runs`) with more than :data:`~longdoc.ingest.parse.gutters.BAND_WHITE` of its heights
+    of white above it, at white of at least :data:`TAB_GAP` points; otherwise ``text`` is returned unchanged.
+    """
+    end = len(text.rstrip("\r\n "))
+    start = text.rfind("\n", 0, end) + 1
+    shift = textpage.count_chars() - len(text)  # chars PDFium's text leaves out, before the last line
+    if end <= start or textpage.get_text_range(start + shift, end - start) != text[start:end]:
+        return text  # the line's characters cannot be matched to their boxes
+    boxes, _ = char_boxes(textpage, text[start:end], offset=start + shift)
+    visible = [(i, b) for i, b in zip(range(start, end), boxes, strict=True) if b is not None]
+    if len(visible) < 2:
+        return text
+    line = visible[0][1]
+    for _, box in visible[1:]:
+        line = line.union(box)
+    above = [r for r in runs if not same_line(r, line)]
+    tallest = max(box.height for _, box in visible)
+    if (line.height > 1.5 * tallest or not above
+            or min(r.bottom for r in above) - line.top <= BAND_WHITE * line.height):
+        return text  # not one visual line, or not a band apart below the text
+    cuts = [i for (_, before), (i, box) in zip(visible, visible[1:], strict=False) if box.left - before.right >= TAB_GAP]
+    if not cuts:
+        return text
+    edges = [start, *cuts, end]
+    pieces = [text[a:b].strip(" ") for a, b in zip(edges, edges[1:], strict=False)]
+    if not any(FOLIO.match(p) for p in pieces):
+        return text  # a table's last row, a signature line: body, kept as PDFium reads it
+    return text[:start] + "\r\n".join(p for p in pieces if p) + text[end:]
