@@ -467,7 +467,7 @@ def test_keyword_and_numbered_heading_templates_follow_the_number_rule() -> None
 
 def test_a_prefix_that_begins_plain_words_keeps_its_hyphen_only_before_a_word() -> None:
     # Given line-end hyphens (PDFium's marker) after compound prefixes
-    from longdoc.ingest.parse.cleanup import HYPHEN_MARKER, resolve_hyphens
+    from longdoc.ingest.parse.hyphens import HYPHEN_MARKER, resolve_hyphens
 
     m = HYPHEN_MARKER
     pages = [

@@ -366,9 +366,8 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
 
     ``cache`` reports prompt caching (tokens read from and written to the cache, and how many
     of the recorded calls read it); ``refusals`` the clause types the model refused (with the
-    API's category); ``max_tokens`` the output cap per call after escalation (tokens);
-    ``cut_blocks`` the reply blocks a ``max_tokens`` or context-window stop cut (never run nor
-    stored; which call cut what is in ``calls[].cut``).
+    API's category); ``max_tokens`` the output cap per call after escalation (tokens); ``cut_blocks`` the
+    reply blocks a ``max_tokens`` or context-window stop cut (never run nor stored; each in ``calls[].cut``).
     ``usage`` is the total over every model call (tokens); ``calls`` lists each call's usage
     (the last :data:`~longdoc.core.records.MAX_CALL_RECORDS`); ``cost_usd`` is a decimal string
     from the price table (``prices_path`` or the packaged one), or None for an unpriced model.

@@ -27,37 +27,20 @@ lines are returned separately and kept on :attr:`ParsedDocument.furniture`).
   number is the same on every page it repeats on (a running header naming the current
   section); when the number changes (a document that opens each page with the next
   Article) the lines are headings and stay.
-* **Page labels** (:func:`labels_from_furniture`): the printed page number is a number
-  (arabic or lower-case roman) at the start or end of a furniture line or after ``Page``,
-  whose difference to the physical page index is the same on at least
-  :data:`MIN_REPEATS` pages of one template. The PDF's own page labels
-  (ISO 32000-1, 12.4.2 "Page Labels"), when present, win over this.
-* **Line-end hyphens** (:func:`resolve_hyphens`): PDFium replaces a hyphen that ends a
-  line before a letter with U+FFFE and drops the line break (``core/fpdftext/
-  cpdf_textpage.cpp``). It does not know a soft break (``vis-itors``) from a compound
-  (``FAA-approved``, ``twenty-four``), so we decide from the document itself: the hyphen
-  stays when either side is not purely letters, when the right side starts with a capital
-  or the left side is an acronym, when the hyphenated form occurs elsewhere in the
-  document, or when the left side is a common compound prefix (``non``, ``self``, ...)
-  and the joined word occurs nowhere; for the prefixes that also begin plain words
-  (``ex``, ``all``, ``anti``, ``multi``, ``post``) the right side must also stand as a word
-  of its own elsewhere (``ex-officio`` beside ``officio``, but ``ex-panding`` is
-  ``expanding``). Otherwise the halves are joined. The line break is
-  not restored either way (the word is whole on one line, as PDFium returns it).
+* **Page labels**: :mod:`~longdoc.ingest.parse.page_labels` reads them from the furniture found here.
+* **Line-end hyphens**: :mod:`~longdoc.ingest.parse.hyphens`.
 * **Ligatures** (:data:`LIGATURES`): the Unicode presentation forms U+FB00-U+FB06
   (``ﬁ`` ``ﬂ`` ``ﬀ`` ``ﬃ`` ``ﬄ`` ``ﬅ`` ``ﬆ``) are spelt out as letters, nothing else.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from itertools import pairwise
 
-from longdoc.core.text import roman_to_int
 from longdoc.ingest.models import Furniture
 from longdoc.ingest.parse.bodylines import body_lines, introduces_list
 from longdoc.ingest.parse.copies import copy_groups
@@ -77,20 +60,11 @@ PARITY_SHARE = 0.75
 """A template at the edge of this share of the odd (or of the even) pages is furniture: a
 footer printed one way on left-hand pages and another way on right-hand ones."""
 
-HYPHEN_MARKER = "\ufffe"
-"""PDFium's line-end hyphen marker (older PDFium builds: U+0002, mapped to this one)."""
-
 LIGATURES: dict[int, str] = {
     0xFB00: "ff", 0xFB01: "fi", 0xFB02: "fl", 0xFB03: "ffi", 0xFB04: "ffl", 0xFB05: "st", 0xFB06: "st",
 }
 """Unicode alphabetic presentation forms (ligatures) and the letters they stand for."""
 
-_COMPOUND_PREFIXES = frozenset({
-    "non", "self", "cross", "well", "ex", "anti", "multi", "half", "twenty", "thirty", "forty",
-    "fifty", "sixty", "seventy", "eighty", "ninety", "all", "post", "semi", "quasi",
-})
-_WORD_STARTS = frozenset({"ex", "all", "anti", "multi", "post"})
-"""Compound prefixes that also begin many plain words (``expand``, ``allocate``, ``anticipate``)."""
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"^[ivxlc]{1,7}$")
 _SPACES = re.compile(r"\s+")
@@ -98,14 +72,6 @@ _SECTION_NUMBER = re.compile(r"^#(?:\.#)+\.?$")
 _HEADING = re.compile(
     r"^(?:(?:ARTICLE|Article|SECTION|Section|CHAPTER|Chapter|PART|Part|SCHEDULE|Schedule|CLAUSE|Clause)"
     r"\s+(\d+(?:\.\d+)*)|(\d+\.(?:\d+\.?)*)\s+[^\W\d_])"
-)
-_WORD = re.compile(r"[^\W\d_]+")
-_HYPHENATED = re.compile(r"[^\W\d_]+-[^\W\d_]+")
-_MARKED = re.compile(rf"(\S*?)([^\W\d_]*){HYPHEN_MARKER}([^\W\d_]*)")
-_LABEL_CANDIDATES = (
-    re.compile(r"^(\d{1,5}|[ivxlc]{1,7})\b"),
-    re.compile(r"\b(\d{1,5}|[ivxlc]{1,7})$"),
-    re.compile(r"\b[Pp]age\s+(\d{1,5}|[ivxlcIVXLC]{1,7})\b"),
 )
 
 
@@ -413,74 +379,3 @@ def _find_furniture_once(pages: list[str], runs: list[list[str]], groups: list[i
     cleaned = [_clean_page(number, lines, found, furniture, runs[number - 1], bands[number - 1])
                for number, lines in enumerate(split, start=1)]
     return cleaned, furniture
-
-
-def labels_from_furniture(page_count: int, furniture: list[Furniture]) -> list[str | None]:
-    """Read printed page numbers from running headers/footers.
-
-    Returns one label per physical page (``None`` where none is printed). A candidate number
-    (see the module docstring) counts only when ``value - page`` is the same constant on at
-    least :data:`MIN_REPEATS` pages of one template; templates are tried most-covering first
-    and never overwrite a page already labelled.
-    """
-    votes: dict[tuple[str, bool, int], dict[int, str]] = defaultdict(dict)
-    for item in furniture:
-        base = template(item.text)
-        for pattern in _LABEL_CANDIDATES:
-            for m in pattern.finditer(item.text.strip()):
-                token = m.group(1)
-                roman = not token.isdigit()
-                value = roman_to_int(token) if roman else int(token)
-                if value is None:
-                    continue
-                votes[(base, roman, value - item.page)].setdefault(item.page, token)
-    labels: list[str | None] = [None] * page_count
-    for _, pages in sorted(votes.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-        if len(pages) < MIN_REPEATS:
-            break
-        for page, token in pages.items():
-            if labels[page - 1] is None:
-                labels[page - 1] = token
-    return labels
-
-
-def resolve_hyphens(pages: list[str]) -> list[str]:
-    """Replace every :data:`HYPHEN_MARKER` with ``""`` (soft break) or ``"-"`` (compound).
-
-    The decision uses the words of all ``pages`` together (see the module docstring).
-    Returns new page texts; pages without a marker are returned unchanged.
-    """
-    if not any(HYPHEN_MARKER in page for page in pages):
-        return list(pages)
-    whole = "\n".join(pages)
-    plain = whole.replace(HYPHEN_MARKER, " ")
-    words = Counter(w.lower() for w in _WORD.findall(plain))
-    # Words that stand on their own somewhere, outside any hyphen-marked fragment.
-    elsewhere = sorted({w.lower() for w in _WORD.findall(_MARKED.sub(" ", whole))})
-
-    def stands_alone(word: str) -> bool:
-        """``word`` or another form of it (``insure``: ``insured``, ``insurance``) occurs on its own."""
-        word = word[:-1] if len(word) >= 5 else word
-        i = bisect.bisect_left(elsewhere, word)
-        return i < len(elsewhere) and elsewhere[i].startswith(word)
-    hyphenated = {w.lower() for w in _HYPHENATED.findall(plain)}
-
-    def decide(m: re.Match[str]) -> str:
-        """The marked hyphen resolved: kept (compound) or dropped (soft line-end break)."""
-        lead, left, right = m.group(1), m.group(2), m.group(3)
-        keep = (
-            not left
-            or not right
-            or right[0].isupper()
-            or any(ch.isupper() for ch in left[1:])
-            or f"{left}-{right}".lower() in hyphenated
-            or (
-                left.lower() in _COMPOUND_PREFIXES
-                and (left + right).lower() not in words
-                and (left.lower() not in _WORD_STARTS or stands_alone(right.lower()))
-            )
-            or (lead and (lead[-1].isdigit() or lead[-1] in "-/_"))
-        )
-        return f"{lead}{left}{'-' if keep else ''}{right}"
-
-    return [_MARKED.sub(decide, page) if HYPHEN_MARKER in page else page for page in pages]

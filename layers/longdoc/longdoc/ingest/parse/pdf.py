@@ -3,7 +3,7 @@
 PDFium replaces a ``-`` or U+00AD that ends a line before a letter with U+FFFE in the
 page text (older builds: U+0002) and drops the line break; that marker is kept here and
 resolved later with the whole document's vocabulary
-(:func:`~longdoc.ingest.parse.cleanup.resolve_hyphens`). Ligatures are spelt out.
+(:func:`~longdoc.ingest.parse.hyphens.resolve_hyphens`). Ligatures are spelt out.
 PDFium is not thread-safe, not even across different documents (pypdfium2's docs: "PDFium is
 not thread-safe ... it is not allowed to call pdfium functions simultaneously across different
 threads"); every PDFium call in the product holds :data:`PDFIUM_LOCK`.
@@ -20,13 +20,9 @@ import pypdfium2.raw as pdfium_c
 from longdoc.core.errors import DocumentError
 from longdoc.core.models import PageSpan
 from longdoc.ingest.models import Furniture
-from longdoc.ingest.parse.cleanup import (
-    HYPHEN_MARKER,
-    LIGATURES,
-    find_furniture,
-    labels_from_furniture,
-    resolve_hyphens,
-)
+from longdoc.ingest.parse.cleanup import LIGATURES, find_furniture
+from longdoc.ingest.parse.hyphens import HYPHEN_MARKER, resolve_hyphens
+from longdoc.ingest.parse.page_labels import labels_from_furniture
 from longdoc.ingest.parse.copies import copy_groups
 from longdoc.ingest.parse.damage import Damage, furniture_warnings, page_outcomes, strip_operator_garbage
 from longdoc.ingest.parse.reading import reading_order
