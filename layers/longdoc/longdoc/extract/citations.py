@@ -76,6 +76,13 @@ SUPPORT_MIN_SHARE = 0.6
 """At least 60% of clause_text's content words must occur in the quotes (by stem)."""
 
 
+def content_stems(text: str) -> set[str]:
+    """The content words of ``text`` as :func:`check_clause_support` compares them: tokens without
+    digits, stop words removed, lower-cased and cut to :data:`SUPPORT_STEM_CHARS` characters."""
+    return {t.lower()[:SUPPORT_STEM_CHARS] for t in _TOKEN.findall(text)
+            if t.lower() not in _STOPWORDS and not any(ch.isdigit() for ch in t)}
+
+
 def check_clause_support(clause_text: str, quotes: list[str]) -> None:
     """Check that ``clause_text`` is supported by the verified ``quotes``; raise :class:`CitationError` if not.
 
