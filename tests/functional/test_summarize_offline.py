@@ -102,7 +102,10 @@ def test_the_baseline_summary_of_a_corpus_filing_cites_the_pages_its_statements_
     record = add_document(home, "dmca", (corpus_dir / name).read_bytes(), name)
     # When the offline baseline summarises it
     assert main(["summarize", "dmca", "--length", "long", "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    # (stderr, not a terminal here: one progress line, the groups summarised)
+    assert re.findall(r"^longdoc: summarise (\S+): (\d+) groups in ", err, re.M) == [(name, str(result["groups"]))]
     # Then every statement is verified, none dropped
     assert result["status"] == "SUCCEEDED" and len(result["statements"]) >= 12 and result["dropped"] == []
     # And each citation names the page(s) its statement's text is on

@@ -157,4 +157,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--stream", action="store_true", help="print the final synthesis as it is written")
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", default=None, metavar="FILE", help="also write a page where each citation opens its page")
-    p.set_defaults(func=cmd_summarize)
+    p.set_defaults(func=cmd_summarize, progress=True)

@@ -33,6 +33,7 @@ from longdoc.core.documents import chunks_key, embedding_text, load_chunks, save
 from longdoc.core.errors import DocumentError, IngestDeadline, IngestRestart, SourceRemoved, VersionClaimed
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.core.ports import StateStore
+from longdoc.core.progress import reporter, stage
 from longdoc.ingest.attempt import IngestAttempt, IngestDeps
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.lease import CLAIM_LEASE_SECONDS, VersionClaim
@@ -282,11 +283,13 @@ def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOpt
     """
     try:
         meta = source.metadata()
-        parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes, max_pages=options.max_pages,
-                                ocr=ocr)
+        with stage(f"parse {source.name}", None, "pages"):  # parse_document counts the pages
+            parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes,
+                                    max_pages=options.max_pages, ocr=ocr)
         sizes = options_for(options, meta)  # the document kind's profile (ingest/profiles.py)
-        chunks = chunk_document(parsed, source.doc_id, target_tokens=sizes.target_tokens,
-                                max_tokens=sizes.max_tokens, overlap=sizes.overlap, metadata=meta)
+        with stage(f"chunk {parsed.source}", None, "passes"):  # chunk_document counts its passes
+            chunks = chunk_document(parsed, source.doc_id, target_tokens=sizes.target_tokens,
+                                    max_tokens=sizes.max_tokens, overlap=sizes.overlap, metadata=meta)
         if not chunks:
             raise DocumentError(source.name, "no text to chunk")
     except DocumentError as exc:
@@ -344,12 +347,26 @@ def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
     run.save(stage="embedding", embedded=cache.count(hashes), reused=run.record.reused + run.reused,
              embedding_tokens=run.record.embedding_tokens + run.tokens)  # tokens embedded ahead of a re-chunk
 
-    def saved(tokens: int) -> None:
-        run.timings["embed"] = time.monotonic() - step
-        run.save(embedded=cache.count(hashes), embedding_tokens=run.record.embedding_tokens + tokens)
+    progress, name = reporter(), f"embed {run.source.name}"
+    counted = cache.count(hashes)
+    progress.start(name, len(hashes), "chunks")
+    progress.advance(name, counted)  # cached or reused
 
-    stats = embed_missing(cache, texts, hashes, source=run.source.name, labels=[c.chunk_id for c in run.chunks],
-                          before_call=lambda: run.check_time("embedding"), after_call=saved)
+    def saved(tokens: int) -> None:
+        nonlocal counted
+        run.timings["embed"] = time.monotonic() - step
+        now = cache.count(hashes)
+        run.save(embedded=now, embedding_tokens=run.record.embedding_tokens + tokens)
+        progress.advance(name, now - counted)
+        counted = now
+
+    try:
+        stats = embed_missing(cache, texts, hashes, source=run.source.name, labels=[c.chunk_id for c in run.chunks],
+                              before_call=lambda: run.check_time("embedding"), after_call=saved)
+    except BaseException:
+        progress.finish(name, ok=False)
+        raise
+    progress.finish(name)
     run.embedded, run.tokens = run.embedded + stats.embedded, run.tokens + stats.tokens
     run.timings["embed"] = time.monotonic() - step
     return [cache.vectors[h] for h in hashes]
@@ -360,12 +377,15 @@ def _upsert(run: IngestAttempt, vectors: list[list[float]]) -> None:
     step = time.monotonic()
     run.save(stage="upserting")
     total = len(run.chunks)
-    for start in range(run.record.upserted, total, UPSERT_SLICE):
-        run.check_time("upserting")
-        end = min(start + UPSERT_SLICE, total)
-        run.deps.index.upsert(run.chunks[start:end], vectors[start:end])
-        run.timings["upsert"] = time.monotonic() - step
-        run.save(upserted=end)
+    with stage(f"index {run.source.name}", total, "chunks") as advance:
+        advance(run.record.upserted)  # an earlier attempt's
+        for start in range(run.record.upserted, total, UPSERT_SLICE):
+            run.check_time("upserting")
+            end = min(start + UPSERT_SLICE, total)
+            run.deps.index.upsert(run.chunks[start:end], vectors[start:end])
+            run.timings["upsert"] = time.monotonic() - step
+            run.save(upserted=end)
+            advance(end - start)
     run.timings["upsert"] = time.monotonic() - step
 
 
