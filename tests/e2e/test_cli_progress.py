@@ -18,7 +18,8 @@ import time
 
 import pytest
 
-from tests.e2e.cli_support import offline_home, run_cli
+from longdoc.cli import main
+from tests.e2e.cli_support import offline_home
 
 pytestmark = pytest.mark.slow
 FILING = "dmca-1998-copyright-office-summary.pdf"
@@ -31,7 +32,8 @@ def home(tmp_path, monkeypatch):
 
 def test_off_a_terminal_ingest_prints_one_line_per_stage_and_json_stdout_stays_clean(home, capsys, corpus_dir):
     # When a filing is ingested with --json and stderr is not a terminal (captured)
-    code, out, err = run_cli(capsys, "ingest", str(corpus_dir / FILING), "--json")
+    code = main(["ingest", str(corpus_dir / FILING), "--json"])
+    out, err = capsys.readouterr()
     # Then stdout is the one JSON row and nothing else
     assert code == 0
     row = json.loads(out)

@@ -18,6 +18,7 @@ terminal gets the plain lines.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import threading
 import time
@@ -51,13 +52,8 @@ class StderrProgress:
     def __init__(self, err: TextIO, *, tty: bool | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.err, self.clock = err, clock
         self.tty = err.isatty() if tty is None else tty
-        self._tqdm: Any = None
-        if self.tty:
-            try:
-                from tqdm import tqdm
-                self._tqdm = tqdm
-            except ImportError:  # the `local` extra not installed: plain lines
-                self.tty = False
+        if self.tty and importlib.util.find_spec("tqdm") is None:  # the `local` extra not installed
+            self.tty = False
         self._stages: dict[str, _Stage] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -73,8 +69,10 @@ class StderrProgress:
         return size.columns or DEFAULT_SIZE[0], size.lines or DEFAULT_SIZE[1]
 
     def _bar(self, name: str, stage: _Stage) -> Any:
+        from tqdm import tqdm
+
         columns, lines = self._size()
-        return self._tqdm(total=stage.total, desc=name, unit=" " + stage.unit, file=self.err, leave=True,
+        return tqdm(total=stage.total, desc=name, unit=" " + stage.unit, file=self.err, leave=True,
                           mininterval=0.2, ncols=columns, nrows=lines, unit_scale=False)
 
     def _tick(self) -> None:
@@ -138,8 +136,10 @@ class StderrProgress:
 
     def write(self, line: str) -> None:
         """Print one line on ``err`` without breaking the bars (above them on a terminal)."""
-        if self._tqdm is not None:
-            self._tqdm.write(line, file=self.err)
+        if self.tty:
+            from tqdm import tqdm
+
+            tqdm.write(line, file=self.err)
         else:
             self.err.write(line + "\n")
             self.err.flush()

@@ -33,7 +33,7 @@ from longdoc.core.documents import chunks_key, embedding_text, load_chunks, save
 from longdoc.core.errors import DocumentError, IngestDeadline, IngestRestart, SourceRemoved, VersionClaimed
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.core.ports import StateStore
-from longdoc.core.progress import reporter, stage
+from longdoc.core.progress import stage
 from longdoc.ingest.attempt import IngestAttempt, IngestDeps
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.lease import CLAIM_LEASE_SECONDS, VersionClaim
@@ -196,7 +196,7 @@ def _store_embed_upsert(run: IngestAttempt) -> None:
     try:
         if run.prior is not None and run.prior.status == "READY":
             deps.index.delete_document(source.doc_id, source.version)
-        _store_chunks(run)
+        save_chunks(deps.blobs, source.doc_id, source.version, run.chunks)  # JSON Lines, one atomic put
         vectors = _embed(run, cache)
         _upsert(run, vectors)
     except DocumentError as exc:
@@ -331,11 +331,6 @@ def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord
     return record, resuming
 
 
-def _store_chunks(run: IngestAttempt) -> None:
-    """Write the chunk list (JSON Lines, one chunk per line) in one atomic put."""
-    save_chunks(run.deps.blobs, run.source.doc_id, run.source.version, run.chunks)
-
-
 def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
     """Embed what the cache lacks (after reusing the previous version's vectors); returns vectors in chunk order."""
     step = time.monotonic()
@@ -347,26 +342,13 @@ def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
     run.save(stage="embedding", embedded=cache.count(hashes), reused=run.record.reused + run.reused,
              embedding_tokens=run.record.embedding_tokens + run.tokens)  # tokens embedded ahead of a re-chunk
 
-    progress, name = reporter(), f"embed {run.source.name}"
-    counted = cache.count(hashes)
-    progress.start(name, len(hashes), "chunks")
-    progress.advance(name, counted)  # cached or reused
-
     def saved(tokens: int) -> None:
-        nonlocal counted
         run.timings["embed"] = time.monotonic() - step
-        now = cache.count(hashes)
-        run.save(embedded=now, embedding_tokens=run.record.embedding_tokens + tokens)
-        progress.advance(name, now - counted)
-        counted = now
+        run.save(embedded=cache.count(hashes), embedding_tokens=run.record.embedding_tokens + tokens)
 
-    try:
+    with stage(f"embed {run.source.name}", len(hashes), "chunks"):  # embed_missing counts the chunks
         stats = embed_missing(cache, texts, hashes, source=run.source.name, labels=[c.chunk_id for c in run.chunks],
                               before_call=lambda: run.check_time("embedding"), after_call=saved)
-    except BaseException:
-        progress.finish(name, ok=False)
-        raise
-    progress.finish(name)
     run.embedded, run.tokens = run.embedded + stats.embedded, run.tokens + stats.tokens
     run.timings["embed"] = time.monotonic() - step
     return [cache.vectors[h] for h in hashes]
@@ -377,8 +359,7 @@ def _upsert(run: IngestAttempt, vectors: list[list[float]]) -> None:
     step = time.monotonic()
     run.save(stage="upserting")
     total = len(run.chunks)
-    with stage(f"index {run.source.name}", total, "chunks") as advance:
-        advance(run.record.upserted)  # an earlier attempt's
+    with stage(f"index {run.source.name}", total - run.record.upserted, "chunks") as advance:  # this attempt's
         for start in range(run.record.upserted, total, UPSERT_SLICE):
             run.check_time("upserting")
             end = min(start + UPSERT_SLICE, total)

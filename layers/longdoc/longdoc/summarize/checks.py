@@ -33,7 +33,7 @@ from longdoc.core.polarity import polarity_problem
 from longdoc.core.quantities import Quantity, bare_quantities, describe, find_quantity, find_value
 from longdoc.core.text import split_sentences
 from longdoc.core.values import exact_values
-from longdoc.extract.citations import SUPPORT_MIN_SHARE, content_stems
+from longdoc.core.support import SUPPORT_MIN_SHARE, content_stems
 from longdoc.search.quotes import find_quote
 from longdoc.summarize.models import SectionCitation
 from longdoc.summarize.units import Piece, SectionIndex
@@ -127,7 +127,7 @@ def _support(text: str, pieces: list[tuple[str, Piece]], needles: list[str | Qua
     for each value, number and verbatim term of the statement, the sentence stating it that
     shares most content words with the statement (a number repeated in a table elsewhere does
     not move the citation); then, while the chosen sentences carry less than
-    :data:`~longdoc.extract.citations.SUPPORT_MIN_SHARE` of the statement's content words (the
+    :data:`~longdoc.core.support.SUPPORT_MIN_SHARE` of the statement's content words (the
     share extraction asks of a clause's quotes), the sentence adding most of the missing ones.
     Ties go to the earlier sentence in ``pieces`` order (the call's own chunks first). Empty
     when no sentence shares anything with the statement.
