@@ -38,8 +38,8 @@ from cache over the whole run and after its first call, and the input-side cost 
 Sonnet 5.5 prices from the capability table (:mod:`longdoc.core.cost`), for both layouts, and what
 the new layout saves per run; then, for the new layout, the cost per clause type on Sonnet, Opus
 and Haiku 5.5, synchronous (5-minute writes) and Message Batches (the table's batch discount,
-1-hour writes), the same tokens repriced. Results: docs/benchmarks.md, "Prompt cache layout
-(issue 25)"; the README's cost table.
+1-hour writes), the same tokens repriced. Results: docs/benchmarks.md, "Prompt cache layout";
+the cost table in docs/claude.md.
 """
 
 from __future__ import annotations

@@ -29,11 +29,14 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from longdoc import wiring
 from longdoc.config import ApiFunctionSettings, function_settings
 from longdoc.core.errors import (
+    OUTAGE_RETRY_AFTER_SECONDS,
+    OUTAGES,
     ConfigError,
     CorrectionNotVerbatim,
     DecisionConflict,
@@ -101,7 +104,10 @@ def _not_utf8(exc: UnicodeDecodeError) -> Response:
 def _domain_error(exc: LongdocError) -> Response:
     """Every domain error's HTTP answer: 422 key reuse, 400 unknown clause type, 404 not found, 409 a stale
     review decision (another came first), 422 a correction that is not verbatim, 500 a configuration error
-    of the deployment (a missing key setting: the caller can do nothing about it; logged), else 400.
+    of the deployment (a missing key setting: the caller can do nothing about it; logged), 503 with
+    ``Retry-After`` an outage of a service the product depends on (:data:`~longdoc.core.errors.OUTAGES`:
+    Claude 429/529/5xx, Voyage, Pinecone after their retries; counted in the ``DependencyOutage`` metric,
+    and the API's 5xx alarm sees it), else 400.
 
     Bodies are ``{"message", ...}`` with the field at fault where there is one.
     """
@@ -122,6 +128,14 @@ def _domain_error(exc: LongdocError) -> Response:
         return _error(409, str(exc), field="expected_version")
     if isinstance(exc, CorrectionNotVerbatim):
         return _error(422, str(exc), field="quote")
+    if isinstance(exc, OUTAGES):
+        logger.warning("request failed on a dependency outage", extra={"error": type(exc).__name__})
+        metrics.add_metric(name="DependencyOutage", unit=MetricUnit.Count, value=1)
+        return Response(status_code=503, content_type=content_types.APPLICATION_JSON,
+                        headers={"Retry-After": str(OUTAGE_RETRY_AFTER_SECONDS)},
+                        body=json.dumps({"message": f"service unavailable, retry later: {exc}",
+                                         "error": type(exc).__name__,
+                                         "retry_after_seconds": OUTAGE_RETRY_AFTER_SECONDS}))
     if isinstance(exc, ConfigError):
         logger.error("request failed on the deployment's configuration", extra={"error": str(exc)})
         return _error(500, f"server configuration error: {exc}")

@@ -91,13 +91,15 @@ def handler(event: ExtractTaskInput, context: LambdaContext) -> dict[str, Any]:
     metrics.add_metric(name="ModelCalls", unit=MetricUnit.Count, value=outcome.model_calls)
     metrics.add_metric(name="RejectedCitations", unit=MetricUnit.Count, value=outcome.rejected_citations)
     metrics.add_metric(name="CacheReadInputTokens", unit=MetricUnit.Count, value=outcome.cache_read_tokens)
+    metrics.add_metric(name="CutBlocks", unit=MetricUnit.Count, value=outcome.cut_blocks)
     if outcome.status == "DONE":
         metrics.add_metric(name="RunsSucceeded", unit=MetricUnit.Count, value=1)
         _enqueue_for_review(event.run_id)
     logger.info("session finished", extra={"status": outcome.status, "stop_reason": outcome.stop_reason,
                                            "pending": outcome.pending, "extracted": outcome.extracted,
-                                           "rejected_citations": outcome.rejected_citations})
+                                           "rejected_citations": outcome.rejected_citations,
+                                           "cut_blocks": outcome.cut_blocks})
     return _output(event, iteration=event.iteration + 1, execution_iterations=event.execution_iterations + 1,
                    status=outcome.status, stop_reason=outcome.stop_reason, sessions=outcome.sessions,
                    checkpoint_version=outcome.checkpoint_version, extracted=outcome.extracted,
-                   pending=outcome.pending)
+                   pending=outcome.pending, cut_blocks=outcome.cut_blocks)

@@ -31,10 +31,12 @@ def test_flags_reach_the_ingest_json_and_the_chunk_listing(tmp_path, monkeypatch
         rows = [json.loads(line) for line in out.splitlines()]
         # Then the JSON rows carry the pages by outcome and the warnings naming the pages
         # (the random bytes overwrite page 11's page object: the stream check names it damaged, issue 27)
-        assert rows[0]["page_outcomes"] == {"text": [p for p in range(1, 19) if p != 11], "damaged": [11]}
+        # (and the lines removed as running headers and footers, page by page: furniture_lines)
+        assert rows[0]["page_outcomes"] == {"text": [p for p in range(1, 19) if p != 11], "damaged": [11],
+                                            "furniture_lines": {str(p): 0 for p in range(1, 19)}}
         assert len(rows[0]["warnings"]) == 1
         assert rows[0]["warnings"][0].startswith("pages 11: damaged (page 11: its page object ")
-        assert rows[1]["page_outcomes"] == {"ocr": [1], "ocr_low_confidence": [2]}
+        assert rows[1]["page_outcomes"] == {"ocr": [1], "ocr_low_confidence": [2], "furniture_lines": {"1": 0, "2": 0}}
         assert rows[1]["warnings"][0].startswith("pages 2: OCR read them with low confidence")
         # and stderr says WARNING, naming the file and the pages
         assert f"longdoc: {tmp_path / 'damaged.pdf'}: WARNING: pages 11: damaged" in err

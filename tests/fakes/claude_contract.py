@@ -192,6 +192,19 @@ def tool_choice_not_forced(ctx: Ctx) -> ApiError | None:
     return None
 
 
+def strict_tools_supported(ctx: Ctx) -> ApiError | None:
+    # BEDROCK page (https://platform.claude.com/docs/en/build-with-claude/claude-in-amazon-bedrock):
+    # structured outputs (strict tool use) are listed as not supported on Bedrock; the row's
+    # strict_tools says so. Wording ours.
+    if ctx.row.strict_tools:
+        return None
+    for i, tool in enumerate(ctx.body.get("tools") or []):
+        if isinstance(tool, dict) and "strict" in tool:
+            return invalid(f"tools.{i}.strict: Extra inputs are not permitted (strict tool use is not supported "
+                           "on this endpoint)")
+    return None
+
+
 # --- the conversation -------------------------------------------------------------------
 
 
@@ -355,7 +368,7 @@ def cache_breakpoints_valid(ctx: Ctx) -> ApiError | None:
 
 RULES: tuple[Rule, ...] = (
     max_tokens_within_limit, sampling_removed, thinking_type_accepted, budget_tokens_only_with_enabled,
-    effort_accepted, tool_choice_not_forced, roles_alternate, no_prefill, tool_uses_answered,
+    effort_accepted, tool_choice_not_forced, strict_tools_supported, roles_alternate, no_prefill, tool_uses_answered,
     tool_results_match, final_assistant_starts_with_thinking, thinking_signatures_valid,
     no_documents_from_assistant, no_citations_in_user_text, cache_breakpoints_valid,
 )

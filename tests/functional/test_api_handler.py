@@ -368,3 +368,22 @@ def test_a_body_that_is_not_utf8_is_a_400_not_a_crash(sfn) -> None:
     body = json.loads(response["body"])
     assert body["message"] == "invalid request" and body["fields"] == ["body"]
     assert "not UTF-8" in body["errors"][0]
+
+
+@pytest.mark.parametrize("outage", ["ModelThrottled", "ModelUnavailable", "IndexUnavailable", "EmbeddingUnavailable"])
+def test_an_outage_of_a_dependency_is_503_with_retry_after(api, sfn, ingested_contract: DocumentRecord,
+                                                          monkeypatch: pytest.MonkeyPatch, outage: str) -> None:
+    # Given a dependency that is down once the route reaches it (Claude 429/529 after the SDK's retries,
+    # Pinecone or Voyage after the adapter's)
+    from longdoc.core import errors
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise getattr(errors, outage)(f"{outage} from the test")
+
+    monkeypatch.setattr(load_handler("api"), "start_extraction", down)
+    # When a run is posted
+    status, payload = api("POST", "/extractions", request(ingested_contract))
+    # Then the answer is 503 (not the caller's fault: retry), naming the error and when to retry
+    assert status == 503
+    assert payload["error"] == outage and payload["retry_after_seconds"] == errors.OUTAGE_RETRY_AFTER_SECONDS
+    assert f"{outage} from the test" in payload["message"] and sfn.executions() == []

@@ -29,7 +29,7 @@ from tests.fakes.anthropic_server import message_reply, text_block
 from tests.fakes.bedrock_server import StrictBedrock
 
 PROFILE_KEY, PROFILE_SECRET = "AKIAPROFILEKEYNOTREAL", "profile-secret-not-real"
-MODEL = DEFAULT_MODELS["bedrock"]  # global.anthropic.claude-sonnet-5-5: the Messages-API (Mantle) endpoint
+MODEL = DEFAULT_MODELS["bedrock"]  # anthropic.claude-sonnet-5-5: the Messages-API (Mantle) endpoint
 
 
 @pytest.fixture(autouse=True)
@@ -179,7 +179,7 @@ def test_an_inference_profile_must_be_callable_from_the_region(model_id: str, re
 def test_the_default_model_follows_the_provider_and_an_empty_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     # Given ModelProvider=bedrock and no LONGDOC_CLAUDE_MODEL, Then the default is the Bedrock one (was the Anthropic id)
     monkeypatch.setenv("LONGDOC_MODEL_PROVIDER", "bedrock")
-    assert ModelSettings().claude_model == DEFAULT_MODELS["bedrock"] == "global.anthropic.claude-sonnet-5-5"
+    assert ModelSettings().claude_model == DEFAULT_MODELS["bedrock"] == "anthropic.claude-sonnet-5-5"
     monkeypatch.setenv("LONGDOC_MODEL_PROVIDER", "anthropic")
     assert ModelSettings().claude_model == DEFAULT_MODELS["anthropic"]
     # And an empty LONGDOC_CLAUDE_MODEL is a configuration error naming the variable, not a silent default

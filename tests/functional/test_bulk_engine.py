@@ -60,8 +60,8 @@ def test_a_bulk_job_through_the_local_engine_matches_the_sync_path(aws_stack, in
     entered = [e for e in execution.history if e["type"].endswith("StateEntered")]
     # per round: Prepare, PrepareSlices, PrepareSlice (one slice), Prepared, HasRequests, Prime, Primed
     # (the offline baseline's rounds are not primed), Submit, Wait, Poll, Ended, Harvest, NextRound
-    # (+ Finish, Done; ContinueAsNew, ContinuedAsNew every ROUNDS_PER_EXECUTION rounds, issue 26)
-    assert len(entered) <= 13 * (status["rounds"] + 1) + 2 + 2 * len(execution.executions)
+    # (+ Finish, JobStatus, Done; ContinueAsNew, ContinuedAsNew every ROUNDS_PER_EXECUTION rounds, issue 26)
+    assert len(entered) <= 13 * (status["rounds"] + 1) + 3 + 2 * len(execution.executions)
     assert len(execution.history) < 50 * (status["rounds"] + 1)
     assert len(execution.executions) == -(-status["rounds"] // ROUNDS_PER_EXECUTION)
     # And every state payload carries ids and counters only

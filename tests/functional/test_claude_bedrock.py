@@ -178,3 +178,23 @@ def test_max_tokens_sessions_resume_from_checkpoints_through_bedrock(
         assert all(r.body["anthropic_version"] == BEDROCK_ANTHROPIC_VERSION for r in fake.requests)
         assert final["cost_usd"] is not None and float(final["cost_usd"]) > 0
         assert (final["model"], final["provider"]) == (BEDROCK_MODEL, "bedrock")
+
+
+def test_strict_tools_are_never_sent_to_bedrock(fake_aws_env: None) -> None:
+    # Given the strict Bedrock fake (it refuses "strict" on a tool: BEDROCK page, structured outputs not
+    # supported) and a request whose tools are the strict extraction tools
+    from longdoc.extract.tools import tool_definitions
+    from tests.fakes.bedrock_server import StrictBedrock
+
+    tools = tool_definitions(strict=True)
+    assert all(t.get("strict") is True for t in tools)
+    with StrictBedrock(responder=lambda body: message_reply([text_block("ok")])) as fake:
+        model = ClaudeModel(None, "anthropic.claude-sonnet-5-5", provider="bedrock", base_url=fake.mantle_url,
+                            max_retries=0, timeout=10.0)
+        # When the model is called
+        model.create(ModelRequest(system=[], tools=tools, max_tokens=1000, job="extract",
+                                  messages=[Message(role="user", content=[{"type": "text", "text": "hi"}])]))
+    # Then the request reached the model with every tool but none carrying "strict", and nothing was refused
+    sent = fake.requests[-1].body["tools"]
+    assert [t["name"] for t in sent] == [t["name"] for t in tools]
+    assert not [t for t in sent if "strict" in t] and fake.contract.rejected == []

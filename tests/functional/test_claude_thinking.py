@@ -105,9 +105,9 @@ def test_a_max_tokens_stop_holding_only_thinking_escalates_and_is_never_no_progr
     assert checkpoint.stalled_sessions == 0 and [c.stop_reason for c in checkpoint.calls] == ["max_tokens"] * 3
 
 
-def test_a_complete_tool_call_before_max_tokens_is_run_and_the_session_goes_on(
+def test_a_call_that_ends_a_max_tokens_reply_is_cut_however_complete_it_reads_and_the_session_ends(
         claude, fake, ingested_contract) -> None:
-    # Given a reply that stops on max_tokens right after a complete final tool call
+    # Given a reply that stops on max_tokens right after a tool call whose input reads complete
     sent: list[dict[str, Any]] = []
 
     def plan(session: int, call: int, blocks: list[dict[str, Any]]) -> Reply:
@@ -120,14 +120,11 @@ def test_a_complete_tool_call_before_max_tokens_is_run_and_the_session_goes_on(
     run = new_run(ingested_contract, ["Governing Law", "Insurance"])
     # When one session runs
     outcome = run_session(wiring.deps(), run.run_id, NO_EVIDENCE_RULE)
-    # Then the call was run and stored, and the session went on with its tool_result
-    stored = [e.clause_type for e in wiring.state_store().list_extractions(run.run_id)]
-    assert stored == [sent[1]["input"]["clause_type"]]
-    assert len(fake.requests) == 2
-    follow = _messages(fake, 1)
-    assert follow[1]["content"] == sent and follow[2]["content"][0]["tool_use_id"] == sent[1]["id"]
-    assert follow[2]["content"][0]["is_error"] is False
-    # And the output cap stayed as it was (nothing was cut), the stop reasons recorded as sent
-    assert outcome.max_tokens == 1024
+    # Then the call was never run nor stored (only the stop reason can tell it was cut), nor answered:
+    # the session ended on that reply, checkpointed, and the next one starts fresh
+    assert wiring.state_store().list_extractions(run.run_id) == []
+    assert len(fake.requests) == 1 and (outcome.status, outcome.checkpoint_version) == ("CONTINUE", 1)
+    # And the output cap doubled for the cut call, which the checkpoint records, as the stop reason sent
+    assert outcome.max_tokens == 2048 and outcome.cut_blocks == 1
     checkpoint = wiring.state_store().load_checkpoint(run.run_id)
-    assert [c.stop_reason for c in checkpoint.calls] == ["max_tokens", "end_turn"]
+    assert [(c.stop_reason, c.cut) for c in checkpoint.calls] == [("max_tokens", f"tool_use {sent[1]['name']}")]

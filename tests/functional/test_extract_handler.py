@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No applicatio
 CLAUSES = ["Governing Law", "Termination For Convenience", "Cap On Liability", "Insurance"]
 PAYLOAD_KEYS = {"run_id", "doc_id", "iteration", "max_iterations", "status", "stop_reason", "sessions",
                 "checkpoint_version", "extracted", "pending", "execution_iterations", "iterations_per_execution",
-                "generation", "next_execution"}
+                "generation", "next_execution", "cut_blocks"}
 SMALL_MAX_TOKENS = 150  # room for one cited extraction per model call, not for all four answers
 
 

@@ -165,6 +165,48 @@ def test_a_summary_with_no_statements_fails_with_a_non_zero_exit(home, monkeypat
     assert LocalBlobStore(home / "bucket").exists(f"summaries/{summary_dir.name}/plan.json")
 
 
+WRONG = "$987,654.00"
+"""An amount no section of the policy states: a statement with it fails the checks."""
+
+
+def _every_statement_wrong(kind: str, body: dict[str, Any], content: list[dict[str, Any]]) -> Any:
+    """Every map call and correction answers one statement with an amount its section does not state."""
+    if kind in ("map", "correction"):
+        section = re.search(r"section: (\d+) \|", body["messages"][0]["content"])
+        cited = section.group(1) if section else "1"
+        return [tool_use_block("record_summary", {"statements": [
+            {"text": f"The deductible of section {cited} is {WRONG} per claim.", "sections": [cited]}]})]
+    return content
+
+
+def test_a_summary_whose_every_statement_fails_the_checks_is_failed_with_the_dropped_list(
+        home, monkeypatch, capsys) -> None:
+    from longdoc.mcpserver.args import SummaryIdArgs
+    from longdoc.mcpserver.tools import get_summary
+    from longdoc.summarize.runs import summary_view
+
+    # Given a model whose every statement cites an amount its section does not state, corrections too
+    add_policy(home, sections=8)
+    # When the policy is summarised
+    code, result, err, _ = run(monkeypatch, capsys, ClaudeShaped(_every_statement_wrong))
+    # Then the CLI fails (exit 1, no SUCCEEDED summary with 0 statements), naming EmptySummary,
+    # and lists each dropped statement with its reason
+    assert code == 1 and result is None
+    assert "EmptySummary" in err and "no group gave a verified statement" in err, err
+    dropped_lines = [line for line in err.splitlines() if line.startswith("dropped: ")]
+    assert dropped_lines and all(WRONG in line and "still failing" in line for line in dropped_lines), err
+    # And the status the API and the MCP tool read is FAILED with the reason and the dropped list
+    summary_id = next((home / "bucket" / "summaries").iterdir()).name
+    view = summary_view(LocalBlobStore(home / "bucket"), summary_id)
+    assert view["status"] == "FAILED" and view["error"] == "EmptySummary"
+    assert "no group gave a verified statement" in view["cause"]
+    assert len(view["dropped"]) == len(dropped_lines)
+    assert sorted(d["stage"] for d in view["dropped"]) == ["map 0", "map 1", "map 2", "map 3"]  # one per group
+    assert all(WRONG in d["text"] and d["reason"] for d in view["dropped"])
+    tool = get_summary(SummaryIdArgs(summary_id=summary_id))
+    assert (tool["status"], tool["done"], tool["dropped"]) == ("FAILED", True, view["dropped"])
+
+
 def test_after_reduce_not_converging_the_hint_is_a_larger_budget_and_a_rerun_with_it_recomputes(
         home, monkeypatch, capsys) -> None:
     from tests.functional.summary_support import kind_of

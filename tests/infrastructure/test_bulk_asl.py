@@ -14,7 +14,8 @@ REPO = Path(__file__).resolve().parents[2]
 ASL = json.loads((REPO / "statemachine" / "bulk.asl.json").read_text(encoding="utf-8"))
 SMALL_FIELDS = {"bulk_id", "round", "batches", "requests", "polls", "not_found", "wait_seconds", "ended",
                 "pending", "done", "failed", "summary", "primed", "priming_batch", "cache_hit_rate",
-                "slices", "slice", "continue_as_new"}
+                "slices", "slice", "continue_as_new", "status", "reason"}
+"""``status`` is the finished job's (SUCCEEDED, PARTIAL or FAILED) and ``reason`` one line of its counts."""
 
 
 def tasks() -> dict[str, dict[str, Any]]:
@@ -32,6 +33,21 @@ def test_only_ids_and_counters_travel_between_states() -> None:
         payload = state["Parameters"]["Payload"]
         assert {k.removesuffix(".$") for k in payload} <= {"action", "bulk_id", "round", "polls", "not_found",
                                                            "error", "entered", "slice", "started_round"}, name
+
+
+def test_the_end_state_follows_the_job_status() -> None:
+    # SUCCEEDED only when every document is done: PARTIAL ends in its own Succeed state, FAILED (none
+    # done) fails the execution with BulkJobFailed and the counts as its cause
+    states = ASL["States"]
+    choice = states["JobStatus"]
+    assert choice["Type"] == "Choice"
+    assert [(c["Variable"], c["StringEquals"], c["Next"]) for c in choice["Choices"]] == [
+        ("$.status", "SUCCEEDED", "Done"), ("$.status", "PARTIAL", "DonePartial")]
+    assert choice["Default"] == "NoDocumentDone"
+    assert states["Done"]["Type"] == states["DonePartial"]["Type"] == "Succeed"
+    assert {k: states["NoDocumentDone"][k] for k in ("Type", "Error", "CausePath")} == {
+        "Type": "Fail", "Error": "BulkJobFailed", "CausePath": "$.reason"}
+    assert states["Finish"]["ResultSelector"]["status.$"] == "$.Payload.status"
 
 
 def test_rounds_loop_prepare_submit_wait_poll_harvest() -> None:
@@ -62,7 +78,7 @@ def test_rounds_loop_prepare_submit_wait_poll_harvest() -> None:
     assert states["Harvest"]["Next"] == "NextRound"
     assert states["NextRound"]["Choices"][1] == {"Variable": "$.pending", "NumericGreaterThan": 0, "Next": "Prepare"}
     assert states["NextRound"]["Choices"][0]["Next"] == "ContinueAsNew"
-    assert states["NextRound"]["Default"] == "Finish" and states["Finish"]["Next"] == "Done"
+    assert states["NextRound"]["Default"] == "Finish" and states["Finish"]["Next"] == "JobStatus"
 
 
 def test_a_poll_cycle_is_the_events_the_arithmetic_counts() -> None:
@@ -125,9 +141,9 @@ def _section(path: Path, heading: str) -> str:
     return text[start:end if end > 0 else None]
 
 
-def test_the_readme_and_the_runbook_say_how_to_watch_and_redrive_a_bulk_run() -> None:
-    # Given the README's bulk section and the runbook's bulk section
-    readme = _section(REPO / "README.md", "## Bulk extraction")
+def test_the_bulk_page_and_the_runbook_say_how_to_watch_and_redrive_a_bulk_run() -> None:
+    # Given the user guide's bulk page and the runbook's bulk section
+    readme = _section(REPO / "docs" / "bulk.md", "## Bulk extraction")
     runbook = _section(REPO / "docs" / "operations.md", "## A stuck or failed bulk run")
     # Then both say where the execution is in the Step Functions console and how to redrive it
     for text in (readme, runbook):

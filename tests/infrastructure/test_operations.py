@@ -299,6 +299,17 @@ def test_a_rerank_outage_is_retried_like_a_model_outage() -> None:
     assert "RerankRequestError" not in {e for r in retry for e in r["ErrorEquals"]}
 
 
+def test_an_index_or_embedding_outage_is_retried_like_a_model_outage() -> None:
+    # Given the Extract state's retriers
+    retry = json.loads(ASL.read_text(encoding="utf-8"))["States"]["Extract"]["Retry"]
+    # When the one for ModelUnavailable is read
+    [model] = [r for r in retry if "ModelUnavailable" in r["ErrorEquals"]]
+    # Then Pinecone or Voyage outages (their adapters' retries spent) get the same budget, as in the bulk
+    # machine, instead of failing the run for an operator to redrive by hand
+    assert {"IndexUnavailable", "EmbeddingUnavailable"} <= set(model["ErrorEquals"])
+    assert model["MaxAttempts"] >= 5 and model["MaxDelaySeconds"] >= 300
+
+
 def test_starting_runs_is_throttled_below_reads(template: dict[str, Any]) -> None:
     # Given the API's method settings
     settings = props(template["Resources"], "Api")["MethodSettings"]

@@ -128,7 +128,7 @@ class ModelSettings(_Group):
     the Bedrock model / inference profile id (template parameter ``ModelProvider``).
 
     ``claude_model`` unset: the provider's default (:data:`longdoc.core.model_defaults.DEFAULT_MODELS`,
-    ``claude-sonnet-5-5`` / ``global.anthropic.claude-sonnet-5-5``); set but empty (``LONGDOC_CLAUDE_MODEL=``)
+    ``claude-sonnet-5-5`` / ``anthropic.claude-sonnet-5-5``); set but empty (``LONGDOC_CLAUDE_MODEL=``)
     is an error naming the variable, never a silent default. ``bedrock_region``: the Region Bedrock is
     called in (default: ``AWS_REGION``, ``AWS_DEFAULT_REGION``, the AWS profile's region;
     :mod:`longdoc.adapters.bedrock_access`).

@@ -304,12 +304,12 @@ def deps() -> Deps:
 
 
 def session_options(settings: ExtractFunctionSettings | Settings, **bounds: Any) -> SessionOptions:
-    """The :class:`~longdoc.extract.session.SessionOptions` the extraction settings give, the same
-    for the extract function and the bulk rounds: strict tools, progress limit, context budget
-    (tokens), the ``search_chunks`` budget (calls, tokens) and the ``not_found`` evidence
-    threshold; ``bounds`` adds the caller's own (deadlines, execution name)."""
+    """The :class:`~longdoc.extract.session.SessionOptions` the extraction settings give, the same for the
+    extract function and the bulk rounds: strict tools (where the model's row allows them), progress limit,
+    context budget (tokens), the ``search_chunks`` budget (calls, tokens) and the ``not_found`` evidence threshold; ``bounds`` adds the caller's own (deadlines, execution name)."""
+    from longdoc.core.models_catalogue import strict_tools_allowed as allowed
     from longdoc.extract.session import SessionOptions
-    return SessionOptions(strict_tools=settings.strict_tools,
+    return SessionOptions(strict_tools=settings.strict_tools and allowed(settings.claude_model, settings.model_provider),
                           no_progress_limit=settings.no_progress_limit, budget_tokens=settings.context_budget_tokens,
                           search_max_calls=settings.search_max_calls, search_max_tokens=settings.search_max_tokens,
                           search_min_score=settings.search_min_score, **bounds)
@@ -377,8 +377,8 @@ def batch_client(model: Model) -> BatchClient:
     Raises :class:`ConfigError` on Bedrock, which has no batches API."""
     settings = get_settings()
     if uses_baseline():
-        from longdoc.adapters.batches import LocalBatches
-        return LocalBatches(model, settings.home / "batches")
+        from longdoc.adapters.batches import LocalBatches, local_batch_hold
+        return LocalBatches(model, settings.home / "batches", hold_seconds=local_batch_hold())
     if settings.model_provider == "bedrock":
         raise ConfigError("bulk extraction uses the Anthropic Message Batches API; ModelProvider=bedrock has none "
                           "(deploy with ModelProvider=anthropic, or run extractions one by one)")

@@ -73,3 +73,21 @@ def test_off_lambda_the_tracer_imports_no_xray_recorder() -> None:
     out = subprocess.run([sys.executable, "-c", code], env=environ, capture_output=True, text=True, check=True).stdout
     # Then its tracer has the no-op provider and the X-Ray SDK core (which builds a boto client) was never imported
     assert out.split() == ["NoTraceProvider", "False"]
+
+
+@pytest.mark.parametrize("command", [["summarize", "lease"], ["extract", "lease", "--clause-types", "Governing Law"]])
+def test_the_bedrock_region_line_is_logged_by_every_model_command(home: Path, command: list[str]) -> None:
+    # Given Bedrock with keys in the environment, LONGDOC_LOG_LEVEL=INFO and a Bedrock fake that refuses
+    # every call (so the command ends at once after composing its model)
+    from tests.fakes.bedrock_server import FakeBedrock, bedrock_error
+
+    with FakeBedrock(responder=lambda body: bedrock_error(400, "ValidationException", "refused by the test"),
+                     access_key="AKIATESTNOTREAL", secret_key="test-secret-not-real", region="eu-west-1") as fake:
+        done = _cli(home, *command, profile=None, LONGDOC_MODEL_PROVIDER="bedrock", LONGDOC_MODEL="claude",
+                    LONGDOC_LOG_LEVEL="INFO", AWS_REGION="eu-west-1", AWS_ACCESS_KEY_ID="AKIATESTNOTREAL",
+                    AWS_SECRET_ACCESS_KEY="test-secret-not-real", ANTHROPIC_BEDROCK_MANTLE_BASE_URL=fake.mantle_url)
+    # Then stderr holds the line naming the region, its source, the credential source and the default model,
+    # never the key
+    assert "Bedrock: region eu-west-1 (from AWS_REGION), credentials env; model anthropic.claude-sonnet-5-5" \
+        in done.stderr, done.stderr[-2000:]
+    assert "test-secret-not-real" not in done.stderr

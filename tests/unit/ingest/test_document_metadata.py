@@ -94,7 +94,7 @@ def test_no_metadata_anywhere_is_empty_metadata() -> None:
 
 
 def test_a_sidecar_number_is_refused_naming_the_sidecar_and_field() -> None:
-    # Given a sidecar with JSON numbers where the README says strings (tester's M2: {"collection": 5, "term": 2024})
+    # Given a sidecar with JSON numbers where docs/extraction.md says strings (tester's M2: {"collection": 5, "term": 2024})
     # When the metadata is read / Then each field is named with its sidecar, nothing is stored as "5"
     with pytest.raises(DocumentError) as caught:
         document_metadata(KEY, {}, b'{"collection": 5, "term": 2024}')

@@ -18,10 +18,13 @@ _WORDS = ["harbour", "meadow", "lantern", "orchard", "granite", "willow", "saffr
 
 
 def _body(n: int) -> list[str]:
-    """Four body lines of page ``n``, each shaped unlike any line of another page."""
+    """Four body lines of page ``n``, each shaped unlike any line of another page (the words repeat
+    every four pages, so each page's zone, ``n`` in letters, keeps pages ``n`` and ``n + 4`` apart:
+    two pages with the same body are copies, whose shared lines are never furniture)."""
     w = [_WORDS[(n * 4 + k) % len(_WORDS)] for k in range(4)]
-    return [f"The {w[0]} clause covers {w[1]} damage.", f"Claims for {w[2]} are paid within {w[3]} days.",
-            f"A {w[1]} {w[3]} exclusion applies.", f"{w[2].capitalize()} and {w[0]} end the page."]
+    zone = "".join(chr(ord("a") + int(d)) for d in str(n))
+    return [f"The {w[0]} clause covers {w[1]} damage in zone {zone}.", f"Claims for {w[2]} are paid within {w[3]} days.",
+            f"A {w[1]} {w[3]} exclusion applies in zone {zone}.", f"{w[2].capitalize()} and {w[0]} end the page."]
 
 
 def test_chubb_copyright_block_is_not_in_any_chunk(parse_corpus) -> None:

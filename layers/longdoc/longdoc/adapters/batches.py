@@ -15,6 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -150,16 +151,27 @@ class AnthropicBatches:
                 yield info
 
 
+def local_batch_hold() -> float:
+    """Seconds a local batch reads ``in_progress`` after it was created: ``LONGDOC_LOCAL_BATCH_HOLD_SECONDS``
+    (unset: 0, ended at once); tests stop a job between Submit and Harvest with it."""
+    import os
+
+    return float(os.environ.get("LONGDOC_LOCAL_BATCH_HOLD_SECONDS") or 0)
+
+
 Outcome = Callable[[str], BatchResult | None]
 """Test hook: ``outcome(custom_id)`` returns the result to give instead of the model's answer, or None."""
 
 
 class LocalBatches:
     """Batches answered at create time by ``model`` (offline baseline or Claude synchronously),
-    results kept as JSONL files under ``root``; ``outcome`` injects errored/canceled/expired results."""
+    results kept as JSONL files under ``root``; ``outcome`` injects errored/canceled/expired results.
+    ``hold_seconds``: a batch reads ``in_progress`` for that long after it was created, as a real
+    batch does while it runs (0: ``ended`` at once); tests use it to stop a job between Submit and
+    Harvest."""
 
-    def __init__(self, model: Model, root: Path, outcome: Outcome | None = None) -> None:
-        self.model, self.root, self.outcome = model, root, outcome
+    def __init__(self, model: Model, root: Path, outcome: Outcome | None = None, hold_seconds: float = 0.0) -> None:
+        self.model, self.root, self.outcome, self.hold_seconds = model, root, outcome, hold_seconds
         self._ids = itertools.count(len(list(root.glob("*.jsonl"))) if root.exists() else 0)
         root.mkdir(parents=True, exist_ok=True)
 
@@ -186,7 +198,8 @@ class LocalBatches:
         return self.retrieve(batch_id)
 
     def retrieve(self, batch_id: str) -> BatchInfo:
-        """``ended`` for a stored batch (its request count, its file's time); :class:`BatchNotFound` otherwise."""
+        """``ended`` for a stored batch (its request count, its file's time), ``in_progress`` within
+        ``hold_seconds`` of its creation; :class:`BatchNotFound` otherwise."""
         path = self.root / f"{batch_id}.jsonl"
         try:
             with path.open("rb") as lines:
@@ -194,6 +207,8 @@ class LocalBatches:
             created = path.stat().st_mtime
         except FileNotFoundError:
             raise BatchNotFound(batch_id) from None
+        if time.time() - created < self.hold_seconds:
+            return BatchInfo(batch_id, "in_progress", {"processing": count, "succeeded": 0}, created_at=created)
         return BatchInfo(batch_id, "ended", {"processing": 0, "succeeded": count}, created_at=created)
 
     def results(self, batch_id: str) -> Iterator[BatchResult]:

@@ -74,7 +74,7 @@ from longdoc.adapters.claude_stream import stream_within
 from longdoc.core.errors import ModelUnavailable
 from longdoc.adapters.claude_response import to_response as _to_response
 from longdoc.core.messages import ModelRequest, ModelResponse
-from longdoc.core.models_catalogue import Provider, spec_for
+from longdoc.core.models_catalogue import Provider, spec_for, strict_tools_allowed
 from longdoc.core.request_rules import model_fields
 
 log = logging.getLogger(__name__)
@@ -161,6 +161,8 @@ class ClaudeModel:
         self._client: Any
         self._counts: dict[str, int] = {}
         spec = spec_for(model, provider) if provider in ("anthropic", "bedrock") else None
+        #: Whether ``"strict": true`` may go on a tool (:func:`longdoc.core.models_catalogue.strict_tools_allowed`).
+        self.strict_tools = strict_tools_allowed(model, provider)
         #: Bedrock only: ``"messages"`` (``AnthropicBedrockMantle``) or ``"invoke"`` (``AnthropicBedrock``).
         self.endpoint: str | None = None
         if provider == "bedrock":
@@ -325,7 +327,7 @@ class ClaudeModel:
         if request.system:
             kwargs["system"] = request.system
         if request.tools:
-            kwargs["tools"] = request.tools
+            kwargs["tools"] = request.tools if self.strict_tools else [without_strict(t) for t in request.tools]
             kwargs["tool_choice"] = tool_choice
         kwargs.update(fields)  # thinking, output_config: the SDK 2.15 has parameters for both
         if self.endpoint == "invoke":
@@ -386,3 +388,11 @@ class ClaudeModel:
                                               max_retries=self.max_retries, api="Claude API"))
 
         return self._with_key_rotation(call)
+
+
+def without_strict(tool: dict[str, Any]) -> dict[str, Any]:
+    """``tool`` without its ``"strict"`` flag, for an endpoint that does not support strict tool use
+    (Bedrock: structured outputs are listed as not supported,
+    https://platform.claude.com/docs/en/build-with-claude/claude-in-amazon-bedrock); the harness still
+    checks every tool input against its schema (:func:`longdoc.extract.tools.input_problems`)."""
+    return {k: v for k, v in tool.items() if k != "strict"}

@@ -28,6 +28,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from longdoc.bulk.runs import Rejected, Selection, Stores, _line_order
+# the job's current execution is read by the status too (longdoc.bulk.runs); re-exported for callers
+from longdoc.bulk.runs import EXECUTION_ITEM as EXECUTION_ITEM, execution_name as execution_name
+from longdoc.bulk.steps import job_outcome, outcome_reason
 from longdoc.core.admission import Admission
 from longdoc.core.clock import utc_now
 from longdoc.core.documents import not_ready_reason, ready_document
@@ -168,17 +171,6 @@ def record_counts(stores: Stores, bulk_id: str, counts: dict[str, Any], round_nu
                                  "counted_round": round_number, "finished": finished or bool(job.get("finished"))})
 
 
-EXECUTION_ITEM = "execution"
-"""Sort key of the item naming a job's current execution when it was restarted (local mode)."""
-
-
-def execution_name(store: Any, bulk_id: str) -> str:
-    """The name of the job's current execution: the bulk id (the first one), or the last restart's
-    (:func:`restart_execution`). ``store`` is the :class:`~longdoc.bulk.ports.BulkStore`."""
-    item = store.get(_pk(bulk_id), EXECUTION_ITEM)
-    return str(item["name"]) if item and item.get("name") else bulk_id
-
-
 def restart_execution(store: Any, bulk_id: str) -> tuple[str, dict[str, Any]]:
     """``(name, input)`` of an execution that continues a job whose execution died (a local worker
     killed): name ``<bulk_id>-s<n>`` (n counts the restarts; recorded before the start, so GET and the
@@ -196,8 +188,9 @@ def restart_execution(store: Any, bulk_id: str) -> tuple[str, dict[str, Any]]:
 
 
 def job_status(stores: Stores, bulk_id: str, execution_gone: Callable[[str], bool] | None = None) -> str:
-    """The job's status: ``CREATING`` (request stored, no job item yet), ``RUNNING``, ``SUCCEEDED``
-    (Finish ran), ``FAILED`` (a failure recorded), or ``STALE`` when ``execution_gone`` (the local
+    """The job's status: ``CREATING`` (request stored, no job item yet), ``RUNNING``, once Finish ran
+    ``SUCCEEDED`` (every document done), ``PARTIAL`` (some done, some failed) or ``FAILED`` (none
+    done; :func:`~longdoc.bulk.steps.job_outcome` of the counts Finish kept), ``FAILED`` (a failure recorded), or ``STALE`` when ``execution_gone`` (the local
     starter's liveness probe, by the worker's pid) says the current execution's worker has died
     while the job was CREATING or RUNNING. ``NOT_FOUND`` when nothing is stored under the id."""
     pk = _pk(bulk_id)
@@ -206,7 +199,7 @@ def job_status(stores: Stores, bulk_id: str, execution_gone: Callable[[str], boo
         return "NOT_FOUND"
     failure = stores.store.get(pk, "failure")
     status = ("FAILED" if failure and failure.get("error") else "CREATING" if job is None
-              else "SUCCEEDED" if job.get("finished") else "RUNNING")
+              else job_outcome(job.get("counts", {})) if job.get("finished") else "RUNNING")
     if status in ("CREATING", "RUNNING") and execution_gone is not None \
             and execution_gone(execution_name(stores.store, bulk_id)):
         return "STALE"
@@ -275,7 +268,8 @@ def bulk_page(stores: Stores, blobs: BlobStore, bulk_id: str, *, caller: str | N
                  for _, item in page]
     counts = job.get("counts", {})
     rejected, expired = _rejected(blobs, bulk_id) if job.get("rejected") and not next_token else (None, False)
-    return {"bulk_id": bulk_id, "status": status, "clause_types": job["clause_types"], "runs": job["runs"],
+    reason = outcome_reason(counts) if status in ("PARTIAL", "FAILED") and failure is None else None
+    return {"bulk_id": bulk_id, "status": status, "reason": reason, "clause_types": job["clause_types"], "runs": job["runs"],
             "requested": job.get("requested"), **{k: counts.get(k, 0) for k in ("pending", "done", "failed")},
             "counted_round": job.get("counted_round"), "failure": failure,
             "rejected_count": job.get("rejected", 0), "rejected": rejected,

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from longdoc.bulk.cache import priming_usage, rounds_cache
 from longdoc.bulk.ports import BulkStore
-from longdoc.bulk.steps import BulkDeps, counts_in, create_job
+from longdoc.bulk.steps import BulkDeps, counts_in, create_job, job_outcome, outcome_reason
 from longdoc.core.cost import Price, batch_discount, estimate_cost, load_prices
 from longdoc.core.errors import LongdocError, NotFound
 from longdoc.core.failures import innermost_error
@@ -185,8 +186,12 @@ def priming_cost(stores: Stores, bulk_id: str, prices: dict[str, Price]) -> dict
             "sync_cost_usd": _money(sync) if priced else None, "cost_usd": _money(batch) if priced else None}
 
 
-def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) -> dict[str, Any]:
-    """The job as CLI and API report it: counts, the round reached, each document's run status,
+def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None,
+                execution_gone: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """The job as CLI and API report it: ``status`` (:func:`job_status_of`: ``RUNNING``, ``STALE``
+    when ``execution_gone`` says the worker of its current execution died, then ``SUCCEEDED``,
+    ``PARTIAL`` or ``FAILED``) with ``reason`` (why it is not ``SUCCEEDED``, else None), counts,
+    the round reached, each document's run status,
     ``cost_usd`` so far (batch prices) and ``sync_cost_usd`` (the same tokens at synchronous
     prices), decimal strings, None for an unpriced model; both include the rounds' priming
     batches, also shown apart as ``priming`` (:func:`priming_cost`: batches, usage, costs);
@@ -211,8 +216,11 @@ def bulk_status(stores: Stores, bulk_id: str, prices_path: str | None = None) ->
     failure = stores.store.get(f"bulk#{bulk_id}", "failure")
     failure = failure if failure and failure.get("error") else None
     counted = counts_in(stores.store, stores.state, bulk_id)
+    status = job_status_of(stores, bulk_id, counted, failure, execution_gone)
+    reason = (outcome_reason(counted) if status in ("PARTIAL", "FAILED") and failure is None
+              else failure["cause"] if failure else None)
     return {"bulk_id": bulk_id, "clause_types": job["clause_types"], **counted, "rounds": rounds,
-            "status": _job_status(counted, failure), "failure": failure, **totals.costs(priming),
+            "status": status, "reason": reason, "failure": failure, **totals.costs(priming),
             "priming": priming, "cache": rounds_cache(stores.store, bulk_id), "documents": documents}
 
 
@@ -252,10 +260,30 @@ class _CostTotals:
                 "usage": usage.model_dump()}
 
 
-def _job_status(c: dict[str, int], failure: dict[str, Any] | None) -> str:
+EXECUTION_ITEM = "execution"
+"""Sort key of the item naming a job's current execution when it was restarted (local mode)."""
+
+
+def execution_name(store: Any, bulk_id: str) -> str:
+    """The name of the job's current execution: the bulk id (the first one), or the last restart's
+    (:func:`longdoc.bulk.intake.restart_execution`). ``store`` is the :class:`~longdoc.bulk.ports.BulkStore`."""
+    item = store.get(f"bulk#{bulk_id}", EXECUTION_ITEM)
+    return str(item["name"]) if item and item.get("name") else bulk_id
+
+
+def job_status_of(stores: Stores, bulk_id: str, c: dict[str, int], failure: dict[str, Any] | None,
+                  execution_gone: Callable[[str], bool] | None = None) -> str:
+    """The job's status from its runs' counts ``c``: ``FAILED`` with a recorded ``failure``; while
+    documents are pending ``RUNNING``, or ``STALE`` when ``execution_gone`` (a liveness probe of
+    the worker by its pid, :func:`longdoc.local.pids.execution_worker_gone`) says the worker of the
+    job's current execution (:func:`execution_name`) has died; once none is
+    pending, :func:`~longdoc.bulk.steps.job_outcome` (``SUCCEEDED`` only when every document is)."""
     if failure is not None:
         return "FAILED"
-    return "RUNNING" if c["pending"] else "SUCCEEDED"
+    if c["pending"]:
+        gone = execution_gone is not None and execution_gone(execution_name(stores.store, bulk_id))
+        return "STALE" if gone else "RUNNING"
+    return job_outcome(c)
 
 
 def fail_or_resume(stores: Stores, bulk_id: str, error: str, cause: str, entered: str) -> bool:
@@ -280,7 +308,8 @@ def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str |
     """Write ``results/<bulk_id>/<run_id>.json`` (one per document, the shape of ``extract --json``)
     and ``results/<bulk_id>/summary.jsonl`` (one line per document) to the blob store ``results``;
     a failure still recorded on the job is cleared (the job ran to its end). Returns the counts,
-    the summary key and the job's ``cost_usd`` / ``sync_cost_usd`` / ``cost`` (as :func:`bulk_status`
+    the job's ``status`` (:func:`~longdoc.bulk.steps.job_outcome`: ``SUCCEEDED``, ``PARTIAL`` or
+    ``FAILED``) and ``reason`` (why not ``SUCCEEDED``; ``""`` when it is), the summary key and the job's ``cost_usd`` / ``sync_cost_usd`` / ``cost`` (as :func:`bulk_status`
     gives them, priming batches included), which Finish keeps on the job item for ``GET``."""
     lines, totals = [], _CostTotals(load_prices(prices_path))
     for run_id in _run_ids(stores, bulk_id):
@@ -297,8 +326,9 @@ def write_results(stores: Stores, results: Any, bulk_id: str, prices_path: str |
     if failure and failure.get("error"):  # a job restarted by hand past the redrive window has finished
         stores.store.put(f"bulk#{bulk_id}", "failure", {"cleared": True, "error": None})
     costs = totals.costs(priming_cost(stores, bulk_id, totals.prices))
-    return {"bulk_id": bulk_id, "summary": key, **counts_in(stores.store, stores.state, bulk_id),
-            **{k: costs[k] for k in ("cost_usd", "sync_cost_usd", "cost")}}
+    counted = counts_in(stores.store, stores.state, bulk_id)
+    return {"bulk_id": bulk_id, "summary": key, **counted, "status": job_outcome(counted),
+            "reason": outcome_reason(counted) or "", **{k: costs[k] for k in ("cost_usd", "sync_cost_usd", "cost")}}
 
 
 def execution_input(bulk_id: str) -> dict[str, Any]:

@@ -80,11 +80,13 @@ def _build(deps: BulkDeps, round_number: int, item: dict[str, Any],
         return None
     version = session.checkpoint.version
     note = item.get("note") if item.get("note_version", version) == version else None
-    params, turns, shown, scores = _request_params(deps, session, carried.get(item["run_id"]), note)
+    continued = carried.get(item["run_id"])
+    params, turns, shown, scores = _request_params(deps, session, continued, note)
+    conversation_from = continued.conversation_from if continued is not None and turns else None
     cid = custom_id(item["run_id"], round_number)
     return ({"custom_id": cid, "params": params},
             {"run_id": item["run_id"], "round": round_number, "version": version, "turns": turns,
-             "shown": shown, "scores": scores})
+             "shown": shown, "scores": scores, "conversation_from": conversation_from})
 
 
 def _open_items(deps: BulkDeps, bulk_id: str, run_ids: list[str]) -> list[dict[str, Any]]:

@@ -202,12 +202,15 @@ def _apply_message(deps: BulkDeps, bulk_id: str, answered: dict[str, Any], resul
     session = open_session(deps.extract, run_id)
     start_turn(deps.extract, session)
     _restore(session, answered)
+    # a conversation going on from an earlier round spends that conversation's search budget
+    session.conversation_from = answered.get("conversation_from") if answered.get("turns") else None
     delta: list[Message] = []
     try:
         if apply_response(deps.extract, session, deps.options, result.response, delta):
+            began = session.number if session.conversation_from is None else session.conversation_from
             keep_turn(deps.extract.blobs, deps.store, bulk_id, answered, result.custom_id,
                       session.checkpoint.version + 1, delta, sorted(session.shown or ()),
-                      dict(session.facts.retrieval_scores or {}))
+                      dict(session.facts.retrieval_scores or {}), conversation_from=began)
         elif answered.get("turns"):
             end_turn(deps.store, bulk_id, run_id)
         finish_session(deps.extract, session, deps.options)
@@ -290,6 +293,25 @@ def harvest(deps: BulkDeps, bulk_id: str, round_number: int) -> dict[str, Any]:
 def counts(deps: BulkDeps, bulk_id: str) -> dict[str, int]:
     """``{"pending", "done", "failed"}``: runs of the bulk job by their run's status."""
     return counts_in(deps.store, deps.extract.state, bulk_id)
+
+
+def job_outcome(c: dict[str, int]) -> str:
+    """A finished job's status from its counts (``done``, ``failed``; nothing ``pending``):
+    ``SUCCEEDED`` only when every document is done, ``PARTIAL`` when some are done and some failed,
+    ``FAILED`` when none is done. One rule for the CLI, the API and the state machine's output."""
+    if not c.get("failed"):
+        return "SUCCEEDED"
+    return "PARTIAL" if c.get("done") else "FAILED"
+
+
+def outcome_reason(c: dict[str, int]) -> str | None:
+    """One line saying why a finished job is not ``SUCCEEDED`` (None when it is): how many
+    documents failed of how many, and where each one's error is."""
+    if job_outcome(c) == "SUCCEEDED":
+        return None
+    total = int(c.get("done", 0)) + int(c.get("failed", 0)) + int(c.get("pending", 0))
+    return (f"{c.get('failed', 0)} of {total} documents failed ({c.get('done', 0)} done); each document's "
+            "error is in the job's status and in results/<bulk_id>/summary.jsonl")
 
 
 def counts_in(store: BulkStore, state: StateStore, bulk_id: str) -> dict[str, int]:

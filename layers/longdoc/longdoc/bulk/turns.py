@@ -52,28 +52,35 @@ class Continuation:
     request's, messages extended), valid while the run's checkpoint is at ``version``; ``turns``:
     model turns already in it. ``shown``: the chunk ids the conversation's context showed, and
     ``scores``: each clause type's initial retrieval score (cosine similarity) over them, both
-    carried so the next round's harness judges ``not_found`` on the same evidence (None: not kept)."""
+    carried so the next round's harness judges ``not_found`` on the same evidence (None: not kept).
+    ``conversation_from``: the session number the conversation began in, whose searches count
+    against its one search budget (:attr:`longdoc.extract.session_types.Session.conversation_from`;
+    None: not kept, each round has its own)."""
 
     version: int
     turns: int
     params: dict[str, Any]
     shown: list[str] | None = None
     scores: dict[str, Any] | None = None
+    conversation_from: int | None = None
 
 
 def keep_turn(blobs: BlobStore, store: BulkStore, bulk_id: str, answered: dict[str, Any], custom_id: str,
               version: int, delta: list[Message], shown: list[str] | None = None,
-              scores: dict[str, Any] | None = None) -> None:
+              scores: dict[str, Any] | None = None, conversation_from: int | None = None) -> None:
     """Keep the continuation of the request ``custom_id`` (its ``cid#`` item is ``answered``):
     ``delta`` (the assistant turn and the tool results) as a blob, and the ``turn#`` item pointing
     at it for the checkpoint ``version`` the harvest saves, with the chunk ids the conversation has
     shown so far (``shown``: its request's context plus what its searches returned) and the initial
-    retrieval ``scores``, which the next round's harvest checks citations against. Idempotent."""
+    retrieval ``scores``, which the next round's harvest checks citations against, and the session
+    number the conversation began in (``conversation_from``: its search budget spans the rounds).
+    Idempotent."""
     key = f"bulk/{bulk_id}/turns/{custom_id}.json"
     blobs.put(key, json.dumps([m.model_dump() for m in delta], ensure_ascii=False).encode())
     store.put(f"bulk#{bulk_id}", f"turn#{answered['run_id']}",
               {"run_id": answered["run_id"], "cid": custom_id, "round": answered["round"], "version": version,
-               "turns": int(answered.get("turns", 0)) + 1, "blob": key, "shown": shown, "scores": scores})
+               "turns": int(answered.get("turns", 0)) + 1, "blob": key, "shown": shown, "scores": scores,
+               "conversation_from": conversation_from})
 
 
 def end_turn(store: BulkStore, bulk_id: str, run_id: str) -> None:
@@ -123,7 +130,8 @@ def load_continuations(blobs: BlobStore, store: BulkStore, bulk_id: str, run_ids
             delta = json.loads(blobs.get(t["blob"]))
             params = {**bases[t["cid"]], "messages": join_turns(bases[t["cid"]]["messages"], delta)}
             out[t["run_id"]] = Continuation(version=t["version"], turns=t["turns"], params=params,
-                                            shown=t.get("shown"), scores=t.get("scores"))
+                                            shown=t.get("shown"), scores=t.get("scores"),
+                                            conversation_from=t.get("conversation_from"))
     return out
 
 

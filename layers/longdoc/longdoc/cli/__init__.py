@@ -1,25 +1,9 @@
-"""``longdoc`` command line: the same handlers and state machine as AWS, on one machine.
+"""The ``longdoc`` command line: the same handlers and state machines as on AWS, run on one machine.
 
-Commands (scripts rely on their JSON shapes):
-  longdoc ingest PATH... [--json]
-  longdoc watch DIR [--once] [--json]
-  longdoc chunks DOC_ID [--version V] [--json]
-  longdoc extract DOC_ID --clause-types a,b,c [--max-tokens N] [--top-k K] [--fact k=v]... [--json]
-  longdoc clause-types [--json]
-  longdoc eval retrieval --gold FILE [--corpus DIR] [--budget-tokens N] [--chunk-tokens N] [--json]
-  longdoc eval extraction --gold FILE [--corpus DIR] [--threshold X] [--budget-tokens N] [--search-calls N]
-                          [--compare-search] [--json]
-  longdoc eval ... --html FILE        (also writes a self-contained HTML page with a heat map)
-  longdoc report RUN_ID --html FILE   (audit page: each cited PDF page with the quote highlighted)
-  longdoc summarize DOC_ID [--focus TEXT] [--length short|medium|long] [--stream] [--json] [--html FILE]
-  longdoc bulk --clause-types a,b (DOC_ID... | --all | --manifest FILE) [--max-tokens N] [--json]
-  longdoc bulk status BULK_ID [--json]
-  longdoc serve [--host 127.0.0.1] [--port 8080]   (the API function's handler over HTTP)
-  longdoc runs [--status RUNNING|FAILED|SUCCEEDED|STALE] [--json]; runs show RUN_ID; runs resume RUN_ID
-  longdoc mcp                          (the tools as a Model Context Protocol server on stdio; also /mcp on serve)
-
-Local data lives under ``$LONGDOC_HOME`` (default ``./.longdoc``). Exit status is non-zero on
-failure, with a one-line reason on stderr.
+:func:`build_parser` assembles the parser from the command modules (each adds its subcommands with
+``register(sub)``); :func:`main` runs one command and turns a failure into one line on stderr and a
+non-zero exit status. The reference of every command is ``docs/cli.md``, rendered from this parser by
+``scripts/gen_cli_docs.py`` (a unit test fails when the two differ). Scripts rely on the ``--json`` shapes.
 """
 
 from __future__ import annotations
@@ -29,6 +13,7 @@ import logging
 import os
 import sqlite3
 import sys
+import textwrap
 import warnings
 
 from pydantic import ValidationError
@@ -43,20 +28,79 @@ from longdoc.core.errors import CliError
 from longdoc.core.progress import NoProgress, reporting
 from longdoc.core.text import one_line
 
-__all__ = ["build_parser", "failure_line", "main", "print_table"]
+__all__ = ["HelpFormatter", "build_parser", "failure_line", "main", "print_table"]
 
 COMMAND_MODULES = (ingest, extract, evals, runs, serve, triage_cli, summarize_cli, bulk_cli, mcp, review,
                    admin)  # triage_cli after evals: it adds `eval triage`
 """Each module adds its subcommands with ``register(sub)``; a new pipeline adds its own module here."""
 
 
+DESCRIPTION = """\
+longdoc reads long documents and extracts the clauses you ask for, each with a verified citation
+(chunk, page, section and the verbatim quote). It runs the same handlers and state machines as on
+AWS, on this machine: data lives under $LONGDOC_HOME (default ./.longdoc). Without ANTHROPIC_API_KEY
+the offline extractive baseline answers (a floor to beat, not an LLM).
+
+first steps:
+  longdoc ingest contract.pdf                      # parse, chunk, embed, index; prints the doc_id
+  longdoc chunks contract                          # its chunks: pages, section ids, headings
+  longdoc extract contract --clause-types "Governing Law,Cap On Liability"
+                                                   # prints `run RUN_ID ...` and a table of quotes
+  longdoc report RUN_ID --html out/contract.html   # audit page: each quote boxed on its PDF page
+  longdoc serve                                    # the API on http://127.0.0.1:8080 (/docs)
+"""
+
+EPILOG = """\
+Run `longdoc COMMAND --help` for a command's arguments. Every command exits non-zero on failure
+with a one-line reason on stderr; --json prints machine-readable output. Reference: docs/cli.md.
+"""
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Fills a description's or epilog's prose to the help's width, paragraph by paragraph (runs of
+    lines that start in the first column), and keeps indented lines (examples) as they are written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines: list[str] = []
+        prose: list[str] = []
+        for line in [*text.splitlines(), ""]:
+            if line and not line[0].isspace():
+                prose.append(line)
+                continue
+            if prose:
+                lines += textwrap.wrap(" ".join(prose), width, initial_indent=indent, subsequent_indent=indent)
+                prose = []
+            lines.append(indent + line if line.strip() else "")
+        return "\n".join(lines[:-1])
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every subcommand."""
-    parser = argparse.ArgumentParser(prog="longdoc", description=(__doc__ or "longdoc").split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    """The argument parser for every subcommand.
+
+    Each subcommand's ``--help`` opens with its one-line summary (the ``help=`` it was registered
+    with) unless it has a description of its own; every parser keeps the line breaks of its
+    description and epilog and wraps only lines wider than the help (:class:`HelpFormatter`).
+    """
+    parser = argparse.ArgumentParser(prog="longdoc", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=HelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give every subcommand under ``parser`` its summary as description and :class:`HelpFormatter`."""
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        summaries = {choice.dest: choice.help for choice in action._choices_actions}
+        for name, child in action.choices.items():
+            child.formatter_class = HelpFormatter
+            if not child.description and summaries.get(name):
+                child.description = str(summaries[name]).replace("%%", "%")  # help is %-formatted, a description not
+            _describe(child)
 
 
 def _reader_gone() -> int:
@@ -81,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
     logging.getLogger("moto").setLevel(logging.CRITICAL)  # the local engine's own chatter
+    if os.environ.get("LONGDOC_LOG_LEVEL"):
+        # The handlers' logger (Powertools, named "longdoc") must exist before the CLI composes its
+        # adapters, or their INFO lines (the Bedrock region and credential sources) reach no handler.
+        import longdoc.observability  # noqa: F401
     warnings.filterwarnings("ignore", module=r"aws_lambda_powertools.*")
     from longdoc.core.errors import LongdocError
 

@@ -1,12 +1,17 @@
 """``longdoc bulk``: many documents through the Message Batches API in rounds (``statemachine/bulk.asl.json``
-in the local engine), and ``longdoc bulk status BULK_ID``.
+in the local engine), ``longdoc bulk status BULK_ID`` and ``longdoc bulk resume BULK_ID``.
 
 Documents come as ids, ``--all`` (every ingested document) or ``--manifest FILE`` (one id, or a
 JSON object with ``doc_id``, per line). Rejected lines and ids are printed on stderr with their
 line number and reason; the good ones run. Progress (documents done/failed/pending, round,
 batches in flight) goes to stderr. Results: ``$LONGDOC_HOME/results/<bulk_id>/<run_id>.json`` per
-document (the shape of ``extract --json``) and ``summary.jsonl``. Exit status 1 when a document
-failed or an input was rejected.
+document (the shape of ``extract --json``) and ``summary.jsonl``. The job is ``SUCCEEDED`` only when
+every document is done, else ``PARTIAL`` (some done) or ``FAILED`` (none). Exit status 1 when a
+document failed or an input was rejected.
+
+The process running the job is recorded as its worker (a pid file); ``bulk status`` shows a job
+whose worker died (killed) as ``STALE``, and ``bulk resume`` continues it from its stores: prepared
+rounds, submitted batches (harvested, never sent again) and applied results are reused.
 """
 
 from __future__ import annotations
@@ -127,16 +132,50 @@ def _watch(machine: Any, stores: Any, bulk_id: str, arn: str, err: TextIO) -> No
     shown.close(progress(stores, bulk_id))
 
 
+def _execute(deps: Any, settings: Any, bulk_id: str, name: str, execution_input: dict[str, Any]) -> Any:
+    """Run execution ``name`` of the bulk machine in this process, recorded as its worker (a pid file,
+    :func:`longdoc.local.pids.record_in_process_worker`, so ``bulk status`` shows the job ``STALE``
+    if this process dies), showing progress on stderr; returns the finished execution."""
+    from longdoc.bulk.runs import Stores
+    from longdoc.local.engine import LocalStepFunctions
+    from longdoc.local.pids import record_in_process_worker
+
+    app = load_handler("bulk")  # the handler the local engine invokes; the adapters come from wiring
+    record_in_process_worker(settings.home, "bulk", name)
+    with LocalStepFunctions(statemachine(), {"BulkFunctionArn": app.handler}) as machine:
+        arn = machine.start_execution(name, execution_input)
+        _watch(machine, Stores.of(deps), bulk_id, arn, sys.stderr)
+        return machine.wait(arn)
+
+
+def _report(deps: Any, settings: Any, bulk_id: str, execution: Any) -> dict[str, Any]:
+    """The job's status (:func:`longdoc.bulk.runs.bulk_status`) with its results folder and execution."""
+    from longdoc.bulk.runs import Stores, bulk_status
+
+    status = bulk_status(Stores.of(deps), bulk_id, str(settings.price_table) if settings.price_table else None,
+                         _gone(settings))
+    status["results"] = str(settings.home / "results" / bulk_id)
+    status["execution"] = {"arn": execution.execution_arn, "status": execution.status, "events": len(execution.history),
+                           "error": execution.error, "cause": execution.cause}
+    return status
+
+
+def _gone(settings: Any) -> Callable[[str], bool]:
+    """The liveness probe of a bulk execution's local worker (by its recorded pid)."""
+    from longdoc.local.pids import execution_worker_gone
+
+    return lambda name: execution_worker_gone(settings.home, "bulk", name)
+
+
 def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     from longdoc import wiring
-    from longdoc.bulk.runs import Stores, bulk_status, execution_input, start_bulk
+    from longdoc.bulk.runs import Stores, execution_input, start_bulk
     from longdoc.config import get_settings
-    from longdoc.local.engine import LocalStepFunctions
 
     settings = get_settings()
     if not [c for c in args.clause_types.split(",") if c.strip()]:
         raise CliError("--clause-types is required (comma-separated clause type names)")
-    app = load_handler("bulk")  # the handler the local engine invokes; the adapters come from wiring
+    load_handler("bulk")  # fail before storing anything when the handler cannot load
     deps = wiring.bulk_deps()
     selection = _selection(args, deps.extract.state)
     bulk_id = f"bulk-{uuid.uuid4().hex[:12]}"
@@ -147,14 +186,8 @@ def _run(args: argparse.Namespace) -> tuple[dict[str, Any], list[Any]]:
     for r in accepted.rejected:
         print(f"longdoc: skipped {r.where}: {one_line(r.reason, 300)}", file=sys.stderr)
     print(f"bulk {bulk_id}: {len(accepted.doc_ids)} documents", file=sys.stderr)
-    with LocalStepFunctions(statemachine(), {"BulkFunctionArn": app.handler}) as machine:
-        arn = machine.start_execution(bulk_id, execution_input(bulk_id))
-        _watch(machine, Stores.of(deps), bulk_id, arn, sys.stderr)
-        execution = machine.wait(arn)
-    status = bulk_status(Stores.of(deps), bulk_id, str(settings.price_table) if settings.price_table else None)
-    status["results"] = str(settings.home / "results" / bulk_id)
-    status["execution"] = {"arn": execution.execution_arn, "status": execution.status, "events": len(execution.history),
-                           "error": execution.error, "cause": execution.cause}
+    execution = _execute(deps, settings, bulk_id, bulk_id, execution_input(bulk_id))
+    status = _report(deps, settings, bulk_id, execution)
     status["rejected"] = [{"where": r.where, "reason": r.reason} for r in accepted.rejected]
     return status, accepted.rejected
 
@@ -163,6 +196,10 @@ def print_status(status: dict[str, Any], out: TextIO) -> None:
     """The job's line of counts and costs, then one line per document (to ``out``)."""
     print(f"bulk {status['bulk_id']}  {status['status']}  {status['done']} done, {status['failed']} failed, "
           f"{status['pending']} pending; {status['rounds']} rounds; cost: {status['cost']}", file=out)
+    if status.get("reason"):
+        print(f"  {status['status']}: {one_line(status['reason'], 300)}", file=out)
+    if status["status"] == "STALE":
+        print(f"  {STALE_NEXT}", file=out)
     for c in status.get("cache") or []:  # prompt-cache figures of primed rounds (issue 25)
         if c["primed"]:
             print(f"  round {c['round']}: primed; {c['reading']}/{c['items']} requests read the cache "
@@ -180,19 +217,56 @@ def print_status(status: dict[str, Any], out: TextIO) -> None:
         print(f"results in {status['results']}", file=out)
 
 
-def cmd_bulk(args: argparse.Namespace) -> int:
-    """``longdoc bulk ...`` or ``longdoc bulk status BULK_ID``."""
-    if args.targets[:1] == ["status"]:
-        return _status(args)
-    status, rejected = _run(args)
+STALE_NEXT = "its worker died (the process running it was killed): `longdoc bulk resume BULK_ID` continues it"
+"""What ``bulk status`` says under a ``STALE`` job."""
+
+
+def _finish(args: argparse.Namespace, status: dict[str, Any], rejected: list[Any]) -> int:
+    """Print the job; exit status 0 only when it is ``SUCCEEDED`` and no input was rejected. An
+    execution that failed for another reason than every document failing raises :class:`CliError`."""
     if args.json:
         print(json.dumps(status, ensure_ascii=False, indent=1))
     else:
         print_status(status, sys.stdout)
-    if status["execution"]["status"] != "SUCCEEDED":
-        raise CliError(f"bulk {status['bulk_id']} failed: {status['execution']['error']}: "
-                       f"{one_line(status['execution']['cause'] or '', 300)}")
-    return 1 if status["failed"] or rejected else 0
+    execution = status["execution"]
+    if execution["status"] != "SUCCEEDED" and execution["error"] != "BulkJobFailed":
+        raise CliError(f"bulk {status['bulk_id']} failed: {execution['error']}: "
+                       f"{one_line(execution['cause'] or '', 300)}")
+    return 0 if status["status"] == "SUCCEEDED" and not rejected else 1
+
+
+def cmd_bulk(args: argparse.Namespace) -> int:
+    """``longdoc bulk ...``, ``longdoc bulk status BULK_ID`` or ``longdoc bulk resume BULK_ID``."""
+    if args.targets[:1] == ["status"]:
+        return _status(args)
+    if args.targets[:1] == ["resume"]:
+        return _resume(args)
+    status, rejected = _run(args)
+    return _finish(args, status, rejected)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    """Continue a ``STALE`` job (its worker died) in this process from its stores: a new execution
+    (:func:`longdoc.bulk.intake.restart_execution`, as the API's re-POST) that reuses the prepared
+    rounds, the batches already submitted (polled and harvested, never sent again) and the results
+    already applied. Raises :class:`CliError` for a job that is not ``STALE``."""
+    from longdoc import wiring
+    from longdoc.bulk.intake import restart_execution
+    from longdoc.bulk.runs import Stores, bulk_status
+    from longdoc.config import get_settings
+
+    if len(args.targets) != 2:
+        raise CliError("usage: longdoc bulk resume BULK_ID")
+    bulk_id, settings = args.targets[1], get_settings()
+    deps = wiring.bulk_deps()
+    current = bulk_status(Stores.of(deps), bulk_id, None, _gone(settings))["status"]
+    if current != "STALE":
+        why = ("its worker is still running" if current == "RUNNING" else "it has ended")
+        raise CliError(f"bulk {bulk_id} is {current}; only a STALE job resumes ({why})")
+    name, execution_input = restart_execution(deps.store, bulk_id)
+    print(f"bulk {bulk_id}: resumed as execution {name} from round {execution_input['round']}", file=sys.stderr)
+    status = _report(deps, settings, bulk_id, _execute(deps, settings, bulk_id, name, execution_input))
+    return _finish(args, status, [])
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -204,7 +278,7 @@ def _status(args: argparse.Namespace) -> int:
         raise CliError("usage: longdoc bulk status BULK_ID")
     settings = get_settings()
     status = bulk_status(Stores.of(wiring.bulk_deps()), args.targets[1],
-                         str(settings.price_table) if settings.price_table else None)
+                         str(settings.price_table) if settings.price_table else None, _gone(settings))
     if args.json:
         print(json.dumps(status, ensure_ascii=False, indent=1))
     else:
@@ -212,16 +286,32 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+BULK_EPILOG = """\
+examples:
+  longdoc bulk --clause-types "Governing Law,Cap On Liability" --manifest contracts.txt
+  longdoc bulk --clause-types "Governing Law" doc-a doc-b       # or --all
+  longdoc bulk status bulk-5f0c2a9e1b7d
+  longdoc bulk resume bulk-5f0c2a9e1b7d                          # a STALE job: its worker died
+
+A manifest holds one document id per line ({"doc_id": ...} too; blank lines and # comments skipped).
+A job is SUCCEEDED only when every document is done, else PARTIAL (some done) or FAILED (none), with
+its reason. Exit status 1 unless SUCCEEDED, or when a line was skipped; each is listed with its reason.
+"""
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``bulk`` (and ``bulk status``) to the ``longdoc`` parser."""
     p = sub.add_parser("bulk", help="extract from many documents with the Message Batches API (half price)",
-                       description="longdoc bulk --clause-types a,b (DOC_ID ... | --all | --manifest FILE); "
-                                   "longdoc bulk status BULK_ID")
-    p.add_argument("targets", nargs="*", metavar="DOC_ID", help="document ids (or: status BULK_ID)")
+                       description="Extract clause types from many documents in rounds of Message Batches (half "
+                                   "the synchronous price); `longdoc bulk status BULK_ID` shows a job, `longdoc bulk "
+                                   "resume BULK_ID` continues a STALE one (its worker died).",
+                       epilog=BULK_EPILOG)
+    p.add_argument("targets", nargs="*", metavar="DOC_ID", help="document ids (or: status BULK_ID, resume BULK_ID)")
     p.add_argument("--clause-types", default="", help="comma-separated clause type names")
     p.add_argument("--all", action="store_true", help="every ingested document")
     p.add_argument("--manifest", default=None, metavar="FILE", help="one document id (or {\"doc_id\": ...}) per line")
-    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None,
+    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None, metavar="N",
                    help="output tokens per model call (64-64000, the settings' bounds)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="the job's summary as JSON: bulk_id, status, counts, cost, documents, rejected, results")
     p.set_defaults(func=cmd_bulk, progress=True)

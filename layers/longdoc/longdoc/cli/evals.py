@@ -68,28 +68,33 @@ def cmd_eval_extraction(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this module's subcommands to the ``longdoc`` parser."""
-    p = sub.add_parser("eval", help="evaluate retrieval or extraction against gold cases")
+    p = sub.add_parser("eval", help="measure retrieval, extraction, triage or reviewed accuracy against gold cases")
     evals = p.add_subparsers(dest="eval_command", required=True)
     p = evals.add_parser("retrieval", help="recall@K, MRR and recall within a token budget, per stratum")
-    p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
-    p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
-    p.add_argument("--budget-tokens", type=int_at_least(1), default=5000)
-    p.add_argument("--chunk-tokens", type=CHUNK_TOKENS, default=None,
+    p.add_argument("--gold", required=True, metavar="FILE", help="gold cases, JSON Lines")
+    p.add_argument("--corpus", default=None, metavar="DIR",
+                   help="documents folder (default: ../corpus beside the gold folder)")
+    p.add_argument("--budget-tokens", type=int_at_least(1), default=5000, metavar="N",
+                   help="token budget for the recall-within-budget figure (default 5000)")
+    p.add_argument("--chunk-tokens", type=CHUNK_TOKENS, default=None, metavar="N",
                    help="chunk target tokens, 100-4000 (default: settings)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.add_argument("--json", action="store_true", help="the report as JSON instead of tables (the per-document lines are left out; progress stays on stderr)")
+    p.add_argument("--html", default=None, metavar="FILE", help="also write the report as a self-contained HTML page")
     p.set_defaults(func=cmd_eval_retrieval, progress=True)
     p = evals.add_parser("extraction", help="found/not_found, quotes, exact values and silent-source rate")
-    p.add_argument("--gold", required=True, help="gold cases, JSON Lines")
-    p.add_argument("--corpus", default=None, help="documents folder (default: ../corpus beside the gold folder)")
-    p.add_argument("--threshold", type=float, default=None, help="offline baseline threshold (tuning)")
-    p.add_argument("--budget-tokens", type=int_at_least(1), default=None, help="context budget (default: top_k chunks)")
-    p.add_argument("--chunk-tokens", type=CHUNK_TOKENS, default=None,
+    p.add_argument("--gold", required=True, metavar="FILE", help="gold cases, JSON Lines")
+    p.add_argument("--corpus", default=None, metavar="DIR",
+                   help="documents folder (default: ../corpus beside the gold folder)")
+    p.add_argument("--threshold", type=float, default=None, metavar="X",
+                   help="offline baseline's score threshold for found (default: settings; tuning only)")
+    p.add_argument("--budget-tokens", type=int_at_least(1), default=None, metavar="N",
+                   help="retrieved-context budget in tokens (default: top_k chunks)")
+    p.add_argument("--chunk-tokens", type=CHUNK_TOKENS, default=None, metavar="N",
                    help="chunk target tokens, 100-4000 (default: settings)")
-    p.add_argument("--search-calls", type=int_at_least(0), default=None,
+    p.add_argument("--search-calls", type=int_at_least(0), default=None, metavar="N",
                    help="search_chunks calls per session (default: settings; 0: no search step)")
     p.add_argument("--compare-search", action="store_true",
                    help="also run every document without the search step and report what changed")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.add_argument("--json", action="store_true", help="the report as JSON instead of tables (the per-document lines are left out; progress stays on stderr)")
+    p.add_argument("--html", default=None, metavar="FILE", help="also write the report as a self-contained HTML page")
     p.set_defaults(func=cmd_eval_extraction, progress=True)

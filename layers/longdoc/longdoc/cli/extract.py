@@ -52,7 +52,9 @@ def cmd_extract(args: argparse.Namespace) -> int:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
         print(f"run {result['run_id']}  doc {result['doc_id']}  {result['status']}  model {result['model']}  "
-              f"sessions {result['sessions']}  checkpoints {result['checkpoints']}")
+              f"sessions {result['sessions']}  checkpoints {result['checkpoints']}"
+              + (f"  cut blocks {result['cut_blocks']} (cut by max_tokens or the context window, never stored)"
+                 if result.get("cut_blocks") else ""))
         print_table(result)
     if result["status"] != "SUCCEEDED":
         print(f"longdoc: {run_failure(result)}", file=sys.stderr)
@@ -125,24 +127,39 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+EXTRACT_EPILOG = """\
+examples:
+  longdoc extract contract --clause-types "Governing Law,Cap On Liability"
+  longdoc extract policy --clause-types "Policy Cancellation" --fact claim_amount=$247.83 --json
+
+A run that stops on max_tokens checkpoints and resumes in a fresh session with twice the room. Set
+LONGDOC_CLAUSE_CATALOGUE=FILE.yaml for clause types of your own.
+"""
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this module's subcommands to the ``longdoc`` parser."""
-    p = sub.add_parser("extract", help="extract clause types with citations")
-    p.add_argument("doc_id")
-    p.add_argument("--clause-types", required=True, help="comma-separated clause type names")
-    p.add_argument("--version", default=None)
-    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None,
+    p = sub.add_parser("extract", help="extract clause types with citations", epilog=EXTRACT_EPILOG)
+    p.add_argument("doc_id", metavar="DOC_ID", help="an ingested document's id")
+    p.add_argument("--clause-types", required=True,
+                   help="comma-separated clause type names (`longdoc clause-types` lists them)")
+    p.add_argument("--version", default=None, metavar="V", help="doc_version to read (default: the latest READY one)")
+    p.add_argument("--max-tokens", type=int_between(*max_tokens_bounds()), default=None, metavar="N",
                    help="output tokens per model call (64-64000, the settings' bounds)")
-    p.add_argument("--top-k", type=int_at_least(1), default=None)
-    p.add_argument("--max-iterations", type=int_at_least(1), default=None)
+    p.add_argument("--top-k", type=int_at_least(1), default=None, metavar="K",
+                   help="chunks retrieved per clause type (default: settings, 5)")
+    p.add_argument("--max-iterations", type=int_at_least(1), default=None, metavar="N",
+                   help="model sessions the run may take over all its executions (default: settings, 40)")
     p.add_argument("--fact", action="append", default=[], metavar="KEY=VALUE",
                    help="an exact value pinned into CASE_FACTS (repeatable)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="the run's result: run_id, status, model, extractions with citations, usage, cache, execution")
     p.set_defaults(func=cmd_extract)
     p = sub.add_parser("clause-types", help="list known clause types")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the catalogue as JSON: name, description, hints, alternatives, answer_kind")
     p.set_defaults(func=cmd_clause_types)
     p = sub.add_parser("report", help="write a run's audit page")
-    p.add_argument("run_id")
-    p.add_argument("--html", required=True, help="output file")
+    p.add_argument("run_id", metavar="RUN_ID", help="a run id, as `extract` and `longdoc runs` print it")
+    p.add_argument("--html", required=True, metavar="FILE",
+                   help="output file: each cited PDF page with its quote boxed (a text view for other formats)")
     p.set_defaults(func=cmd_report)

@@ -117,7 +117,9 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
         print(f"longdoc: {path}: pages without a text layer (need OCR, not indexed): "
               f"{', '.join(map(str, record.pages_needing_ocr))}", file=sys.stderr)
     if record.page_outcomes:
-        row["page_outcomes"] = record.page_outcomes
+        row["page_outcomes"] = {**record.page_outcomes, "furniture_lines": furniture_lines(record)}
+        if record.furniture_lines and not args.json:
+            print(f"longdoc: {path}: {furniture_summary(record)}", file=sys.stderr)
     if record.ocr_rotations:
         row["ocr_rotations"] = {str(page): turn for page, turn in sorted(record.ocr_rotations.items())}
     warnings = [*record.warnings, *overlap_warnings(record)]
@@ -129,6 +131,24 @@ def _report(args: argparse.Namespace, path: Path, record: DocumentRecord, previo
     else:
         print(f"{row['doc_id']}  v{row['doc_version']}  {row['pages']} pages  {row['chunks']} chunks  "
               f"{_state_text(done, before, record)}  ({path})")
+
+
+def furniture_lines(record: DocumentRecord) -> dict[str, int]:
+    """Lines removed as running headers and footers on every page of a PDF version, ``{"1": 2, "2": 0, ...}``
+    (JSON object keys are strings; a page with none shows 0)."""
+    return {str(page): record.furniture_lines.get(page, 0) for page in range(1, record.pages + 1)}
+
+
+def furniture_summary(record: DocumentRecord) -> str:
+    """One line saying how many lines were removed as running headers and footers, and from which pages
+    (``12 lines removed as running headers and footers (not indexed): pages 1-6, 2 a page``)."""
+    from longdoc.ingest.parse.damage import page_ranges
+
+    counts = record.furniture_lines
+    total, most, least = sum(counts.values()), max(counts.values()), min(counts.values())
+    each = f"{most} a page" if most == least and len(counts) > 1 else f"up to {most} a page" if len(counts) > 1 else ""
+    return (f"{total} line{'s' if total != 1 else ''} removed as running headers and footers (not indexed): "
+            f"page{'s' if len(counts) > 1 else ''} {page_ranges(list(counts))}{', ' + each if each else ''}")
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -282,19 +302,38 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     return 0
 
 
+INGEST_EPILOG = """\
+examples:
+  longdoc ingest contract.pdf policy.docx   # one line per file: doc_id, version, pages, chunks
+  longdoc ingest policy-set/*               # endorsements are taken after the wordings they endorse
+
+Ingesting the same bytes again is a no-op; changed bytes make a new version (older ones stay
+readable with --version). Scanned pages are read by the local Tesseract (LONGDOC_OCR=off: none).
+"""
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this module's subcommands to the ``longdoc`` parser."""
-    p = sub.add_parser("ingest", help="parse, chunk, embed and index documents")
-    p.add_argument("paths", nargs="+")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("ingest", help="parse, chunk, embed and index documents", epilog=INGEST_EPILOG)
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="files to ingest (PDF, .txt, .md, .html, .docx); a sidecar PATH.metadata.json beside one "
+                        "gives its metadata; the doc_id is derived from the file name (its stem, folded to a-z0-9-)")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON line per file: doc_id, doc_version, source, pages, chunks, reused, skipped, "
+                        "change, warnings (a failed file: source, change \"failed\", error)")
     p.set_defaults(func=cmd_ingest, progress=True)
     p = sub.add_parser("watch", help="ingest files dropped into a folder (the bucket's incoming/)")
-    p.add_argument("dir")
-    p.add_argument("--once", action="store_true", help="process what is there now, then exit")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("dir", metavar="DIR",
+                   help="folder watched as the bucket's incoming/; unusable files move to DIR/failed/ with a "
+                        "NAME.reason.txt")
+    p.add_argument("--once", action="store_true",
+                   help="process what is there now, then exit (a file still being written is left for the next "
+                        "run, exit status 1)")
+    p.add_argument("--json", action="store_true", help="one JSON line per file taken, as `ingest --json`")
     p.set_defaults(func=cmd_watch, progress=True)
     p = sub.add_parser("chunks", help="list a document's chunks")
-    p.add_argument("doc_id")
-    p.add_argument("--version", default=None)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("doc_id", metavar="DOC_ID", help="document id (the file name without its extension)")
+    p.add_argument("--version", default=None, metavar="V", help="doc_version to read (default: the latest READY one)")
+    p.add_argument("--json", action="store_true",
+                   help="the chunks as a JSON list, each with its text, pages, page labels, section ids and heading path")
     p.set_defaults(func=cmd_chunks)

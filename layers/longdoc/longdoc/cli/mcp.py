@@ -1,6 +1,6 @@
 """``longdoc mcp``: longdoc's tools for Claude apps and agents, as a Model Context Protocol server on stdio.
 
-The server is :func:`longdoc.mcpserver.server.build_server` (tools and resources in README, "MCP").
+The server is :func:`longdoc.mcpserver.server.build_server` (tools and resources in docs/mcp.md).
 It reads and writes the same stores as the other commands: ``$LONGDOC_HOME`` locally, or with
 AWS settings (``LONGDOC_MODE=aws``) the bucket, table and state machines the Lambdas use. Locally,
 runs and summaries start in worker processes on this machine, as under ``longdoc serve``; they

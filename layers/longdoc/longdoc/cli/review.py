@@ -17,7 +17,7 @@ from pathlib import Path
 from longdoc.core.errors import CliError
 
 EXIT_REFUSED, EXIT_CONFLICT, EXIT_UNKNOWN = 2, 3, 4
-"""Exit statuses of the review commands (README, "The review loop"): a decision refused (not verbatim, too
+"""Exit statuses of the review commands (docs/review.md): a decision refused (not verbatim, too
 short, ambiguous, a version the item never had, a decision that does not fit the item), a stale version
 (another decision came first: reload), an unknown item id. Other failures exit 1."""
 
@@ -179,11 +179,12 @@ def cmd_eval_accuracy(args: argparse.Namespace) -> int:
 
 def _decision_parser(sub: argparse._SubParsersAction, name: str, action: str, help: str) -> argparse.ArgumentParser:
     p = sub.add_parser(name, help=help)
-    p.add_argument("item_id")
+    p.add_argument("item_id", metavar="ITEM", help="a review item id, as `review list` prints it")
     p.add_argument("--reviewer", default=None, help="who decides (default: the OS login name, else local-reviewer)")
-    p.add_argument("--version", type=int, default=None, help="refuse unless the item is still at this version")
-    p.add_argument("--note", default=None)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--version", type=int, default=None, metavar="N", help="refuse unless the item is still at this version")
+    p.add_argument("--note", default=None, help="a free-text note kept with the decision")
+    p.add_argument("--json", action="store_true",
+                   help="the decision as JSON; an error as {\"error\", \"exit_status\"}")
     p.set_defaults(func=cmd_review_decide, action=action)
     return p
 
@@ -193,14 +194,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("review", help="the review queue: list, show, accept, correct, reject, mark, export")
     rs = p.add_subparsers(dest="review_command", required=True)
     p = rs.add_parser("list", help="the queue, lowest confidence first (--all: every item)")
-    p.add_argument("--run", default=None, help="one run's items (default: every run's)")
-    p.add_argument("--threshold", type=float, default=None, help="accept threshold (default: settings)")
+    p.add_argument("--run", default=None, metavar="RUN", help="one run's items (default: every run's)")
+    p.add_argument("--threshold", type=float, default=None, metavar="X", help="accept threshold (default: settings)")
     p.add_argument("--all", action="store_true", help="every item, any status")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the items as JSON")
     p.set_defaults(func=cmd_review_list)
     p = rs.add_parser("show", help="one item: value, confidence reasons, history")
-    p.add_argument("item_id")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("item_id", metavar="ITEM", help="a review item id, as `review list` prints it")
+    p.add_argument("--json", action="store_true", help="the item as JSON")
     p.set_defaults(func=cmd_review_show)
     _decision_parser(rs, "accept", "accept", "the model's answer is right")
     _decision_parser(rs, "reject", "reject", "the model's answer is wrong (no replacement)")
@@ -209,22 +210,22 @@ def register(sub: argparse._SubParsersAction) -> None:
         p = _decision_parser(rs, name, action, "the right span, verified verbatim" if action == "correct"
                              else "the clause is in the document (optionally where)")
         p.add_argument("--quote", required=action == "correct", help="the span's text, verbatim from the document")
-        p.add_argument("--page", type=int, default=None, help="1-based page the span is on")
-        p.add_argument("--chunk", default=None, help="chunk id holding the span")
+        p.add_argument("--page", type=int, default=None, metavar="P", help="1-based page the span is on")
+        p.add_argument("--chunk", default=None, metavar="ID", help="chunk id holding the span")
     p = rs.add_parser("export", help="write reviewed items as gold JSONL")
-    p.add_argument("--out", required=True)
-    p.add_argument("--run", action="append", help="only this run (repeatable)")
+    p.add_argument("--out", required=True, metavar="FILE", help="the gold JSON Lines file to write")
+    p.add_argument("--run", action="append", metavar="RUN", help="only this run (repeatable)")
     p.add_argument("--corpus", default=None, help="the folder `eval extraction --corpus` gets: documents are written relative to it "
                    "(found there by file name or content hash)")
     p.add_argument("--on-conflict", choices=["latest", "skip"], default="latest",
                    help="one document x clause type labelled found in one run and absent in another: keep the "
                    "latest decision's label (default) or leave the pair out; listed under `conflicts` either way")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the export's counts and conflicts as JSON")
     p.set_defaults(func=cmd_review_export)
     evals = next(a for a in sub.choices["eval"]._actions if isinstance(a, argparse._SubParsersAction))
     p = evals.add_parser("accuracy", help="accuracy by stratum on reviewed labels; exit 1 on a stratum under 90%%")
-    p.add_argument("--gold", required=True, help="a review export (longdoc review export)")
-    p.add_argument("--min-labels", type=int, default=None, help="labels a stratum needs to alert (default: settings; 0: every stratum can alert)")
-    p.add_argument("--html", default=None, help="also write the dashboard (inline SVG heat map)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--gold", required=True, metavar="FILE", help="a review export (longdoc review export)")
+    p.add_argument("--min-labels", type=int, default=None, metavar="N", help="labels a stratum needs to alert (default: settings; 0: every stratum can alert)")
+    p.add_argument("--html", default=None, metavar="FILE", help="also write the dashboard (inline SVG heat map)")
+    p.add_argument("--json", action="store_true", help="the report as JSON instead of tables")
     p.set_defaults(func=cmd_eval_accuracy)

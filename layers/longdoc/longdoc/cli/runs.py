@@ -75,7 +75,8 @@ def _print_show(view: dict[str, Any]) -> None:
         print("lease:        (none)")
     cp = view["checkpoint"]
     print("checkpoint:   " + (f"version {cp['version']}, {cp['sessions']} session(s), last stop {cp['last_stop_reason']}, "
-                              f"stalled {cp['stalled_sessions']}, saved {cp['updated_at']}" if cp else "(none yet)"))
+                              f"stalled {cp['stalled_sessions']}, cut blocks {cp.get('cut_blocks', 0)}, saved {cp['updated_at']}"
+                              if cp else "(none yet)"))
     error = view["last_error"]
     print("last error:   " + (_error_line(error) if error else "(none)"))
     print(f"executions:   {', '.join(view['executions']) or '(none)'}")
@@ -136,14 +137,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``runs`` (with ``show`` and ``resume``) to the ``longdoc`` parser."""
     p = sub.add_parser("runs", help="list local runs; show one; resume a failed or stale one")
     p.add_argument("--status", choices=STATES, default=None, help="only runs in this state")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="the runs as a JSON list: run_id, state, doc_id, clause_types, sessions, checkpoints, age")
     p.set_defaults(func=cmd_runs)
     actions = p.add_subparsers(dest="runs_command")
     show = actions.add_parser("show", help="where a run stands: states, checkpoint, pending, last error")
-    show.add_argument("run_id")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("run_id", metavar="RUN_ID", help="the run to show")
+    show.add_argument("--json", action="store_true", help="the run's state as JSON")
     show.set_defaults(func=cmd_runs_show)
     again = actions.add_parser("resume", help="continue a FAILED or STALE run from its checkpoint")
-    again.add_argument("run_id")
-    again.add_argument("--json", action="store_true")
+    again.add_argument("run_id", metavar="RUN_ID", help="a FAILED or STALE run")
+    again.add_argument("--json", action="store_true", help="the finished run's result as JSON, as `extract --json`")
     again.set_defaults(func=cmd_runs_resume)

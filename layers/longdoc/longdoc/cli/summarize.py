@@ -83,6 +83,8 @@ def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
             execution = machine.wait(record.execution_arn or "")
             if execution.status != "SUCCEEDED":
                 view = summary_view(blobs, record.summary_id)
+                for d in view.get("dropped") or []:  # a summary that kept no statement: what the checks dropped
+                    print(f"dropped: {one_line(d['text'], 120)} ({one_line(d['reason'], 160)})", file=sys.stderr)
                 reason = failure_line(view.get("error") or execution.error, view.get("cause") or execution.cause)
                 raise CliError(with_next_step(f"summary {record.summary_id} failed: {reason}", next_step(reason)))
         elif stream_to is not None:
@@ -104,13 +106,17 @@ def print_summary(result: dict[str, Any], out: TextIO | None = None, limit: int 
 
 
 def print_counters(result: dict[str, Any], out: TextIO | None = None) -> None:
-    """One line: statements, dropped, groups, map calls, reduce depth, tokens, cost (to ``out``, default stdout)."""
+    """One line: statements, dropped, groups, map calls, reduce depth, cut reply blocks (when any), tokens, cost
+    (to ``out``, default stdout)."""
     out = out or sys.stdout
     usage = result["usage"]
     print(f"{len(result['statements'])} verified statements, {len(result['dropped'])} dropped, "
           f"{len(result['exact_values'])} exact values; mode {result['mode']}, {result['groups']} groups, "
           f"{result['map_calls']} map calls, {result['reduce_calls']} reduce calls, reduce depth "
-          f"{result['reduce_depth']}, {result['model_calls']} model calls; {usage['input_tokens']} input / "
+          f"{result['reduce_depth']}, {result['model_calls']} model calls"
+          + (f", {result['cut_blocks']} reply block(s) cut by an output or context limit (never read)"
+             if result.get("cut_blocks") else "")
+          + f"; {usage['input_tokens']} input / "
           f"{usage['output_tokens']} output tokens; cost {result['cost_usd'] or 'n/a'} USD", file=out)
 
 
@@ -150,11 +156,13 @@ def cmd_summarize(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``summarize`` to the ``longdoc`` parser."""
     p = sub.add_parser("summarize", help="summarise a whole document, every statement cited")
-    p.add_argument("doc_id")
-    p.add_argument("--version", default=None)
+    p.add_argument("doc_id", metavar="DOC_ID", help="an ingested document's id")
+    p.add_argument("--version", default=None, metavar="V", help="doc_version to read (default: the latest READY one)")
     p.add_argument("--focus", default=None, help="a topic to stick to, e.g. \"exclusions\" (at most 300 characters)")
-    p.add_argument("--length", choices=("short", "medium", "long"), default="medium")
+    p.add_argument("--length", choices=("short", "medium", "long"), default="medium",
+                   help="how long the summary is (default: medium)")
     p.add_argument("--stream", action="store_true", help="print the final synthesis as it is written")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="the summary as JSON: statements with citations, exact values, dropped, usage, cost")
     p.add_argument("--html", default=None, metavar="FILE", help="also write a page where each citation opens its page")
     p.set_defaults(func=cmd_summarize, progress=True)

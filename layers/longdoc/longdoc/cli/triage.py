@@ -141,35 +141,47 @@ def _eval_subparsers(sub: argparse._SubParsersAction) -> argparse._SubParsersAct
     return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
 
 
+TRIAGE_EPILOG = """\
+examples:
+  longdoc ingest policy-set/*               # wordings and endorsements, each with its sidecar
+  longdoc collections show dev-policy-set
+  longdoc triage --collection dev-policy-set --claim claim.json --explain
+"""
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``collections``, ``triage`` and ``eval triage`` (after :mod:`longdoc.cli.evals` registered ``eval``)."""
     p = sub.add_parser("collections", help="list policy sets, or show one (wordings, terms, endorsements)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the policy sets as JSON")
     p.set_defaults(func=cmd_collections, name=None)
     show = p.add_subparsers(dest="collections_command").add_parser("show", help="wordings by line of business and term")
-    show.add_argument("name", metavar="SET")
-    show.add_argument("--json", action="store_true")
+    show.add_argument("name", metavar="SET", help="a policy set's name (the sidecars' \"collection\")")
+    show.add_argument("--json", action="store_true", help="the set's wordings and endorsements as JSON")
     show.set_defaults(func=cmd_collections)
-    p = sub.add_parser("triage", help="triage a claim against the wording in force of a policy set")
-    p.add_argument("--collection", required=True, metavar="SET")
+    p = sub.add_parser("triage", help="triage a claim against the wording in force of a policy set",
+                       epilog=TRIAGE_EPILOG)
+    p.add_argument("--collection", required=True, metavar="SET", help="the policy set (`longdoc collections` lists them)")
     p.add_argument("--claim", required=True, metavar="FILE", help="claim file: text, or JSON (form fields + adjuster_note)")
-    p.add_argument("--loss-date", default=None, metavar="YYYY-MM-DD")
-    p.add_argument("--line-of-business", default=None)
+    p.add_argument("--loss-date", default=None, metavar="YYYY-MM-DD",
+                   help="date of loss, which picks the wording in force (default: the claim's loss_date)")
+    p.add_argument("--line-of-business", default=None, metavar="LOB",
+                   help="the wording's line of business (default: the claim's, else the set's only one)")
     budget = p.add_mutually_exclusive_group()
-    budget.add_argument("--budget-tokens", type=int_at_least(1), default=None, help="input budget in tokens")
+    budget.add_argument("--budget-tokens", type=int_at_least(1), default=None, metavar="N",
+                        help="input budget in tokens; the clauses get what instructions, examples, claim and task leave")
     budget.add_argument("--cost-line", default=None, metavar="COST,INPUT,OUTPUT,RESERVE",
                         help="cost per claim, input and output price per million tokens, reserved output tokens")
     p.add_argument("--examples", default=None, metavar="FILE", help="worked examples replacing the built-in ones")
     p.add_argument("--explain", action="store_true", help="print each band's tokens against the budget")
     p.add_argument("--bm25", action="store_true", help="rank with BM25 only (no embedding model)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the triage result as JSON: wording in force, endorsements, the answer, queries, band, budget, warnings")
     p.set_defaults(func=cmd_triage)
     p = _eval_subparsers(sub).add_parser("triage", help="recall@1/@3 of gold clauses by line of business and term")
-    p.add_argument("--gold", required=True, help="gold claims, JSON Lines")
-    p.add_argument("--collection", required=True, metavar="SET")
+    p.add_argument("--gold", required=True, metavar="FILE", help="gold claims, JSON Lines")
+    p.add_argument("--collection", required=True, metavar="SET", help="the policy set the claims are triaged against")
     p.add_argument("--bm25", action="store_true", help="rank with BM25 only (no embedding model)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--html", default=None, help="also write the report as a self-contained HTML page")
+    p.add_argument("--json", action="store_true", help="the report as JSON instead of tables")
+    p.add_argument("--html", default=None, metavar="FILE", help="also write the report as a self-contained HTML page")
     p.add_argument("--query-writer", action="store_true",
                    help="also rank with the model-written queries (one cached model request per claim): WRITER R@1/R@3")
     p.set_defaults(func=cmd_eval_triage)

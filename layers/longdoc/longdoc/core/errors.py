@@ -3,8 +3,9 @@
 Their class names double as Step Functions error names (``errorType``): a Lambda function's
 error payload names the exception's class, and the ``Retry``/``Catch`` rules of
 ``statemachine/*.asl.json`` match on those names (tests/infrastructure/test_error_names.py
-checks that every name they use is a class here). The API answers every :class:`LongdocError`
-with a 4xx (``functions/api/app.py``: 429, 422, 404 or 400); the CLI prints it as one line on
+checks that every name they use is a class here). The API answers a :class:`LongdocError` with a 4xx
+(``functions/api/app.py``: 429, 422, 404 or 400), an outage (:data:`OUTAGES`) with 503 and a
+configuration error with 500; the CLI prints it as one line on
 stderr with exit status 1 (``longdoc.cli.main``). A class that also subclasses ``ValueError``
 keeps the base it always had, so any ``except ValueError`` still sees it.
 
@@ -153,6 +154,17 @@ class IndexUnavailable(LongdocError):
     Transient: the bulk state machine retries the slice or harvest with backoff
     (``statemachine/bulk.asl.json``; issue 26).
     """
+
+
+OUTAGES: tuple[type[LongdocError], ...] = (ModelThrottled, ModelUnavailable, EmbeddingUnavailable,
+                                           RerankUnavailable, IndexUnavailable)
+"""A service the product depends on is down or throttling (its adapter's retries spent): not the caller's
+fault and worth retrying, so the API answers 503 with ``Retry-After`` (RFC 9110 section 15.6.4) and the
+state machines retry them."""
+
+OUTAGE_RETRY_AFTER_SECONDS = 30
+"""``Retry-After`` of an outage answer (seconds): about the adapters' own retry budget, so a client's retry
+lands after the service had time to recover; not tuned on any measurement."""
 
 
 # --- Ingest ----------------------------------------------------------------------------------

@@ -158,3 +158,38 @@ class ModelResponse(BaseModel):
         None, description="the API's stop_details, e.g. {'type': 'refusal', 'category': 'cyber', 'explanation': ...}"
     )
 
+
+
+# --- cut replies: one rule for every job that reads a model reply ---
+
+CUT_STOPS: tuple[str, ...] = ("max_tokens", "model_context_window_exceeded")
+"""Stop reasons that end a reply wherever the output cap or the context window ran out. The API's
+page (Stop reasons and fallback, https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons):
+``max_tokens`` "The response reached your max_tokens limit" (raise ``max_tokens`` or continue),
+``model_context_window_exceeded`` "The response filled the model's context window" ("Treat the
+response as truncated")."""
+
+
+def cut_block(response: ModelResponse) -> AssistantBlock | None:
+    """The reply's last content block when ``response.stop_reason`` is one of :data:`CUT_STOPS`
+    (the limit ended the reply inside it), else None (also None for an empty reply).
+
+    Whatever its schema says: the API closes a cut tool call's JSON and a string cut mid-word
+    still validates (a half quote is still a verbatim string), so only the stop reason can tell.
+    A cut block is never run, stored, answered or sent back; the blocks before it closed before
+    the next one began and are complete (:func:`complete_blocks`).
+    """
+    if response.stop_reason not in CUT_STOPS or not response.content:
+        return None
+    return response.content[-1]
+
+
+def complete_blocks(response: ModelResponse) -> list[AssistantBlock]:
+    """The reply's blocks as received and in order, minus its :func:`cut_block` (if any)."""
+    cut = cut_block(response)
+    return list(response.content) if cut is None else list(response.content[:-1])
+
+
+def block_label(block: AssistantBlock) -> str:
+    """A short name of a block for counts and logs: ``tool_use extract_clause``, ``text``, ``thinking``."""
+    return f"tool_use {block.name}" if isinstance(block, ToolUseBlock) else block.type

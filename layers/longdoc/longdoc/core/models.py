@@ -67,7 +67,7 @@ class DocumentMetadata(_Frozen):
     end not before the start). ``collection`` names a policy set, ``endorses`` is the doc_id of
     the wording an endorsement amends (see :mod:`longdoc.triage`); anything else (a value that is
     not a string: a JSON number such as ``"term": 2024`` or ``1e400``, true/false, an array, an
-    object; README "Ingest", "a value that is not a string ... fails the document") raises
+    object; docs/extraction.md, "a value that is not a string ... fails the document") raises
     :class:`pydantic.ValidationError` naming the field.
     """
 
@@ -275,7 +275,9 @@ class DocumentRecord(BaseModel):
     ``page_outcomes`` are the 1-based pages by outcome (``text``, ``ocr``, ``ocr_low_confidence``,
     ``empty``, ``damaged``, ``unreadable``; empty for formats without pages and for records written before
     issue 27), ``ocr_rotations`` the OCR pages that were read turned (1-based page -> clockwise
-    degrees, 90/180/270; pages read upright are not listed) and ``warnings`` the ingest's warnings,
+    degrees, 90/180/270; pages read upright are not listed), ``furniture_lines`` the lines removed
+    as running headers and footers (1-based page -> lines; pages with none, formats without pages and
+    records written before it was kept are not listed) and ``warnings`` the ingest's warnings,
     one line each, naming the pages.
     """
 
@@ -293,6 +295,7 @@ class DocumentRecord(BaseModel):
     pages_needing_ocr: list[int] = Field(default_factory=list)
     page_outcomes: dict[str, list[int]] = Field(default_factory=dict)
     ocr_rotations: dict[int, int] = Field(default_factory=dict)
+    furniture_lines: dict[int, int] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
     source_key: str | None = None
     previous_version: str | None = None

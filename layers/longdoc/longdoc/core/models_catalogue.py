@@ -87,7 +87,9 @@ class ModelSpec(BaseModel):
 
     ``endpoint`` (Bedrock only): ``"messages"`` for models served by the Messages-API Bedrock
     endpoint (``/anthropic/v1/messages``, BEDROCK page), ``"invoke"`` for the legacy
-    ARN-versioned ``InvokeModel`` ids (BEDROCK-LEGACY page).
+    ARN-versioned ``InvokeModel`` ids (BEDROCK-LEGACY page). ``strict_tools``: whether the endpoint
+    accepts ``"strict": true`` on a tool (strict tool use); false on Bedrock, whose feature list
+    gives structured outputs as not supported (BEDROCK page), so the flag is never sent there.
     """
 
     id: str
@@ -95,6 +97,7 @@ class ModelSpec(BaseModel):
     family: str
     aliases: list[str] = Field(default_factory=list)
     endpoint: Literal["messages", "invoke"] | None = None
+    strict_tools: bool = True
     spec: Family
     sources: dict[str, str] = Field(default_factory=dict)
     assumed: dict[str, str] = Field(default_factory=dict)
@@ -204,3 +207,11 @@ def thinking_on(spec: ModelSpec | None, settings: dict[str, Any]) -> bool:
     if kind is None:
         return spec is not None and spec.spec.thinking_default != "off"
     return kind in ("adaptive", "enabled", "between_tools")
+
+
+def strict_tools_allowed(model: str, provider: str) -> bool:
+    """Whether ``"strict": true`` may be sent on a tool to ``model`` on ``provider``: the row's
+    ``strict_tools``; a model not in the table only on the Anthropic API (Bedrock lists structured
+    outputs as not supported, https://platform.claude.com/docs/en/build-with-claude/claude-in-amazon-bedrock)."""
+    row = spec_for(model, provider)
+    return row.strict_tools if row is not None else provider == "anthropic"

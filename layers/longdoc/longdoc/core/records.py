@@ -214,12 +214,16 @@ def migrate_checkpoint_data(data: dict[str, Any]) -> dict[str, Any]:
 
 
 class CallRecord(BaseModel):
-    """Usage of one model call (tokens), as recorded on the run's checkpoint."""
+    """Usage of one model call (tokens), as recorded on the run's checkpoint; ``cut`` names the
+    reply's last block when a ``max_tokens`` / ``model_context_window_exceeded`` stop cut it
+    (:func:`longdoc.core.messages.block_label`: ``tool_use extract_clause``, ``text``, ...; never
+    run nor stored), None otherwise."""
 
     session: int
     model: str
     stop_reason: str
     usage: Usage
+    cut: str | None = None
 
 
 CHECKPOINT_TTL_SECONDS = 30 * 24 * 60 * 60
@@ -239,6 +243,8 @@ class Checkpoint(BaseModel):
     ``expires_at`` (epoch seconds) is set only once the run has ended, and becomes the
     DynamoDB TTL attribute. ``max_tokens`` is the output cap per call (tokens) after
     escalation for a tool call cut by ``max_tokens`` (None: the run's ``max_tokens``).
+    ``cut_blocks`` counts the reply blocks cut by a ``max_tokens`` or context-window stop over the
+    whole run (never run nor stored; :func:`longdoc.core.messages.cut_block`).
     """
 
     run_id: str
@@ -253,6 +259,7 @@ class Checkpoint(BaseModel):
     calls: list[CallRecord] = Field(default_factory=list)
     expires_at: int | None = None
     max_tokens: int | None = Field(None, description="output tokens per call after max_tokens escalation; None: the run's")
+    cut_blocks: int = Field(0, ge=0, description="reply blocks cut by max_tokens or the context window, never stored")
 
 
 class RunRecord(BaseModel):

@@ -21,13 +21,17 @@ The re-ask keeps the conversation rules (:mod:`longdoc.core.conversation`):
   so such a stop is a budget outcome, not a missing answer: the cap grows up to
   :data:`MAX_GROWTHS` times, as the extraction loop escalates it, and a text answer is re-asked once.
 
-A call of the tool counts only when it is complete. On a ``max_tokens`` stop the cap ended the
-turn inside its last block, so a call that is the reply's last block was cut (its JSON may
-not have closed, and a string field may stop mid-word: "...but the"; the API gives no sign
-that it closed) and is never taken as the answer, whatever its input looks like; an earlier
-call of that turn closed before the next block began and counts when its input validates
-against the tool's ``input_schema`` in the request (every required field present and well
-typed, :func:`longdoc.core.schema.schema_problems`). The re-ask then gives more room.
+A call of the tool counts only when it is complete. On a ``max_tokens`` or
+``model_context_window_exceeded`` stop the limit ended the turn inside its last block
+(:func:`longdoc.core.messages.cut_block`), so that block was cut (a string field may stop mid-word:
+"...but the", and still validate; the API gives no sign that it closed) and is never taken as the
+answer, nor sent back in a later turn, whatever its input looks like; an earlier call of that turn
+closed before the next block began and counts when its input validates against the tool's
+``input_schema`` in the request (every required field present and well typed,
+:func:`longdoc.core.schema.schema_problems`). After ``max_tokens`` the re-ask gives more room;
+after ``model_context_window_exceeded`` without a complete call there is nothing to re-ask (the
+same request fills the window again, a longer one sooner): :class:`~longdoc.core.errors.ModelAnswerMissing`.
+Every cut block is counted (:attr:`ToolAnswer.cut_blocks`) for the caller to report.
 
 A refusal is not re-asked: the reply is returned for the caller to handle.
 """
@@ -38,7 +42,8 @@ from dataclasses import dataclass, field
 
 from longdoc.core.conversation import check_conversation
 from longdoc.core.errors import ModelAnswerMissing
-from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
+from longdoc.core.messages import (Message, ModelRequest, ModelResponse, ToolUseBlock, Usage, complete_blocks,
+                                   cut_block)
 from longdoc.core.ports import Model
 from longdoc.core.schema import schema_problems
 
@@ -61,6 +66,12 @@ class ToolAnswer:
     reasked: bool = False
 
     @property
+    def cut_blocks(self) -> int:
+        """How many of the replies had their last block cut by a ``max_tokens`` or context-window
+        stop (:func:`longdoc.core.messages.cut_block`): never read as the answer, never sent back."""
+        return sum(cut_block(r) is not None for r in self.responses)
+
+    @property
     def usage(self) -> Usage:
         """The tokens of every reply, summed."""
         total = Usage()
@@ -75,25 +86,26 @@ def tool_uses(response: ModelResponse, tool: str) -> list[ToolUseBlock]:
 
 
 def complete_uses(response: ModelResponse, request: ModelRequest, tool: str) -> list[ToolUseBlock]:
-    """The reply's calls of ``tool`` that are complete: all of them, except on a ``max_tokens``
-    stop, where the reply's last block, when a call, was cut by the output cap, and an earlier
-    call whose input fails the tool's ``input_schema`` (from ``request.tools``) is left out too
-    (module docstring)."""
-    calls = tool_uses(response, tool)
-    if response.stop_reason != "max_tokens":
+    """The reply's calls of ``tool`` that are complete: all of them, except on a cut stop
+    (:data:`~longdoc.core.messages.CUT_STOPS`), where the reply's last block was cut and is left out
+    whatever its input (:func:`longdoc.core.messages.cut_block`), and an earlier call whose input
+    fails the tool's ``input_schema`` (from ``request.tools``) is left out too (module docstring)."""
+    calls = [b for b in complete_blocks(response) if isinstance(b, ToolUseBlock) and b.name == tool]
+    if cut_block(response) is None:
         return calls
-    last = response.content[-1] if response.content else None
     schema = next((t.get("input_schema") for t in request.tools if t.get("name") == tool), None)
-    return [c for c in calls if c is not last and isinstance(schema, dict) and not schema_problems(c.input, schema)]
+    return [c for c in calls if isinstance(schema, dict) and not schema_problems(c.input, schema)]
 
 
 def answered_turn(response: ModelResponse, note: str, tool: str) -> list[Message]:
-    """The assistant turn of ``response`` as received and the user turn answering it: an
+    """The assistant turn of ``response`` as received (minus a cut last block,
+    :func:`longdoc.core.messages.complete_blocks`) and the user turn answering it: an
     ``is_error`` ``tool_result`` for each of its ``tool_use`` blocks first (``note`` on each, with
     the name of a call that is not ``tool``), then ``note`` as text when no call was answered."""
-    assistant = Message(role="assistant", content=[b.model_dump() for b in response.content])
+    blocks = complete_blocks(response)
+    assistant = Message(role="assistant", content=[b.model_dump() for b in blocks])
     results: list[dict] = []
-    for block in response.content:
+    for block in blocks:
         if isinstance(block, ToolUseBlock):
             text = note if block.name == tool else f"unknown tool {block.name!r}. {note}"
             results.append({"type": "tool_result", "tool_use_id": block.id, "is_error": True, "content": text})
@@ -113,8 +125,9 @@ def ask_for_tool(model: Model, request: ModelRequest, tool: str, where: str) -> 
     """One call of ``model`` for an answer through ``tool``, re-asked once when it holds no call.
 
     ``where`` names the call in errors (``"summary map 3"``). Returns the :class:`ToolAnswer`
-    whose ``response`` holds a call of ``tool`` or is a refusal. Raises
-    :class:`~longdoc.core.errors.ModelAnswerMissing` when the re-ask brings no call either,
+    whose ``response`` holds a complete call of ``tool`` or is a refusal. Raises
+    :class:`~longdoc.core.errors.ModelAnswerMissing` when the re-ask brings no call either or a
+    reply without one filled the context window,
     :class:`~longdoc.core.errors.ConversationMalformed` when the re-ask would break the
     conversation rules (a harness bug), and the model port's errors.
     """
@@ -127,6 +140,10 @@ def ask_for_tool(model: Model, request: ModelRequest, tool: str, where: str) -> 
                             reasked=len(responses) > 1)
         if complete_uses(response, current, tool) or response.stop_reason == "refusal":
             return answer
+        if response.stop_reason == "model_context_window_exceeded":
+            raise ModelAnswerMissing(f"{where}: the reply filled the model's context window before a complete "
+                                     f"{tool} call ({len(responses)} replies, its last block cut); a re-ask "
+                                     "would not fit either")
         budget = response.stop_reason == "max_tokens" or not response.content
         if budget and growths < MAX_GROWTHS and current.max_tokens < MAX_REASK_TOKENS:
             growths += 1

@@ -80,6 +80,7 @@ class ExtractTaskOutput(BaseModel):
     checkpoint_version: int = 0
     extracted: int = 0
     pending: int = 0
+    cut_blocks: int = Field(0, description="reply blocks this session cut on max_tokens / the context window, never stored")
     execution_iterations: int = 0
     iterations_per_execution: int = 500
     generation: int = 1

@@ -366,7 +366,9 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
 
     ``cache`` reports prompt caching (tokens read from and written to the cache, and how many
     of the recorded calls read it); ``refusals`` the clause types the model refused (with the
-    API's category); ``max_tokens`` the output cap per call after escalation (tokens).
+    API's category); ``max_tokens`` the output cap per call after escalation (tokens);
+    ``cut_blocks`` the reply blocks a ``max_tokens`` or context-window stop cut (never run nor
+    stored; which call cut what is in ``calls[].cut``).
     ``usage`` is the total over every model call (tokens); ``calls`` lists each call's usage
     (the last :data:`~longdoc.core.records.MAX_CALL_RECORDS`); ``cost_usd`` is a decimal string
     from the price table (``prices_path`` or the packaged one), or None for an unpriced model.
@@ -392,6 +394,7 @@ def run_result(state: StateStore, run_id: str, prices_path: str | None = None) -
         "cost_usd": cost_usd(usage, run.model, prices_path),
         "calls": [c.model_dump() for c in checkpoint.calls] if checkpoint else [],
         "rejected_citations": checkpoint.rejected_citations if checkpoint else 0,
+        "cut_blocks": checkpoint.cut_blocks if checkpoint else 0,
         "executions": run.executions,
         "error": run.error,
         "cause": run.cause,

@@ -11,7 +11,8 @@ byte-identical.
 chunks and answers with those the session was not shown yet, fenced as in the prompt, naming
 the ones left out. Every chunk shown to the session (prompt, next pages, searches) is in its
 *shown* set; a citation of any other chunk is rejected. A query already searched in this run
-is not run again. Budget per session: :attr:`SessionOptions.search_max_calls` calls and
+is not run again. Budget per model conversation (a synchronous session, or a bulk conversation
+across its rounds): :attr:`SessionOptions.search_max_calls` calls and
 :attr:`SessionOptions.search_max_tokens` estimated tokens of returned chunks; past it the tool
 answers an error saying so. Searches are recorded in CASE_FACTS (``searches``, checkpointed),
 and their answers are input tokens of the next call, so usage and cost count them.
@@ -20,7 +21,8 @@ Evidence rule: ``record_not_found`` names the ``queries`` it searched and the ``
 it examined. When the best initial-retrieval similarity of that clause type is below
 :attr:`SessionOptions.search_min_score`, a ``not_found`` without a search of the model's own
 for it (a search naming the clause type, or one of the queries it names) is rejected while
-the session's search budget lasts.
+the conversation's search budget lasts (one budget per model conversation: a synchronous session,
+or a bulk conversation across its rounds).
 """
 
 from __future__ import annotations
@@ -42,8 +44,14 @@ def _key(query: str) -> str:
 
 
 def budget_left(s: Session, options: SessionOptions) -> tuple[int, int]:
-    """``(calls, tokens)`` of the session's search budget still unused."""
-    mine = [r for r in s.facts.searches if r.session == s.number]
+    """``(calls, tokens)`` of the conversation's search budget still unused: the searches recorded
+    since the session its model conversation began in (:attr:`Session.conversation_from`; a
+    synchronous session is one conversation, a bulk conversation spans rounds). One budget per
+    conversation on both transports, so the evidence rule of ``record_not_found`` says the same to
+    the same replies: a bulk round never finds a fresh budget the conversation has already spent
+    and refuses a ``not_found`` the synchronous loop accepts."""
+    start = s.number if s.conversation_from is None else s.conversation_from
+    mine = [r for r in s.facts.searches if start <= r.session <= s.number]
     return options.search_max_calls - len(mine), options.search_max_tokens - sum(r.tokens for r in mine)
 
 

@@ -4,19 +4,27 @@ A session loads the run's checkpoint (or starts one), reconciles it with the ext
 already stored (so an invocation re-run from an old checkpoint never duplicates work),
 retrieves a page of top-K chunks for each pending clause type, and runs the tool-use loop.
 The harness, not the model, verifies every citation and updates CASE_FACTS after each tool
-call (:mod:`longdoc.extract.harness`), and decides whether the run is done. Stop reasons (Messages API
-https://docs.anthropic.com/en/api/handling-stop-reasons):
+call (:mod:`longdoc.extract.harness`), and decides whether the run is done. Stop reasons (Stop reasons
+and fallback, https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons):
 
 ==================================  ==========================================================
 ``tool_use``                        run the tools, continue the same session (while pending)
 ``pause_turn``                      send the assistant turn back as is, continue the session
-``max_tokens``                      run the complete tool calls and go on with their results; a trailing
-                                    call whose input does not validate is cut (discarded): double
-                                    max_tokens, checkpoint, CONTINUE; only thinking: the same
-``model_context_window_exceeded``   run the complete calls, discard a cut one; the next session starts fresh
+``max_tokens``                      the reply's last block is cut whatever its schema says (never
+                                    run, stored, answered or sent back, counted as ``cut_blocks``);
+                                    the complete calls before it run and are stored; the session
+                                    ends: checkpoint, CONTINUE, the next session starts fresh. A cut
+                                    tool call or a turn of thinking only doubles max_tokens first
+``model_context_window_exceeded``   the same: last block cut, complete calls stored, session ends
 ``end_turn`` / ``stop_sequence``    DONE only if the harness finds nothing pending, else CONTINUE
 ``refusal``                         record it per clause type, CONTINUE with the others (see below)
 ==================================  ==========================================================
+
+Why every ``max_tokens`` stop ends the session (rather than answering the complete calls and going
+on in the same conversation): on ``max_tokens`` the state is checkpointed to the store and the next
+session starts fresh. A Lambda that timed out in the middle of a long conversation would lose every
+call since the last checkpoint, and one state-machine iteration per session lets the console show
+where the run stood at each stop (docs/architecture.md, "The extraction session").
 
 A clause type may occur several times: each verified ``extract_clause`` call stores one
 instance (keyed by :func:`instance_key`); ``more_instances: true`` makes the harness answer
@@ -39,7 +47,8 @@ from longdoc.core.documents import load_chunks
 from longdoc.core.run_fence import run_fence
 from longdoc.core.errors import ModelRefused, NoProgress, NotFound
 from longdoc.core.conversation import append_turn, check_conversation
-from longdoc.core.messages import AssistantBlock, Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock
+from longdoc.core.messages import (AssistantBlock, Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock,
+                                   block_label, complete_blocks, cut_block)
 from longdoc.core.models import Chunk
 from longdoc.core.records import (CHECKPOINT_TTL_SECONDS, MAX_CALL_RECORDS, CallRecord, CaseFacts, Checkpoint,
                                   Extraction)
@@ -50,7 +59,7 @@ from longdoc.extract.prompt import build_request, prefix_tokens
 from longdoc.extract.refusals import askable, record_refusal, unanswerable
 from longdoc.core.clock import utc_now
 from longdoc.extract.runs import record_session
-from longdoc.extract.tools import input_problems, run_tool, tool_definitions
+from longdoc.extract.tools import run_tool, tool_definitions
 # Re-exported for callers not yet moved to longdoc.extract.runs (longdoc.eval.extraction imports them here).
 from longdoc.extract.runs import run_result as run_result, start_run as start_run
 # The session's types and limits live in longdoc.extract.session_types; re-exported here for callers.
@@ -103,6 +112,7 @@ def _save(deps: Deps, s: Session, options: SessionOptions, done: bool) -> int:
         run_id=s.run.run_id, version=version, case_facts=s.facts, sessions=s.number, last_stop_reason=s.stop_reason,
         usage=s.usage, updated_at=utc_now(), stalled_sessions=s.stalled, calls=s.calls[-MAX_CALL_RECORDS:],
         rejected_citations=s.checkpoint.rejected_citations + s.rejected, max_tokens=s.max_tokens,
+        cut_blocks=s.checkpoint.cut_blocks + len(s.cut),
         expires_at=int(time.time()) + CHECKPOINT_TTL_SECONDS if done else None), s.fence)
     record_session(deps.state, s.run, model=deps.model.name, execution=options.execution,
                    checkpoint_version=version, done=done, fence=s.fence)
@@ -135,32 +145,19 @@ def turn_request(s: Session, request: ModelRequest, messages: list[Message],
                            "timeout_seconds": timeout_seconds})
 
 
-def _record_call(s: Session, response: ModelResponse) -> None:
-    """Count one model call's usage (tokens) and stop reason on the session."""
+def _record_call(s: Session, response: ModelResponse, cut: AssistantBlock | None) -> None:
+    """Count one model call's usage (tokens), stop reason and cut block (``cut``, if any) on the session."""
     s.model_calls += 1
     s.cache_read += response.usage.cache_read_input_tokens
     s.usage = s.usage.add(response.usage)
     s.stop_reason = response.stop_reason
+    label = None if cut is None else block_label(cut)
+    if label is not None:
+        s.cut.append(label)
+        log.info("run %s session %d: the reply stopped on %s; its last block (%s) is cut: not run, not stored",
+                    s.run.run_id, s.number, response.stop_reason, label)
     s.calls.append(CallRecord(session=s.number, model=response.model, stop_reason=response.stop_reason,
-                              usage=response.usage))
-
-
-CUT_STOPS = ("max_tokens", "model_context_window_exceeded")
-"""Stop reasons that end a reply wherever the output or the context ran out, possibly inside a tool call."""
-
-
-def cut_call(response: ModelResponse) -> ToolUseBlock | None:
-    """The reply's trailing tool call when the output ran out inside it, else None.
-
-    Only a reply stopped by one of :data:`CUT_STOPS` can hold one, only its last block, and only
-    when that call's input does not validate against its tool's schema (required fields missing,
-    wrong types: :func:`longdoc.extract.tools.input_problems`); a complete call before the stop
-    is kept and run like any other.
-    """
-    if response.stop_reason not in CUT_STOPS or not response.content:
-        return None
-    last = response.content[-1]
-    return last if isinstance(last, ToolUseBlock) and input_problems(last) else None
+                              usage=response.usage, cut=label))
 
 
 def only_thinking(response: ModelResponse) -> bool:
@@ -170,30 +167,25 @@ def only_thinking(response: ModelResponse) -> bool:
         isinstance(b, TextBlock | ToolUseBlock) for b in response.content)
 
 
-def _kept_blocks(response: ModelResponse) -> list[AssistantBlock]:
-    """The reply's blocks as received and in order (thinking, redacted_thinking and unknown
-    blocks included, untouched), minus a trailing tool call cut by the output or context
-    limit (:func:`cut_call`), which is never run nor sent back."""
-    cut = cut_call(response)
-    return [b for b in response.content if b is not cut]
-
-
 def _escalate(s: Session, options: SessionOptions, response: ModelResponse) -> None:
     """Double the output cap (up to the ceiling) after a ``max_tokens`` stop that cut a tool call
-    (:func:`cut_call`) or held only thinking (:func:`only_thinking`).
+    (the reply's last block, :func:`longdoc.core.messages.cut_block`) or held only thinking
+    (:func:`only_thinking`).
 
-    Anthropic's stop-reason guidance for a ``tool_use`` cut by ``max_tokens`` is to retry with
-    a higher ``max_tokens`` (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons);
-    a turn that spent the whole cap thinking needs the same. The session still ends there
-    (checkpoint, ``CONTINUE``); the new cap is checkpointed, so the next session retries with
-    it, and a growth counts as progress (never :class:`NoProgress`). Complete tool calls before
-    a ``max_tokens`` stop leave the cap as it is.
+    The stop-reason page says to raise ``max_tokens`` after a ``max_tokens`` stop
+    (https://platform.claude.com/docs/en/build-with-claude/handling-stop-reasons); a turn that
+    spent the whole cap thinking needs the same. The session ends there (checkpoint,
+    ``CONTINUE``); the new cap is checkpointed, so the next session retries with it, and a growth
+    counts as progress (never :class:`NoProgress`). A cut text block leaves the cap as it is.
     """
-    if response.stop_reason != "max_tokens" or not (cut_call(response) is not None or only_thinking(response)):
+    if response.stop_reason != "max_tokens":
+        return
+    cut_call = isinstance(cut_block(response), ToolUseBlock)
+    if not (cut_call or only_thinking(response)):
         return
     grown = min(s.max_tokens * 2, options.max_tokens_ceiling)
     if grown > s.max_tokens:
-        why = "a tool call cut" if cut_call(response) is not None else "a turn of thinking only stopped"
+        why = "a tool call cut" if cut_call else "a turn of thinking only stopped"
         log.info("%s by max_tokens=%d; the next session gets %d", why, s.max_tokens, grown)
         s.max_tokens, s.escalated = grown, True
 
@@ -209,27 +201,30 @@ def apply_response(deps: Deps, s: Session, options: SessionOptions, response: Mo
     """THE harness step of both transports: one Messages response -> verified extractions (stored),
     CASE_FACTS, refusals, max_tokens escalation and the next turn; returns whether the session goes on.
 
-    Usage is recorded; each tool call runs through its tool object (:func:`longdoc.extract.tools.run_tool`); a refusal
-    is recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`)
-    and ends the session; a tool call cut by ``max_tokens`` doubles the next session's room
-    (:func:`_escalate`). ``messages`` is extended with the assistant turn (every block of the reply
-    as received, thinking included, minus a cut call; joined to a paused assistant turn before it,
-    :func:`longdoc.core.conversation.append_turn`) and the tool results.
-    The synchronous loop calls it after each ``Model.create``; the batch harvest
+    Usage is recorded; on a stop in :data:`~longdoc.core.messages.CUT_STOPS` the reply's last block
+    is cut (:func:`longdoc.core.messages.cut_block`, whatever its schema says): never run, stored or
+    sent back, counted on the session (``cut``) and the call's record, logged. Each complete tool
+    call runs through its tool object (:func:`longdoc.extract.tools.run_tool`); a refusal is
+    recorded against the clause type being worked on (:mod:`longdoc.extract.refusals`) and ends
+    the session; a cut stop ends the session too (the next one starts fresh from the checkpoint,
+    module docstring), a cut tool call doubling the next session's room (:func:`_escalate`).
+    ``messages`` is extended with the assistant turn (every block of the reply as received, thinking
+    included; joined to a paused assistant turn before it, :func:`longdoc.core.conversation.append_turn`)
+    and the tool results only when the session goes on (``tool_use`` / ``pause_turn`` with clause
+    types pending). The synchronous loop calls it after each ``Model.create``; the batch harvest
     (:func:`longdoc.bulk.steps.harvest`) with each ``succeeded`` batch result.
     """
-    _record_call(s, response)
+    cut = cut_block(response)
+    _record_call(s, response, cut)
     if s.shown is None:  # a batch round: recompute what its request showed (same checkpoint, same context)
         session_context(deps, s, options)
-    blocks = _kept_blocks(response)
+    blocks = complete_blocks(response)
     results = [run_tool(deps, s, b, response.model, options) for b in blocks if isinstance(b, ToolUseBlock)]
     if s.stop_reason == "refusal":
         s.refused = record_refusal(s.facts, s.asked, response, s.number) is not None
         return False
     _escalate(s, options, response)
-    # complete tool calls before a max_tokens stop are answered and the session goes on with them
-    answered = s.stop_reason == "max_tokens" and bool(results) and cut_call(response) is None
-    if (s.stop_reason not in ("pause_turn", "tool_use") and not answered) or not s.facts.pending or not blocks:
+    if s.stop_reason not in ("pause_turn", "tool_use") or not s.facts.pending or not blocks:
         return False
     append_turn(messages, Message(role="assistant", content=[b.model_dump() for b in blocks]))
     if results:
@@ -312,7 +307,8 @@ def finish_session(deps: Deps, s: Session, options: SessionOptions) -> SessionOu
                           extracted=s.facts.extracted_count, pending=len(s.facts.pending),
                           rejected_citations=s.rejected, model_calls=s.model_calls,
                           cache_read_tokens=s.cache_read, max_tokens=s.max_tokens,
-                          search_calls=sum(r.session == s.number for r in s.facts.searches))
+                          search_calls=sum(r.session == s.number for r in s.facts.searches),
+                          cut_blocks=len(s.cut))
 
 
 def run_session(deps: Deps, run_id: str, options: SessionOptions | None = None) -> SessionOutcome:

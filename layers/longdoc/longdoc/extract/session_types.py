@@ -124,6 +124,14 @@ class Session:
     ranker: Retriever | None = None
     rejections: dict[str, int] = field(default_factory=dict)
     """Calls rejected per clause type in this session (citation checks and screening), for confidence."""
+    cut: list[str] = field(default_factory=list)
+    """The blocks cut from this session's replies by a ``max_tokens`` / ``model_context_window_exceeded``
+    stop (:func:`longdoc.core.messages.block_label` of each; never run nor stored)."""
+    conversation_from: int | None = None
+    """The session number the model conversation this turn belongs to began in (None: this session,
+    ``number``). A synchronous session is one conversation; a bulk conversation goes on across
+    rounds, each counted as a session, and its ``search_chunks`` budget is the conversation's, as
+    in the synchronous loop (:func:`longdoc.extract.search_calls.budget_left`)."""
     fence: int | None = None
     """The run lease generation this session's writes are fenced with (:func:`longdoc.core.run_fence.run_fence`,
     read once when the session opens); None: the run has no lease."""
@@ -133,9 +141,10 @@ class Session:
 class SessionOutcome:
     """Where a run stands after one session (small: it travels between Step Functions states).
 
-    ``rejected_citations``, ``model_calls`` and ``cache_read_tokens`` (prompt-cache reads, in
-    tokens) count this session only (for metrics); ``max_tokens`` is the output cap the next
-    session starts with (tokens, after any escalation).
+    ``rejected_citations``, ``model_calls``, ``cache_read_tokens`` (prompt-cache reads, in
+    tokens) and ``cut_blocks`` (reply blocks cut by a ``max_tokens`` or context-window stop, never
+    run nor stored) count this session only (for metrics); ``max_tokens`` is the output cap the
+    next session starts with (tokens, after any escalation).
     """
 
     run_id: str
@@ -151,3 +160,4 @@ class SessionOutcome:
     cache_read_tokens: int = 0
     max_tokens: int = 0
     search_calls: int = 0
+    cut_blocks: int = 0

@@ -267,9 +267,8 @@ def input_problems(block: ToolUseBlock) -> list[str]:
     fields, too few items); ``[]`` when it validates or the tool is not one of :data:`TOOLS`
     (nothing to check against). Length and range bounds are left to the harness, as in strict
     mode (a complete call with a bad value is answered with an error, not dropped as cut).
-
-    A trailing call of a reply stopped by ``max_tokens`` is cut (never run) only when this is
-    not empty (:func:`longdoc.extract.session.cut_call`)."""
+    Whether a call was cut is never read from this: only the stop reason tells
+    (:func:`longdoc.core.messages.cut_block`)."""
     tool = TOOLS.get(block.name)
     return [] if tool is None else schema_problems(block.input, _strict(tool.definition())["input_schema"])
 

@@ -109,7 +109,7 @@ def document_metadata(key: str, object_metadata: Mapping[str, Any] | None = None
 
 def sidecar_warnings(key: str, raw: bytes | None) -> list[str]:
     """One warning per key of the sidecar bytes ``raw`` of the object at ``key`` that is not a metadata
-    field (README "Ingest": other keys are ignored, so a misspelt ``efective_from`` leaves a wording with
+    field (docs/extraction.md, metadata: other keys are ignored, so a misspelt ``efective_from`` leaves a wording with
     no dates), naming the key and the closest field (:data:`CLOSE_KEY`), else the fields::
 
         metadata sidecar incoming/a.md.metadata.json: unknown key 'efective_from' ignored (did you mean 'effective_from'?)

@@ -114,6 +114,15 @@ class ParsedDocument(_Frozen):
         """Number of physical pages (0 for formats without pages)."""
         return sum(1 for p in self.pages if p.page is not None)
 
+    @property
+    def furniture_lines(self) -> dict[int, int]:
+        """Lines removed as running headers and footers, per 1-based page (``furniture``, counted; a
+        footer cut off the end of a body line counts as one); pages with none are left out."""
+        counts: dict[int, int] = {}
+        for item in self.furniture:
+            counts[item.page] = counts.get(item.page, 0) + 1
+        return dict(sorted(counts.items()))
+
     def page_at(self, offset: int) -> int | None:
         """Return the page holding character ``offset`` of :attr:`text` (``None`` without pages)."""
         for span in self.pages:

@@ -327,6 +327,7 @@ def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord
         pages_needing_ocr=parsed.pages_needing_ocr, metadata=meta, chunking=chunking,
         page_outcomes=by_outcome(parsed.page_outcomes), warnings=source.warnings(parsed.warnings),
         ocr_rotations={p.page: p.rotation for p in parsed.ocr_pages if p.rotation},
+        furniture_lines=parsed.furniture_lines,
     )
     return record, resuming
 

@@ -2,7 +2,7 @@
 
 Shared by the pipeline (a bad file or bad metadata found while parsing, :mod:`longdoc.ingest.pipeline`)
 and the local runner (a bad sidecar found before the file is staged, :mod:`longdoc.local.ingest_runner`),
-so ``longdoc chunks`` and the registry say why whichever found it (README, "The CLI": a rejected file's
+so ``longdoc chunks`` and the registry say why whichever found it (docs/extraction.md, "The CLI": a rejected file's
 version is recorded ``FAILED`` with the reason).
 """
 

@@ -37,7 +37,8 @@ class IngestResult:
     Issue 27: ``page_outcomes`` are the 1-based pages by outcome (``text``, ``ocr``,
     ``ocr_low_confidence``, ``empty``, ``damaged``, ``unreadable``; :mod:`longdoc.ingest.parse.damage`; empty
     for formats without pages), ``ocr_rotations`` the OCR pages read turned (page -> clockwise
-    degrees), and ``warnings`` one line per kind of trouble, naming the pages.
+    degrees), ``furniture_lines`` the lines removed as running headers and footers (page -> lines,
+    pages with none left out), and ``warnings`` one line per kind of trouble, naming the pages.
     """
 
     doc_id: str
@@ -66,6 +67,7 @@ class IngestResult:
     ocr_rotations: dict[int, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     rechunked: bool = False
+    furniture_lines: dict[int, int] = field(default_factory=dict)
 
 
 def ocr_summary(parsed: ParsedDocument) -> dict[str, Any]:
@@ -78,4 +80,4 @@ def ocr_summary(parsed: ParsedDocument) -> dict[str, Any]:
             "poor_layer_pages": list(parsed.poor_layer_pages), "pages_needing_ocr": list(parsed.pages_needing_ocr),
             "page_outcomes": by_outcome(parsed.page_outcomes),
             "ocr_rotations": {p.page: p.rotation for p in parsed.ocr_pages if p.rotation},
-            "warnings": list(parsed.warnings)}
+            "furniture_lines": parsed.furniture_lines, "warnings": list(parsed.warnings)}

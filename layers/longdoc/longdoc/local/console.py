@@ -158,6 +158,7 @@ def show_run(state: StateStore, home: Path, run_id: str) -> dict[str, Any]:
             "checkpoint": None if checkpoint is None else {
                 "version": checkpoint.version, "sessions": checkpoint.sessions, "updated_at": checkpoint.updated_at,
                 "last_stop_reason": checkpoint.last_stop_reason, "stalled_sessions": checkpoint.stalled_sessions,
+                "cut_blocks": checkpoint.cut_blocks,
                 "resolved": sorted(checkpoint.case_facts.resolved), "usage": checkpoint.usage.model_dump()},
             "pending": pending, "last_error": last_error,
             "history": str(history_file) if history_file.exists() else None, "steps": steps}

@@ -26,7 +26,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError, Unexpected
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ValidationError
 
-from longdoc.core.errors import InvalidToolArguments, LongdocError
+from longdoc.core.errors import OUTAGE_RETRY_AFTER_SECONDS, OUTAGES, InvalidToolArguments, LongdocError
 from longdoc.core.text import one_line
 from longdoc.extract.runs import ExtractionRequest
 from longdoc.mcpserver import args as a
@@ -118,6 +118,9 @@ def _reason(exc: BaseException, fields: list[str]) -> str:
         return errors_line(exc)
     if isinstance(exc, OSError):
         return one_line(f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc), 500)
+    if isinstance(exc, OUTAGES):  # not the caller's fault: say so, and when to try again
+        return one_line(f"service unavailable ({type(exc).__name__}), retry after {OUTAGE_RETRY_AFTER_SECONDS} s: "
+                        f"{exc}", 500)
     return mcp_wording(one_line(str(exc), 500), fields) or type(exc).__name__
 
 

@@ -24,6 +24,14 @@ https://platform.claude.com/docs/en/build-with-claude/preserved-thinking). So:
   the failed statements in the user turn after it. The other way, giving the final request
   the tool too, was not taken: the model could then answer the final in a tool call instead of
   the streamed text the reader watches, and the tool's own description says to answer through it.
+
+A reply cut by a ``max_tokens`` or ``model_context_window_exceeded`` stop never passes its last
+block on (:func:`longdoc.core.messages.cut_block`, the rule of every job that reads a reply): a
+map or reduce answer's cut ``record_summary`` call is never read (the call is asked again with more
+room, :func:`longdoc.core.tool_answer.ask_for_tool`) and never replayed in a correction turn; the
+final synthesis, one streamed text block, loses its last line, the statement the limit stopped in
+(never checked, stored or sent for correction; listed in ``dropped`` with the stop reason), its
+complete lines before it checked as usual. Every cut is counted (:attr:`Outcome.cut_blocks`).
 """
 
 from __future__ import annotations
@@ -34,7 +42,8 @@ from typing import Any
 
 from longdoc.core.conversation import check_conversation
 from longdoc.core.errors import ConversationMalformed, ModelAnswerMissing, ModelRefused, StatementError
-from longdoc.core.messages import Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage
+from longdoc.core.messages import (Message, ModelRequest, ModelResponse, TextBlock, ToolUseBlock, Usage,
+                                   complete_blocks, cut_block)
 from longdoc.core.ports import Model, StreamingModel
 from longdoc.core.tool_answer import ask_for_tool, complete_uses
 from longdoc.core.values import exact_values
@@ -74,7 +83,8 @@ class Checker:
 
 @dataclass
 class Outcome:
-    """What one call produced: verified statements and values, dropped statements, usage and request counts."""
+    """What one call produced: verified statements and values, dropped statements, usage and request counts;
+    ``cut_blocks`` counts reply blocks cut by a ``max_tokens`` or context-window stop (never read)."""
 
     statements: list[Statement] = field(default_factory=list)
     values: list[dict[str, Any]] = field(default_factory=list)
@@ -84,6 +94,7 @@ class Outcome:
     corrections: int = 0
     model: str = ""
     text: str = ""
+    cut_blocks: int = 0
 
     def add(self, response: ModelResponse) -> None:
         """Count one model response."""
@@ -166,6 +177,7 @@ def _correct(model: Model, request: ModelRequest, turn: list[Message], failed: l
         return
     for response in answer.responses:
         outcome.add(response)
+    outcome.cut_blocks += answer.cut_blocks
     outcome.corrections += 1
     corrected = _raw(_tool_inputs(answer.response, answer.request))
     for i, ((text, sections), reason) in enumerate(failed):
@@ -189,7 +201,8 @@ def tool_call(model: Model, request: ModelRequest, checker: Checker, stage: str)
     The answer is asked for with :func:`longdoc.core.tool_answer.ask_for_tool` (``tool_choice``
     auto; one re-ask when no ``record_summary`` call comes back). The correction turn answers
     every ``tool_use`` of the reply (the first with the failures, the others ``recorded``) before
-    anything else, and carries the reply's blocks as received, thinking included.
+    anything else, and carries the reply's blocks as received, thinking included, minus a block cut
+    by a ``max_tokens`` or context-window stop (:func:`longdoc.core.messages.complete_blocks`).
     Raises :class:`~longdoc.core.errors.ModelAnswerMissing` when no call comes back after the
     re-ask, :class:`~longdoc.core.errors.ModelRefused` on a refusal.
     """
@@ -197,17 +210,19 @@ def tool_call(model: Model, request: ModelRequest, checker: Checker, stage: str)
     answer = ask_for_tool(model, request, SUMMARY_TOOL, f"summary {stage}")
     for reply in answer.responses:
         outcome.add(reply)
+    outcome.cut_blocks += answer.cut_blocks
     request, response = answer.request, answer.response
     inputs = _tool_inputs(response, request)
     outcome.values = [v for data in inputs for v in (data.get("exact_values") or []) if isinstance(v, dict)]
     outcome.statements, failed = checker.split(_raw(inputs))
     if failed:
-        uses = [b for b in response.content if isinstance(b, ToolUseBlock)]
+        kept = complete_blocks(response)
+        uses = [b for b in kept if isinstance(b, ToolUseBlock)]
         results: list[dict[str, Any]] = [
             {"type": "tool_result", "tool_use_id": b.id, "is_error": i == 0,
              "content": correction_text([(t, r) for (t, _), r in failed]) + _positional(len(failed))
              if i == 0 else "recorded"} for i, b in enumerate(uses)]
-        turn = [Message(role="assistant", content=[b.model_dump() for b in response.content]),
+        turn = [Message(role="assistant", content=[b.model_dump() for b in kept]),
                 Message(role="user", content=results or correction_text([(t, r) for (t, _), r in failed]))]
         _correct(model, request, turn, failed, checker, outcome, stage)
     return outcome
@@ -225,7 +240,8 @@ def streamed_call(model: StreamingModel, request: ModelRequest, checker: Checker
     The correction request adds the ``record_summary`` tool to a request that had none, a
     changed prefix, so its assistant turn is the reply's visible text only (``(no text)`` when
     empty), never its thinking block (module docstring), and the user turn after it quotes the
-    failed statements with their reasons.
+    failed statements with their reasons. On a ``max_tokens`` or context-window stop the text's
+    last line is cut (:func:`_cut_line`): dropped with the stop reason, never checked nor sent back.
     """
     outcome = Outcome()
     response = model.stream(request, on_text)
@@ -233,12 +249,34 @@ def streamed_call(model: StreamingModel, request: ModelRequest, checker: Checker
     outcome.text = "".join(b.text for b in response.content if isinstance(b, TextBlock))
     if not outcome.text.strip() and response.stop_reason == "refusal":
         raise ModelRefused("the model refused to summarise this text")
-    outcome.statements, failed = checker.split(parse_lines(outcome.text))
+    kept, cut = _cut_line(response, outcome.text)
+    if cut is not None:
+        outcome.cut_blocks += 1
+        outcome.dropped += [Dropped(text=t, sections=c, stage="final", reason=f"cut by {response.stop_reason}: "
+                                    "the reply stopped inside this line, so it is never checked nor stored")
+                            for t, c in parse_lines(cut)]
+    outcome.statements, failed = checker.split(parse_lines(kept))
     if failed:
         text = correction_text([(t, r) for (t, _), r in failed]) + _positional(len(failed))
-        turn = [Message(role="assistant", content=outcome.text or "(no text)"), Message(role="user", content=text)]
+        shown = outcome.text if cut is None else kept
+        turn = [Message(role="assistant", content=shown or "(no text)"), Message(role="user", content=text)]
         _correct(model, request, turn, failed, checker, outcome, "final")
     return outcome
+
+
+def _cut_line(response: ModelResponse, text: str) -> tuple[str, str | None]:
+    """``(complete text, cut line)`` of a streamed final: on a stop in
+    :data:`~longdoc.core.messages.CUT_STOPS` whose last block is the text, the limit stopped inside
+    it, so its last non-blank line is cut, whatever it looks like (a line cut after its ``[3.2]``
+    reads as complete); the lines before it closed. Otherwise ``(text, None)``. A cut block that
+    is not text (a thinking block after the text) leaves the text whole: ``(text, "")``."""
+    cut = cut_block(response)
+    if cut is None:
+        return text, None
+    if not isinstance(cut, TextBlock):
+        return text, ""
+    head, _, tail = text.rstrip().rpartition("\n")
+    return head.rstrip(), tail
 
 
 def _kind(value: str, declared: Any) -> ValueKind:

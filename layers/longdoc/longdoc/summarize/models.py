@@ -78,7 +78,8 @@ class Partial(_Model):
     Coverage: ``groups`` are the map groups (indexes) whose content this partial carries;
     ``lost`` the groups consumed into it whose content did not come through (a group that
     failed, a reduce that answered no statement); ``failed`` says why, when this call itself
-    produced nothing (a refusal, no answer, a persistent 5xx).
+    produced nothing (a refusal, no answer, a persistent 5xx). ``cut_blocks`` counts reply blocks
+    cut by a ``max_tokens`` or context-window stop (never read, :mod:`longdoc.summarize.calls`).
     """
 
     key: str
@@ -94,6 +95,7 @@ class Partial(_Model):
     usage: Usage = Field(default_factory=Usage)
     calls: int = 0
     corrections: int = 0
+    cut_blocks: int = 0
     model: str = ""
 
 

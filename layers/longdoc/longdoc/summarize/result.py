@@ -4,7 +4,7 @@ Shape (JSON)::
 
     {"summary_id", "doc_id", "doc_version", "source", "status": "SUCCEEDED", "model", "baseline", "label",
      "focus", "length", "mode": "single"|"map", "groups", "map_calls", "reduce_calls", "correction_calls",
-     "model_calls", "reduce_depth",
+     "model_calls", "reduce_depth", "cut_blocks",
      "statements": [{"text", "citations": [{"section_id", "page", "pages", "page_label", "chunk_id", "heading_path"}]}],
      "exact_values": [{"value", "kind", "section_id", "page"}],
      "dropped": [{"text", "sections", "reason", "stage"}],
@@ -15,7 +15,8 @@ Shape (JSON)::
      "usage": {...tokens}, "usage_by_stage": {"map", "reduce", "final"},
      "cost_usd", "cost_by_stage": {"map", "reduce", "final"}}
 
-``partial`` is True when any group's text did not reach the final call (a map call that failed
+``cut_blocks`` counts reply blocks cut by a ``max_tokens`` or context-window stop over every call
+(never read: :mod:`longdoc.summarize.calls`). ``partial`` is True when any group's text did not reach the final call (a map call that failed
 for good, a reduce that answered nothing); ``coverage`` names those groups by their sections and
 pages. Usage is in tokens (what the model reported), cost in USD as decimal strings from the price
 table (:mod:`longdoc.core.cost`; None for a model without a price, e.g. the baseline).
@@ -29,7 +30,7 @@ from longdoc.core.messages import Usage
 from longdoc.core.ports import BlobStore
 from longdoc.core.cost import estimate_cost, load_prices
 from longdoc.summarize import store
-from longdoc.summarize.models import ExactValue, Partial, Plan, SummaryRecord
+from longdoc.summarize.models import Dropped, ExactValue, Partial, Plan, SummaryRecord
 from longdoc.config import SummarizeSettings
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -96,6 +97,17 @@ def coverage_line(cov: dict[str, Any]) -> str:
     return f"{len(cov['groups_not_used'])} of {cov['groups']} groups not summarised: {named}"
 
 
+def dropped_so_far(blobs: BlobStore, summary_id: str, plan: Plan, depth: int, budget: int,
+                   final: list[Dropped]) -> list[dict[str, Any]]:
+    """Every statement the summary dropped (``{"text", "sections", "reason", "stage"}``): its map
+    calls', its reduce levels' up to ``depth`` (cut for a ``budget``-token reduce input), then the
+    ``final`` call's; a map partial not stored yet counts none."""
+    maps = [store.load_partial(blobs, store.map_key(summary_id, g.index)) for g in plan.groups
+            if blobs.exists(store.map_key(summary_id, g.index))] if plan.mode == "map" else []
+    reduces = _reduce_partials(blobs, summary_id, depth, budget) if plan.mode == "map" else []
+    return [d.model_dump() for p in [*maps, *reduces] for d in p.dropped] + [d.model_dump() for d in final]
+
+
 def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int, outcome: Outcome,
                  values: list[ExactValue], settings: SummarizeSettings, finals: list[Partial]) -> dict[str, Any]:
     """Assemble the result (module docstring) from the stored partials and the final call's outcome
@@ -123,6 +135,7 @@ def build_result(blobs: BlobStore, record: SummaryRecord, plan: Plan, depth: int
         "correction_calls": sum(p.corrections for p in calls) + outcome.corrections,
         "model_calls": sum(p.calls for p in calls) + outcome.calls,
         "reduce_depth": depth if plan.mode == "map" else 0,
+        "cut_blocks": sum(p.cut_blocks for p in calls) + outcome.cut_blocks,
         "statements": [s.model_dump() for s in outcome.statements],
         "exact_values": [v.model_dump() for v in values],
         "dropped": [d.model_dump() for p in calls for d in p.dropped] + [d.model_dump() for d in outcome.dropped],

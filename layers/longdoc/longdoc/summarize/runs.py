@@ -84,7 +84,9 @@ def start_summary(request: SummaryRequest, *, state: StateStore, blobs: BlobStor
 
 
 def summary_view(blobs: BlobStore, summary_id: str) -> dict[str, Any]:
-    """The result when the summary succeeded, else its record (status, error, counters).
+    """The result when the summary succeeded, else its record (status, error, counters); a FAILED
+    summary that kept no statement (``EmptySummary``) also has ``dropped``: every statement the
+    checks dropped, ``[{"text", "sections", "reason", "stage"}]``.
 
     Raises :class:`NotFound` for an unknown id.
     """
@@ -93,6 +95,10 @@ def summary_view(blobs: BlobStore, summary_id: str) -> dict[str, Any]:
         return result
     record = store.load_record(blobs, summary_id)
     view = record.model_dump()
+    failed_empty = record.status == "FAILED" and record.error == "EmptySummary"
+    dropped = store.load_dropped(blobs, summary_id) if failed_empty else None
+    if dropped is not None:  # it kept no statement: what was dropped, and why
+        view["dropped"] = dropped
     if blobs.exists(store.plan_key(summary_id)):
         the_plan = store.load_plan(blobs, summary_id)
         view.update(mode=the_plan.mode, groups=len(the_plan.groups))

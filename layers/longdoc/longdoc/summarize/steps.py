@@ -29,7 +29,7 @@ from longdoc.core.progress import reporter
 from longdoc.core.tokens import document_measure
 from longdoc.summarize import store
 from longdoc.summarize.calls import Checker, Meter, group_values, streamed_call, tool_call
-from longdoc.summarize.models import ExactValue, Partial, Plan, Statement, SummaryRecord
+from longdoc.summarize.models import Dropped, ExactValue, Partial, Plan, Statement, SummaryRecord
 from longdoc.summarize.levels import (
     MIN_SHRINK,
     check_consumed,
@@ -40,7 +40,7 @@ from longdoc.summarize.levels import (
     total_tokens,
 )
 from longdoc.summarize.prompt import final_request, map_request, reduce_request
-from longdoc.summarize.result import build_result, coverage, coverage_line
+from longdoc.summarize.result import build_result, coverage, coverage_line, dropped_so_far
 from longdoc.config import SummarizeSettings
 from longdoc.summarize.units import SectionIndex, make_groups
 
@@ -160,7 +160,7 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
                           why={} if outcome.statements else {index: "the map call kept no verified statement"},
                           exact_values=group_values(outcome.values, pieces, doc.index), dropped=outcome.dropped,
                           usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
-                          corrections=outcome.corrections, model=outcome.model)
+                          corrections=outcome.corrections, cut_blocks=outcome.cut_blocks, model=outcome.model)
         store.save_partial(deps.blobs, key, partial)
     reporter().advance(groups_stage(doc.record))
     return {"summary_id": summary_id, "index": index, "cached": False, "statements": len(partial.statements),
@@ -237,7 +237,7 @@ def _reduce_batch(deps: SummaryDeps, doc: _Doc, key: str, batch: list[Partial]) 
             groups=groups if kept else [], lost=lost if kept else sorted({*groups, *lost}), failed=failed,
             why=why if failed is None else {**why, **dict.fromkeys(groups, failed)},
             dropped=outcome.dropped, usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
-            corrections=outcome.corrections, model=outcome.model))
+            corrections=outcome.corrections, cut_blocks=outcome.cut_blocks, model=outcome.model))
 
 
 def reduce_level(deps: SummaryDeps, summary_id: str, level: int) -> dict[str, Any]:
@@ -287,7 +287,8 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
 
     The result records its coverage (:func:`longdoc.summarize.result.coverage`) and is
     ``partial`` when a group was not summarised. Raises :class:`~longdoc.core.errors.EmptySummary`
-    when no statement is verified (no group gave one, or the final call kept none): a failure.
+    when no statement is verified (no group gave one, or the final call kept none): a failure, whose
+    dropped statements are kept with their reasons (:func:`_keep_dropped`) for its FAILED status.
 
     A document that fits (plan mode ``single``) is sent whole; otherwise the partials of
     ``level`` are. A stored result is returned without calling the model again. Returns
@@ -313,15 +314,17 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
             values = merge_values(finals)
             inputs = [p for p in finals if p.statements]
             if not inputs:
+                dropped = _keep_dropped(deps, summary_id, doc.plan, level, [])
                 raise EmptySummary(f"summary {summary_id}: no group gave a verified statement "
-                                   f"({coverage_line(coverage(doc.plan, finals))})")
+                                   f"({coverage_line(coverage(doc.plan, finals))}; {dropped} dropped)")
             statements = [s for p in inputs for s in p.statements]
             outcome = streamed_call(model, final_request([p.statements for p in inputs], length, focus),
                                     _checker(doc, statements, values), on_text)
         outcome.usage = outcome.usage.add(store.load_spent(deps.blobs, key))
         if not outcome.statements:
+            dropped = _keep_dropped(deps, summary_id, doc.plan, level, outcome.dropped)
             raise EmptySummary(f"summary {summary_id}: the final call kept no verified statement "
-                               f"({len(outcome.dropped)} dropped); nothing is stored as a summary")
+                               f"({dropped} dropped); nothing is stored as a summary")
         result = build_result(deps.blobs, doc.record, doc.plan, level, outcome, values, deps.settings, finals)
         store.save_result(deps.blobs, summary_id, result)
     store.save_record(deps.blobs, doc.record.model_copy(update={"status": "SUCCEEDED", "model": result["model"]}))
@@ -330,6 +333,15 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
     reporter().finish(groups_stage(doc.record))
     return {"summary_id": summary_id, "status": "SUCCEEDED", "statements": len(result["statements"]),
             "dropped": len(result["dropped"])}
+
+
+def _keep_dropped(deps: SummaryDeps, summary_id: str, plan: Plan, level: int, final: list[Dropped]) -> int:
+    """Keep every statement a summary without a kept one dropped, with its reason
+    (:func:`longdoc.summarize.result.dropped_so_far`, :func:`longdoc.summarize.store.save_dropped`), for
+    its FAILED status; returns how many."""
+    dropped = dropped_so_far(deps.blobs, summary_id, plan, level, deps.settings.summary_reduce_input_tokens, final)
+    store.save_dropped(deps.blobs, summary_id, dropped)
+    return len(dropped)
 
 
 def fail(deps: SummaryDeps, summary_id: str, error: str, cause: str) -> SummaryRecord:

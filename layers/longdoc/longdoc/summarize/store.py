@@ -53,6 +53,23 @@ def result_key(summary_id: str) -> str:
     return prefix(summary_id) + "result.json"
 
 
+def dropped_key(summary_id: str) -> str:
+    """Key of the statements a summary that kept none dropped (JSON list, :func:`save_dropped`)."""
+    return prefix(summary_id) + "dropped.json"
+
+
+def save_dropped(blobs: BlobStore, summary_id: str, dropped: list[dict[str, Any]]) -> None:
+    """Keep what a summary without a kept statement dropped (``[{"text", "sections", "reason", "stage"}]``),
+    for its FAILED status (:func:`longdoc.summarize.runs.summary_view`)."""
+    blobs.put(dropped_key(summary_id), json.dumps(dropped, ensure_ascii=False, indent=1).encode("utf-8"))
+
+
+def load_dropped(blobs: BlobStore, summary_id: str) -> list[dict[str, Any]] | None:
+    """What :func:`save_dropped` kept, or None when nothing was kept."""
+    key = dropped_key(summary_id)
+    return json.loads(blobs.get(key)) if blobs.exists(key) else None
+
+
 def load_record(blobs: BlobStore, summary_id: str) -> SummaryRecord:
     """The summary's record. Raises :class:`NotFound` for an unknown id."""
     try:

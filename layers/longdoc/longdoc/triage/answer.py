@@ -8,9 +8,11 @@ the leak``, is not a clause id), and its quote must occur verbatim in that claus
 rests on: one that cuts a negation, exception or modal verb out of a cited quote's words
 ("shall otherwise increase" for "shall not otherwise increase") is rejected (extraction's rule,
 :func:`longdoc.core.polarity.polarity_problem`; only dropped words, since a reason explains the
-decision in its own words and may say "not" itself). A ``record_triage`` call cut by
-``max_tokens`` is never read (:func:`longdoc.core.tool_answer.complete_uses`; the call is asked
-again with more room). Two or more calls in one turn with different inputs contradict each
+decision in its own words and may say "not" itself). A reply stopped by ``max_tokens`` or
+``model_context_window_exceeded`` has its last block cut whatever its input looks like
+(:func:`longdoc.core.messages.cut_block`): a ``record_triage`` call there is never read
+(:func:`longdoc.core.tool_answer.complete_uses`; the call is asked again with more room), never
+answered nor replayed in a correction turn, and counted (``cut_blocks`` in the answer). Two or more calls in one turn with different inputs contradict each
 other: none is read, the turn is sent back (every call answered with that problem) and counts
 as a rejected answer; identical calls are read once. A rejected call goes back to the model as an
 ``is_error`` tool result saying what is wrong (every ``tool_use`` of the turn gets its
@@ -29,7 +31,7 @@ from typing import Any
 
 from longdoc.core.conversation import check_conversation
 from longdoc.core.errors import AnswerRejected
-from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage
+from longdoc.core.messages import Message, ModelRequest, ModelResponse, ToolUseBlock, Usage, complete_blocks
 from longdoc.core.ports import Model
 from longdoc.core.polarity import polarity_problem
 from longdoc.core.tool_answer import ask_for_tool, complete_uses
@@ -46,7 +48,8 @@ DECISIONS = ("covered", "not_covered", "refer")
 
 @dataclass
 class Answer:
-    """A triage answer: ``decision``, ``reasons``, verified ``citations``, and how it was reached."""
+    """A triage answer: ``decision``, ``reasons``, verified ``citations``, and how it was reached
+    (``cut_blocks``: reply blocks cut by a ``max_tokens`` or context-window stop, never read)."""
 
     decision: str
     reasons: list[str]
@@ -56,12 +59,13 @@ class Answer:
     verified: bool = True
     corrections: int = 0
     usage: Usage = field(default_factory=Usage)
+    cut_blocks: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The answer as JSON (usage as token counts)."""
         return {"decision": self.decision, "reasons": self.reasons, "citations": self.citations,
                 "model": self.model, "baseline": self.baseline, "verified": self.verified,
-                "corrections": self.corrections, "usage": self.usage.model_dump()}
+                "corrections": self.corrections, "cut_blocks": self.cut_blocks, "usage": self.usage.model_dump()}
 
 
 def _citation(raw: Any, by_id: dict[str, list[Clause]]) -> dict[str, Any]:
@@ -128,7 +132,8 @@ def _tool_call(response: ModelResponse, request: ModelRequest) -> tuple[ToolUseB
 
 def _correction(request: ModelRequest, response: ModelResponse, call: ToolUseBlock | None,
                 problem: str) -> ModelRequest:
-    """The request extended with the model's turn as received (thinking blocks included) and the
+    """The request extended with the model's turn as received (thinking blocks included; a block cut by
+    a ``max_tokens`` or context-window stop left out, :func:`longdoc.core.messages.complete_blocks`) and the
     harness's answer to it: an ``is_error`` ``tool_result`` for every ``tool_use`` of the turn,
     first in the user turn (the Messages API rule: each ``tool_use`` has its ``tool_result`` in
     the next message, https://platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use).
@@ -136,9 +141,10 @@ def _correction(request: ModelRequest, response: ModelResponse, call: ToolUseBlo
     only one is read (an identical repeat); with ``call`` None (contradictory calls) every
     ``record_triage`` call gets ``problem``; any other name is an unknown tool.
     Raises :class:`~longdoc.core.errors.ConversationMalformed` if the result breaks the rules."""
-    assistant = Message(role="assistant", content=[b.model_dump() for b in response.content])
+    blocks = complete_blocks(response)
+    assistant = Message(role="assistant", content=[b.model_dump() for b in blocks])
     results: list[dict[str, Any]] = []
-    for block in response.content:
+    for block in blocks:
         if not isinstance(block, ToolUseBlock):
             continue
         if (call is not None and block.id == call.id) or (call is None and block.name == TOOL_NAME):
@@ -167,9 +173,11 @@ def run_model(model: Model, request: ModelRequest, clauses: list[Clause],
     """
     usage = Usage()
     problem = ""
+    cut = 0
     for attempt in range(max_corrections + 1):
         answer = ask_for_tool(model, request, TOOL_NAME, "triage")
         usage = usage.add(answer.usage)
+        cut += answer.cut_blocks
         request, response = answer.request, answer.response
         call, problem = _tool_call(response, request)
         if call is None and response.stop_reason == "refusal":  # ask_for_tool returns without a call only then
@@ -183,9 +191,9 @@ def run_model(model: Model, request: ModelRequest, clauses: list[Clause],
             problem = str(exc)
             request = _correction(request, response, call, problem)
             continue
-        return Answer(decision, reasons, citations, model.name, corrections=attempt, usage=usage)
+        return Answer(decision, reasons, citations, model.name, corrections=attempt, usage=usage, cut_blocks=cut)
     return Answer("refer", [f"no verified answer: {problem.splitlines()[0] if problem else 'unknown'}"], [],
-                  model.name, verified=False, corrections=max_corrections, usage=usage)
+                  model.name, verified=False, corrections=max_corrections, usage=usage, cut_blocks=cut)
 
 
 def baseline_answer() -> Answer:

@@ -1,6 +1,6 @@
 """The gold file of ``longdoc eval triage``, read and checked whole before anything is ranked (issue 31).
 
-JSON Lines, one invented claim a line (format in README, "Claim triage against a policy set")::
+JSON Lines, one invented claim a line (format in docs/triage.md)::
 
     {"id": "h01", "kind": "covered", "split": "dev", "claim": {"loss_date": "2023-02-14", ...},
      "gold_doc": "homeowners-wording-2023", "gold": ["3.4"]}

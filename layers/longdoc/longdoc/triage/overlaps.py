@@ -1,7 +1,7 @@
 """Wordings of one line of business whose effective periods overlap: found at ingest, shown by ``collections show``.
 
-The design is one wording per line of business per date (:mod:`longdoc.triage.terms`; README,
-"Claim triage against a policy set": a reissue is a new document with a new term). Two wordings of
+The design is one wording per line of business per date (:mod:`longdoc.triage.terms`;
+docs/triage.md: a reissue is a new document with a new term). Two wordings of
 the same collection and line in force on one date make triage of a claim with that loss date fail
 ("two overlapping", naming both). Ingest does not refuse the second wording (which of the two is
 wrong, and the fix may be the other's dates, is the operator's call, and refusing would make the

@@ -79,7 +79,7 @@ MAX_TERMS = 2
 """Defined terms added per claim (the best-scoring definitions)."""
 LIMIT_WEIGHT = 0.5
 """Fusion weight of the ``limit`` query (ranked among the units that state an amount or a cap).
-Measured (docs/benchmarks.md, "tenth pass"): 0.3 -> 0.5 lifted recall@3 on the shared wordings
+Measured (docs/benchmarks.md, "Triage: the limit query's weight"): 0.3 -> 0.5 lifted recall@3 on the shared wordings
 (0.798 -> 0.817) and set 11a (0.536 -> 0.607), left the dev set and set 11b as they were, and left
 the blind set 12 unchanged (0.607, 0.714); 0.4 and 0.6 gained less, 0.8 lost on the shared wordings."""
 EXCESS_WORDS = "excess deductible first"

@@ -21,8 +21,11 @@ is sent per claim (no re-ask: the step is optional).
 Cached per claim in the blob store at ``triage/query-writer/{model}/{sha256}.json``, the hash over the
 claim text, the pool's ``doc_id:doc_version`` list and :data:`PROMPT_VERSION`: a second triage of the
 same claim against the same documents makes no model call. A failure (an API error after the SDK's
-retries, a refusal, no ``write_queries`` call, an input that fails :class:`Phrasings`) is logged as a
-warning and triage goes on with the offline queries; a failure is never cached.
+retries, a refusal, no complete ``write_queries`` call, an input that fails :class:`Phrasings`) is
+logged as a warning and triage goes on with the offline queries; a failure is never cached. A reply
+stopped by ``max_tokens`` or ``model_context_window_exceeded`` has its last block cut whatever its
+input looks like (:func:`longdoc.core.messages.cut_block`; logged as a warning): a ``write_queries``
+call there is never read, a complete one before it is.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from longdoc.core.errors import LongdocError, NotFound
 from longdoc.core.fence import fence, fence_nonce
-from longdoc.core.messages import Message, ModelRequest, ToolUseBlock
+from longdoc.core.messages import Message, ModelRequest, ToolUseBlock, block_label, complete_blocks, cut_block
 from longdoc.core.ports import BlobStore, Model
 from longdoc.triage.claim import Claim
 from longdoc.triage.clauses import Clause
@@ -186,8 +189,12 @@ def write_phrasings(model: Model, blobs: BlobStore, claim: Claim, clauses: Seque
     except LongdocError as exc:
         log.warning("%s: model call failed, offline queries only: %s", where, exc)
         return None
-    calls = [b for b in response.content if isinstance(b, ToolUseBlock) and b.name == TOOL_NAME]
-    if not calls or response.stop_reason == "max_tokens":
+    cut = cut_block(response)
+    if cut is not None:
+        log.warning("%s: the reply stopped on %s; its last block (%s) is cut and not read", where,
+                    response.stop_reason, block_label(cut))
+    calls = [b for b in complete_blocks(response) if isinstance(b, ToolUseBlock) and b.name == TOOL_NAME]
+    if not calls:
         log.warning("%s: no complete %s call (stop_reason %s), offline queries only", where, TOOL_NAME,
                     response.stop_reason)
         return None
@@ -211,7 +218,7 @@ def model_queries(phrasings: Phrasings) -> list[Query]:
 
 SKIPPED = ("query writer: LONGDOC_TRIAGE_QUERY_WRITER=model but no model is configured (offline baseline): "
            "skipped, offline queries only")
-"""The one line a run with the step on and no model logs (README, "Claim triage")."""
+"""The one line a run with the step on and no model logs (docs/triage.md)."""
 
 
 def log_skipped() -> None:

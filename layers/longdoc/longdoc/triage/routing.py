@@ -8,7 +8,7 @@ and the best limit reaches the fusion with a first rank of its own (:mod:`longdo
 The cue is how wordings of any kind state a cap (``up to $2,500 in total``, ``maximum sum
 insured``, ``per article``), not any one wording's words.
 
-Measured and dropped (docs/benchmarks.md, issue 31 second pass): the loss query ranked among
+Measured and dropped (docs/benchmarks.md, "Triage: other numbers and what was dropped"): the loss query ranked among
 excluding units only (``We do not insure``, ``Exclusions``) lowered dev recall@3 (0.761 -> 0.522).
 """
 

@@ -207,7 +207,7 @@ def _band_json(band: Band, reasons: dict[str, list[str]] | None = None, found: i
 
 
 def run_triage(request: TriageRequest, deps: TriageDeps) -> dict[str, Any]:
-    """Triage one claim; returns the result as JSON (shape in README, "Claim triage").
+    """Triage one claim; returns the result as JSON (shape in docs/triage.md).
 
     Raises :class:`~longdoc.core.errors.TriageError` (one line) for bad input, and the
     model port's errors when the model fails.

@@ -60,6 +60,7 @@ from itertools import pairwise
 from longdoc.core.text import roman_to_int
 from longdoc.ingest.models import Furniture
 from longdoc.ingest.parse.bodylines import body_lines, introduces_list
+from longdoc.ingest.parse.copies import copy_groups
 from longdoc.ingest.parse.rewrap import drop_rewrapped, furniture_runs
 
 EDGE_LINES = 3
@@ -195,16 +196,46 @@ def find_furniture(pages: list[str], passes: int = 3) -> tuple[list[str], list[F
         :data:`MIN_REPEATS` pages with text are returned unchanged.
     """
     runs: list[list[str]] = [[] for _ in pages]
-    cleaned, furniture = _find_furniture_once(pages, runs)
+    groups = copy_groups(pages)
+    bands = [_Band.of(page.split("\n")) for page in pages]
+    cleaned, furniture = _find_furniture_once(pages, runs, groups, bands)
     for _ in range(passes - 1):
         if not furniture:
             break
-        again, more = _find_furniture_once(cleaned, runs)
+        again, more = _find_furniture_once(cleaned, runs, groups, bands)
         if not more:
             break
         cleaned, furniture = again, furniture + more
     cleaned, rewrapped = drop_rewrapped(cleaned, runs, MIN_REPEATS)
     return cleaned, sorted(furniture + rewrapped, key=lambda f: f.page)
+
+
+@dataclass
+class _Band:
+    """Where a page's head and foot bands are: the first and the last ``size`` non-blank lines of the
+    page as read (:func:`band_size`), and which line of the page as it is now (after earlier rounds
+    of :func:`find_furniture`) each line was (``origin``: index now -> index as read)."""
+
+    rank: dict[int, int]  # index as read -> distance in non-blank lines from the nearer page edge
+    size: int
+    origin: list[int]
+
+    @classmethod
+    def of(cls, lines: list[str]) -> _Band:
+        """The band of a page as read, ``lines`` its lines."""
+        filled = [i for i, line in enumerate(lines) if line.strip()]
+        rank = {i: min(k, len(filled) - 1 - k) for k, i in enumerate(filled)}
+        return cls(rank=rank, size=band_size(len(filled)), origin=list(range(len(lines))))
+
+    def holds(self, index: int) -> bool:
+        """Whether line ``index`` of the page as it is now was in the head or foot band as read."""
+        return self.rank.get(self.origin[index], 0) < self.size
+
+
+def band_size(filled: int) -> int:
+    """How many non-blank lines at the top and at the bottom of a page of ``filled`` non-blank lines
+    form its head and foot bands: :data:`EDGE_LINES`, or :data:`BAND_SHARE` of the page when more."""
+    return max(EDGE_LINES, math.ceil(BAND_SHARE * filled))
 
 
 @dataclass(frozen=True)
@@ -214,31 +245,62 @@ class _Templates:
     repeating: set[str]  # templates of edge lines that repeat on enough pages
     families: set[str]  # their :func:`loose` forms, for long templates (other page-label shapes)
     tails: list[re.Pattern[str]]  # long templates as a regex for a footer run onto a body line
+    placed: set[str]  # the repeating templates found in the bands (removed anywhere when long) ...
+    placed_families: set[str]  # ... and their families
 
 
-def _repeating_templates(split: list[list[str]]) -> _Templates:
+def _repeating_templates(split: list[list[str]], groups: list[int], bands: list[_Band]) -> _Templates:
     """The templates of edge lines that repeat on at least half the pages with text (and MIN_REPEATS),
-    or on :data:`PARITY_SHARE` of the odd or of the even pages (a footer that alternates)."""
+    or on :data:`PARITY_SHARE` of the odd or of the even pages (a footer that alternates).
+
+    On pages that are copies of one another (``groups``: :func:`~longdoc.ingest.parse.copies.copy_groups`)
+    a line counts on the first copy only, when it is the same line each time: the lines copies share
+    repeat because the page does. A line that changes from copy to copy (a page number) counts on each.
+
+    ``placed`` counts only the edge lines in the head or foot band of the page as read (``bands``), or
+    first or last on the page as it is now: a template a later round finds only because the lines
+    above it went is never removed away from the edge."""
+    pages_with_text = [0, 0]
+    seen: set[tuple[int, str]] = set()  # (group, line) counted already
+    shapes: list[set[str]] = []
+    in_band: list[set[str]] = []
+    for index, lines in enumerate(split):
+        shapes.append(set())
+        in_band.append(set())
+        edges = _edge_indexes(lines)
+        ends = {edges[0][0], edges[-1][0]} if edges else set()
+        for i, _ in edges:
+            key = (groups[index], " ".join(lines[i].split()))
+            if key not in seen:
+                seen.add(key)
+                shapes[-1].add(template(lines[i]))
+                if i in ends or bands[index].holds(i):
+                    in_band[-1].add(template(lines[i]))
+        pages_with_text[index % 2] += any(line.strip() for line in lines)
+    repeating = _repeating(shapes, pages_with_text)
+    repeating -= _changing_headings(split, repeating)
+    placed = _repeating(in_band, pages_with_text) & repeating
+    families = {loose(t) for t in repeating if len(loose(t)) >= _ANYWHERE_MIN_CHARS}
+    tails = [_template_regex(t) for t in repeating if len(t) >= _ANYWHERE_MIN_CHARS]
+    return _Templates(repeating, families, tails, placed, {loose(t) for t in placed} & families)
+
+
+def _repeating(shapes: list[set[str]], pages_with_text: list[int]) -> set[str]:
+    """The templates among each page's ``shapes`` on at least half the pages with text (and MIN_REPEATS), or on
+    :data:`PARITY_SHARE` of the odd or of the even pages; ``pages_with_text`` counts the even and odd indexes."""
     counts: Counter[str] = Counter()
     by_parity: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
-    pages_with_text = [0, 0]
-    for index, lines in enumerate(split):
-        shapes = {template(lines[i]) for i, _ in _edge_indexes(lines)}
-        counts.update(shapes)
-        by_parity[index % 2].update(shapes)
-        pages_with_text[index % 2] += any(line.strip() for line in lines)
+    for index, found in enumerate(shapes):
+        counts.update(found)
+        by_parity[index % 2].update(found)
     threshold = max(MIN_REPEATS, math.ceil(0.5 * sum(pages_with_text)))
     parity_thresholds = [max(MIN_REPEATS, math.ceil(PARITY_SHARE * n)) for n in pages_with_text]
     # A bare dotted number ("4.2." alone on a line) is a section number, never furniture.
-    repeating = {
+    return {
         t for t, n in counts.items()
         if (n >= threshold or any(c[t] >= m for c, m in zip(by_parity, parity_thresholds, strict=True)))
         and not _SECTION_NUMBER.match(t)
     }
-    repeating -= _changing_headings(split, repeating)
-    families = {loose(t) for t in repeating if len(loose(t)) >= _ANYWHERE_MIN_CHARS}
-    tails = [_template_regex(t) for t in repeating if len(t) >= _ANYWHERE_MIN_CHARS]
-    return _Templates(repeating, families, tails)
 
 
 def _edge_drops(number: int, lines: list[str], found: _Templates, furniture: list[Furniture]) -> dict[int, str]:
@@ -272,9 +334,17 @@ def _edge_drops(number: int, lines: list[str], found: _Templates, furniture: lis
 
 def _clean_page(
     number: int, page_lines: list[str], found: _Templates, furniture: list[Furniture], runs: list[str],
+    band: _Band,
 ) -> str:
     """Page ``number``'s text without its furniture lines, which are appended to ``furniture``
-    (and their runs of consecutive lines to ``runs``, for :func:`drop_rewrapped`).
+    (and their runs of consecutive lines to ``runs``, for :func:`drop_rewrapped`); ``band.origin``
+    is updated to the lines kept.
+
+    Position first: a line found at the edge of the page as it is now (after earlier rounds) is
+    furniture only when it was in the head or foot band of the page as read (``band``:
+    :func:`band_size` lines from either edge) or is stacked onto the furniture at the edge (every line
+    between it and the page's edge is furniture), so rounds that peel a stacked footer never eat
+    into the body.
 
     Position and repetition together (issue 27): away from the edge window a repeated long line is
     removed only when it carries a number (a page label, a date, a job number: ``#`` in its
@@ -287,12 +357,11 @@ def _clean_page(
     lines = list(page_lines)
     drop = _edge_drops(number, lines, found, furniture)
     body = body_lines(lines)
-    for i in [i for i in drop if i in body]:
-        del drop[i]
+    drop = _in_band({i: pos for i, pos in drop.items() if i not in body}, lines, band)
     candidates: set[int] = set()
     for i, line in enumerate(lines):  # a long, distinctive one pushed inward by a footnote
         shape = template(line)
-        long_furniture = shape in found.repeating or loose(shape) in found.families
+        long_furniture = shape in found.placed or loose(shape) in found.placed_families
         if (i not in drop and i not in body and len(shape) >= _ANYWHERE_MIN_CHARS and long_furniture
                 and not introduces_list(lines, i)):
             if "#" in shape:
@@ -300,27 +369,48 @@ def _clean_page(
             else:
                 candidates.add(i)
     filled = [i for i, line in enumerate(lines) if line.strip()]
-    band = max(EDGE_LINES, math.ceil(BAND_SHARE * len(filled)))
+    size = band_size(len(filled))
     for order, position in ((filled, "header"), (filled[::-1], "footer")):
         for rank, i in enumerate(order):  # in the band at the edge, or stacked onto edge furniture
-            if i in candidates and (rank < band or all(j in drop for j in order[:rank])):
+            if i in candidates and band.holds(i) and (rank < size or all(j in drop for j in order[:rank])):
                 drop[i] = position
     runs.extend(furniture_runs(lines, set(drop)))
     for i in sorted(drop):
         furniture.append(Furniture(page=number, position=drop[i], text=lines[i].strip()))
-    kept = [line for i, line in enumerate(lines) if i not in drop]
-    return "\n".join(kept).strip("\n")
+    kept = [i for i in range(len(lines)) if i not in drop]
+    while kept and not lines[kept[0]]:  # blank lines left at the page's top or bottom go too
+        kept.pop(0)
+    while kept and not lines[kept[-1]]:
+        kept.pop()
+    band.origin = [band.origin[i] for i in kept]
+    return "\n".join(lines[i] for i in kept)
 
 
-def _find_furniture_once(pages: list[str], runs: list[list[str]]) -> tuple[list[str], list[Furniture]]:
-    """One round of :func:`find_furniture`: ``(cleaned pages, furniture found)``; runs added to ``runs``."""
+def _in_band(drop: dict[int, str], lines: list[str], band: _Band) -> dict[int, str]:
+    """The entries of ``drop`` (line index -> position) in the head or foot band of the page as read,
+    or stacked onto such lines from the page's edge (the docstring of :func:`_clean_page`)."""
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    kept: dict[int, str] = {}
+    for order in (filled, filled[::-1]):
+        stacked = True
+        for i in order:
+            stacked = stacked and i in drop
+            if i in drop and (stacked or band.holds(i)):
+                kept[i] = drop[i]
+    return kept
+
+
+def _find_furniture_once(pages: list[str], runs: list[list[str]], groups: list[int],
+                         bands: list[_Band]) -> tuple[list[str], list[Furniture]]:
+    """One round of :func:`find_furniture`: ``(cleaned pages, furniture found)``; runs added to ``runs``,
+    each page's ``bands`` entry updated to the lines kept."""
     split = [page.split("\n") for page in pages]
     with_text = sum(1 for page in pages if page.strip())
     if with_text < MIN_REPEATS:
         return list(pages), []
-    found = _repeating_templates(split)
+    found = _repeating_templates(split, groups, bands)
     furniture: list[Furniture] = []
-    cleaned = [_clean_page(number, lines, found, furniture, runs[number - 1])
+    cleaned = [_clean_page(number, lines, found, furniture, runs[number - 1], bands[number - 1])
                for number, lines in enumerate(split, start=1)]
     return cleaned, furniture
 

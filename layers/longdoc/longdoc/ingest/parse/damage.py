@@ -30,7 +30,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Literal
 
-from longdoc.ingest.models import OcrFailure, OcrPageInfo
+from longdoc.ingest.models import Furniture, OcrFailure, OcrPageInfo
+from longdoc.ingest.parse.cleanup import LIGATURES
+from longdoc.ingest.parse.copies import copy_sets, identical
 from longdoc.ingest.parse.skew import SKEW_FLAG_DEGREES
 
 PageOutcome = Literal["text", "ocr", "ocr_low_confidence", "empty", "damaged", "unreadable"]
@@ -40,6 +42,21 @@ GARBAGE_MAX_SHARE = 0.10
 """Share (0-1) of a page's non-space characters that may be non-text before the page is garbage."""
 _NON_TEXT_CATEGORIES = {"Cc", "Co", "Cn", "Cs"}
 _KEEP = {"\n", "\t", "\ufffe"}  # line breaks and PDFium's line-end hyphen marker (resolved later)
+SPACE_SEPARATORS = frozenset(
+    "\u0020\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000"
+)
+"""Every code point of Unicode general category Zs ("Separator, space", Unicode 15: space, no-break
+space, ogham space mark, the en/em/thin/hair spaces U+2000-U+200A, narrow no-break, medium
+mathematical and ideographic space): text, never damage."""
+_INVISIBLE = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
+"""Soft hyphen, zero-width space, zero-width non-joiner and joiner, word joiner, zero-width no-break
+space (BOM): format characters word processors put inside words; text, never damage."""
+_NEUTRAL: dict[int, str | None] = {
+    **{ord(ch): " " for ch in SPACE_SEPARATORS}, **{ord(ch): None for ch in _INVISIBLE},
+    **dict(LIGATURES),
+}
+"""What :func:`garbage_share` reads before scoring: space separators as a plain space, invisible
+format characters left out, the Latin ligatures ``ﬁ`` ``ﬂ`` ... (U+FB00-U+FB06) as letters."""
 _SYMBOL_RUN = re.compile(r"[^\w\s]{8,}")
 _LETTER_RUN = re.compile(r"([^\W\d_])\1{5,}")  # one letter six times or more: "ÿÿÿÿÿÿ"
 _LATIN1_RUN = re.compile(r"[\u00a0-\u00ff]{4,}")  # bytes decoded as WinAnsi: "Ã¾Âð"
@@ -56,7 +73,13 @@ def garbage_share(text: str) -> float:
     space) drawing on at least 4 different characters (dot leaders and rules are one character
     repeated, so they never count), one letter repeated six times or more (what PDFium gives for
     codes a simple font lacks: ``ÿÿÿÿ``), and runs of 4 or more Latin-1 supplement characters
-    (random bytes decoded as WinAnsi). 0.0 for a text without non-space characters."""
+    (random bytes decoded as WinAnsi). 0.0 for a text without non-space characters.
+
+    Space separators (:data:`SPACE_SEPARATORS`: a no-break space, a thin space), soft hyphens and
+    zero-width format characters (:data:`_INVISIBLE`) and ligatures are text: they are read as a
+    space, nothing and letters before scoring, so a contract set with no-break spaces
+    (``1.1\u00a0\u00a0\u00a0\u00a0Definitions``) scores as the same contract set with spaces."""
+    text = text.translate(_NEUTRAL)
     visible = sum(1 for ch in text if not ch.isspace())
     if not visible:
         return 0.0
@@ -139,7 +162,7 @@ def strip_operator_garbage(text: str) -> tuple[str, int]:
     return "\n".join(lines), removed
 
 
-def _pages(numbers: list[int]) -> str:
+def page_ranges(numbers: list[int]) -> str:
     """``[3, 4, 5, 9]`` -> ``"3-5, 9"``."""
     runs: list[list[int]] = []
     for n in sorted(numbers):
@@ -209,7 +232,7 @@ def _damage_warnings(outcomes: list[PageOutcome], damage: Damage) -> list[str]:
         removed = sum(damage.stripped.get(n, 0) for n in pages)
         if removed:
             why.append(f"{removed} characters of content-stream operators removed from the text")
-        lines.append(f"pages {_pages(pages)}: damaged ({'; '.join(why)}); only what PDFium could draw is indexed")
+        lines.append(f"pages {page_ranges(pages)}: damaged ({'; '.join(why)}); only what PDFium could draw is indexed")
     if damage.other:
         objects = ", ".join(str(n) for n in sorted(damage.other))
         lines.append(f"objects {objects}: a compressed stream that is no page's content (a font, an image or a "
@@ -223,13 +246,13 @@ def _warnings(outcomes: list[PageOutcome], read: dict[int, OcrPageInfo], failed:
     lines: list[str] = []
     if unreadable:
         reasons = "; ".join(sorted(set(unreadable.values())))
-        lines.append(f"pages {_pages(list(unreadable))}: PDFium could not load them ({reasons}); nothing indexed from them")
+        lines.append(f"pages {page_ranges(list(unreadable))}: PDFium could not load them ({reasons}); nothing indexed from them")
     if failed:
-        lines.append(f"pages {_pages(list(failed))}: OCR could not read them ("
+        lines.append(f"pages {page_ranges(list(failed))}: OCR could not read them ("
                      + "; ".join(f"page {p}: {r}" for p, r in sorted(failed.items())) + ")")
     if garbage:
         worst = max(garbage.values())
-        lines.append(f"pages {_pages(list(garbage))}: text is garbage (up to {worst:.0%} non-text characters: a "
+        lines.append(f"pages {page_ranges(list(garbage))}: text is garbage (up to {worst:.0%} non-text characters: a "
                      "damaged content stream, or a font without a Unicode map); indexed as it is")
     low = [p for p, info in read.items() if info.low_confidence]
     if low:
@@ -237,18 +260,18 @@ def _warnings(outcomes: list[PageOutcome], read: dict[int, OcrPageInfo], failed:
         worst = min(read[p].mean_confidence for p in low)
         what = ("left out (LONGDOC_OCR_LOW_CONFIDENCE=skip)" if len(skipped) == len(low) else
                 "indexed with ocr_low_confidence on their chunks" if not skipped else
-                f"pages {_pages(skipped)} left out, the others indexed with ocr_low_confidence")
-        lines.append(f"pages {_pages(low)}: OCR read them with low confidence (mean word confidence down to "
+                f"pages {page_ranges(skipped)} left out, the others indexed with ocr_low_confidence")
+        lines.append(f"pages {page_ranges(low)}: OCR read them with low confidence (mean word confidence down to "
                      f"{worst:.2f}, under {min_confidence:.2f}); {what}")
     skewed = {p: abs(info.skew_degrees) for p, info in read.items()
               if info.skew_degrees is not None and abs(info.skew_degrees) > SKEW_FLAG_DEGREES}
     if skewed:
-        lines.append(f"pages {_pages(list(skewed))}: scanned at a slant (lines tilted up to "
+        lines.append(f"pages {page_ranges(list(skewed))}: scanned at a slant (lines tilted up to "
                      f"{max(skewed.values()):.1f} degrees, over {SKEW_FLAG_DEGREES:.0f}): OCR may read parts of "
                      "lines out of order; straighten the scan and ingest it again")
     empty = [n for n, o in enumerate(outcomes, start=1) if o == "empty"]
     if empty and len(empty) < len(outcomes):
-        lines.append(f"pages {_pages(empty)}: no text (blank, a scan left unread, or a damaged page)")
+        lines.append(f"pages {page_ranges(empty)}: no text (blank, a scan left unread, or a damaged page)")
     return lines
 
 
@@ -261,3 +284,52 @@ def by_outcome(outcomes: list[PageOutcome]) -> dict[str, list[int]]:
         if pages:
             grouped[outcome] = pages
     return grouped
+
+
+LOST_SHARE = 0.5
+"""A page whose running headers and footers took more than this share (0-1) of its non-blank lines and of
+its non-space characters "lost most of its text" and is named in a warning: body text gone with the
+furniture would otherwise be silent. A page of one line (a folio alone) is never named. On the 32 PDFs of
+``../shared/corpus`` two pages are named: the Chubb wording's cover (its 4 lines are the running title and
+copyright notice) and a Federal Register page holding a figure and 1 line of text."""
+
+
+def furniture_warnings(raw_texts: list[str], furniture: list[Furniture], groups: list[int]) -> list[str]:
+    """The warning lines about what running-furniture removal did to a PDF: pages that lost most of their
+    text to it (:data:`LOST_SHARE`), and a document whose every page is a copy of another.
+
+    ``raw_texts`` are the page texts as read (one per page, before removal), ``furniture`` the removed
+    lines (:class:`~longdoc.ingest.models.Furniture`, 1-based pages), ``groups`` the copy groups of
+    ``raw_texts`` (:func:`~longdoc.ingest.parse.copies.copy_groups`). Raises nothing.
+    """
+    removed = [0] * len(raw_texts)
+    removed_lines = [0] * len(raw_texts)
+    for item in furniture:
+        removed[item.page - 1] += sum(1 for ch in item.text if not ch.isspace())
+        removed_lines[item.page - 1] += 1
+    lost: dict[int, float] = {}
+    for number, text in enumerate(raw_texts, start=1):
+        chars = sum(1 for ch in text if not ch.isspace())
+        lines = sum(1 for line in text.split("\n") if line.strip())
+        if (lines > 1 and removed_lines[number - 1] > LOST_SHARE * lines
+                and removed[number - 1] > LOST_SHARE * chars):
+            lost[number] = min(1.0, removed[number - 1] / chars)
+    warnings = []
+    if lost:
+        warnings.append(f"pages {page_ranges(list(lost))}: most of their text was removed as running headers and "
+                        f"footers (up to {max(lost.values()):.0%} of the characters; the lines are counted in "
+                        "furniture_lines): check that no body text went with them")
+    return warnings + _copies_warning(raw_texts, groups)
+
+
+def _copies_warning(pages: list[str], groups: list[int]) -> list[str]:
+    """One warning line when every page with text is a copy of another page, naming each group of copies."""
+    sets = copy_sets(groups, pages)
+    with_text = sum(1 for page in pages if page.strip())
+    if not sets or sum(len(found) for found in sets) < with_text:
+        return []
+    named = [f"pages {page_ranges(found)} "
+             f"{'are identical' if identical([pages[n - 1] for n in found]) else 'repeat one page, a few lines changed'}"
+             for found in sets]
+    return ["; ".join(named) + ": the document is copies of the same text; each copy is kept and indexed on its "
+            "own page (nothing on them is removed as a running header or footer for repeating)"]

@@ -28,7 +28,8 @@ from longdoc.ingest.parse.cleanup import (
     labels_from_furniture,
     resolve_hyphens,
 )
-from longdoc.ingest.parse.damage import Damage, page_outcomes, strip_operator_garbage
+from longdoc.ingest.parse.copies import copy_groups
+from longdoc.ingest.parse.damage import Damage, furniture_warnings, page_outcomes, strip_operator_garbage
 from longdoc.ingest.parse.reading import reading_order
 from longdoc.ingest.parse.running import running_headers
 from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, layer_quality, ocr_layers, run_ocr
@@ -61,7 +62,9 @@ def read_pdf(source: str, data: bytes, max_pages: int,
     :class:`PageSpan` per page whose ``text[char_start:char_end]`` is that page's text,
     labelled with the PDF's own page labels, else the numbers printed in its furniture;
     ``furniture`` the removed lines; ``ocr_outcome`` what OCR read, failed and flagged
-    (:mod:`~longdoc.ingest.parse.ocr`; nothing read when ``ocr`` is None);
+    (:mod:`~longdoc.ingest.parse.ocr`; nothing read when ``ocr`` is None), its warnings naming also
+    the pages that lost most of their text to furniture removal and a document made of copies
+    (:func:`~longdoc.ingest.parse.damage.furniture_warnings`);
     ``pages_needing_ocr`` the 1-based pages with an image but no text that OCR did not read.
     Raises :class:`DocumentError` as :func:`pdf_pages` does.
     """
@@ -71,6 +74,7 @@ def read_pdf(source: str, data: bytes, max_pages: int,
     page_texts = resolve_hyphens(cleaned)
     labels = pdf_labels if any(pdf_labels) else labels_from_furniture(len(page_texts), furniture)
     furniture = sorted(furniture + running, key=lambda f: f.page)
+    outcome.warnings = outcome.warnings + furniture_warnings(raw_texts, furniture, copy_groups(raw_texts))
     return PAGE_SEPARATOR.join(page_texts), page_spans(page_texts, labels), furniture, outcome, needs_ocr
 
 

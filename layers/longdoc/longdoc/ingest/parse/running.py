@@ -12,7 +12,9 @@ lines of a page only:
   stem of such a line on the page before: it restates a heading already met;
 * a line that heads :data:`RUN_PAGES` or more consecutive pages, the same each time (case and
   spacing aside; numbers count, so ``Article 8`` and ``Article 9`` opening two pages stay): every
-  copy after the first; the first is the section's own heading and stays.
+  copy after the first; the first is the section's own heading and stays. Pages that are copies of
+  one another (:func:`~longdoc.ingest.parse.copies.copy_groups`: the same notice issued three times)
+  count as one page: their first line repeats because the whole page does.
 
 A footer that only says the text goes on (``continued``, ``continued overleaf``, ``continued on next
 page``) is furniture too. A line ending in ``:`` (it introduces a list) or ``,`` (it runs on) is never
@@ -26,6 +28,7 @@ from typing import Literal
 
 from longdoc.ingest.models import Furniture
 from longdoc.ingest.parse.cleanup import EDGE_LINES as EDGE
+from longdoc.ingest.parse.copies import copy_groups
 
 Position = Literal["header", "footer"]
 
@@ -70,7 +73,7 @@ def running_headers(pages: list[str]) -> tuple[list[str], list[Furniture]]:
     """
     split = [page.split("\n") for page in pages]
     drop = _continued(split)
-    _runs(split, drop)
+    _runs(split, drop, copy_groups(pages))
     furniture: list[Furniture] = []
     cleaned: list[str] = []
     for number, (lines, gone) in enumerate(zip(split, drop, strict=True), start=1):
@@ -98,9 +101,10 @@ def _continued(split: list[list[str]]) -> list[dict[int, Position]]:
     return drop
 
 
-def _runs(split: list[list[str]], drop: list[dict[int, Position]]) -> None:
+def _runs(split: list[list[str]], drop: list[dict[int, Position]], groups: list[int]) -> None:
     """Add to ``drop`` the first line of every page after the first of a run of :data:`RUN_PAGES` or more
-    consecutive pages that open with the same short line."""
+    consecutive pages that open with the same short line, pages of one group of copies (``groups``)
+    counting once."""
     firsts = [next((i for i in _edge(lines) if i not in gone), None) for lines, gone in zip(split, drop, strict=True)]
     keys = [_key(split[n][i]) if i is not None and _removable(split[n][i]) else "" for n, i in enumerate(firsts)]
     n = 0
@@ -108,7 +112,7 @@ def _runs(split: list[list[str]], drop: list[dict[int, Position]]) -> None:
         end = n
         while keys[n] and end + 1 < len(split) and keys[end + 1] == keys[n]:
             end += 1
-        for k in range(n + 1, end + 1) if end - n + 1 >= RUN_PAGES else ():
+        for k in range(n + 1, end + 1) if len(set(groups[n:end + 1])) >= RUN_PAGES else ():
             first = firsts[k]
             if first is not None:
                 drop[k][first] = "header"
