@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,8 +23,14 @@ def offline_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     wiring.reset()
 
 
+PROGRESS_LINE = re.compile(r"^longdoc: (?:parse|chunk|embed|index|summarise|eval \w+) .*: \d+ \w+ in [\d.]+ s"
+                           r"(?: \([\d.]+ \w+/s\))?\n", re.M)
+"""A progress line of a finished stage (:mod:`longdoc.cli.progress`, off a terminal); tests/e2e/test_cli_progress.py
+checks them, the other tests read stderr without them."""
+
+
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """``longdoc ARGV`` in-process: ``(exit status, stdout, stderr)``."""
+    """``longdoc ARGV`` in-process: ``(exit status, stdout, stderr without its progress lines)``."""
     code = main(list(argv))
     out, err = capsys.readouterr()
-    return code, out, err
+    return code, out, PROGRESS_LINE.sub("", err)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from longdoc import wiring
-from longdoc.cli import main
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
 from pdf_builder import text_pdf  # noqa: E402
+from tests.e2e.cli_support import run_cli  # noqa: E402
 
 pytestmark = pytest.mark.slow
 CASE = Path(__file__).resolve().parents[1] / "data" / "cases" / "renewal-notice-three-copies.pdf"
@@ -28,9 +28,7 @@ def home(tmp_path, monkeypatch):
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_cli(capsys, *argv)  # stderr without the progress lines
 
 
 def test_the_three_copy_notice_is_indexed_and_citable_on_every_page(home, capsys) -> None:

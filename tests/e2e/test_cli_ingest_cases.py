@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from longdoc import wiring
-from longdoc.cli import main
+from tests.e2e.cli_support import run_cli
 from longdoc.core.models import DocumentRecord
 from longdoc.ingest.lease import CLAIM_LEASE_SECONDS
 
@@ -37,9 +37,7 @@ def home(tmp_path, monkeypatch):
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_cli(capsys, *argv)  # stderr without the progress lines
 
 
 def _env(home: Path) -> dict[str, str]:

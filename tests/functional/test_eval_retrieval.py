@@ -17,7 +17,11 @@ def test_eval_retrieval_json_reports_recall_mrr_strata_and_baseline(contract_gol
 
     # When the retrieval eval runs twice with --json
     assert cli.main(["eval", "retrieval", "--gold", str(gold), "--corpus", str(corpus_dir), "--json"]) == 0
-    first = json.loads(capsys.readouterr().out)
+    out, err = capsys.readouterr()
+    first = json.loads(out)
+    # (stderr, not a terminal here: one line for the documents stage, with the count of documents done)
+    assert [line for line in err.splitlines() if "eval retrieval" in line] == [
+        next(line for line in err.splitlines() if line.startswith("longdoc: eval retrieval: 1 documents in "))]
     page = tmp_path / "out" / "retrieval.html"
     assert cli.main(["eval", "retrieval", "--gold", str(gold), "--corpus", str(corpus_dir), "--json",
                      "--html", str(page)]) == 0

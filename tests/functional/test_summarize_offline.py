@@ -93,3 +93,30 @@ def test_the_html_page_opens_each_cited_text_on_its_page(home, capsys, tmp_path)
         assert section_amount(int(section)) in unescape(block.group(0))
         assert "<mark>" in block.group(0)
     assert "not an LLM" in html and "Exact values (verbatim)" in html
+
+
+def test_the_baseline_summary_of_a_corpus_filing_cites_the_pages_its_statements_are_on(home, capsys,
+                                                                                       corpus_dir) -> None:
+    # Given a real 18-page filing from the corpus, ingested
+    name = "dmca-1998-copyright-office-summary.pdf"
+    record = add_document(home, "dmca", (corpus_dir / name).read_bytes(), name)
+    # When the offline baseline summarises it
+    assert main(["summarize", "dmca", "--length", "long", "--json"]) == 0
+    out, err = capsys.readouterr()
+    result = json.loads(out)
+    # (stderr, not a terminal here: one progress line, the groups summarised)
+    assert re.findall(r"^longdoc: summarise (\S+): (\d+) groups in ", err, re.M) == [(name, str(result["groups"]))]
+    # Then every statement is verified, none dropped
+    assert result["status"] == "SUCCEEDED" and len(result["statements"]) >= 12 and result["dropped"] == []
+    # And each citation names the page(s) its statement's text is on
+    page_text: dict[int, str] = {}
+    for chunk in load_chunks(LocalBlobStore(home / "bucket"), "dmca", record.doc_version):
+        for span in chunk.page_spans:
+            a, b = span.char_start - chunk.char_start, span.char_end - chunk.char_start
+            page_text[span.page] = page_text.get(span.page, "") + " " + chunk.text[max(0, a):b]
+    for statement in result["statements"]:
+        words = " ".join(statement["text"].removesuffix(" …").split())
+        for cite in statement["citations"]:
+            assert cite["pages"] and cite["page"] == cite["pages"][0] == min(cite["pages"])
+            on_pages = " ".join(" ".join(page_text[p].split()) for p in cite["pages"])
+            assert words[:40] in on_pages, (words, cite["pages"])

@@ -11,6 +11,7 @@ from longdoc.summarize.checks import check_statement, must_be_verbatim, resolve_
 from longdoc.summarize.lexrank import lexrank, top_sentences
 from longdoc.summarize.prompt import map_request, parse_lines
 from longdoc.summarize.units import SectionIndex, group_chunks, header, make_groups, pieces_of
+from tests.unit.pdf_builder import text_pdf
 
 TEXT = """1. Cover
 
@@ -149,3 +150,51 @@ def test_a_statement_that_drops_the_sections_negation_fails(counts) -> None:
         check_statement("The Buyer shall otherwise increase the fees.", ["1"], {"1"}, counts)
     # Then the statement that keeps it passes
     assert check_statement("The Buyer shall not otherwise increase the fees.", ["1"], {"1"}, counts)
+
+
+@pytest.fixture(scope="module")
+def two_pages() -> SectionIndex:
+    """Section 1 over two PDF pages: EUR 500 on page 1 (keys) and again on page 2 (the excess); one
+    sentence runs from the foot of page 1 onto page 2."""
+    pdf = text_pdf([["1. Schedule", "Keys are covered up to EUR 500 in total.",
+                     "Water damage to the building is covered by the insurer.",
+                     "The insurer also pays the cost of drying out the walls"],
+                    ["and of replacing the flooring.", "Claims must be notified within 30 days of the loss.",
+                     "An excess of EUR 500 applies to each claim."]])
+    chunks = chunk_document(parse_document("notice.pdf", pdf), "notice")
+    assert [(c.page_start, c.page_end) for c in chunks] == [(1, 2)]
+    return SectionIndex(chunks)
+
+
+def test_a_statement_cites_the_page_of_its_supporting_text_not_of_its_first_number(two_pages) -> None:
+    # EUR 500 first occurs on page 1 (keys); the statement is the page-2 excess sentence's.
+    [cite] = check_statement("An excess of EUR 500 is deducted from each claim.", ["1"], {"1"}, two_pages)
+    assert (cite.page, cite.pages) == (2, [2])
+    [cite] = check_statement("Keys are covered up to EUR 500.", ["1"], {"1"}, two_pages)
+    assert (cite.page, cite.pages) == (1, [1])
+
+
+def test_a_statement_assembled_across_a_page_break_cites_both_pages(two_pages) -> None:
+    [cite] = check_statement("Water damage to the building is covered, and claims must be notified within 30 days.",
+                             ["1"], {"1"}, two_pages)
+    assert (cite.page, cite.pages) == (1, [1, 2])
+    # One sentence copied from the text, running from page 1 onto page 2
+    [cite] = check_statement("The insurer also pays the cost of drying out the walls and of replacing the flooring.",
+                             ["1"], {"1"}, two_pages)
+    assert (cite.page, cite.pages) == (1, [1, 2])
+    # A sentence wholly on page 2 stays on page 2
+    [cite] = check_statement("Claims must be notified within 30 days of the loss.", ["1"], {"1"}, two_pages)
+    assert cite.pages == [2]
+
+
+def test_a_citation_across_pages_is_printed_with_both_pages() -> None:
+    from io import StringIO
+
+    from longdoc.cli.summarize import print_summary
+    result = {"summary_id": "s", "doc_id": "d", "model": "m", "dropped": [], "exact_values": [], "mode": "single",
+              "groups": 1, "map_calls": 0, "reduce_calls": 0, "reduce_depth": 0, "model_calls": 1, "cost_usd": None,
+              "usage": {"input_tokens": 1, "output_tokens": 1},
+              "statements": [{"text": "T.", "citations": [{"section_id": "1", "page": 1, "pages": [1, 2]}]}]}
+    out = StringIO()
+    print_summary(result, out)
+    assert "  [§ 1 p. 1, 2]" in out.getvalue()

@@ -23,7 +23,9 @@ from longdoc.cli import admin, evals, extract, ingest, mcp, review, runs, serve
 from longdoc.cli import summarize as summarize_cli
 from longdoc.cli import triage as triage_cli
 from longdoc.cli.common import failure_line, print_table
+from longdoc.cli.progress import StderrProgress
 from longdoc.core.errors import CliError
+from longdoc.core.progress import NoProgress, reporting
 from longdoc.core.text import one_line
 
 __all__ = ["HelpFormatter", "build_parser", "failure_line", "main", "print_table"]
@@ -131,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     from longdoc.core.errors import LongdocError
 
     try:
-        status: int = args.func(args)
+        with reporting(StderrProgress(sys.stderr) if getattr(args, "progress", False) else NoProgress()):
+            status: int = args.func(args)
         sys.stdout.flush()  # inside the try: a reader gone before the last line is a broken pipe too
         return status
     except BrokenPipeError:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from longdoc.cli.common import REPO_ROOT, int_between, max_tokens_bounds
+from longdoc.cli.progress import StderrProgress
 from longdoc.core.errors import CliError
 from longdoc.core.text import one_line
 from longdoc.local.lambda_runtime import load_handler
@@ -67,41 +68,52 @@ def _counts_text(p: dict[str, int]) -> str:
             f"{p['in_flight']} batches in flight")
 
 
-def _progress_line(p: dict[str, int]) -> str:
-    total = p["done"] + p["failed"] + p["pending"]
-    width = 24
-    filled = width * (p["done"] + p["failed"]) // max(total, 1)
-    return f"[{'#' * filled}{'.' * (width - filled)}] " + _counts_text(p)
-
-
 class Progress:
-    """A bulk job's progress on ``err``: on a terminal a bar redrawn in place whenever the counts
-    change; elsewhere (a pipe, a log file) a plain line only when the counts changed and at least
-    ``every`` seconds (``clock``, seconds) after the last one, and the final counts once."""
+    """A bulk job's progress on ``err``: on a terminal a tqdm bar of documents finished (done or
+    failed) of the job's, with rate and ETA, the failed count, round and batches in flight after it
+    (:class:`~longdoc.cli.progress.StderrProgress`); elsewhere (a pipe, a log file) a plain line only
+    when the counts changed and at least ``every`` seconds (``clock``, seconds) after the last one,
+    and the final counts once (a job of hours shows a line now and then in a log, not one per document)."""
+
+    STAGE = "bulk"
 
     def __init__(self, err: TextIO, every: float = PROGRESS_SECONDS,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.err, self.every, self.clock = err, every, clock
         self.tty = err.isatty()
-        self._last, self._at = "", -every
+        self.bar = StderrProgress(err, tty=True) if self.tty else None
+        self._last, self._at, self._finished = "", -every, 0
 
     def _write(self, text: str) -> None:
         self.err.write(text)
         self.err.flush()
+
+    def _draw(self, p: dict[str, int]) -> None:
+        assert self.bar is not None
+        finished = p["done"] + p["failed"]
+        self.bar.start(self.STAGE, finished + p["pending"], "documents")
+        self.bar.note(self.STAGE, f"{p['failed']} failed; round {p['round']}, {p['in_flight']} batches in flight")
+        self.bar.advance(self.STAGE, finished - self._finished)
+        self._finished = finished
 
     def update(self, p: dict[str, int]) -> None:
         """Show ``p`` (``done``, ``failed``, ``pending``, ``round``, ``in_flight``) if it is news."""
         text = _counts_text(p)
         if text == self._last or (not self.tty and self.clock() - self._at < self.every):
             return
-        self._write("\r" + _progress_line(p) if self.tty else "bulk progress: " + text + "\n")
+        if self.bar is not None:
+            self._draw(p)
+        else:
+            self._write("bulk progress: " + text + "\n")
         self._last, self._at = text, self.clock()
 
     def close(self, p: dict[str, int]) -> None:
-        """Show the final counts (once) and end the line."""
+        """Show the final counts (once) and end the bar or the lines."""
         text = _counts_text(p)
-        if self.tty:
-            self._write("\r" + _progress_line(p) + "\n")
+        if self.bar is not None:
+            self._draw(p)
+            self.bar.finish(self.STAGE)
+            self.bar.close()
         elif text != self._last:
             self._write("bulk progress: " + text + "\n")
         self._last = text
@@ -302,4 +314,4 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="output tokens per model call (64-64000, the settings' bounds)")
     p.add_argument("--json", action="store_true",
                    help="the job's summary as JSON: bulk_id, status, counts, cost, documents, rejected, results")
-    p.set_defaults(func=cmd_bulk)
+    p.set_defaults(func=cmd_bulk, progress=True)

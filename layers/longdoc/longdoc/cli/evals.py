@@ -8,20 +8,27 @@ import sys
 from pathlib import Path
 
 from longdoc.cli.common import int_at_least, int_between
+from longdoc.cli.progress import StderrProgress
 from longdoc.core.errors import CliError
+from longdoc.core.progress import reporter
 
 CHUNK_TOKENS = int_between(100, 4000)
 """``--chunk-tokens``: the range ``LONGDOC_CHUNK_TARGET_TOKENS`` accepts (``config.ChunkSettings``)."""
 
 
 def _eval_inputs(args: argparse.Namespace):
-    """The gold file (CliError when missing) and a progress printer (stderr; none with --json)."""
+    """The gold file (CliError when missing) and a per-document line printer (stderr; none with --json)."""
     gold = Path(args.gold)
     if not gold.exists():
         raise CliError(f"gold file not found: {gold}")
     if not gold.read_text(encoding="utf-8").strip():
         raise CliError(f"no gold cases in {gold}")
-    return gold, (None if args.json else (lambda line: print(line, file=sys.stderr)))
+    if args.json:
+        return gold, None
+    shown = reporter()
+    if isinstance(shown, StderrProgress):  # above the documents bar on a terminal
+        return gold, shown.write
+    return gold, lambda line: print(line, file=sys.stderr)
 
 
 def _write_html(args: argparse.Namespace, report: dict, kind: str) -> None:
@@ -71,9 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="token budget for the recall-within-budget figure (default 5000)")
     p.add_argument("--chunk-tokens", type=CHUNK_TOKENS, default=None, metavar="N",
                    help="chunk target tokens, 100-4000 (default: settings)")
-    p.add_argument("--json", action="store_true", help="the report as JSON instead of tables (no progress on stderr)")
+    p.add_argument("--json", action="store_true", help="the report as JSON instead of tables (the per-document lines are left out; progress stays on stderr)")
     p.add_argument("--html", default=None, metavar="FILE", help="also write the report as a self-contained HTML page")
-    p.set_defaults(func=cmd_eval_retrieval)
+    p.set_defaults(func=cmd_eval_retrieval, progress=True)
     p = evals.add_parser("extraction", help="found/not_found, quotes, exact values and silent-source rate")
     p.add_argument("--gold", required=True, metavar="FILE", help="gold cases, JSON Lines")
     p.add_argument("--corpus", default=None, metavar="DIR",
@@ -88,6 +95,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="search_chunks calls per session (default: settings; 0: no search step)")
     p.add_argument("--compare-search", action="store_true",
                    help="also run every document without the search step and report what changed")
-    p.add_argument("--json", action="store_true", help="the report as JSON instead of tables (no progress on stderr)")
+    p.add_argument("--json", action="store_true", help="the report as JSON instead of tables (the per-document lines are left out; progress stays on stderr)")
     p.add_argument("--html", default=None, metavar="FILE", help="also write the report as a self-contained HTML page")
-    p.set_defaults(func=cmd_eval_extraction)
+    p.set_defaults(func=cmd_eval_extraction, progress=True)

@@ -321,7 +321,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help="one JSON line per file: doc_id, doc_version, source, pages, chunks, reused, skipped, "
                         "change, warnings (a failed file: source, change \"failed\", error)")
-    p.set_defaults(func=cmd_ingest)
+    p.set_defaults(func=cmd_ingest, progress=True)
     p = sub.add_parser("watch", help="ingest files dropped into a folder (the bucket's incoming/)")
     p.add_argument("dir", metavar="DIR",
                    help="folder watched as the bucket's incoming/; unusable files move to DIR/failed/ with a "
@@ -330,7 +330,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="process what is there now, then exit (a file still being written is left for the next "
                         "run, exit status 1)")
     p.add_argument("--json", action="store_true", help="one JSON line per file taken, as `ingest --json`")
-    p.set_defaults(func=cmd_watch)
+    p.set_defaults(func=cmd_watch, progress=True)
     p = sub.add_parser("chunks", help="list a document's chunks")
     p.add_argument("doc_id", metavar="DOC_ID", help="document id (the file name without its extension)")
     p.add_argument("--version", default=None, metavar="V", help="doc_version to read (default: the latest READY one)")

@@ -93,14 +93,14 @@ def _run(args: argparse.Namespace, stream_to: TextIO | None) -> dict[str, Any]:
 
 
 def print_summary(result: dict[str, Any], out: TextIO | None = None, limit: int | None = None) -> None:
-    """Numbered statements, each with its citations (``§ 3.2 p. 14``), then the counters line (to ``out``, default stdout)."""
+    """Numbered statements, each with its citations (``§ 3.2 p. 14``; ``§ 3.2 p. 14, 15`` across a page break), then the counters line (to ``out``, default stdout)."""
     out = out or sys.stdout
     label = " [BASELINE: offline extractive, not an LLM]" if result.get("baseline") else ""
     print(f"summary {result['summary_id']}  doc {result['doc_id']}  model {result['model']}{label}", file=out)
     statements = result["statements"][:limit] if limit else result["statements"]
     for i, s in enumerate(statements, 1):
         cites = "; ".join(f"§ {c['section_id']} p. {page_cell(c.get('page'), c.get('page_label'))}"
-                          for c in s["citations"])
+                          + "".join(f", {p}" for p in (c.get("pages") or [])[1:]) for c in s["citations"])
         print(f"{i:>3}. {s['text']}  [{cites}]", file=out)
     print_counters(result, out)
 
@@ -165,4 +165,4 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help="the summary as JSON: statements with citations, exact values, dropped, usage, cost")
     p.add_argument("--html", default=None, metavar="FILE", help="also write a page where each citation opens its page")
-    p.set_defaults(func=cmd_summarize)
+    p.set_defaults(func=cmd_summarize, progress=True)

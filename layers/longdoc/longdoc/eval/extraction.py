@@ -32,6 +32,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from longdoc.core.progress import reporter
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.scoring import FLAG_BELOW, enclosing_section_keys, normalise, overlaps, position, strata_groups
 from longdoc.eval.store import EvalStore, document_text, store_root
@@ -178,6 +179,8 @@ def evaluate_extraction(gold: Path, corpus: Path | None = None, *, home: Path | 
         by_doc[case.doc].append(case)
     rows: dict[str, list[dict]] = {label: [] for label, _, _ in variants}
     usage: dict[str, Usage] = {label: Usage() for label, _, _ in variants}
+    shown = reporter()
+    shown.start("eval extraction", len(by_doc), "documents")
     for rel, doc_cases in by_doc.items():
         t0 = time.monotonic()
         chunks = store.chunks(corpus, rel, {"doc_type": doc_cases[0].doc_type} if doc_cases[0].doc_type else None)
@@ -192,6 +195,8 @@ def evaluate_extraction(gold: Path, corpus: Path | None = None, *, home: Path | 
             if progress:
                 progress(f"{rel}{'' if label == 'main' else f' ({label})'}: {len(doc_cases)} cases, "
                          f"{result['sessions']} sessions, {time.monotonic() - t0:.1f} s")
+        shown.advance("eval extraction")
+    shown.finish("eval extraction")
     main = variants[-1]
     report = _report(gold, corpus, main[1].model, budget_tokens, rows["main"], usage["main"], started)
     report["search_calls"] = main[2].search_max_calls

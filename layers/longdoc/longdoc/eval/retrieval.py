@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from longdoc.core.models import Chunk
 from longdoc.core.tokens import estimate_tokens
+from longdoc.core.progress import reporter
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.scoring import (FLAG_BELOW, Haystack, enclosing_section_keys, normalise, position, strata_groups,
                                   words)
@@ -285,6 +286,8 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
         by_doc[case.doc].append(case)
     rows: dict[str, list[tuple[dict, CaseResult]]] = defaultdict(list)
     documents = []
+    shown = reporter()
+    shown.start("eval retrieval", len(by_doc), "documents")
     for rel, doc_cases in by_doc.items():
         t0 = time.monotonic()
         doc = prepare(store, corpus, rel, doc_cases)
@@ -300,6 +303,8 @@ def evaluate(gold: Path, corpus: Path | None = None, *, budget_tokens: int = DEF
                           "seconds": round(time.monotonic() - t0, 2)})
         if progress:
             progress(f"{rel}: {len(doc.chunks)} chunks, {len(doc_cases)} cases, {time.monotonic() - t0:.1f} s")
+        shown.advance("eval retrieval")
+    shown.finish("eval retrieval")
     report = {"gold": str(gold), "corpus": str(corpus), "config": PRIMARY, "embedder": store.embedder.name,
               "chunk_target_tokens": target,
               "budget_tokens": budget_tokens, "not_found_cases": sum(c.expected != "found" for c in cases),

@@ -10,14 +10,15 @@ cited as page 14.
 
 from __future__ import annotations
 
-import re
-
 from longdoc.core.errors import CitationError
 from longdoc.core.models import locate, page_at
 from longdoc.core.models import Chunk
 from longdoc.core.records import Citation
 from longdoc.core.polarity import polarity_problem
 from longdoc.core.quantities import bare_quantities, describe, find_quantity, find_value
+from longdoc.core.support import STOPWORDS as _STOPWORDS
+from longdoc.core.support import SUPPORT_MIN_SHARE, SUPPORT_STEM_CHARS
+from longdoc.core.support import TOKEN as _TOKEN
 from longdoc.core.values import exact_values
 from longdoc.search.quotes import find_quotes, quote_problem
 
@@ -61,19 +62,6 @@ def verify_citation(citation: Citation, chunks: dict[str, Chunk]) -> Citation:
     where = locate(chunk, start)
     return Citation(chunk_id=chunk.chunk_id, page=where.page, section_id=where.section_id,
                     quote=chunk.text[start:end], page_label=where.page_label, heading_path=where.heading_path)
-
-
-_TOKEN = re.compile(r"[^\W_]+(?:[.,/-][^\W_]+)*", re.UNICODE)
-_STOPWORDS = frozenset({
-    "a", "an", "and", "any", "are", "as", "at", "be", "by", "for", "from", "has", "have", "in", "is", "it", "its",
-    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
-    "this", "to", "under", "upon", "was", "were", "which", "will", "with", "within"
-})
-
-SUPPORT_STEM_CHARS = 6
-"""Words are compared by their first 6 characters (``terminate`` ~ ``termination``), a crude stem."""
-SUPPORT_MIN_SHARE = 0.6
-"""At least 60% of clause_text's content words must occur in the quotes (by stem)."""
 
 
 def check_clause_support(clause_text: str, quotes: list[str]) -> None:

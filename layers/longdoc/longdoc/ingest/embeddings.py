@@ -13,11 +13,13 @@ import hashlib
 import json
 import re
 import struct
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from longdoc.core.errors import DocumentError, EmbeddingInputTooLong, NotFound
 from longdoc.core.ports import BlobStore, Embedder
+from longdoc.core.progress import reporter
 from longdoc.core.tokens import estimate_tokens
 
 EMBED_SLICE = 64
@@ -178,7 +180,9 @@ def embed_missing(cache: EmbeddingCache, texts: Sequence[str], hashes: Sequence[
     Texts are sent in the embedder's request plan (or slices of :data:`EMBED_SLICE`);
     ``before_call()`` runs before each call (it may raise, e.g. :class:`IngestDeadline`),
     and after each call the new vectors are put into ``cache``, the cache is saved and
-    ``after_call(tokens_of_that_call)`` runs, so a failure later keeps what was embedded.
+    ``after_call(tokens_of_that_call)`` runs, so a failure later keeps what was embedded. Chunks
+    embedded (cached ones first) are counted in the ``embed {source}`` progress stage when one is
+    open (:mod:`longdoc.core.progress`).
 
     Raises :class:`DocumentError` for ``source`` naming ``labels[i]`` (the chunk id) when
     a text is too long for the embedding model; other embedder errors propagate.
@@ -190,6 +194,9 @@ def embed_missing(cache: EmbeddingCache, texts: Sequence[str], hashes: Sequence[
     pending = list(todo.items())
     embedded = tokens = 0
     position = 0
+    per_hash = Counter(hashes)  # chunks per text, for the progress count
+    progress, stage = reporter(), f"embed {source}"  # the ingest's embed stage, when one is open
+    progress.advance(stage, len(hashes) - sum(per_hash[h] for h in todo))  # cached or reused
     for size in _slices(cache.embedder, [t for _, t in pending]):
         before_call()
         part = pending[position:position + size]
@@ -206,4 +213,5 @@ def embed_missing(cache: EmbeddingCache, texts: Sequence[str], hashes: Sequence[
         tokens += used
         cache.save()
         after_call(used)
+        progress.advance(stage, sum(per_hash[h] for h, _ in part))
     return EmbedStats(embedded=embedded, tokens=tokens)

@@ -33,6 +33,7 @@ from longdoc.core.documents import chunks_key, embedding_text, load_chunks, save
 from longdoc.core.errors import DocumentError, IngestDeadline, IngestRestart, SourceRemoved, VersionClaimed
 from longdoc.core.models import Chunk, DocumentMetadata, DocumentRecord
 from longdoc.core.ports import StateStore
+from longdoc.core.progress import stage
 from longdoc.ingest.attempt import IngestAttempt, IngestDeps
 from longdoc.ingest.chunk import chunk_document
 from longdoc.ingest.lease import CLAIM_LEASE_SECONDS, VersionClaim
@@ -195,7 +196,7 @@ def _store_embed_upsert(run: IngestAttempt) -> None:
     try:
         if run.prior is not None and run.prior.status == "READY":
             deps.index.delete_document(source.doc_id, source.version)
-        _store_chunks(run)
+        save_chunks(deps.blobs, source.doc_id, source.version, run.chunks)  # JSON Lines, one atomic put
         vectors = _embed(run, cache)
         _upsert(run, vectors)
     except DocumentError as exc:
@@ -282,11 +283,13 @@ def _parse_and_chunk(source: IngestSource, state: StateStore, options: IngestOpt
     """
     try:
         meta = source.metadata()
-        parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes, max_pages=options.max_pages,
-                                ocr=ocr)
+        with stage(f"parse {source.name}", None, "pages"):  # parse_document counts the pages
+            parsed = parse_document(source.name, source.data, max_bytes=options.max_bytes,
+                                    max_pages=options.max_pages, ocr=ocr)
         sizes = options_for(options, meta)  # the document kind's profile (ingest/profiles.py)
-        chunks = chunk_document(parsed, source.doc_id, target_tokens=sizes.target_tokens,
-                                max_tokens=sizes.max_tokens, overlap=sizes.overlap, metadata=meta)
+        with stage(f"chunk {parsed.source}", None, "passes"):  # chunk_document counts its passes
+            chunks = chunk_document(parsed, source.doc_id, target_tokens=sizes.target_tokens,
+                                    max_tokens=sizes.max_tokens, overlap=sizes.overlap, metadata=meta)
         if not chunks:
             raise DocumentError(source.name, "no text to chunk")
     except DocumentError as exc:
@@ -329,11 +332,6 @@ def _new_record(source: IngestSource, deps: IngestDeps, existing: DocumentRecord
     return record, resuming
 
 
-def _store_chunks(run: IngestAttempt) -> None:
-    """Write the chunk list (JSON Lines, one chunk per line) in one atomic put."""
-    save_chunks(run.deps.blobs, run.source.doc_id, run.source.version, run.chunks)
-
-
 def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
     """Embed what the cache lacks (after reusing the previous version's vectors); returns vectors in chunk order."""
     step = time.monotonic()
@@ -349,8 +347,9 @@ def _embed(run: IngestAttempt, cache: EmbeddingCache) -> list[list[float]]:
         run.timings["embed"] = time.monotonic() - step
         run.save(embedded=cache.count(hashes), embedding_tokens=run.record.embedding_tokens + tokens)
 
-    stats = embed_missing(cache, texts, hashes, source=run.source.name, labels=[c.chunk_id for c in run.chunks],
-                          before_call=lambda: run.check_time("embedding"), after_call=saved)
+    with stage(f"embed {run.source.name}", len(hashes), "chunks"):  # embed_missing counts the chunks
+        stats = embed_missing(cache, texts, hashes, source=run.source.name, labels=[c.chunk_id for c in run.chunks],
+                              before_call=lambda: run.check_time("embedding"), after_call=saved)
     run.embedded, run.tokens = run.embedded + stats.embedded, run.tokens + stats.tokens
     run.timings["embed"] = time.monotonic() - step
     return [cache.vectors[h] for h in hashes]
@@ -361,12 +360,14 @@ def _upsert(run: IngestAttempt, vectors: list[list[float]]) -> None:
     step = time.monotonic()
     run.save(stage="upserting")
     total = len(run.chunks)
-    for start in range(run.record.upserted, total, UPSERT_SLICE):
-        run.check_time("upserting")
-        end = min(start + UPSERT_SLICE, total)
-        run.deps.index.upsert(run.chunks[start:end], vectors[start:end])
-        run.timings["upsert"] = time.monotonic() - step
-        run.save(upserted=end)
+    with stage(f"index {run.source.name}", total - run.record.upserted, "chunks") as advance:  # this attempt's
+        for start in range(run.record.upserted, total, UPSERT_SLICE):
+            run.check_time("upserting")
+            end = min(start + UPSERT_SLICE, total)
+            run.deps.index.upsert(run.chunks[start:end], vectors[start:end])
+            run.timings["upsert"] = time.monotonic() - step
+            run.save(upserted=end)
+            advance(end - start)
     run.timings["upsert"] = time.monotonic() - step
 
 

@@ -12,6 +12,11 @@
 3. It keeps the polarity of the cited sections: no negation, exception or modal verb added
    or cut out (:func:`longdoc.core.polarity.polarity_problem`, extraction's rule).
 
+Its citations' pages come from the cited text that supports it, not from where its first
+number happens to occur: the span it copies, else the sentences stating its values, numbers
+and terms, completed by the sentences carrying its words (:func:`_support`); every page that
+text is on is cited (:attr:`~longdoc.summarize.models.SectionCitation.pages`).
+
 A statement that fails is sent back to the model once with the reason; what still fails is
 dropped and reported (:class:`~longdoc.summarize.models.Dropped`).
 """
@@ -20,11 +25,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 
 from longdoc.core.errors import StatementError
+from longdoc.core.models import Chunk
 from longdoc.core.polarity import polarity_problem
-from longdoc.core.quantities import bare_quantities, describe, find_quantity, find_value
+from longdoc.core.quantities import Quantity, bare_quantities, describe, find_quantity, find_value
+from longdoc.core.text import split_sentences
 from longdoc.core.values import exact_values
+from longdoc.core.support import SUPPORT_MIN_SHARE, content_stems
 from longdoc.search.quotes import find_quote
 from longdoc.summarize.models import SectionCitation
 from longdoc.summarize.units import Piece, SectionIndex
@@ -74,43 +83,133 @@ def _words(text: str) -> set[str]:
     return {w.lower()[:6] for w in _TOKEN.findall(text) if len(w) > 3}
 
 
-def _citation(index: SectionIndex, cited: str, pieces: list[Piece], at: tuple[Piece, int] | None,
+@dataclass(frozen=True)
+class _Sentence:
+    """One sentence of a cited piece: ``piece.text[start:end]``, cited as section ``cited``."""
+
+    cited: str
+    piece: Piece
+    start: int
+    end: int
+    stems: frozenset[str]
+
+    @property
+    def text(self) -> str:
+        return self.piece.text[self.start:self.end]
+
+
+def _sentences(pieces: list[tuple[str, Piece]]) -> list[_Sentence]:
+    """Every sentence of the cited pieces, in the pieces' (preference) order."""
+    return [_Sentence(c, p, a, b, frozenset(content_stems(p.text[a:b]))) for c, p in pieces
+            for a, b in split_sentences(p.text)]
+
+
+class _Term(str):
+    """A verbatim term of a statement (quoted, defined or a party), told apart from an exact value."""
+
+
+def _holds(needle: str | Quantity, sentence: _Sentence) -> bool:
+    """True when the sentence states ``needle`` (an exact value, a counted number or a verbatim
+    term) as the checks read it."""
+    if isinstance(needle, Quantity):
+        return find_quantity(needle, sentence.text) is not None
+    if isinstance(needle, _Term):
+        return _found(needle, Piece(sentence.cited, sentence.piece.chunk_id, 0, sentence.text, None, None, None,
+                                    ())) is not None
+    return find_value(needle, sentence.text) is not None
+
+
+def _support(text: str, pieces: list[tuple[str, Piece]], needles: list[str | Quantity]) -> list[_Sentence]:
+    """The cited text that supports the statement: where its citation pages come from.
+
+    A statement copied from the text (a quote, the offline baseline's sentences) is supported
+    by that very span. Otherwise the support is built from whole sentences of the cited pieces:
+    for each value, number and verbatim term of the statement, the sentence stating it that
+    shares most content words with the statement (a number repeated in a table elsewhere does
+    not move the citation); then, while the chosen sentences carry less than
+    :data:`~longdoc.core.support.SUPPORT_MIN_SHARE` of the statement's content words (the
+    share extraction asks of a clause's quotes), the sentence adding most of the missing ones.
+    Ties go to the earlier sentence in ``pieces`` order (the call's own chunks first). Empty
+    when no sentence shares anything with the statement.
+    """
+    bare = text.removesuffix(" …").strip()
+    for cited, piece in pieces:
+        found = find_quote(piece.text, bare)
+        if found:
+            return [_Sentence(cited, piece, found[0], found[1], frozenset())]
+    sentences = _sentences(pieces)
+    wanted = content_stems(text)
+    chosen: list[_Sentence] = []
+    for needle in needles:
+        holding = [s for s in sentences if _holds(needle, s)]
+        if holding and not any(s in chosen for s in holding):
+            chosen.append(max(holding, key=lambda s: len(s.stems & wanted)))  # max keeps the first of equals
+    covered = set().union(*(s.stems for s in chosen)) & wanted
+    while wanted and len(covered) < SUPPORT_MIN_SHARE * len(wanted):
+        best = max(sentences, key=lambda s: len((s.stems & wanted) - covered), default=None)
+        if best is None or not (best.stems & wanted) - covered:
+            break
+        chosen.append(best)
+        covered |= best.stems & wanted
+    return chosen
+
+
+def _pages(chunk: Chunk, start: int, end: int) -> list[int]:
+    """The pages chunk-relative ``chunk.text[start:end]`` is on, in order (empty for a format without pages)."""
+    lo, hi = chunk.char_start + start, chunk.char_start + max(start + 1, end)
+    pages = [s.page for s in chunk.page_spans if s.page is not None and s.char_start < hi and s.char_end > lo]
+    if not pages:
+        page = chunk.page_of(start)
+        return [page] if page is not None else []
+    return list(dict.fromkeys(pages))
+
+
+def _citation(index: SectionIndex, cited: str, support: list[_Sentence], fallback: Piece,
               text: str) -> SectionCitation:
-    """The citation of ``cited``: where its first value was found, else where the statement itself is."""
-    if at is None:
-        found = find_quote(pieces[0].text, text.removesuffix(" …"))
-        at = (pieces[0], found[0] if found else 0)
-    piece, offset = at
-    chunk = index.chunks[piece.chunk_id]
-    start = piece.offset + offset
-    return SectionCitation(section_id=cited, page=chunk.page_of(start), page_label=chunk.label_of(start),
-                           chunk_id=chunk.chunk_id, heading_path=chunk.heading_path_of(start))
+    """The citation of ``cited``: the pages of its supporting sentences (every page they are on: a
+    statement assembled across a page break cites both), the chunk, label and headings of the first
+    of them in document order; without support, where the statement's text starts in ``fallback``
+    (else that piece's start)."""
+    if not support:
+        found = find_quote(fallback.text, text.removesuffix(" …"))
+        at = found[0] if found else 0
+        support = [_Sentence(cited, fallback, at, at + 1, frozenset())]
+    ordered = sorted(support, key=lambda s: (index.chunks[s.piece.chunk_id].ordinal, s.piece.offset + s.start))
+    pages: list[int] = []
+    for s in ordered:
+        chunk = index.chunks[s.piece.chunk_id]
+        pages += [p for p in _pages(chunk, s.piece.offset + s.start, s.piece.offset + s.end) if p not in pages]
+    first = ordered[0]
+    chunk = index.chunks[first.piece.chunk_id]
+    start = first.piece.offset + first.start
+    pages.sort()
+    return SectionCitation(section_id=cited, page=pages[0] if pages else None, pages=pages,
+                           page_label=chunk.label_of(start), chunk_id=chunk.chunk_id,
+                           heading_path=chunk.heading_path_of(start))
 
 
-def _pin_numbers(text: str, resolved: list[str], pieces: list[tuple[str, Piece]]) -> dict[str, tuple[Piece, int]]:
+def _pin_numbers(text: str, resolved: list[str], pieces: list[tuple[str, Piece]]) -> list[str | Quantity]:
     """Check the statement's exact values and counted numbers against the cited pieces (module
-    docstring, rule 2); return where each cited section's first one was found. Raises
-    :class:`StatementError` naming the first value or number not found with its unit."""
-    first: dict[str, tuple[Piece, int]] = {}
+    docstring, rule 2); return the values and quantities checked (what its support must state).
+    Raises :class:`StatementError` naming the first value or number not found with its unit."""
+    checked: list[str | Quantity] = []
     where = ", ".join(resolved)
     for value in exact_values(text):
-        hit = next(((c, p, at) for c, p in pieces if (at := find_value(value, p.text)) is not None), None)
-        if hit is None:
+        if not any(find_value(value, p.text) is not None for _, p in pieces):
             raise StatementError(f"{value!r} does not appear verbatim in the cited section(s) {where} (the same "
                                  "currency and number, separators aside); copy values exactly as the section states "
                                  "them, or cite the section that does")
-        first.setdefault(hit[0], (hit[1], hit[2]))
+        checked.append(value)
     ids = {r.split("#")[0] for r in resolved} | {r.split("#")[0].split(" ")[-1] for r in resolved}
     for quantity in bare_quantities(text):
         if quantity.before in _CITING_WORDS and (quantity.raw in ids or any(i.startswith(quantity.raw + ".") for i in ids)):
             continue  # "under Section 4.2" citing 4.2
-        hit = next(((c, p, at) for c, p in pieces if (at := find_quantity(quantity, p.text)) is not None), None)
-        if hit is None:
+        if not any(find_quantity(quantity, p.text) is not None for _, p in pieces):
             raise StatementError(f"{quantity.raw!r} does not appear verbatim with what it counts ({describe(quantity)!r}) "
                                  f"in the cited section(s) {where}; state the number the section gives for it, or "
                                  "cite the section that does")
-        first.setdefault(hit[0], (hit[1], hit[2]))
-    return first
+        checked.append(quantity)
+    return checked
 
 
 def _resolved(sections: list[str], given: Collection[str]) -> list[str]:
@@ -149,16 +248,17 @@ def check_statement(text: str, sections: list[str], given: Collection[str], inde
         raise StatementError(f"the cited sections {', '.join(resolved)} have no text")
     pieces = [(c, p) for c in resolved for p in covered[c]]
     where = ", ".join(resolved)
-    first = _pin_numbers(text, resolved, pieces)
+    needles = _pin_numbers(text, resolved, pieces)
     for needle in must_be_verbatim(text, terms):
         if any(ch.isdigit() for ch in needle):
             continue  # values and numbers: checked above with their units
-        hit = next(((c, p, at) for c, p in pieces if (at := _found(needle, p)) is not None), None)
-        if hit is None:
+        if not any(_found(needle, p) is not None for _, p in pieces):
             raise StatementError(f"{needle!r} does not appear verbatim in the cited section(s) {where}; "
                                  "copy terms exactly as the section states them, or cite the section that does")
-        first.setdefault(hit[0], (hit[1], hit[2]))
+        needles.append(_Term(needle))
     problem = polarity_problem(text, [p.text for _, p in pieces], "the statement")
     if problem:
         raise StatementError(f"{problem} (cited: {where})")
-    return [_citation(index, c, covered[c], first.get(c), text) for c in resolved if covered[c]]
+    support = _support(text, pieces, needles)
+    return [_citation(index, c, [s for s in support if s.cited == c], covered[c][0], text)
+            for c in resolved if covered[c]]

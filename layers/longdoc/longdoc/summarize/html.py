@@ -74,8 +74,9 @@ def summary_html(result: Mapping[str, Any], chunks: Mapping[str, Chunk]) -> str:
             chunk = chunks.get(cite.get("chunk_id") or "")
             if chunk is not None and anchor not in sources:
                 sources[anchor] = _source_block(anchor, cite, chunk)
+            pages = ", ".join(str(p) for p in cite.get("pages") or [cite.get("page")])
             links.append(f"<a class='cite' href='#{anchor}'>§ {escape(cite['section_id'])}, p. "
-                         f"{escape(str(cite.get('page')))}</a>")
+                         f"{escape(pages)}</a>")
         body.append(f"<li>{escape(statement['text'])}{''.join(links)}</li>")
     body.append("</ol>")
     body += list(sources.values())

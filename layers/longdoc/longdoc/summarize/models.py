@@ -27,15 +27,19 @@ class _Model(BaseModel):
 
 
 class SectionCitation(_Model):
-    """Where a statement comes from: a section id as the document numbers it, and the page it is on.
+    """Where a statement comes from: a section id as the document numbers it, and the page(s) it is on.
 
-    ``page`` is the page of the first of the statement's exact values found in the section
-    (else the section's first page); ``chunk_id`` the chunk holding that text, so a reader
-    can open it; ``heading_path`` the headings above it.
+    ``pages`` are every page the statement's supporting text in the section is on, ascending (two
+    for a statement assembled across a page break; empty for a format without pages and for
+    summaries stored before pages were kept), ``page`` the first of them; the supporting text is
+    located by :func:`longdoc.summarize.checks.check_statement`. ``chunk_id`` is the chunk
+    holding the start of that text, so a reader can open it; ``page_label`` and ``heading_path``
+    its printed page label and the headings above it.
     """
 
     section_id: str
     page: int | None = None
+    pages: list[int] = Field(default_factory=list)
     page_label: str | None = None
     chunk_id: str | None = None
     heading_path: list[str] = Field(default_factory=list)

@@ -5,7 +5,7 @@ Shape (JSON)::
     {"summary_id", "doc_id", "doc_version", "source", "status": "SUCCEEDED", "model", "baseline", "label",
      "focus", "length", "mode": "single"|"map", "groups", "map_calls", "reduce_calls", "correction_calls",
      "model_calls", "reduce_depth", "cut_blocks",
-     "statements": [{"text", "citations": [{"section_id", "page", "page_label", "chunk_id", "heading_path"}]}],
+     "statements": [{"text", "citations": [{"section_id", "page", "pages", "page_label", "chunk_id", "heading_path"}]}],
      "exact_values": [{"value", "kind", "section_id", "page"}],
      "dropped": [{"text", "sections", "reason", "stage"}],
      "partial": bool, "coverage": {"groups", "groups_used", "groups_not_used": [{"group", "sections",

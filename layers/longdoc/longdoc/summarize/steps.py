@@ -25,6 +25,7 @@ from longdoc.core.errors import (
     short_cause,
 )
 from longdoc.core.ports import BlobStore, StreamingModel, TokenCounter
+from longdoc.core.progress import reporter
 from longdoc.core.tokens import document_measure
 from longdoc.summarize import store
 from longdoc.summarize.calls import Checker, Meter, group_values, streamed_call, tool_call
@@ -74,6 +75,13 @@ def _load(deps: SummaryDeps, summary_id: str) -> _Doc:
     return _Doc(record, store.load_plan(deps.blobs, summary_id), SectionIndex(chunks))
 
 
+def groups_stage(record: SummaryRecord) -> str:
+    """The progress stage of a summary's groups (:mod:`longdoc.core.progress`): opened by :func:`plan`,
+    advanced by each :func:`map_group` (the one call of a ``single`` plan: by :func:`synthesize`),
+    finished by the first reduce level or the final call, or as stopped by :func:`fail`."""
+    return f"summarise {record.source or record.doc_id}"
+
+
 def plan(deps: SummaryDeps, summary_id: str) -> dict[str, Any]:
     """Group the document (once) and mark the run RUNNING.
 
@@ -93,6 +101,7 @@ def plan(deps: SummaryDeps, summary_id: str) -> dict[str, Any]:
                         groups=groups)
         store.save_plan(deps.blobs, summary_id, the_plan)
     store.save_record(deps.blobs, record.model_copy(update={"status": "RUNNING", "error": None, "cause": None}))
+    reporter().start(groups_stage(record), len(the_plan.groups) if the_plan.mode == "map" else 1, "groups")
     items = [g.index for g in sorted(the_plan.groups, key=lambda g: g.rank)] if the_plan.mode == "map" else []
     return {"summary_id": summary_id, "mode": the_plan.mode, "groups": len(the_plan.groups), "items": items,
             "map_concurrency": s.summary_map_concurrency, "level": 0}
@@ -123,6 +132,7 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
     key = store.map_key(summary_id, index)
     if deps.blobs.exists(key):
         done = store.load_partial(deps.blobs, key)
+        reporter().advance(groups_stage(store.load_record(deps.blobs, summary_id)))
         return {"summary_id": summary_id, "index": index, "cached": True, "statements": len(done.statements),
                 "dropped": len(done.dropped)}
     doc = _load(deps, summary_id)
@@ -142,6 +152,7 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
                               failed=failed, why={index: failed},
                               usage=model.usage.add(store.load_spent(deps.blobs, key)), model=deps.model.name)
             store.save_partial(deps.blobs, key, partial)
+            reporter().advance(groups_stage(doc.record))
             return {"summary_id": summary_id, "index": index, "cached": False, "statements": 0, "dropped": 0,
                     "failed": partial.failed}
         partial = Partial(key=key, rank=group.rank, statements=outcome.statements,
@@ -151,6 +162,7 @@ def map_group(deps: SummaryDeps, summary_id: str, index: int) -> dict[str, Any]:
                           usage=outcome.usage.add(store.load_spent(deps.blobs, key)), calls=outcome.calls,
                           corrections=outcome.corrections, cut_blocks=outcome.cut_blocks, model=outcome.model)
         store.save_partial(deps.blobs, key, partial)
+    reporter().advance(groups_stage(doc.record))
     return {"summary_id": summary_id, "index": index, "cached": False, "statements": len(partial.statements),
             "dropped": len(partial.dropped)}
 
@@ -242,6 +254,7 @@ def reduce_level(deps: SummaryDeps, summary_id: str, level: int) -> dict[str, An
     :class:`~longdoc.core.errors.ReduceNotConverging` when the contract cannot be kept.
     """
     doc = _load(deps, summary_id)
+    reporter().finish(groups_stage(doc.record))  # every group is mapped before the first level
     budget = deps.settings.summary_reduce_input_tokens
     partials = level_partials(deps.blobs, summary_id, level, doc.plan, budget)
     total = total_tokens(partials)
@@ -315,6 +328,9 @@ def synthesize(deps: SummaryDeps, summary_id: str, level: int, on_text: Callable
         result = build_result(deps.blobs, doc.record, doc.plan, level, outcome, values, deps.settings, finals)
         store.save_result(deps.blobs, summary_id, result)
     store.save_record(deps.blobs, doc.record.model_copy(update={"status": "SUCCEEDED", "model": result["model"]}))
+    if doc.plan.mode == "single":
+        reporter().advance(groups_stage(doc.record))
+    reporter().finish(groups_stage(doc.record))
     return {"summary_id": summary_id, "status": "SUCCEEDED", "statements": len(result["statements"]),
             "dropped": len(result["dropped"])}
 
@@ -336,5 +352,6 @@ def fail(deps: SummaryDeps, summary_id: str, error: str, cause: str) -> SummaryR
     characters), so the record, the API and the CLI show one line.
     """
     record = store.load_record(deps.blobs, summary_id)
+    reporter().finish(groups_stage(record), ok=False)
     return store.save_record(deps.blobs, record.model_copy(update={"status": "FAILED", "error": error,
                                                                    "cause": short_cause(cause)[:2000]}))

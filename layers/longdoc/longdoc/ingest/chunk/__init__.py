@@ -35,6 +35,7 @@ The chunker is a list of declared passes over one :class:`ChunkingState` (see
 from __future__ import annotations
 
 from longdoc.core.models import Chunk, DocumentMetadata
+from longdoc.core.progress import reporter
 from longdoc.ingest.chunk.assemble import assemble
 from longdoc.ingest.chunk.headings import find_headings
 from longdoc.ingest.chunk.overlap import add_overlap
@@ -78,6 +79,9 @@ def chunk_document(
         raise ValueError(f"target_tokens {target_tokens} exceeds max_tokens {max_tokens}")
     state = ChunkingState.for_document(doc, doc_id, target_tokens=target_tokens, max_tokens=max_tokens,
                                        overlap=overlap, metadata=metadata)
+    progress, stage = reporter(), f"chunk {doc.source}"  # the ingest's chunk stage, when one is open
+    progress.resize(stage, len(PASSES), "passes")
     for chunk_pass in PASSES:
         chunk_pass(state)
+        progress.advance(stage)
     return state.chunks

@@ -42,6 +42,7 @@ import hashlib
 
 from longdoc.core.errors import DocumentError
 from longdoc.core.models import PageSpan
+from longdoc.core.progress import reporter
 from longdoc.ingest.models import Furniture, HeadingMark, ParsedDocument
 from longdoc.ingest.parse.detect import (
     DOCX_MEDIA_TYPE,
@@ -133,7 +134,10 @@ def parse_document(
     if media_type == PDF_MEDIA_TYPE:
         text, pages, furniture, outcome, needs_ocr = read_pdf(source, data, max_pages, ocr)
     else:
+        progress, stage = reporter(), f"parse {source}"  # the ingest's parse stage, when one is open
+        progress.resize(stage, 1, "files")
         text, headings = _read_unpaged(source, data, media_type)
+        progress.advance(stage)
         pages = [PageSpan(page=None, char_start=0, char_end=len(text))]
     return ParsedDocument(
         source=source,

@@ -19,6 +19,7 @@ import pypdfium2.raw as pdfium_c
 
 from longdoc.core.errors import DocumentError
 from longdoc.core.models import PageSpan
+from longdoc.core.progress import reporter
 from longdoc.ingest.models import Furniture
 from longdoc.ingest.parse.cleanup import LIGATURES, find_furniture
 from longdoc.ingest.parse.hyphens import HYPHEN_MARKER, resolve_hyphens
@@ -142,6 +143,8 @@ def _read_pages(source: str, data: bytes, max_pages: int,
         labels: list[str | None] = []
         needs_ocr: list[int] = []
         unreadable: dict[int, str] = {}
+        progress, stage = reporter(), f"parse {source}"  # the ingest's parse stage, when one is open
+        progress.resize(stage, page_count, "pages")
         for index in range(page_count):
             try:
                 raw, has_image, fields = _raw_page_text(pdf, index)
@@ -152,6 +155,7 @@ def _read_pages(source: str, data: bytes, max_pages: int,
             if fields:
                 page_text = merge_form_fields(page_text, [_normalised(f) for f in fields])
             texts.append(page_text)
+            progress.advance(stage)
             if not page_text.strip() and has_image:
                 needs_ocr.append(index + 1)
             try:
