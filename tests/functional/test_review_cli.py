@@ -261,8 +261,12 @@ def test_a_vague_correction_is_refused_unless_pinned_or_exact(home: Path, capsys
     # Given a longer quote that occurs on both pages ("party may" is once; "is due monthly on" once; use a repeat)
     assert cli.main(["review", "correct", cap, "--quote", "days notice. 4"]) == 0  # unique: accepted
     capsys.readouterr()
-    # And an exact value (a number) is accepted although short
-    assert cli.main(["review", "correct", cap, "--quote", "$5,000"]) == 0
+    # And a second decision without --version on the now decided item is refused as a conflict (exit 3),
+    # naming the decision in force and the version to pass; nothing is stored
+    assert cli.main(["review", "correct", cap, "--quote", "$5,000"]) == 3
+    assert "already decided at version 1 (correct by" in capsys.readouterr().err
+    # And an exact value (a number) is accepted although short, superseding it with --version 1
+    assert cli.main(["review", "correct", cap, "--quote", "$5,000", "--version", "1"]) == 0
     capsys.readouterr()
     # And a short span is refused with or without a page (too short beats pinned)
     assert cli.main(["review", "correct", cap, "--quote", "Ohio", "--page", "1"]) == 2

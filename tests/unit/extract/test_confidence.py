@@ -57,8 +57,9 @@ def test_a_well_backed_quote_scores_high_with_every_reason() -> None:
     cite = Citation(chunk_id=LAW_CHUNK, page=1, quote=quote)
     # When it is scored with no rejected call before it
     got = found_confidence([cite], [quote], CHUNKS, LAW, _rankings(), rejected_before=0)
-    # Then the score is high and each reason names its evidence
-    assert got.score >= 0.8
+    # Then each piece of evidence adds to the found base (0.3 +0.10 exact +0.10 rank 2 +0.10 hint; the fake
+    # index puts another chunk first) and each reason names its evidence
+    assert got.score == 0.6
     assert got.reasons[0] == "+0.10 quote verified exact"
     assert any("clause-type hint in the quote (by stem): 'governed by the laws of'" in r for r in got.reasons)
     assert any(r.startswith("+0.20 cited chunk ranked 1 of") or "ranked" in r for r in got.reasons)
@@ -87,14 +88,14 @@ def test_a_found_whose_quote_shares_no_vocabulary_is_never_auto_accepted() -> No
     rankings.dense = rankings.fused = ["c0", *CHUNKS]
     cite = Citation(chunk_id="c0", page=1, quote=text)
     got = found_confidence([cite], [text], chunks, law, rankings, rejected_before=0)
-    # Then its evidence alone (0.5 +0.10 exact +0.20 rank 1 +0.10 agreement -0.05 no hint = 0.85) is capped
+    # Then its evidence alone (0.3 +0.10 exact +0.20 rank 1 +0.10 agreement -0.05 no hint = 0.65) is capped
     assert got.score == OFF_VOCABULARY_CAP < 0.8
     assert got.reasons[-1].startswith(f"capped at {OFF_VOCABULARY_CAP:.2f}: the quote shares no word")
     # And a quote with the clause type's words but no hint phrase keeps its score and names the words
     near = "The laws of Delaware apply to it."
     chunks["c0"] = chunk(0, near)
     kept = found_confidence([Citation(chunk_id="c0", page=1, quote=near)], [near], chunks, law, rankings, 0)
-    assert kept.score == 0.85
+    assert kept.score == 0.65
     assert any(r.startswith("-0.05 no clause-type hint in the quote (the clause type's words: law")
                for r in kept.reasons)
 
@@ -111,7 +112,7 @@ def test_a_renewal_clause_written_as_automatically_renewed_is_not_a_confident_no
     got = not_found_confidence(renewal, chunks, rankings, shown=set(chunks), evidence=None, searches=searches)
     # Then the hint is seen in the chunk: no "+0.10 no hint anywhere", and the score is under the threshold
     assert got.score < 0.8
-    assert "+0.10 no clause-type hint anywhere in the document" not in got.reasons
+    assert "+0.05 no clause-type hint anywhere in the document" not in got.reasons
     assert any(r.startswith("-0.20 unquoted chunk r") and "'automatically renew'" in r for r in got.reasons)
     assert got.possible_omission is False or got.candidate is not None
 
@@ -156,10 +157,10 @@ def test_not_found_with_no_hint_anywhere_and_searches_is_confident() -> None:
     got = not_found_confidence(LAW, chunks, Rankings(s.ranker, LAW, 2), shown=set(chunks), evidence=None,
                                searches=searches)
     assert not got.possible_omission
-    assert "+0.10 no clause-type hint anywhere in the document" in got.reasons
+    assert "+0.05 no clause-type hint anywhere in the document" in got.reasons
     assert "+0.10 2 search(es) ran for it" in got.reasons
     # Then, the hints being merely absent while the best chunk is similar (the fake index scores every chunk
-    # 0.9), the 0.80 it would have scored is capped under the accept threshold: it goes to review
+    # 0.9), the 0.75 it would have scored is capped under the accept threshold: it goes to review
     assert got.score == 0.7
     assert got.reasons[-1].startswith("capped at 0.70: absence not shown (the best unquoted chunk is not weak")
 
@@ -179,8 +180,8 @@ def test_a_not_found_is_confident_only_when_absence_is_shown() -> None:
     # When the best unquoted chunk is weak under dense (0.20) and BM25 matches nothing
     strong = not_found_confidence(LAW, chunks, _weak_rankings(0.2, [], 0.0), shown=set(chunks), evidence=None,
                                   searches=searches)
-    # Then it keeps its high score (0.75 +0.10 no hint +0.10 searches), above the 0.8 accept threshold
-    assert strong.score == 0.95 and not any(r.startswith("capped") for r in strong.reasons)
+    # Then it keeps its high score (0.75 +0.05 no hint +0.10 searches), above the 0.8 accept threshold
+    assert strong.score == 0.9 and not any(r.startswith("capped") for r in strong.reasons)
     # When instead BM25's top chunk holds the clause name's words (Agreement Date on a page 1 "as of ...")
     named = not_found_confidence(LAW, chunks, _weak_rankings(0.2, [list(chunks)[0]], 1.0), shown=set(chunks),
                                  evidence=None, searches=searches)
