@@ -156,7 +156,8 @@ def cmd_review_export(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_accuracy(args: argparse.Namespace) -> int:
-    """Accuracy by stratum on reviewed labels; exit 1 when a stratum with enough labels is under 90%."""
+    """Accuracy by stratum on reviewed labels; exit 1 when the accuracy over all labels is under 90% or a
+    stratum with at least ``--min-labels`` labels (default 5) is (:mod:`longdoc.eval.accuracy`)."""
     from longdoc.config import get_settings
     from longdoc.eval.accuracy import accuracy_html, evaluate_accuracy, render_accuracy
 
@@ -174,7 +175,7 @@ def cmd_eval_accuracy(args: argparse.Namespace) -> int:
         Path(args.html).parent.mkdir(parents=True, exist_ok=True)
         Path(args.html).write_text(accuracy_html(report), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
-    return 1 if report["alerts"] else 0
+    return 1 if report["failed"] else 0
 
 
 def _decision_parser(sub: argparse._SubParsersAction, name: str, action: str, help: str) -> argparse.ArgumentParser:
@@ -223,9 +224,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="the export's counts and conflicts as JSON")
     p.set_defaults(func=cmd_review_export)
     evals = next(a for a in sub.choices["eval"]._actions if isinstance(a, argparse._SubParsersAction))
-    p = evals.add_parser("accuracy", help="accuracy by stratum on reviewed labels; exit 1 on a stratum under 90%%")
+    p = evals.add_parser("accuracy", help="accuracy by stratum on reviewed labels; exit 1 when accuracy is under "
+                         "90%% overall or in a stratum of >= 5 labels (--min-labels)")
     p.add_argument("--gold", required=True, metavar="FILE", help="a review export (longdoc review export)")
-    p.add_argument("--min-labels", type=int, default=None, metavar="N", help="labels a stratum needs to alert (default: settings; 0: every stratum can alert)")
+    p.add_argument("--min-labels", type=int, default=None, metavar="N", help="labels a stratum needs to alert (default: LONGDOC_REVIEW_MIN_STRATUM_LABELS, 5; 0: every "
+                   "stratum can alert); the accuracy over all labels fails under 90%% whatever N")
     p.add_argument("--html", default=None, metavar="FILE", help="also write the dashboard (inline SVG heat map)")
     p.add_argument("--json", action="store_true", help="the report as JSON instead of tables")
     p.set_defaults(func=cmd_eval_accuracy)

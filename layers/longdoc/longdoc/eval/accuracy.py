@@ -9,8 +9,10 @@ section, the section of the label's page (or the model's page): ``front`` (page 
 ``doc_type``, else the kind :func:`longdoc.review.doctype.infer_doc_type` infers from its ``doc`` path
 (the row says ``doc_type_inferred``), else ``unknown``.
 The silent-source rate is the share of ``not_found`` labels the model answered ``not_found`` (it
-stayed silent where the source says nothing; higher is better). A stratum with at least
-``min_labels`` labels under :data:`~longdoc.eval.scoring.FLAG_BELOW` (90%) fails the run.
+stayed silent where the source says nothing; higher is better). The run fails (``failed`` true, ``longdoc
+eval accuracy`` exits 1) when the accuracy over all labels is under :data:`~longdoc.eval.scoring.FLAG_BELOW`
+(90%), or when a stratum with at least ``min_labels`` labels (default 5, ``LONGDOC_REVIEW_MIN_STRATUM_LABELS``)
+is under 90% (an *alert*); a smaller stratum under 90% is shown but too small to alert on its own.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ def page_section(page: int | None, expected: str) -> str:
 
 
 def evaluate_accuracy(gold: Path, min_labels: int = 5, threshold: float = 0.8) -> dict:
-    """Score a review export (module docstring). Returns ``{"cases", "accuracy", "silent_source_rate",
+    """Score a review export (module docstring). Returns ``{"cases", "accuracy", "accuracy_below" (under 90%),
+    "failed" (accuracy_below or any alert), "silent_source_rate",
     "absent_labels", "strata": [{"doc_type", "clause_type", "section", "labels", "correct", "accuracy",
     "alert"}], "alerts", "min_labels", "calibration", "rows"}``. Raises :class:`CliError` naming the file and
     the case when a case carries no model answer, or the file when it holds no case, (plain gold: use ``eval extraction``) and ``ValueError``
@@ -79,12 +82,15 @@ def evaluate_accuracy(gold: Path, min_labels: int = 5, threshold: float = 0.8) -
                       "alert": len(oks) >= min_labels and acc < FLAG_BELOW})
     absent = [r for r in rows if r["expected"] == "not_found"]
     pairs = [(float(r["confidence"]), bool(r["correct"])) for r in rows if r["confidence"] is not None]
-    return {"gold": str(gold), "cases": len(rows),
-            "accuracy": round(sum(r["correct"] for r in rows) / len(rows), 4) if rows else None,
+    accuracy = round(sum(r["correct"] for r in rows) / len(rows), 4) if rows else None
+    alerts = [t for t in table if t["alert"]]
+    below = accuracy is not None and accuracy < FLAG_BELOW
+    return {"gold": str(gold), "cases": len(rows), "accuracy": accuracy, "accuracy_below": below,
+            "failed": below or bool(alerts),
             "absent_labels": len(absent),
             "silent_source_rate": round(sum(r["answered"] == "not_found" for r in absent) / len(absent), 4)
             if absent else None,
-            "strata": table, "alerts": [t for t in table if t["alert"]], "min_labels": min_labels,
+            "strata": table, "alerts": alerts, "min_labels": min_labels,
             "calibration": calibration(pairs, threshold), "rows": rows}
 
 
@@ -103,6 +109,13 @@ def render_accuracy(report: dict) -> str:
                      f"{pct(s['accuracy']):>9}{'  ! under 90%' if s['alert'] else ''}")
     if report["alerts"]:
         lines.append(f"{len(report['alerts'])} stratum/strata with >= {report['min_labels']} labels under 90%")
+    if report["accuracy_below"]:
+        lines.append(f"accuracy over all labels {pct(report['accuracy'])} is under 90%")
+    small = [s for s in report["strata"] if s["accuracy"] < FLAG_BELOW and not s["alert"]]
+    if small:
+        lines.append(f"{len(small)} stratum/strata under 90% with fewer than {report['min_labels']} labels "
+                     "(too few to alert alone)")
+    lines.append("FAILED (exit 1)" if report["failed"] else "passed (exit 0)")
     return "\n".join(lines)
 
 

@@ -267,17 +267,42 @@ def _report(gold: Path, corpus: Path, model: Model, budget_tokens: int | None, r
                   "output_tokens_per_case": round(total_usage.output_tokens / max(len(rows), 1))},
         "case_results": rows,
         "calibration": _calibration(rows),
+        "calibration_by_clause_type": calibration_by_clause_type(rows),
         "seconds": round(time.monotonic() - started, 1),
     }
 
 
+def _pairs(rows: list[dict]) -> list[tuple[float, bool]]:
+    return [(float(r["confidence"]), bool(r["correct"])) for r in rows if r.get("confidence") is not None]
+
+
 def _calibration(rows: list[dict]) -> dict:
-    """ECE and precision above the accept threshold of the rows' confidences (:mod:`longdoc.eval.calibration`)."""
+    """ECE, AUROC (wrong against right, ties counted half) and precision above the accept threshold of
+    the rows' confidences (:mod:`longdoc.eval.calibration`), plus ``wrong_above_09``: wrong answers
+    scored 0.9 or more."""
     from longdoc.config import get_settings
     from longdoc.eval.calibration import calibration
 
-    pairs = [(float(r["confidence"]), bool(r["correct"])) for r in rows if r.get("confidence") is not None]
-    return calibration(pairs, get_settings().review_accept_threshold)
+    pairs = _pairs(rows)
+    return {**calibration(pairs, get_settings().review_accept_threshold),
+            "wrong_above_09": sum(1 for c, ok in pairs if c >= 0.9 and not ok)}
+
+
+def calibration_by_clause_type(rows: list[dict]) -> list[dict]:
+    """Per clause type: ``{"clause_type", "cases" (scored), "wrong", "auroc" (None when all right or all
+    wrong), "ece"}``, lowest AUROC first (None last), then by name."""
+    from longdoc.eval.calibration import auroc, calibration
+
+    by: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by[r["clause_type"]].append(r)
+    out = []
+    for name, items in by.items():
+        pairs = _pairs(items)
+        out.append({"clause_type": name, "cases": len(pairs), "wrong": sum(not ok for _, ok in pairs),
+                    "auroc": auroc(pairs), "ece": calibration(pairs, 1.0)["ece"]})
+    out.sort(key=lambda c: (c["auroc"] is None, c["auroc"] or 0.0, c["clause_type"]))
+    return out
 
 
 def _rates(rows: list[dict]) -> dict:
@@ -335,9 +360,29 @@ def render_extraction(report: dict, limit: int = 20) -> str:
     for s in report["by"]["clause_type"][:limit]:
         lines.append(f"{'*' if s['flagged'] else ' '} {s['clause_type'][:40]:<40} n={s['cases']:<3} "
                      f"acc {pct(s['accuracy'])}  silent {pct(s['silent_source_rate'])}")
+    lines += _render_confidence(report, limit)
     if "without_search" in report:
         lines += _render_changes(report, pct)
     return "\n".join(lines)
+
+
+def _render_confidence(report: dict, limit: int) -> list[str]:
+    """The confidence lines: ECE, AUROC and the accept band overall, then per clause type, worst AUROC first."""
+    cal = report.get("calibration")
+    if not cal or not cal.get("cases"):
+        return []
+
+    def num(x: float | None) -> str:
+        return "  n/a" if x is None else f"{x:.3f}"
+
+    lines = ["", f"confidence: {cal['cases']} scored cases, {cal['wrong']} wrong; AUROC (wrong vs right, ties "
+             f"count half) {num(cal['auroc'])}; ECE {num(cal['ece'])}; {cal['above']} at >= {cal['threshold']} "
+             f"(precision {num(cal['precision_above'])}); {cal.get('wrong_above_09', 0)} wrong at >= 0.9",
+             "by clause type, lowest AUROC first (n/a: all right or all wrong):"]
+    for c in report.get("calibration_by_clause_type", [])[:limit]:
+        lines.append(f"  {c['clause_type'][:40]:<40} n={c['cases']:<3} wrong {c['wrong']:<3} AUROC {num(c['auroc'])}  "
+                     f"ECE {num(c['ece'])}")
+    return lines
 
 
 def _render_changes(report: dict, pct: Callable[[float | None], str]) -> list[str]:

@@ -63,12 +63,39 @@ def _figures(report: dict, kind: str) -> str:
         values = [[s["recall_at"][k] for k in ("1", "3", "5", "10")] + [s["recall_at_budget"], baseline.get(n)]
                   for n, s in zip(names, by_type, strict=True)]
     else:
+        parts.append(_calibration_block(report))
         columns = ["accuracy", "found accuracy", "silent source"]
         values = [[s.get("accuracy"), s.get("found_accuracy"), s.get("silent_source_rate")] for s in by_type]
     if names:
         parts.append("<h2>By clause type (heat map, worst first)</h2>"
                      + heatmap_svg(names, columns, values, f"{kind}: share per clause type"))
     return "".join(parts)
+
+
+def _calibration_block(report: dict) -> str:
+    """The extraction page's confidence section: the calibration plot and, beside it, ECE and AUROC (wrong
+    against right, ties counted half) overall and per clause type (worst AUROC first)."""
+    from longdoc.eval.plots import reliability_svg
+
+    cal = report.get("calibration") or {}
+    if not cal.get("cases"):
+        return ""
+    rows = "".join(f"<tr><td>{escape(str(c['clause_type']))}</td><td class='num'>{c['cases']}</td>"
+                   f"<td class='num'>{c['wrong']}</td><td class='num'>{_num(c['auroc'])}</td>"
+                   f"<td class='num'>{_num(c['ece'])}</td></tr>" for c in report.get("calibration_by_clause_type", []))
+    table = (f"<table data-confidence-by-clause-type><tr><th>clause type</th><th>cases</th><th>wrong</th>"
+             f"<th>AUROC</th><th>ECE</th></tr><tr><th>all</th><td class='num'>{cal['cases']}</td>"
+             f"<td class='num'>{cal['wrong']}</td><td class='num'>{_num(cal['auroc'])}</td>"
+             f"<td class='num'>{_num(cal['ece'])}</td></tr>{rows}</table>")
+    return ("<h2>Confidence: calibration and ranking</h2><p>AUROC: chance a right answer scores above a wrong "
+            "one (ties count half; n/a without both); ECE over 10 equal bins; "
+            f"{cal['above']} case(s) at confidence &gt;= {cal['threshold']} (precision {_num(cal['precision_above'])}), "
+            f"{cal.get('wrong_above_09', 0)} wrong at &gt;= 0.9.</p><div style='display:flex;gap:2em;align-items:flex-start'>"
+            + reliability_svg(cal["bins"], cal["threshold"]) + table + "</div>")
+
+
+def _num(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
 
 
 def eval_html(report: dict, kind: str) -> str:

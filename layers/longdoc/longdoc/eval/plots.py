@@ -1,6 +1,7 @@
 """Pictures for the evaluation pages, drawn with matplotlib as inline SVG (no pyplot state, no files).
 
-:func:`recall_curve_svg` draws recall at K per retrieval configuration; :func:`heatmap_svg` a
+:func:`recall_curve_svg` draws recall at K per retrieval configuration; :func:`reliability_svg` the
+calibration plot (accuracy against mean confidence per confidence bin); :func:`heatmap_svg` a
 share per clause type (rows) and measure (columns), red (0) through yellow to green (1), each
 cell labelled with its percentage. Both return one ``<svg>`` element (text kept as text,
 ids deterministic) to place in a self-contained HTML page. matplotlib is imported on first
@@ -56,6 +57,36 @@ def recall_curve_svg(series: Mapping[str, Mapping[str, float | None]], title: st
         axes.grid(alpha=0.3)
         axes.set_title(title)
         axes.legend(loc="lower right", fontsize=8)
+        return _svg(figure)
+
+
+def reliability_svg(bins: Sequence[Mapping[str, float]], threshold: float | None = None,
+                    title: str = "calibration (reliability diagram)") -> str:
+    """The calibration plot: per bin of :func:`longdoc.eval.calibration.calibration` (``{"low", "high",
+    "cases", "confidence", "accuracy"}``) a bar of its accuracy over its confidence range, a dot at its mean
+    confidence, the diagonal of perfect calibration, and the accept ``threshold`` as a dashed line."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(_RC):
+        figure = Figure(figsize=(4.2, 3.8))
+        axes = figure.subplots()
+        axes.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
+        for b in bins:
+            axes.bar(b["low"], b["accuracy"], width=b["high"] - b["low"], align="edge", alpha=0.5,
+                     color="tab:blue", edgecolor="white")
+            axes.annotate(str(int(b["cases"])), (b["low"] + (b["high"] - b["low"]) / 2, b["accuracy"]),
+                          ha="center", va="bottom", fontsize=7)
+        axes.plot([b["confidence"] for b in bins], [b["accuracy"] for b in bins], "o", color="tab:orange",
+                  label="accuracy at mean confidence")
+        if threshold is not None:
+            axes.axvline(threshold, linestyle="--", color="tab:red", label=f"accept threshold {threshold}")
+        axes.set_xlim(0, 1)
+        axes.set_ylim(0, 1.05)
+        axes.set_xlabel("confidence (bar: bin, label: cases)")
+        axes.set_ylabel("accuracy")
+        axes.set_title(title)
+        axes.legend(loc="upper left", fontsize=7)
         return _svg(figure)
 
 

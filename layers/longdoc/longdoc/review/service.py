@@ -4,9 +4,11 @@ Concurrency rule (issue 29): **a conditional write refuses the stale decision**.
 written as the next version of its item with a conditional put (:meth:`DecisionStore.append_decision`);
 ``decide(..., expected_version=N)`` is refused with :class:`~longdoc.core.errors.DecisionConflict`
 unless the item is still at version ``N``, so of two reviewers who saw version N only the first is
-stored, and the second is told to reload. ``expected_version=None`` means "whatever is latest": the
-service reads the version and writes the next; a write racing another is retried once on the fresh
-version (both then stay in history, the later one in force).
+stored, and the second is told to reload. ``expected_version=None`` means "the item as first queued"
+(version 0): it is stored only while the item has no decision; a decision without a version on an
+item already decided is refused with :class:`DecisionConflict` naming who decided, at which version,
+so that a second reviewer never replaces a first one silently. To supersede a decision, pass the
+version you saw (``--version N``); both then stay in history, the later one in force.
 
 Model output is never written here: items are snapshots of it, decisions are stored beside them, and
 :meth:`ReviewService.reviewed_result` applies the latest decisions to a copy.
@@ -125,7 +127,8 @@ class ReviewService:
         Raises NotFound (unknown item), :class:`InvalidDecision` (also for an ``expected_version`` the item
         never had: negative or past its current one), :class:`CorrectionNotVerbatim` (span not in the
         document, or not on the page given; nothing stored) or :class:`DecisionConflict` (``expected_version``
-        is an earlier version: another decision came first; nothing stored).
+        is an earlier version: another decision came first; or no ``expected_version`` on an item already
+        decided, or a concurrent write of the same version: nothing stored).
         """
         item = self.item(item_id)
         if decision.action == "mark_present" and item.kind == "extraction":
@@ -139,21 +142,20 @@ class ReviewService:
         citation = None
         if (decision.quote or "").strip() and decision.action in ("correct", "mark_present"):
             citation = self.locate_span(item, decision.quote or "", decision.chunk_id, decision.page)
-        for attempt in (0, 1):
-            if expected_version is not None and item.version != expected_version:
-                raise DecisionConflict(f"item {item_id} is at version {item.version}, not {expected_version}: "
-                                       "another decision came first; reload it and decide again")
-            history = self.store.decisions(item_id)
-            stored = Decision(item_id=item_id, run_id=item.run_id, version=item.version + 1, action=decision.action,
-                              reviewer=decision.reviewer, at=self.clock(), replaces=current_value(item, history),
-                              citation=citation, note=decision.note)
-            try:
-                return self.store.append_decision(stored)
-            except DecisionConflict:
-                if expected_version is not None or attempt:
-                    raise
-                item = self.item(item_id)
-        raise AssertionError("unreachable")  # pragma: no cover
+        history = self.store.decisions(item_id)
+        if expected_version is None and item.version:
+            last = history[-1] if history else None
+            by = f" ({last.action} by {last.reviewer} at {last.at})" if last else ""
+            raise DecisionConflict(f"item {item_id} is already decided at version {item.version}{by}: to "
+                                   f"replace that decision, decide again with version {item.version} "
+                                   f"(--version {item.version}); nothing stored")
+        if expected_version is not None and item.version != expected_version:
+            raise DecisionConflict(f"item {item_id} is at version {item.version}, not {expected_version}: "
+                                   "another decision came first; reload it and decide again")
+        stored = Decision(item_id=item_id, run_id=item.run_id, version=item.version + 1, action=decision.action,
+                          reviewer=decision.reviewer, at=self.clock(), replaces=current_value(item, history),
+                          citation=citation, note=decision.note)
+        return self.store.append_decision(stored)
 
     def locate_span(self, item: ReviewItem, quote: str, chunk_id: str | None, page: int | None) -> Citation:
         """A reviewer's span as a verified citation of ``item``'s document version.
