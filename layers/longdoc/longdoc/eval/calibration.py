@@ -15,6 +15,7 @@ they rank the errors below the right answers, which is what a review queue sorte
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 
 BINS = 10
@@ -66,3 +67,23 @@ def calibration(pairs: Sequence[tuple[float, bool]], threshold: float, bins: int
             "wrong": sum(not ok for _, ok in pairs), "threshold": threshold, "above": len(above),
             "precision_above": round(sum(above) / len(above), 4) if above else None,
             "coverage_above": round(len(above) / n, 4) if n else None, "bins": rows}
+
+
+def confidence_pairs(rows: list[dict]) -> list[tuple[float, bool]]:
+    """``(confidence, correct)`` of every scored row (a row without a confidence is left out)."""
+    return [(float(r["confidence"]), bool(r["correct"])) for r in rows if r.get("confidence") is not None]
+
+
+def calibration_by_clause_type(rows: list[dict]) -> list[dict]:
+    """Per clause type: ``{"clause_type", "cases" (scored), "wrong", "auroc" (None when all right or all
+    wrong), "ece"}``, lowest AUROC first (None last), then by name."""
+    by: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by[r["clause_type"]].append(r)
+    out = []
+    for name, items in by.items():
+        pairs = confidence_pairs(items)
+        out.append({"clause_type": name, "cases": len(pairs), "wrong": sum(not ok for _, ok in pairs),
+                    "auroc": auroc(pairs), "ece": calibration(pairs, 1.0)["ece"]})
+    out.sort(key=lambda c: (c["auroc"] is None, c["auroc"] or 0.0, c["clause_type"]))
+    return out

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from longdoc.core.progress import reporter
+from longdoc.eval.calibration import calibration_by_clause_type
 from longdoc.eval.gold import GoldCase, default_corpus, load_gold
 from longdoc.eval.scoring import FLAG_BELOW, enclosing_section_keys, normalise, overlaps, position, strata_groups
 from longdoc.eval.store import EvalStore, document_text, store_root
@@ -272,37 +273,16 @@ def _report(gold: Path, corpus: Path, model: Model, budget_tokens: int | None, r
     }
 
 
-def _pairs(rows: list[dict]) -> list[tuple[float, bool]]:
-    return [(float(r["confidence"]), bool(r["correct"])) for r in rows if r.get("confidence") is not None]
-
-
 def _calibration(rows: list[dict]) -> dict:
     """ECE, AUROC (wrong against right, ties counted half) and precision above the accept threshold of
     the rows' confidences (:mod:`longdoc.eval.calibration`), plus ``wrong_above_09``: wrong answers
     scored 0.9 or more."""
     from longdoc.config import get_settings
-    from longdoc.eval.calibration import calibration
+    from longdoc.eval.calibration import calibration, confidence_pairs
 
-    pairs = _pairs(rows)
+    pairs = confidence_pairs(rows)
     return {**calibration(pairs, get_settings().review_accept_threshold),
             "wrong_above_09": sum(1 for c, ok in pairs if c >= 0.9 and not ok)}
-
-
-def calibration_by_clause_type(rows: list[dict]) -> list[dict]:
-    """Per clause type: ``{"clause_type", "cases" (scored), "wrong", "auroc" (None when all right or all
-    wrong), "ece"}``, lowest AUROC first (None last), then by name."""
-    from longdoc.eval.calibration import auroc, calibration
-
-    by: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        by[r["clause_type"]].append(r)
-    out = []
-    for name, items in by.items():
-        pairs = _pairs(items)
-        out.append({"clause_type": name, "cases": len(pairs), "wrong": sum(not ok for _, ok in pairs),
-                    "auroc": auroc(pairs), "ece": calibration(pairs, 1.0)["ece"]})
-    out.sort(key=lambda c: (c["auroc"] is None, c["auroc"] or 0.0, c["clause_type"]))
-    return out
 
 
 def _rates(rows: list[dict]) -> dict:
