@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,7 +73,7 @@ print(json.dumps({"lancedb_after_build": built, "lancedb_after_use": "lancedb" i
 """
 
 
-def _local_probe(code: str, home: Path) -> object:
+def _local_probe(code: str, home: Path) -> Any:
     """Run ``code`` in a fresh local-mode interpreter with ``home`` as LONGDOC_HOME; its last stdout line as JSON."""
     env = {**os.environ, "LONGDOC_MODE": "local", "LONGDOC_HOME": str(home),
            "PYTHONPATH": os.pathsep.join([str(REPO / "layers" / "longdoc"), str(REPO)])}
