@@ -105,23 +105,23 @@ def local_embedder(variant: str | None = None) -> Embedder:
 def vector_index() -> VectorIndex:
     """The vector index for the current mode, sized to the embedder's dimension.
 
-    The index is checked against the embedder once, when first built (start-up of an
+    Pinecone (AWS) is checked against the embedder once, when first built (start-up of an
     execution environment): a dimension or metric mismatch raises
-    :class:`~longdoc.core.errors.ConfigError` before anything is upserted.
+    :class:`~longdoc.core.errors.ConfigError` before anything is upserted. The local LanceDB
+    table is checked when it is first opened, by its first query, upsert or delete (still before
+    anything is written): importing ``lancedb`` costs about 2.5 CPU-seconds (docs/benchmarks.md,
+    "Local ingest"), which a command that never touches the index (an unchanged file, BM25-only
+    triage, ``longdoc chunks``) does not pay.
     """
     s = get_settings()
-    index: VectorIndex
-    if s.mode == "aws":
-        from longdoc.adapters.secrets import api_key
-        from longdoc.adapters.vector_index import PineconeIndex
-        index = PineconeIndex(api_key("PINECONE_API_KEY", s.pinecone_secret_name),
-                              _require(s.pinecone_index_host, "pinecone_index_host"), s.pinecone_namespace,
-                              embedder().dimension)
-    else:
-        index = _local_index(s.home, embedder().dimension)
-    check = getattr(index, "check_dimension", None)
-    if callable(check):
-        check()
+    if s.mode != "aws":
+        return _local_index(s.home, embedder().dimension)
+    from longdoc.adapters.secrets import api_key
+    from longdoc.adapters.vector_index import PineconeIndex
+    index = PineconeIndex(api_key("PINECONE_API_KEY", s.pinecone_secret_name),
+                          _require(s.pinecone_index_host, "pinecone_index_host"), s.pinecone_namespace,
+                          embedder().dimension)
+    index.check_dimension()
     return index
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -80,10 +81,11 @@ def garbage_share(text: str) -> float:
     space, nothing and letters before scoring, so a contract set with no-break spaces
     (``1.1\u00a0\u00a0\u00a0\u00a0Definitions``) scores as the same contract set with spaces."""
     text = text.translate(_NEUTRAL)
-    visible = sum(1 for ch in text if not ch.isspace())
+    counts = Counter(text)  # each distinct character classified once (a page holds a few dozen)
+    visible = sum(n for ch, n in counts.items() if not ch.isspace())
     if not visible:
         return 0.0
-    bad = sum(1 for ch in text if _is_non_text(ch))
+    bad = sum(n for ch, n in counts.items() if _is_non_text(ch))
     bad += sum(len(m.group()) for m in _SYMBOL_RUN.finditer(text)
                if len(set(m.group())) >= 4 and not any(_is_non_text(ch) for ch in m.group()))
     bad += sum(len(m.group()) for m in _LETTER_RUN.finditer(text))

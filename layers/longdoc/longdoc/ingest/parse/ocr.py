@@ -229,21 +229,6 @@ def page_dpi(pdf: pdfium.PdfDocument, number: int, options: OcrOptions) -> int:
         page.close()
 
 
-def ocr_layers(pdf: pdfium.PdfDocument, texts: list[str]) -> list[int]:
-    """The 1-based pages with text whose text is an OCR layer (:func:`is_ocr_layer`)."""
-    found: list[int] = []
-    for index, text in enumerate(texts):
-        if not text.strip():
-            continue
-        page = pdf[index]
-        try:
-            if is_ocr_layer(page):
-                found.append(index + 1)
-        finally:
-            page.close()
-    return found
-
-
 def _read(pdf: pdfium.PdfDocument, number: int, options: OcrOptions) -> OcrPage:
     """The OCR result of 1-based page ``number``: from the cache, else read (and cached)."""
     cached = options.cache.get(number)

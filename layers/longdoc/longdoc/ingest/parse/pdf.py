@@ -28,7 +28,7 @@ from longdoc.ingest.parse.copies import copy_groups
 from longdoc.ingest.parse.damage import Damage, furniture_warnings, page_outcomes, strip_operator_garbage
 from longdoc.ingest.parse.reading import reading_order
 from longdoc.ingest.parse.running import running_headers
-from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, layer_quality, ocr_layers, run_ocr
+from longdoc.ingest.parse.ocr import LAYER_MIN_QUALITY, OcrOptions, OcrOutcome, is_ocr_layer, layer_quality, run_ocr
 from longdoc.ingest.parse.forms import FormField, has_forms, merge_form_fields, read_form_fields
 from longdoc.ingest.parse.text import DROP_C0, normalise
 
@@ -145,38 +145,42 @@ def _read_pages(source: str, data: bytes, max_pages: int,
         unreadable: dict[int, str] = {}
         progress, stage = reporter(), f"parse {source}"  # the ingest's parse stage, when one is open
         progress.resize(stage, page_count, "pages")
+        layer_pages: list[int] = []  # 1-based pages whose text is an OCR layer (is_ocr_layer)
         for index in range(page_count):
             try:
-                raw, has_image, fields = _raw_page_text(pdf, index)
+                raw, has_image, fields, layer = _raw_page_text(pdf, index)
             except pdfium.PdfiumError as exc:  # a damaged page: named in a warning, the others go on
-                raw, has_image, fields = "", False, []
+                raw, has_image, fields, layer = "", False, [], False
                 unreadable[index + 1] = str(exc).rstrip(".")
             page_text = normalise(raw, _PDF_TABLE).strip("\n")
             if fields:
                 page_text = merge_form_fields(page_text, [_normalised(f) for f in fields])
             texts.append(page_text)
             progress.advance(stage)
+            if layer and page_text.strip():
+                layer_pages.append(index + 1)
             if not page_text.strip() and has_image:
                 needs_ocr.append(index + 1)
             try:
                 labels.append(pdf.get_page_label(index) or None)
             except pdfium.PdfiumError:  # pragma: no cover - a broken label tree is not fatal
                 labels.append(None)
-        needs_ocr, outcome = _apply_ocr(pdf, texts, needs_ocr, ocr)
+        needs_ocr, outcome = _apply_ocr(pdf, texts, needs_ocr, layer_pages, ocr)
         outcome.unreadable = unreadable
     finally:
         pdf.close()
     return texts, labels, needs_ocr, outcome, page_count
 
 
-def _apply_ocr(pdf: pdfium.PdfDocument, texts: list[str], needs_ocr: list[int],
+def _apply_ocr(pdf: pdfium.PdfDocument, texts: list[str], needs_ocr: list[int], layer_pages: list[int],
                ocr: OcrOptions | None) -> tuple[list[int], OcrOutcome]:
-    """Read scans (and re-read OCR layers) with ``ocr``, replacing their entries of ``texts`` in place.
+    """Read scans (and re-read OCR layers: ``layer_pages``, 1-based, found while the text was read) with
+    ``ocr``, replacing their entries of ``texts`` in place.
 
     Returns the pages still needing OCR and the outcome; without ``ocr`` (or with the recheck
     off) OCR layers full of garbage tokens are only flagged (:mod:`~longdoc.ingest.parse.ocr`).
     """
-    layers = {p: texts[p - 1] for p in ocr_layers(pdf, texts)}
+    layers = {p: texts[p - 1] for p in layer_pages}
     flagged = [p for p, text in layers.items() if layer_quality(text) < LAYER_MIN_QUALITY]
     if ocr is None:
         return needs_ocr, OcrOutcome(poor_layers=flagged)
@@ -213,9 +217,10 @@ def _normalised(field: FormField) -> FormField:
     return replace(field, value=normalise(field.value, _PDF_TABLE), label=normalise(field.label, _PDF_TABLE))
 
 
-def _raw_page_text(pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool, list[FormField]]:
+def _raw_page_text(pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool, list[FormField], bool]:
     """Return PDFium's text for page ``index`` (0-based), whether the page holds an image,
-    and its filled form fields.
+    its filled form fields, and whether its text is an OCR layer (:func:`~longdoc.ingest.parse.ocr.is_ocr_layer`,
+    asked here so each page is loaded once: loading a page is most of PDFium's cost).
 
     The image check only runs for a page without text (a scan candidate). Closes every
     page object it opens. Raises :class:`pypdfium2.PdfiumError` when PDFium cannot load the page
@@ -232,7 +237,7 @@ def _raw_page_text(pdf: pdfium.PdfDocument, index: int) -> tuple[str, bool, list
         has_image = False
         if not text.strip() and not fields:
             has_image = any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
-        return text, has_image, fields
+        return text, has_image, fields, is_ocr_layer(page)
     finally:
         page.close()
 

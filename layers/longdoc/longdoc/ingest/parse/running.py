@@ -24,6 +24,7 @@ removed, nor one over :data:`_MAX_CHARS` characters.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Literal
 
 from longdoc.ingest.models import Furniture
@@ -87,12 +88,16 @@ def _continued(split: list[list[str]]) -> list[dict[int, Position]]:
     of another page) and ``continued`` footer lines to drop: line index -> position."""
     drop: list[dict[int, Position]] = [{} for _ in split]
     tops = [{_key(lines[i]) for i in _edge(lines) if _CONTINUED.match(lines[i].strip())} for lines in split]
+    pages_with: Counter[str] = Counter(key for top in tops for key in top)  # key -> pages whose top holds it
     seen: set[str] = set()  # every line of the pages before
     for number, lines in enumerate(split):
         for i in _edge(lines):
             m = _CONTINUED.match(lines[i].strip())
-            again = any(_key(lines[i]) in top for k, top in enumerate(tops) if k != number)
-            if m and _removable(lines[i]) and (_key(m.group("stem")) in seen or again):
+            if not m or not _removable(lines[i]):
+                continue
+            key = _key(lines[i])
+            again = pages_with[key] > (key in tops[number])  # at the top of another page too
+            if _key(m.group("stem")) in seen or again:
                 drop[number][i] = "header"
         for i in _edge(lines, bottom=True):
             if _GOES_ON.match(lines[i].strip()):
