@@ -7,7 +7,8 @@ never skip: a silently skipped corpus test hides a broken checkout.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
@@ -59,3 +60,40 @@ def parse_corpus(corpus_dir: Path) -> Callable[[str], ParsedDocument]:
         return parse_document(relative_path, path.read_bytes())
 
     return parse
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _own_longdoc_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Give this pytest process (each xdist worker is one) a ``LONGDOC_HOME`` of its own.
+
+    The Makefile exports ``LONGDOC_HOME=<repo>/.longdoc`` (the demo's home); a test that
+    writes the default home would otherwise share it with the other worker, with the
+    developer's own runs, and with tests run before it. Tests and module fixtures that need a
+    fresh home still set their own (``monkeypatch.setenv("LONGDOC_HOME", ...)``); this is only
+    the default they start from. The folder lives under pytest's per-worker ``basetemp``.
+    """
+    home = tmp_path_factory.mktemp("longdoc-home")
+    before = os.environ.get("LONGDOC_HOME")
+    os.environ["LONGDOC_HOME"] = str(home)
+    yield home
+    if before is None:
+        os.environ.pop("LONGDOC_HOME", None)
+    else:
+        os.environ["LONGDOC_HOME"] = before
+
+
+SLOW_FIXTURES = frozenset({
+    "minilm",  # tests/functional/conftest.py: the local embedding model
+    "aws_stack",  # moto S3 + DynamoDB wired with MiniLM and a LanceDB table
+    "ingested_contract",  # a real contract parsed, chunked and embedded
+})
+"""Fixtures whose users count as ``slow`` (they load the embedding model, ingest a document,
+run a state machine or start a subprocess). ``make unit`` (``-m "not slow"``) leaves them out."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that uses one of :data:`SLOW_FIXTURES` (directly or through another fixture)."""
+    slow = pytest.mark.slow
+    for item in items:
+        if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())) and item.get_closest_marker("slow") is None:
+            item.add_marker(slow)

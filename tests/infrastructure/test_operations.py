@@ -27,7 +27,12 @@ from tests.infrastructure.cfn import (
 )
 
 ASL = REPO / "statemachine" / "extract.asl.json"
-needs_sam = pytest.mark.skipif(not tools_python().exists(), reason="tools venv (samtranslator) not installed")
+_sam_missing = pytest.mark.skipif(not tools_python().exists(), reason="tools venv (samtranslator) not installed")
+
+
+def needs_sam(test: Any) -> Any:
+    """Skip ``test`` without the tools venv; mark it ``slow`` (SAM's transform runs there, in a subprocess)."""
+    return pytest.mark.slow(_sam_missing(test))
 
 
 @pytest.fixture(scope="module")
