@@ -8,9 +8,11 @@ never skip: a silently skipped corpus test hides a broken checkout.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,3 +99,56 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())) and item.get_closest_marker("slow") is None:
             item.add_marker(slow)
+
+
+UNIT_CPU_BUDGET = 2.0
+"""CPU-seconds (this process plus the subprocesses it waited for, setup to teardown) over which a
+test not marked ``slow`` is named at the end of the run: the ``make unit`` tier is meant to stay
+under 2 minutes on 2 cores, so a test this heavy belongs in the slow tier."""
+
+_CPU_KEY = "cpu_seconds"
+_heavy_unmarked: list[tuple[str, float]] = []
+
+
+def _cpu_now() -> float:
+    """CPU-seconds used so far by this process and by the children it has waited for."""
+    times = os.times()
+    return time.process_time() + times.children_user + times.children_system
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Note the CPU clock as the test's setup starts."""
+    item.stash[_cpu_start] = _cpu_now()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """After teardown, record the test's CPU-seconds on the teardown report (it reaches xdist's controller)."""
+    try:
+        return (yield)
+    finally:
+        start = item.stash.get(_cpu_start, None)
+        if start is not None:
+            item.user_properties.append((_CPU_KEY, round(_cpu_now() - start, 3)))
+
+
+_cpu_start = pytest.StashKey[float]()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the tests not marked ``slow`` whose CPU-seconds passed :data:`UNIT_CPU_BUDGET`."""
+    if report.when != "teardown" or "slow" in report.keywords:
+        return
+    for key, value in report.user_properties:
+        if key == _CPU_KEY and float(value) > UNIT_CPU_BUDGET:
+            _heavy_unmarked.append((report.nodeid, float(value)))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Name the heavy tests that are not marked ``slow`` (a hint, never a failure: timings vary with load)."""
+    if not _heavy_unmarked:
+        return
+    terminalreporter.section(f"tests not marked slow that used over {UNIT_CPU_BUDGET:g} CPU-s")
+    for nodeid, seconds in sorted(_heavy_unmarked, key=lambda row: -row[1]):
+        terminalreporter.write_line(f"{seconds:7.2f} CPU-s  {nodeid}")
