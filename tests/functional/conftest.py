@@ -29,6 +29,7 @@ from longdoc.adapters.vector_index import LanceDBIndex
 from longdoc.config import function_settings
 from longdoc.local.engine import LocalContext
 from longdoc.core.models import DocumentRecord
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.voyage_server import FakeVoyage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -376,3 +377,34 @@ def voyage() -> Iterator[FakeVoyage]:
     """The loopback fake Voyage server (embeddings and rerank), stopped after the test."""
     with FakeVoyage() as fake:
         yield fake
+
+
+CLAUDE_MODEL_ID = "claude-sonnet-5-5"
+"""The model id the scripted Claude tests ask the Messages fake for."""
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    """The loopback Messages API fake (``tests/fakes/anthropic_server.py``), stopped after the test.
+    A module that needs another set-up (a prompt cache, say) defines its own ``fake``."""
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def claude(aws_stack: AwsStack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``wiring.model()`` is Claude (the real SDK) talking to ``fake``, strict tools on, two quick retries.
+
+    ``LONGDOC_SEARCH_MIN_SCORE=0``: the scripted model never searches (the not_found evidence rule
+    is test_claude_search's subject, which defines its own ``claude``). Settings caches are cleared
+    before and after. Yields the :class:`~longdoc.adapters.claude.ClaudeModel`.
+    """
+    from longdoc.adapters.claude import ClaudeModel
+
+    model = ClaudeModel("test-key-not-real", CLAUDE_MODEL_ID, base_url=fake.base_url, max_retries=2)
+    monkeypatch.setattr(wiring, "model", lambda: model)
+    monkeypatch.setenv("LONGDOC_STRICT_TOOLS", "true")
+    monkeypatch.setenv("LONGDOC_SEARCH_MIN_SCORE", "0")
+    function_settings.cache_clear()
+    yield model
+    function_settings.cache_clear()
