@@ -485,6 +485,7 @@ _EXERCISE = {
 }
 
 
+@pytest.mark.slow  # a fresh interpreter per function (about 4 CPU-s each)
 @pytest.mark.parametrize("function", sorted(_NOT_IN))
 def test_a_function_imports_only_distributions_its_lock_installs(function: str) -> None:
     # Given a fresh AWS-mode interpreter with the development environment's packages, Claude on Bedrock
