@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from longdoc.adapters.vector_index import LanceDBIndex
 from longdoc.config import function_settings
 from longdoc.local.engine import LocalContext
 from longdoc.core.models import DocumentRecord
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.voyage_server import FakeVoyage
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,10 +91,36 @@ def _clear_wiring_caches() -> None:
         _ORIGINAL_FACTORIES[name].cache_clear()
 
 
+class _RememberingMiniLM(MiniLMEmbedder):
+    """MiniLM that embeds each distinct text once per pytest process and answers repeats from memory.
+
+    The model is deterministic, so a repeated text gets the vector it got the first time (the
+    same to float precision: only the batch it was padded in may differ). Tests embed the same
+    contract chunks and clause queries again and again; each forward pass is CPU time under
+    PyTorch (most of an extract test's own time before this).
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[str, list[float]] = {}
+        self._seen_lock = threading.Lock()
+
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """Vectors of ``texts`` in order; only the texts not seen before reach the model (one call)."""
+        with self._seen_lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        if missing:
+            fresh = super()._embed(missing)
+            with self._seen_lock:
+                self._seen.update(zip(missing, fresh, strict=True))
+        with self._seen_lock:
+            return [list(self._seen[t]) for t in texts]
+
+
 @pytest.fixture(scope="session")
 def minilm() -> MiniLMEmbedder:
-    """One local embedder for the whole session (loading MiniLM takes a few seconds)."""
-    embedder = MiniLMEmbedder()
+    """One local embedder for the whole session (loading MiniLM takes a few seconds); a text
+    already embedded in this process is answered from memory (:class:`_RememberingMiniLM`)."""
+    embedder = _RememberingMiniLM()
     assert len(embedder.embed_query("warm up")) == embedder.dimension
     return embedder
 
@@ -238,20 +266,98 @@ CONTRACT = "cuad/herimports-maintenance-agreement.pdf"
 """The document the extract and API tests work on: a real 6-page CUAD maintenance agreement."""
 
 
+@dataclass
+class _IngestSnapshot:
+    """What one ingest of :data:`CONTRACT` left in a stack: S3 objects, DynamoDB items, the LanceDB
+    folder (a copy under the session's temp dir), the upsert sizes, and the document's id/version."""
+
+    objects: dict[str, bytes]
+    items: list[dict[str, Any]]
+    lancedb: Path
+    upserts: list[int]
+    doc_id: str
+    doc_version: str
+
+
+_INGEST_SNAPSHOTS: dict[tuple[Any, ...], _IngestSnapshot] = {}
+"""Per pytest process (each xdist worker has its own): the contract's ingest, keyed by what shapes it."""
+
+
+def _snapshot_key(stack: AwsStack, minilm: MiniLMEmbedder) -> tuple[Any, ...] | None:
+    """What an ingest's result depends on besides the document: the ``LONGDOC_*`` settings other
+    than the home. ``None`` (no reuse) unless the stack is as :func:`aws_stack` built it: the
+    session's MiniLM, its own counting LanceDB index, the real S3 and DynamoDB adapters."""
+    as_built = (wiring.embedder() is minilm and stack.embedder is minilm and wiring.vector_index() is stack.index
+                and type(stack.index) is _CountingIndex
+                and all(getattr(wiring, name) is _ORIGINAL_FACTORIES[name] for name in ("blob_store", "state_store")))
+    if not as_built:
+        return None
+    settings = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("LONGDOC_") and k != "LONGDOC_HOME"))
+    return (CONTRACT, settings)
+
+
+def _take_snapshot(stack: AwsStack, tmp_path_factory: pytest.TempPathFactory, doc_id: str,
+                   doc_version: str) -> _IngestSnapshot | None:
+    """Copy out what the ingest stored; ``None`` when anything names the test's own temp folder."""
+    import shutil
+
+    keys = stack.keys()
+    objects = {key: stack.s3.get_object(Bucket=stack.bucket, Key=key)["Body"].read() for key in keys}
+    items = stack.items()
+    home = str(stack.home.parent)
+    if len(keys) >= 1000 or any(home.encode() in body for body in objects.values()) or home in json.dumps(items):
+        return None  # one listing page only; or the stored state names this test's folder
+    folder = tmp_path_factory.mktemp("contract-lancedb")
+    shutil.copytree(stack.index.path, folder, dirs_exist_ok=True)
+    return _IngestSnapshot(objects=objects, items=items, lancedb=folder, upserts=list(stack.upserts),
+                           doc_id=doc_id, doc_version=doc_version)
+
+
+def _restore_snapshot(stack: AwsStack, snapshot: _IngestSnapshot) -> None:
+    """Put the snapshot's objects, items and LanceDB folder into a fresh stack (nothing stored yet)."""
+    import shutil
+
+    for key, body in snapshot.objects.items():
+        stack.s3.put_object(Bucket=stack.bucket, Key=key, Body=body)
+    for item in snapshot.items:
+        stack.dynamodb.put_item(TableName=stack.table, Item=item)
+    shutil.copytree(snapshot.lancedb, stack.index.path, dirs_exist_ok=True)
+    stack.upserts.extend(snapshot.upserts)
+
+
 @pytest.fixture
-def ingested_contract(aws_stack: AwsStack, corpus_dir: Path) -> DocumentRecord:
-    """Upload and ingest :data:`CONTRACT` into the moto stack; returns its READY registry entry."""
+def ingested_contract(aws_stack: AwsStack, corpus_dir: Path, minilm: MiniLMEmbedder,
+                      tmp_path_factory: pytest.TempPathFactory) -> DocumentRecord:
+    """Upload and ingest :data:`CONTRACT` into the moto stack; returns its READY registry entry.
+
+    The first test of a pytest process runs the real ingest (parse, chunk, embed with MiniLM,
+    upsert) and keeps a copy of what it stored; later tests with the same embedder, index type and
+    ``LONGDOC_*`` settings get that copy put into their fresh stack (S3 objects, DynamoDB items,
+    the LanceDB folder, the upsert sizes): the same stored state, without paying the ingest again.
+    Nothing is shared between tests: each has its own moto stack and LanceDB folder.
+    """
     from longdoc.core.documents import INCOMING_PREFIX
     from longdoc.ingest.pipeline import IngestDeps, ingest_document
     from longdoc.ingest.source import IngestSource
 
-    path = corpus_dir / CONTRACT
-    key = INCOMING_PREFIX + path.name
-    data = aws_stack.upload(key, path)
-    result = ingest_document(IngestSource(key=key, data=data),
-                             IngestDeps(blobs=wiring.blob_store(), state=wiring.state_store(),
-                                        embedder=wiring.embedder(), index=wiring.vector_index()))
-    record = wiring.state_store().get_document(result.doc_id, result.doc_version)
+    key_of = _snapshot_key(aws_stack, minilm)
+    snapshot = _INGEST_SNAPSHOTS.get(key_of) if key_of is not None and not aws_stack.keys() else None
+    if snapshot is not None:
+        _restore_snapshot(aws_stack, snapshot)
+        doc_id, doc_version = snapshot.doc_id, snapshot.doc_version
+    else:
+        path = corpus_dir / CONTRACT
+        key = INCOMING_PREFIX + path.name
+        data = aws_stack.upload(key, path)
+        result = ingest_document(IngestSource(key=key, data=data),
+                                 IngestDeps(blobs=wiring.blob_store(), state=wiring.state_store(),
+                                            embedder=wiring.embedder(), index=wiring.vector_index()))
+        doc_id, doc_version = result.doc_id, result.doc_version
+        if key_of is not None:
+            taken = _take_snapshot(aws_stack, tmp_path_factory, doc_id, doc_version)
+            if taken is not None:
+                _INGEST_SNAPSHOTS[key_of] = taken
+    record = wiring.state_store().get_document(doc_id, doc_version)
     assert record is not None and record.status == "READY"
     return record
 
@@ -271,3 +377,34 @@ def voyage() -> Iterator[FakeVoyage]:
     """The loopback fake Voyage server (embeddings and rerank), stopped after the test."""
     with FakeVoyage() as fake:
         yield fake
+
+
+CLAUDE_MODEL_ID = "claude-sonnet-5-5"
+"""The model id the scripted Claude tests ask the Messages fake for."""
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    """The loopback Messages API fake (``tests/fakes/anthropic_server.py``), stopped after the test.
+    A module that needs another set-up (a prompt cache, say) defines its own ``fake``."""
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def claude(aws_stack: AwsStack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """``wiring.model()`` is Claude (the real SDK) talking to ``fake``, strict tools on, two quick retries.
+
+    ``LONGDOC_SEARCH_MIN_SCORE=0``: the scripted model never searches (the not_found evidence rule
+    is test_claude_search's subject, which defines its own ``claude``). Settings caches are cleared
+    before and after. Yields the :class:`~longdoc.adapters.claude.ClaudeModel`.
+    """
+    from longdoc.adapters.claude import ClaudeModel
+
+    model = ClaudeModel("test-key-not-real", CLAUDE_MODEL_ID, base_url=fake.base_url, max_retries=2)
+    monkeypatch.setattr(wiring, "model", lambda: model)
+    monkeypatch.setenv("LONGDOC_STRICT_TOOLS", "true")
+    monkeypatch.setenv("LONGDOC_SEARCH_MIN_SCORE", "0")
+    function_settings.cache_clear()
+    yield model
+    function_settings.cache_clear()

@@ -109,6 +109,7 @@ def test_a_create_runs_killed_before_the_job_item_leaves_no_job_and_its_retry_co
     assert create_runs(stores, blobs, "bulk-k")["runs"] == 30
 
 
+@pytest.mark.slow  # thousands of rows through moto DynamoDB (about 8 CPU-s)
 def test_thousands_of_rejections_go_to_the_blob_store_not_an_item(stores: Stores, tmp_path: Path) -> None:
     # Given a request of 1 READY document and 4,000 unknown ids of 100 characters (over 400 KB of reasons)
     blobs = LocalBlobStore(tmp_path / "blobs")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,6 @@ from longdoc.config import function_settings
 
 from longdoc import wiring
 from longdoc.adapters.baseline import OfflineBaselineModel
-from longdoc.adapters.claude import ClaudeModel
 from longdoc.local.lambda_runtime import load_handler
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.prompt import EXTRACT_TOOL, NOT_FOUND_TOOL, prompt_text
@@ -36,12 +35,13 @@ from longdoc.local.engine import LocalContext, LocalStepFunctions
 from longdoc.core.models import DocumentRecord
 from longdoc.core.messages import Message, ModelRequest
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, error_reply, message_reply, text_block, usage_json
+from tests.functional.conftest import CLAUDE_MODEL_ID
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
 REPO = Path(__file__).resolve().parents[2]
 ASL = REPO / "statemachine" / "extract.asl.json"
-MODEL_ID = "claude-sonnet-5-5"
+MODEL_ID = CLAUDE_MODEL_ID
 FACTS = {"claim_amount": "$247.83", "customer_id": "cust_4711"}
 # Sessions run directly: the scripted model never searches (see the ``claude`` fixture)
 NO_EVIDENCE_RULE = SessionOptions(search_min_score=0)
@@ -113,23 +113,7 @@ def one_per_session(stop_cycle: list[str]) -> Callable[[int, int, list[dict[str,
     return plan
 
 
-@pytest.fixture
-def fake() -> FakeAnthropic:
-    with FakeAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
-def claude(aws_stack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Iterator[ClaudeModel]:
-    """``wiring.model()`` is Claude (real SDK) talking to the fake; retries are quick."""
-    model = ClaudeModel("test-key-not-real", MODEL_ID, base_url=fake.base_url, max_retries=2)
-    monkeypatch.setattr(wiring, "model", lambda: model)
-    monkeypatch.setenv("LONGDOC_STRICT_TOOLS", "true")
-    # The scripted model never searches; the not_found evidence rule is test_claude_search's subject
-    monkeypatch.setenv("LONGDOC_SEARCH_MIN_SCORE", "0")
-    function_settings.cache_clear()
-    yield model
-    function_settings.cache_clear()
+# The `fake` and `claude` fixtures are tests/functional/conftest.py's (shared with test_claude_probe).
 
 
 def new_run(doc: DocumentRecord, clause_types: list[str], top_k: int = 4):

@@ -14,13 +14,11 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from longdoc import wiring
-from longdoc.config import function_settings
 from longdoc.adapters.baseline import OfflineBaselineModel
 from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.prompt import parse_prompt, prompt_text
@@ -29,30 +27,13 @@ from longdoc.extract.session import SessionOptions, run_session
 from longdoc.local.engine import LocalContext
 from longdoc.local.lambda_runtime import load_handler
 from longdoc.observability import metrics
-from longdoc.adapters.claude import ClaudeModel
-from tests.fakes.anthropic_server import FakeAnthropic, PromptCache, Reply, message_reply, text_block, usage_json
+from tests.fakes.anthropic_server import PromptCache, Reply, message_reply, text_block, usage_json
 from tests.functional.test_claude_loop import FACTS, MODEL_ID, Scripted, _request, new_run, run_machine
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
 
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
-def claude(aws_stack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> Iterator[ClaudeModel]:
-    """``wiring.model()`` is Claude (real SDK) talking to the fake, strict tools on (as in test_claude_loop)."""
-    model = ClaudeModel("test-key-not-real", MODEL_ID, base_url=fake.base_url, max_retries=2)
-    monkeypatch.setattr(wiring, "model", lambda: model)
-    monkeypatch.setenv("LONGDOC_STRICT_TOOLS", "true")
-    # The scripted model never searches; the not_found evidence rule is test_claude_search's subject
-    monkeypatch.setenv("LONGDOC_SEARCH_MIN_SCORE", "0")
-    function_settings.cache_clear()
-    yield model
-    function_settings.cache_clear()
+# The `fake` and `claude` fixtures are tests/functional/conftest.py's (shared with test_claude_loop).
 
 
 def _asked(body: dict[str, Any]) -> list[str]:

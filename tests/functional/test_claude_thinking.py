@@ -20,12 +20,10 @@ from longdoc.extract.session import run_session
 from tests.fakes.anthropic_server import Reply, message_reply, text_block, usage_json
 
 from tests.fakes.anthropic_server import FakeAnthropic
-from tests.functional import test_claude_loop as loop
 from tests.functional.test_claude_loop import NO_EVIDENCE_RULE, Scripted, new_run
 
-# the loop tests' fixtures: the loopback fake, and wiring.model() as Claude on it (strict tools, no evidence rule)
-fake = loop.fake
-claude = loop.claude
+# The `fake` and `claude` fixtures (the loopback fake, and wiring.model() as Claude on it: strict tools,
+# no evidence rule) are tests/functional/conftest.py's, as for test_claude_loop.
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from longdoc import cli, wiring
+
+# Each test ingests the contract and runs the eval through the CLI with the local embedder.
+pytestmark = pytest.mark.slow
 
 
 def test_eval_extraction_json_reports_rates_strata_model_and_usage(contract_gold, corpus_dir: Path, tmp_path,

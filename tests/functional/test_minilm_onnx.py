@@ -111,6 +111,7 @@ def test_eval_cache_folders_differ_per_embedder(tmp_path: Path) -> None:
     assert onnx_root.name == torch_root.name + "-" + ONNX_MODEL_NAME
 
 
+@pytest.mark.slow  # loads both MiniLM models (about 9 CPU-s)
 def test_the_install_time_check_passes_on_the_installed_model() -> None:
     # Given the export script's own check (``make install`` fails when it is below 0.98)
     import importlib.util

@@ -27,7 +27,12 @@ from tests.infrastructure.cfn import (
 )
 
 ASL = REPO / "statemachine" / "extract.asl.json"
-needs_sam = pytest.mark.skipif(not tools_python().exists(), reason="tools venv (samtranslator) not installed")
+_sam_missing = pytest.mark.skipif(not tools_python().exists(), reason="tools venv (samtranslator) not installed")
+
+
+def needs_sam(test: Any) -> Any:
+    """Skip ``test`` without the tools venv; mark it ``slow`` (SAM's transform runs there, in a subprocess)."""
+    return pytest.mark.slow(_sam_missing(test))
 
 
 @pytest.fixture(scope="module")
@@ -491,6 +496,7 @@ _EXERCISE = {
 }
 
 
+@pytest.mark.slow  # a fresh interpreter per function (about 4 CPU-s each)
 @pytest.mark.parametrize("function", sorted(_NOT_IN))
 def test_a_function_imports_only_distributions_its_lock_installs(function: str) -> None:
     # Given a fresh AWS-mode interpreter with the development environment's packages, Claude on Bedrock

@@ -868,6 +868,7 @@ def test_outputs_expose_the_deployed_resources(template: dict[str, Any]) -> None
 
 
 @pytest.mark.skipif(not CFN_LINT.exists(), reason="tools venv not installed (make install)")
+@pytest.mark.slow  # cfn-lint in the tools venv, a subprocess
 def test_cfn_lint_reports_no_findings() -> None:
     # Given the cfn-lint from the tools virtualenv
     # When it lints the template

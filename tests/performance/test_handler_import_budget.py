@@ -35,6 +35,9 @@ from pathlib import Path
 
 import pytest
 
+# A timing guard (fresh interpreters, a wall clock): `slow`, so `make unit` stays quick and steady.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 BUDGET_SECONDS = {"ingest": 2.5, "extract": 2.5, "api": 3.0}

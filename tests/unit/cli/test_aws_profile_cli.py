@@ -16,6 +16,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 
+# Each test runs the CLI in a subprocess on an ingested home: not in the `make unit` tier.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:

@@ -19,6 +19,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 import chunk_fingerprints  # noqa: E402
 
 
+@pytest.mark.slow  # parses and chunks every corpus document (about 16 CPU-s)
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="needs ../shared/corpus")
 def test_every_corpus_document_keeps_its_chunk_ids_sections_and_boundaries() -> None:
     # Given the fingerprints stored before the restructure

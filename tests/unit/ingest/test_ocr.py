@@ -25,6 +25,9 @@ from longdoc.ingest.pipeline import IngestDeps, IngestOptions, ingest_document
 from longdoc.ingest.source import IngestSource
 from tests.unit.ingest.test_ingest_versions import CountingEmbedder, MemoryIndex
 
+# Tesseract reads scanned pages (tens of CPU-seconds in all): not in the `make unit` tier.
+pytestmark = pytest.mark.slow
+
 GRUMMAN = "bad/scanned-grumman-service-kit-no-text.pdf"
 VICKSBURG = "bad/scanned-vicksburg-with-ocr-layer.pdf"
 

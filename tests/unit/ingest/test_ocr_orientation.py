@@ -27,6 +27,9 @@ from longdoc.ingest.pipeline import IngestDeps, ingest_document
 from longdoc.ingest.source import IngestSource
 from tests.unit.ingest.test_ingest_versions import CountingEmbedder, MemoryIndex
 
+# Tesseract reads rendered scans (tens of CPU-seconds in all): not in the `make unit` tier.
+pytestmark = pytest.mark.slow
+
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf"
 SENTENCES = [
     ("The insurer shall pay the claim within thirty days.", "Notice of loss must be given in writing."),

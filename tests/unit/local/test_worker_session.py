@@ -8,9 +8,12 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from longdoc.local.server import MachineStarter, execution_worker_gone, pid_file
 
 
+@pytest.mark.slow  # starts a worker process and waits for its end
 def test_a_worker_has_its_own_session_is_reaped_and_its_end_is_seen(tmp_path: Path) -> None:
     # Given a summary worker started on a definition that does not exist (it starts, then fails)
     starter = MachineStarter("summarize", tmp_path, tmp_path / "missing.asl.json")
