@@ -150,3 +150,19 @@ def test_a_running_header_broken_around_the_form_code_is_removed() -> None:
     assert "ACME TRAVEL INSURANCE" not in text and "| 3" not in text and code not in text
     assert all(line in text for n in range(1, 13) for line in _body(n))
     assert {f.text for f in furniture if f.page == 3} == {head, code, "| 3"}
+
+
+def test_a_folio_printed_with_and_without_inner_spaces_is_one_family_of_furniture() -> None:
+    # Given a booklet whose text pages print their folio as -n- and whose table pages print it as
+    # - n - (each form on fewer than half of the pages, so neither repeats enough alone), and two
+    # pages with no folio
+    def folio(n: int) -> list[str]:
+        return [f"-{n}-"] if n <= 5 else [f"- {n} -"] if n <= 10 else []
+
+    pages = ["\n".join([*_body(n), *folio(n)]) for n in range(1, 13)]
+    # When running furniture is found
+    cleaned, furniture = find_furniture(pages)
+    # Then every folio is removed and counted on its page, and every body line stays
+    assert sorted((f.page, f.text) for f in furniture) == [(n, folio(n)[0]) for n in range(1, 11)]
+    for n, text in enumerate(cleaned, start=1):
+        assert text.split("\n") == _body(n)

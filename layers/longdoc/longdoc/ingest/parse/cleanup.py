@@ -67,6 +67,7 @@ LIGATURES: dict[int, str] = {
 
 _DIGITS = re.compile(r"\d+")
 _ROMAN = re.compile(r"^[ivxlc]{1,7}$")
+_DASH_FOLIO = re.compile(r"^-\s?\d{1,4}\s?-$")
 _SPACES = re.compile(r"\s+")
 _SECTION_NUMBER = re.compile(r"^#(?:\.#)+\.?$")
 _HEADING = re.compile(
@@ -77,11 +78,14 @@ _HEADING = re.compile(
 
 def template(line: str) -> str:
     """The shape of a line: digit runs as ``#`` with a number at either end dropped (odd and
-    even pages print the page number on opposite sides), ``"#"`` for a bare number and
-    ``"#r"`` for a lone lower-case roman numeral."""
+    even pages print the page number on opposite sides), ``"#"`` for a bare number,
+    ``"#r"`` for a lone lower-case roman numeral and ``"-#-"`` for a dashed folio with or without
+    spaces inside (``-62-``, ``- 62 -``: one booklet sets its table pages' folios spaced)."""
     line = _SPACES.sub(" ", line.strip())
     if _ROMAN.match(line):
         return "#r"
+    if _DASH_FOLIO.match(line):  # -62- and - 62 -: one folio family however a page spaces it
+        return "-#-"
     shape = _DIGITS.sub("#", line)
     core = re.sub(r"^#\s+|\s+#$", "", shape)
     return core or "#"
