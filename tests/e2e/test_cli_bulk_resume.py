@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from longdoc import wiring
 from longdoc.cli import main
 
 pytestmark = pytest.mark.slow
@@ -25,16 +24,6 @@ TYPES = "Governing Law,Cap On Liability"
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture()
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    for name in ("LONGDOC_BULK_POLL_FIRST", "LONGDOC_BULK_POLL_CAP", "LONGDOC_LOCAL_BATCH_HOLD_SECONDS"):
-        monkeypatch.delenv(name, raising=False)
-    wiring.reset()
-    yield tmp_path
-    wiring.reset()
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -18,13 +18,6 @@ pytestmark = pytest.mark.slow
 CASE = Path(__file__).resolve().parents[1] / "data" / "cases" / "renewal-notice-three-copies.pdf"
 
 
-@pytest.fixture()
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LONGDOC_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("LONGDOC_MODEL", "baseline")
-    wiring.reset()
-    yield tmp_path
-    wiring.reset()
 
 
 def _cli(capsys, *argv: str) -> tuple[int, str, str]:

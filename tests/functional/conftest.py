@@ -28,6 +28,7 @@ from longdoc.adapters.embedders import MiniLMEmbedder
 from longdoc.adapters.vector_index import LanceDBIndex
 from longdoc.config import function_settings
 from longdoc.local.engine import LocalContext
+from longdoc.local.lambda_runtime import load_handler as _load_handler
 from longdoc.core.models import DocumentRecord
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.voyage_server import FakeVoyage
@@ -408,3 +409,14 @@ def claude(aws_stack: AwsStack, fake: FakeAnthropic, monkeypatch: pytest.MonkeyP
     function_settings.cache_clear()
     yield model
     function_settings.cache_clear()
+
+
+@pytest.fixture
+def bulk_app(aws_stack, monkeypatch):
+    """The bulk handler module with fresh adapters; polls without waiting (first wait 0 s)."""
+    monkeypatch.setenv("LONGDOC_BULK_POLL_FIRST", "0")
+    monkeypatch.setenv("LONGDOC_BULK_POLL_CAP", "0")
+    app = _load_handler("bulk")
+    wiring.bulk_deps.cache_clear()
+    yield app
+    wiring.bulk_deps.cache_clear()

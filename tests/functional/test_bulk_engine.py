@@ -16,7 +16,6 @@ from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
 from longdoc.extract.session import run_session
 from longdoc.local.engine import LocalStepFunctions
-from longdoc.local.lambda_runtime import load_handler
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
@@ -25,15 +24,6 @@ TYPES = ["Governing Law", "Insurance", "Audit Rights", "Anti-Assignment", "Agree
 BASELINE = "offline-extractive-baseline-v1"
 
 
-@pytest.fixture
-def bulk_app(aws_stack, monkeypatch):
-    """The bulk handler module with fresh adapters; polls without waiting (first wait 0 s)."""
-    monkeypatch.setenv("LONGDOC_BULK_POLL_FIRST", "0")
-    monkeypatch.setenv("LONGDOC_BULK_POLL_CAP", "0")
-    app = load_handler("bulk")
-    wiring.bulk_deps.cache_clear()
-    yield app
-    wiring.bulk_deps.cache_clear()
 
 
 def _found(state, run_id: str) -> list[tuple[str, str, str]]:

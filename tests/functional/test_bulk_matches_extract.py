@@ -20,7 +20,6 @@ from longdoc.extract.catalogue import load_catalogue
 from longdoc.extract.runs import start_run
 from longdoc.extract.session import run_session
 from longdoc.local.engine import LocalStepFunctions
-from longdoc.local.lambda_runtime import load_handler
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 
@@ -30,15 +29,6 @@ CUAD_39 = [c.strip() for c in (CASES / "cuad-39-clause-types.txt").read_text(enc
 BASELINE = "offline-extractive-baseline-v1"
 
 
-@pytest.fixture
-def bulk_app(aws_stack, monkeypatch):
-    """The bulk handler module with fresh adapters; polls without waiting."""
-    monkeypatch.setenv("LONGDOC_BULK_POLL_FIRST", "0")
-    monkeypatch.setenv("LONGDOC_BULK_POLL_CAP", "0")
-    app = load_handler("bulk")
-    wiring.bulk_deps.cache_clear()
-    yield app
-    wiring.bulk_deps.cache_clear()
 
 
 def _ingest(aws_stack, path: Path) -> str:
