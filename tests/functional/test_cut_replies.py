@@ -30,12 +30,10 @@ from longdoc.extract.runs import run_result, start_run
 from longdoc.extract.session import Deps, run_session
 from tests.fakes.anthropic_server import FakeAnthropic, Reply, message_reply, usage_json
 from tests.fakes.batches_server import FakeBatches
-from tests.functional import test_claude_loop as loop
 from tests.functional.test_claude_loop import NO_EVIDENCE_RULE, TWELVE, Scripted, new_run, run_machine
 
-# the loop tests' fixtures: the loopback fake, and wiring.model() as Claude on it (strict tools, no evidence rule)
-fake = loop.fake
-claude = loop.claude
+# the fixtures `fake` (the loopback Messages API) and `claude` (wiring.model() as Claude on it, strict
+# tools, no evidence rule) come from tests/functional/conftest.py
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:No application metrics to publish")]
 

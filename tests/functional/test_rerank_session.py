@@ -103,7 +103,7 @@ def test_search_chunks_results_follow_the_rerankers_order(voyage: FakeVoyage) ->
 
     def search(deps: Deps) -> list[str]:
         facts = CaseFacts(run_id="r", doc_id="msa", doc_version="v1", clause_types=[LAW.name], pending=[LAW.name])
-        s = SimpleNamespace(facts=facts, number=1, run=RUN, chunks=CHUNKS, shown=set(), ranker=None)
+        s = SimpleNamespace(facts=facts, number=1, conversation_from=None, run=RUN, chunks=CHUNKS, shown=set(), ranker=None)
         text, is_error = run_search(deps, s, block, SessionOptions())  # type: ignore[arg-type]
         assert not is_error, text
         return facts.searches[-1].chunk_ids
