@@ -33,7 +33,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cli(home: Path, *args: str, profile: str | None = "nope", **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "LONGDOC_", "ANTHROPIC_"))}
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "LONGDOC_", "ANTHROPIC_", "POWERTOOLS_"))}
     environ.update({"LONGDOC_HOME": str(home), "HF_HUB_OFFLINE": "1",
                     "PYTHONPATH": f"{REPO / 'layers' / 'longdoc'}{os.pathsep}{REPO}",
                     "AWS_CONFIG_FILE": str(home / "no-aws-config"),
@@ -80,14 +80,15 @@ def test_off_lambda_the_tracer_imports_no_xray_recorder() -> None:
 
 @pytest.mark.parametrize("command", [["summarize", "lease"], ["extract", "lease", "--clause-types", "Governing Law"]])
 def test_the_bedrock_region_line_is_logged_by_every_model_command(home: Path, command: list[str]) -> None:
-    # Given Bedrock with keys in the environment, LONGDOC_LOG_LEVEL=INFO and a Bedrock fake that refuses
-    # every call (so the command ends at once after composing its model)
+    # Given Bedrock with keys in the environment, LONGDOC_LOG_LEVEL=INFO (over an inherited
+    # POWERTOOLS_LOG_LEVEL=CRITICAL, as an earlier command in the same shell leaves it) and a Bedrock fake
+    # that refuses every call (so the command ends at once after composing its model)
     from tests.fakes.bedrock_server import FakeBedrock, bedrock_error
 
     with FakeBedrock(responder=lambda body: bedrock_error(400, "ValidationException", "refused by the test"),
                      access_key="AKIATESTNOTREAL", secret_key="test-secret-not-real", region="eu-west-1") as fake:
         done = _cli(home, *command, profile=None, LONGDOC_MODEL_PROVIDER="bedrock", LONGDOC_MODEL="claude",
-                    LONGDOC_LOG_LEVEL="INFO", AWS_REGION="eu-west-1", AWS_ACCESS_KEY_ID="AKIATESTNOTREAL",
+                    LONGDOC_LOG_LEVEL="INFO", POWERTOOLS_LOG_LEVEL="CRITICAL", AWS_REGION="eu-west-1", AWS_ACCESS_KEY_ID="AKIATESTNOTREAL",
                     AWS_SECRET_ACCESS_KEY="test-secret-not-real", ANTHROPIC_BEDROCK_MANTLE_BASE_URL=fake.mantle_url)
     # Then stderr holds the line naming the region, its source, the credential source and the default model,
     # never the key

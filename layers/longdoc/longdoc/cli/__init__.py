@@ -120,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``longdoc`` console script; returns the exit status."""
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     # The CLI reports failures itself, one line each; the handlers' JSON logs only on request.
-    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", os.environ.get("LONGDOC_LOG_LEVEL", "CRITICAL"))
+    # LONGDOC_LOG_LEVEL, when set, wins over an inherited POWERTOOLS_LOG_LEVEL (an earlier command's default)
+    if os.environ.get("LONGDOC_LOG_LEVEL"):
+        os.environ["POWERTOOLS_LOG_LEVEL"] = os.environ["LONGDOC_LOG_LEVEL"]
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "CRITICAL")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
