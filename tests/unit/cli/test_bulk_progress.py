@@ -3,32 +3,16 @@ a plain line only when the counts change, at most one per interval, and the fina
 
 from __future__ import annotations
 
-import io
-
 from longdoc.cli.bulk import Progress
+from tests.unit.cli.progress_support import Clock, Stream
 
 
-class Stream(io.StringIO):
-    """A text stream that says whether it is a terminal."""
-
-    def __init__(self, tty: bool) -> None:
-        super().__init__()
-        self.tty = tty
-
-    def isatty(self) -> bool:
-        return self.tty
 
 
 def counts(done: int, pending: int, round_: int = 0, in_flight: int = 1) -> dict[str, int]:
     return {"done": done, "failed": 0, "pending": pending, "round": round_, "in_flight": in_flight}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_off_a_terminal_a_line_only_when_the_counts_change_and_the_interval_has_passed() -> None:

@@ -3,35 +3,19 @@ one line per finished stage off a terminal, tqdm bars on one, nothing where no c
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
 from longdoc.cli.progress import StderrProgress
 from longdoc.core.progress import NoProgress, reporter, reporting, stage
+from tests.unit.cli.progress_support import Clock, Stream
 
 
-class Stream(io.StringIO):
-    """A text stream that says whether it is a terminal."""
-
-    def __init__(self, tty: bool) -> None:
-        super().__init__()
-        self.tty = tty
-
-    def isatty(self) -> bool:
-        return self.tty
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_off_a_terminal_each_finished_stage_is_one_line_with_its_count_time_and_rate() -> None:
-    err, clock = Stream(tty=False), Clock()
+    err, clock = Stream(tty=False), Clock(start=100.0)
     with reporting(StderrProgress(err, clock=clock)):
         with stage("parse policy.pdf", None, "pages") as advance:
             reporter().resize("parse policy.pdf", 13, "pages")  # the parser learns the page count
