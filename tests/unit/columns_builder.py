@@ -82,10 +82,7 @@ def columns_pdf(pages: list[list[list[str]]], *, size: float = 8.0, gutter: floa
                     _draw(pdf, page, f"-{number}-", middle - 0.28 * size * len(str(number)) - 0.33 * size, y, size)
         page.gen_content()
         page.close()
-    out = io.BytesIO()
-    pdf.save(out)
-    pdf.close()
-    return out.getvalue()
+    return _saved(pdf)
 
 
 def scan_pdf(left: list[str], right: list[str], *, size_px: int = 30, gap_em: float = 0.6) -> tuple[bytes, bytes]:
@@ -144,6 +141,11 @@ def aside_page_pdf(columns: list[list[str]], *, aside: tuple[int, int, int], lab
     _draw(pdf, page, label, margin + at * (width + gutter) + 2, PAGE_HEIGHT - 72.0 - middle * 1.4 * size, size)
     page.gen_content()
     page.close()
+    return _saved(pdf)
+
+
+def _saved(pdf: pdfium.PdfDocument) -> bytes:
+    """The document's bytes; the document is closed."""
     out = io.BytesIO()
     pdf.save(out)
     pdf.close()
